@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main: global options, the command table, preconditions (the inventory), and the
+ * final check that stdout was written (git's run_builtin).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dispatch.h"
+#include "inventory.h"
+
+#ifndef DISPATCH_VERSION
+#define DISPATCH_VERSION "unknown"
+#endif
+
+/* Sorted by name; only commands that work are here. */
+const struct dispatch_cmd *const dispatch_commands[] = {
+	&dispatch_cmd_completion,
+};
+const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);
+
+enum { TOP_VERSION = 1 };
+
+static const struct dp_option top_options[] = {
+	{ TOP_VERSION, 'V', "version", NULL, "print the version and exit", NULL },
+	{ 0 },
+};
+
+static const struct dispatch_cmd top = {
+	.name = "",
+	.usage = "[-i FILE] [-F FILE] [--json] [-v | -q] COMMAND [ARGS]...",
+	.description = "Run, submit and watch jobs on SSH hosts and SLURM clusters.",
+	.opts = top_options,
+	.flags = CMD_POSIX_ORDER,
+};
+
+static const struct dispatch_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < dispatch_ncommands; i++)
+		if (streq(dispatch_commands[i]->name, name))
+			return dispatch_commands[i];
+	return NULL;
+}
+
+/* -i, then $DISPATCH_INVENTORY (both must exist), then the XDG path (may be absent). */
+static int load_inventory(struct dp_ctx *ctx, const struct dispatch_cmd *cmd)
+{
+	static char xdg[4096];
+	const char *path = ctx->inventory_path;
+	bool explicit = true;
+
+	if (!path || !*path)
+		path = getenv("DISPATCH_INVENTORY");
+	if (!path || !*path) {
+		explicit = false;
+		const char *base = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+		if (base && *base)
+			snprintf(xdg, sizeof(xdg), "%s/dispatch/inventory.yaml", base);
+		else if (home && *home)
+			snprintf(xdg, sizeof(xdg), "%s/.config/dispatch/inventory.yaml", home);
+		else
+			xdg[0] = '\0';
+		path = xdg[0] ? xdg : NULL;
+		if (path && access(path, F_OK) != 0)
+			path = NULL;
+	}
+	ctx->inventory_path = path;
+	if (!path) {
+		if (cmd->flags & CMD_NEEDS_INVENTORY) {
+			error_msg("no inventory: give -i FILE, set DISPATCH_INVENTORY, or create "
+				  "~/.config/dispatch/inventory.yaml (see examples/inventory.yaml)");
+			return DPE_INPUT;
+		}
+		return 0;
+	}
+	struct dp_error err = { 0 };
+	if (inventory_load(path, &ctx->inv, &err) < 0) {
+		if (err.kind == DPE_NOTFOUND)
+			err.kind = DPE_INPUT;
+		(void)explicit;
+		return report_error(&err);
+	}
+	return 0;
+}
+
+static int finish(int status)
+{
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno != EPIPE) {
+			fprintf(stderr, "dispatch: cannot write to standard output: %s\n",
+				strerror(errno ? errno : EIO));
+			return status ? status : DPE_FAIL;
+		}
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct dp_ctx ctx = { 0 };
+	struct dp_args top_args;
+	int r;
+
+	ctx.ssh_config_path = getenv("DISPATCH_SSH_CONFIG");
+	if (ctx.ssh_config_path && !*ctx.ssh_config_path)
+		ctx.ssh_config_path = NULL;
+
+	r = options_parse(&top, argc, argv, &ctx, &top_args);
+	if (r)
+		return finish(r > 0 ? 0 : DPE_INPUT);
+	for (size_t i = 0; i < top_args.nopts; i++)
+		if (top_args.opts[i].id == TOP_VERSION) {
+			printf("dispatch %s\n", DISPATCH_VERSION);
+			args_release(&top_args);
+			return finish(0);
+		}
+	if (top_args.npos == 0) {
+		usage_print(stderr, &top);
+		args_release(&top_args);
+		return DPE_INPUT;
+	}
+
+	const struct dispatch_cmd *cmd = find_command(top_args.pos[0]);
+	if (!cmd) {
+		const char *names[64];
+		size_t n = 0;
+		for (size_t i = 0; i < dispatch_ncommands && n < ARRAY_SIZE(names); i++)
+			names[n++] = dispatch_commands[i]->name;
+		const char *guess = suggest_word(top_args.pos[0], names, n);
+		if (guess)
+			error_msg("'%s' is not a dispatch command (did you mean '%s'?)", top_args.pos[0], guess);
+		else
+			error_msg("'%s' is not a dispatch command; 'dispatch -h' lists them", top_args.pos[0]);
+		args_release(&top_args);
+		return DPE_INPUT;
+	}
+	ctx.cmd = cmd;
+
+	/* The command's own parse: argv from the command name on. */
+	int cargc = top_args.npos;
+	char **cargv = top_args.pos;
+	struct dp_args args;
+	r = options_parse(cmd, cargc, cargv, &ctx, &args);
+	if (r) {
+		args_release(&top_args);
+		return finish(r > 0 ? 0 : DPE_INPUT);
+	}
+	if (args.npos < cmd->min_args || (cmd->max_args >= 0 && args.npos > cmd->max_args)) {
+		if (args.npos < cmd->min_args)
+			r = usage_error(&ctx, "'%s' needs %s%d argument%s", cmd->name,
+					cmd->max_args == cmd->min_args ? "" : "at least ", cmd->min_args,
+					cmd->min_args == 1 ? "" : "s");
+		else
+			r = usage_error(&ctx, "too many arguments for '%s' (from '%s' on)", cmd->name,
+					args.pos[cmd->max_args]);
+		goto out;
+	}
+	if (cmd->flags & (CMD_NEEDS_INVENTORY | CMD_WANTS_INVENTORY)) {
+		r = load_inventory(&ctx, cmd);
+		if (r)
+			goto out;
+	}
+	r = cmd->fn(&ctx, &args);
+out:
+	inventory_free(ctx.inv);
+	args_release(&args);
+	args_release(&top_args);
+	return finish(r);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every command file sees: its descriptor, its option table, the parsed
+ * arguments and the context the dispatcher prepared (global options, inventory).
+ */
+#ifndef DISPATCH_CMD_H
+#define DISPATCH_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "util.h"
+
+struct inventory;
+
+/* One entry of an option table; the table ends with an entry whose id is 0.
+ * Usage, -h, the man-page check and the completion scripts all come from it. */
+struct dp_option {
+	int id;                 /* > 0, what the command switches on */
+	char short_name;        /* 0 for none */
+	const char *long_name;  /* NULL for none */
+	const char *argname;    /* NULL: a flag; else the argument's name in -h ("N", "FILE") */
+	const char *help;
+	const char *complete;   /* completion of the argument: "file", "dir", "host",
+				   "words:a b c", or NULL for none */
+};
+
+enum {
+	CMD_NEEDS_INVENTORY = 1 << 0, /* fail (exit 2) when no inventory can be loaded */
+	CMD_WANTS_INVENTORY = 1 << 1, /* load it when there is one */
+	CMD_POSIX_ORDER = 1 << 2,     /* options stop at the first operand (run, submit: the
+					 operands are a command with options of its own) */
+};
+
+struct dp_optval {
+	int id;
+	const char *arg;        /* NULL for flags */
+};
+
+struct dp_args {
+	struct dp_optval *opts; /* in command-line order; repeatable options repeat */
+	size_t nopts;
+	char **pos;             /* operands, borrowed from argv */
+	int npos;
+	int dashdash;           /* index in pos of the first operand after "--", or -1 */
+};
+
+struct dp_ctx {
+	const char *inventory_path;   /* resolved path, or NULL when there is none */
+	struct inventory *inv;        /* loaded per the command's flags, else NULL */
+	const char *ssh_config_path;  /* -F, $DISPATCH_SSH_CONFIG, or NULL for ~/.ssh/config */
+	bool json;
+	int verbosity;                /* 0 normal, > 0 with -v, < 0 with -q */
+	const struct dispatch_cmd *cmd;
+};
+
+struct dispatch_cmd {
+	const char *name;
+	const char *summary;          /* one line for 'dispatch -h' */
+	const char *usage;            /* synopsis after "dispatch NAME "; forms split by '\n' */
+	const char *description;      /* a short paragraph for -h */
+	const struct dp_option *opts;
+	int min_args, max_args;       /* operand counts; max -1 for no limit */
+	unsigned flags;
+	int (*fn)(struct dp_ctx *ctx, const struct dp_args *args);
+};
+
+/* The sorted command table (cmd/dispatch.c). */
+extern const struct dispatch_cmd *const dispatch_commands[];
+extern const size_t dispatch_ncommands;
+extern const struct dp_option dispatch_global_options[];
+
+/* cmd/options.c */
+int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct dp_ctx *ctx,
+		  struct dp_args *out);
+void args_release(struct dp_args *args);
+void usage_print(FILE *f, const struct dispatch_cmd *cmd);
+const char *options_spelling(const struct dp_option *opts, int id); /* "--chip" for messages */
+
+/* cmd/output.c: everything that talks to the user goes through here */
+void error_msg(const char *fmt, ...) _printf_(1, 2);     /* "dispatch: <msg>" on stderr */
+void warning_msg(const char *fmt, ...) _printf_(1, 2);   /* "dispatch: warning: <msg>" */
+void info_msg(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with -v */
+int report_error(const struct dp_error *e);               /* prints, returns the exit status */
+int usage_error(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* exit 2 */
+struct cJSON;
+void json_print(struct cJSON *doc);                       /* prints and frees */
+bool stdout_is_tty(void);
+bool stderr_is_tty(void);
+
+/* Command descriptors, one per file cmd/cmd-NAME.c. */
+extern const struct dispatch_cmd dispatch_cmd_completion;
+extern const struct dispatch_cmd dispatch_cmd_hostlist;
+extern const struct dispatch_cmd dispatch_cmd_hosts;
+extern const struct dispatch_cmd dispatch_cmd_solve;
+extern const struct dispatch_cmd dispatch_cmd_submit;
+
+#endif

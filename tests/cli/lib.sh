@@ -1,0 +1,78 @@
+# Git-style shell test library, sourced by every tests/cli/t*.sh. Output is TAP.
+#   test_expect_success 'what' 'commands'   (the commands run in a subshell with set -e)
+# Every test runs in a fresh trash directory with HOME inside it, so the real
+# ~/.ssh, ~/.config and the job ledger are never read or written.
+set -u
+: "${DISPATCH:?DISPATCH must point at the built binary (run through meson test)}"
+: "${TEST_SRCDIR:?}"
+
+TRASH=$(mktemp -d "${TMPDIR:-/tmp}/dispatch-test.XXXXXX")
+trap 'rm -rf "$TRASH"' EXIT
+export HOME="$TRASH/home"
+mkdir -p "$HOME"
+unset DISPATCH_INVENTORY DISPATCH_SSH_CONFIG XDG_CONFIG_HOME XDG_STATE_HOME NO_COLOR SSH_AUTH_SOCK
+export DISPATCH_STATE_DIR="$TRASH/state"
+export LC_ALL=C.UTF-8
+cd "$TRASH" || exit 1
+
+test_count=0
+test_failed=0
+
+dispatch() { "$DISPATCH" "$@"; }
+
+test_expect_success() {
+	test_count=$((test_count + 1))
+	(
+		set -e
+		eval "$2"
+	) >"$TRASH/.out" 2>&1
+	local rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok $test_count - $1"
+	else
+		echo "not ok $test_count - $1"
+		sed 's/^/#   /' "$TRASH/.out"
+		test_failed=$((test_failed + 1))
+	fi
+}
+
+# test_expect_code CODE CMD...: CMD exits with CODE
+test_expect_code() {
+	local want=$1
+	shift
+	"$@"
+	local got=$?
+	if [ "$got" != "$want" ]; then
+		echo "exit status $got, wanted $want: $*" >&2
+		return 1
+	fi
+	return 0
+}
+
+test_cmp() {
+	diff -u "$1" "$2"
+}
+
+# test_grep [grep options] PATTERN FILE: like grep, but shows the file on failure
+test_grep() {
+	if ! grep "$@"; then
+		local f
+		for f; do :; done
+		echo "grep $* found nothing in:" >&2
+		cat "$f" >&2
+		return 1
+	fi
+}
+
+test_must_be_empty() {
+	if [ -s "$1" ]; then
+		echo "'$1' is not empty:" >&2
+		cat "$1" >&2
+		return 1
+	fi
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failed" -eq 0 ]
+}

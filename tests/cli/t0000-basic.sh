@@ -1,0 +1,53 @@
+#!/bin/bash
+# The dispatcher itself: version, unknown commands and options, exit codes.
+. "$TEST_SRCDIR/tests/cli/lib.sh"
+
+test_expect_success 'dispatch -V prints the version' '
+	dispatch -V >out &&
+	test_grep "^dispatch [0-9]" out
+'
+
+test_expect_success 'no command: usage on stderr, exit 2' '
+	test_expect_code 2 dispatch 2>err &&
+	test_grep "usage: dispatch" err
+'
+
+test_expect_success 'unknown command suggests the close one, exit 2' '
+	test_expect_code 2 dispatch completon 2>err &&
+	test_grep "did you mean .completion." err
+'
+
+test_expect_success 'unknown option names itself and the help, exit 2' '
+	test_expect_code 2 dispatch completion --nope bash 2>err &&
+	test_grep "option .--nope. is unknown" err &&
+	test_grep "dispatch completion -h" err
+'
+
+test_expect_success 'option missing its value is an error' '
+	test_expect_code 2 dispatch -i 2>err &&
+	test_grep "needs a value" err
+'
+
+test_expect_success 'a flag given a value is an error' '
+	test_expect_code 2 dispatch completion --json=1 2>err &&
+	test_grep "takes no value" err
+'
+
+test_expect_success 'too many operands, exit 2' '
+	test_expect_code 2 dispatch completion bash zsh 2>err &&
+	test_grep "too many arguments" err
+'
+
+test_expect_success 'explicit inventory that does not exist is exit 2 with the path' '
+	test_expect_code 2 dispatch -i /nonexistent/inv.yaml hosts 2>err &&
+	test_grep "/nonexistent/inv.yaml" err
+'
+
+test_expect_success 'writing to a closed stdout is an error, not silence' '
+	if [ -w /dev/full ]; then
+		test_expect_code 1 dispatch completion bash >/dev/full 2>err &&
+		test_grep "cannot write" err
+	fi
+'
+
+test_done

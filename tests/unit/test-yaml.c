@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+#include "strbuf.h"
+#include "unit.h"
+#include "yaml_tree.h"
+
+static struct ynode *parse(const char *text, struct dp_error *err)
+{
+	struct ynode *root = NULL;
+	dp_error_clear(err);
+	if (yaml_parse("t.yaml", text, strlen(text), &root, err) < 0)
+		return NULL;
+	return root;
+}
+
+int main(void)
+{
+	struct dp_error err;
+	struct ynode *r = parse("a: 1\nb:\n  - x\n  - 'y'\nc: {d: ~}\n", &err);
+	CHECK(r && r->kind == YN_MAP && r->n == 3);
+	CHECK_STR(ynode_get(r, "a")->value, "1");
+	const struct ynode *b = ynode_get(r, "b");
+	CHECK(b && b->kind == YN_SEQ && b->n == 2);
+	CHECK_INT(b->line, 3);
+	CHECK_INT(b->col, 3);
+	CHECK(b->items[1]->quoted);
+	CHECK(ynode_is_null(ynode_get(ynode_get(r, "c"), "d")));
+	CHECK(ynode_get(r, "zz") == NULL);
+	ynode_free(r);
+
+	/* Quoted "null" is a string, not null. */
+	r = parse("a: 'null'\nb: null\n", &err);
+	CHECK(!ynode_is_null(ynode_get(r, "a")));
+	CHECK(ynode_is_null(ynode_get(r, "b")));
+	ynode_free(r);
+
+	/* Errors name file:line:col. */
+	CHECK(parse("a: 1\na: 2\n", &err) == NULL);
+	CHECK_STR(err.msg, "t.yaml:2:1: duplicate key 'a'");
+	CHECK_INT(err.kind, DPE_INPUT);
+	CHECK(parse("a: [1, 2\n", &err) == NULL);
+	CHECK_CONTAINS(err.msg, "t.yaml:2:1: malformed YAML");
+	CHECK(parse("a:\n  b: 1\n c: 2\n", &err) == NULL);
+	CHECK_CONTAINS(err.msg, "t.yaml:3:");
+	CHECK(parse("? [a]\n: 1\n", &err) == NULL);
+	CHECK_CONTAINS(err.msg, "key must be a plain string");
+	CHECK(parse("a: 1\n---\nb: 2\n", &err) == NULL);
+	CHECK_CONTAINS(err.msg, "only one YAML document");
+
+	/* Aliases expand, and a billion-laughs document is refused, not expanded. */
+	r = parse("base: &b {x: 1}\nother: *b\n", &err);
+	CHECK(r && ynode_get(ynode_get(r, "other"), "x") != NULL);
+	ynode_free(r);
+	struct strbuf lol = STRBUF_INIT;
+	strbuf_adds(&lol, "a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+	for (char c = 'b'; c <= 'j'; c++)
+		strbuf_addf(&lol, "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", c, c,
+			    c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
+	CHECK(parse(lol.buf, &err) == NULL);
+	CHECK_CONTAINS(err.msg, "too large");
+	strbuf_release(&lol);
+
+	/* Deep nesting is an error, not a stack overflow. */
+	struct strbuf deep = STRBUF_INIT;
+	for (int i = 0; i < 10000; i++)
+		strbuf_addch(&deep, '[');
+	CHECK(parse(deep.buf, &err) == NULL);
+	strbuf_release(&deep);
+
+	/* Empty document: no root, no error. */
+	r = parse("", &err);
+	CHECK(r == NULL && err.kind == DPE_OK);
+	r = parse("# only a comment\n", &err);
+	CHECK(r == NULL && err.kind == DPE_OK);
+	return unit_done();
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* A tiny TAP harness for the C unit tests: CHECK* print "ok"/"not ok" per check. */
+#ifndef DISPATCH_UNIT_H
+#define DISPATCH_UNIT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int unit_n, unit_failed;
+
+static inline void unit_report(int ok, const char *file, int line, const char *what)
+{
+	unit_n++;
+	printf("%s %d - %s:%d: %s\n", ok ? "ok" : "not ok", unit_n, file, line, what);
+	if (!ok)
+		unit_failed++;
+}
+
+#define CHECK(cond) unit_report(!!(cond), __FILE__, __LINE__, #cond)
+#define CHECK_INT(a, b)                                                                       \
+	do {                                                                                  \
+		long long a_ = (a), b_ = (b);                                                 \
+		unit_report(a_ == b_, __FILE__, __LINE__, #a " == " #b);                      \
+		if (a_ != b_)                                                                 \
+			printf("#   got %lld, want %lld\n", a_, b_);                              \
+	} while (0)
+#define CHECK_STR(a, b)                                                                       \
+	do {                                                                                  \
+		const char *a_ = (a), *b_ = (b);                                              \
+		int ok_ = a_ && b_ && strcmp(a_, b_) == 0;                                    \
+		unit_report(ok_, __FILE__, __LINE__, #a " == " #b);                           \
+		if (!ok_)                                                                     \
+			printf("#   got  \"%s\"\n#   want \"%s\"\n", a_ ? a_ : "(null)",       \
+			       b_ ? b_ : "(null)");                                           \
+	} while (0)
+/* Substring check, for error messages. */
+#define CHECK_CONTAINS(hay, needle)                                                           \
+	do {                                                                                  \
+		const char *h_ = (hay), *n_ = (needle);                                       \
+		int ok_ = h_ && strstr(h_, n_) != NULL;                                       \
+		unit_report(ok_, __FILE__, __LINE__, #hay " contains " #needle);              \
+		if (!ok_)                                                                     \
+			printf("#   \"%s\"\n#   does not contain \"%s\"\n", h_ ? h_ : "(null)", n_); \
+	} while (0)
+
+static inline int unit_done(void)
+{
+	printf("1..%d\n", unit_n);
+	return unit_failed ? 1 : 0;
+}
+
+/* The directory of golden fixtures (tests/unit/data), from the environment meson sets. */
+static inline const char *unit_data(void)
+{
+	const char *d = getenv("UNIT_DATA");
+	return d ? d : "tests/unit/data";
+}
+
+#endif
