@@ -85,6 +85,12 @@ static cJSON *host_json(const struct inv_host *h)
 	cJSON *cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
 	for (size_t i = 0; h->cpu_partitions && h->cpu_partitions[i]; i++)
 		cJSON_AddItemToArray(cpu, cJSON_CreateString(h->cpu_partitions[i]));
+	cJSON *uv = cJSON_AddArrayToObject(j, "uv_groups");
+	for (size_t i = 0; h->uv_groups && h->uv_groups[i]; i++)
+		cJSON_AddItemToArray(uv, cJSON_CreateString(h->uv_groups[i]));
+	cJSON *notes = cJSON_AddObjectToObject(j, "annotations");
+	for (size_t i = 0; i < h->nannotations; i++)
+		cJSON_AddStringToObject(notes, h->annotations[i].key, h->annotations[i].value);
 	cJSON_AddStringToObject(j, "source", "inventory");
 	return j;
 }
@@ -99,6 +105,8 @@ static cJSON *alias_json(const char *alias)
 	cJSON_AddObjectToObject(j, "chips");
 	cJSON_AddArrayToObject(j, "partitions");
 	cJSON_AddArrayToObject(j, "cpu_partitions");
+	cJSON_AddArrayToObject(j, "uv_groups");
+	cJSON_AddObjectToObject(j, "annotations");
 	cJSON_AddStringToObject(j, "source", "ssh_config");
 	return j;
 }

@@ -121,12 +121,13 @@ static int get_required(struct loader *l, const struct ynode *map, const char *k
 			const char *path, char **out)
 {
 	const struct ynode *n = ynode_get(map, key);
-	if (get_string(l, n, path, out) < 0)
+	_cleanup_free_ char *kpath = xasprintf("%s.%s", path, key);
+	if (get_string(l, n, kpath, out) < 0)
 		return -1;
 	if (!*out)
 		return fail(l, n ? n : map, "%s: '%s' is required", path, key);
 	if (!**out)
-		return fail(l, n, "%s.%s: must not be empty", path, key);
+		return fail(l, n, "%s: must not be empty", kpath);
 	return 0;
 }
 
@@ -254,7 +255,7 @@ static int load_cluster(struct loader *l, const char *name, const struct ynode *
 	if (!is_word(name, "._-"))
 		return fail(l, key, "%s: a cluster name is letters, digits, '.', '_' and '-'", path);
 	if (ynode_is_null(n))
-		return fail(l, n, "%s: needs at least 'root' and 'work'", path);
+		return fail(l, key, "%s: needs at least 'root' and 'work'", path);
 	if (expect_map(l, n, path) < 0 ||
 	    check_keys(l, n, path, cluster_keys, ARRAY_SIZE(cluster_keys)) < 0)
 		return -1;
@@ -432,7 +433,7 @@ static int load_host(struct loader *l, const struct ynode *key, const struct yno
 		return fail(l, key, "%s: a host name is letters, digits, '.', '_' and '-', and does "
 			    "not start with '-'", path);
 	if (ynode_is_null(n))
-		return fail(l, n, "%s: needs at least 'cluster'", path);
+		return fail(l, key, "%s: needs at least 'cluster'", path);
 	if (expect_map(l, n, path) < 0)
 		return -1;
 	if (load_host_type(l, ynode_get(n, "type"), path, h) < 0)
