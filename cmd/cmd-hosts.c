@@ -181,8 +181,8 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 		print_table(inv, aliases);
 	}
 	if (!nhosts && !aliases)
-		info_msg(ctx, "no hosts: no inventory%s and no Host aliases in the ssh config",
-			 ctx->inventory_path ? " hosts" : "");
+		info_msg(ctx, "no hosts: %s, and the ssh config has no Host aliases",
+			 inv ? "the inventory names none" : "no inventory");
 	return 0;
 }
 

@@ -25,8 +25,9 @@ static const char *home_dir(void)
 	return pw && pw->pw_dir ? pw->pw_dir : "/";
 }
 
-/* Split off the next word (double quotes group, as ssh's argv_split); NULL at the end. */
-static char *next_word(char **s)
+/* Split off the next word (double quotes group, as ssh's argv_split); NULL at the end.
+ * A keyword also ends at '=' ("Host=name"). */
+static char *next_word(char **s, bool keyword)
 {
 	char *p = *s;
 	while (*p == ' ' || *p == '\t' || *p == '=')
@@ -40,7 +41,7 @@ static char *next_word(char **s)
 			quoted = !quoted;
 			continue;
 		}
-		if (!quoted && (*p == ' ' || *p == '\t'))
+		if (!quoted && (*p == ' ' || *p == '\t' || (keyword && *p == '=')))
 			break;
 		*out++ = *p;
 	}
@@ -114,13 +115,13 @@ static int read_config(const char *path, bool must_exist, int depth, char ***ali
 		char *cr = strchr(s, '\r');
 		if (cr)
 			*cr = '\0';
-		char *kw = next_word(&s);
+		char *kw = next_word(&s, true);
 		if (!kw || kw[0] == '#')
 			continue;
 		bool host = strcasecmp(kw, "Host") == 0;
 		if (!host && strcasecmp(kw, "Include") != 0)
 			continue;
-		for (char *w; (w = next_word(&s));) {
+		for (char *w; (w = next_word(&s, false));) {
 			if (w[0] == '#')
 				break;
 			if (!host) {
