@@ -28,6 +28,10 @@ static int fail(struct loader *l, const struct ynode *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Keys and values are quoted into the message: no terminal escapes from the file. */
+	for (char *p = msg; *p; p++)
+		if (iscntrl((unsigned char)*p))
+			*p = '?';
 	if (at)
 		return dp_err(l->err, DPE_INPUT, "%s:%d:%d: %s", l->file, at->line, at->col, msg);
 	return dp_err(l->err, DPE_INPUT, "%s: %s", l->file, msg);

@@ -210,6 +210,10 @@ static void test_errors(void)
 	CHECK_STR(error_of("gres_mapping:\n  quantum: a\n"),
 		  "inv.yaml:2:3: gres_mapping: unknown chip 'quantum' ('dispatch solve --chip' completes them; see dispatch-solve(1))");
 
+	/* No terminal escapes from the file reach the message. */
+	CHECK_STR(error_of(BASE "hosts:\n  h: {cluster: c1, \"\\e[31mx\": 1}\n"),
+		  "inv.yaml:4:20: unknown key '?[31mx' in hosts.h");
+
 	struct inventory *inv = NULL;
 	CHECK_INT(inventory_load("/nonexistent/inv.yaml", &inv, &err), -1);
 	CHECK_INT(err.kind, DPE_NOTFOUND);
