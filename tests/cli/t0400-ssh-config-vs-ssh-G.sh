@@ -66,9 +66,11 @@ compare() {
 		local alias=${dest#ssh://}
 		alias=${alias#*@}
 		alias=${alias%:*}
+		local F=(-F "$config")
+		[ "$config" = - ] && F=() # the default files, as dispatch without -F
 		rc_ssh=0
 		LD_PRELOAD=$nss_wrapper NSS_WRAPPER_PASSWD=$TRASH/passwd NSS_WRAPPER_GROUP=$TRASH/group \
-			ssh -G -F "$config" "$dest" </dev/null >"$TRASH/ssh.raw" 2>"$TRASH/ssh.err" || rc_ssh=$?
+			ssh -G "${F[@]}" "$dest" </dev/null >"$TRASH/ssh.raw" 2>"$TRASH/ssh.err" || rc_ssh=$?
 		rc_dp=0
 		"$SSH_CONFIG_G" "$config" "$dest" >"$TRASH/dp.raw" 2>"$TRASH/dp.err" || rc_dp=$?
 		if [ $rc_ssh -ne 0 ] || [ $rc_dp -ne 0 ]; then
@@ -314,6 +316,14 @@ test_expect_success 'a missing -F file is an error for both' '
 	compare "$TRASH/does-not-exist" x &&
 	test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/does-not-exist" x 2>err &&
 	test_grep "does-not-exist" err
+'
+
+test_expect_success 'the default files: ~/.ssh/config, then the system one' '
+	compare - x inc-a &&
+	cp "$TRASH/patterns" "$HOME/.ssh/config" &&
+	compare - web1 web3 db1 other &&
+	printf "Include ../../include\n" >"$HOME/.ssh/config" &&
+	compare - inc-a inc-c other
 '
 
 test_done
