@@ -29,6 +29,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <arpa/inet.h>
 #include <glob.h>
 #include <limits.h>

@@ -226,7 +226,7 @@ static void test_include_and_match(void)
 {
 	put(".ssh/inc-a.conf", "Host a\n  User a-user\n  Include sub/inner.conf\n");
 	put(".ssh/inc-b.conf", "Host a b\n  User b-user\n  Port 2020\n");
-	put(".ssh/sub/inner.conf", "IdentityFile /inner\nHost b\n  ProxyCommand none\n");
+	put(".ssh/sub/inner.conf", "IdentityFile /inner\nHost b\n  Port 1111\n");
 	put("inc", "Include inc-*.conf\n"
 		   "Include ~/.ssh/nothing-*.conf\n"
 		   "Host m\n"
@@ -251,6 +251,7 @@ static void test_include_and_match(void)
 	/* inner.conf was included from a block b is not in: its Host b never matches. */
 	CHECK_INT(resolve("inc", "b", &c, &err), 0);
 	CHECK_STR(c.user, "b-user");
+	CHECK_INT(c.port, 2020);
 	ssh_host_config_release(&c);
 
 	CHECK_INT(resolve("inc", "m", &c, &err), 0);
