@@ -82,7 +82,7 @@ test_expect_success 'a missing explicit ssh config is exit 2; a missing default 
 test_expect_success 'an Include loop stops with an error, not a hang' '
 	printf "Host x\nInclude %s/loop.conf\n" "$TRASH" >loop.conf &&
 	test_expect_code 2 dispatch -F loop.conf hosts 2>err &&
-	test_grep "nested too deeply" err
+	test_grep "too many nested includes" err
 '
 
 test_expect_success '--json: one document with every host and its source' '
