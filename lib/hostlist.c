@@ -13,7 +13,7 @@
 
 #include "strbuf.h"
 
-#define MAX_DIGITS 18 /* any 18-digit number fits in uint64_t, with room for +1 */
+#define MAX_DIGITS 19 /* 10^19 - 1 and its successor fit in uint64_t (as in SLURM's unsigned long) */
 
 struct range {
 	uint64_t lo, hi;
@@ -109,11 +109,13 @@ static int unexpected(const struct parsed *p, size_t i, struct dp_error *err)
 /* The characters of the numbers lo..hi, each written at least width wide. */
 static uint64_t range_digits(uint64_t lo, uint64_t hi, int width)
 {
-	uint64_t total = 0, band_lo = 0, band_hi = 9;
-	for (int d = 1; d <= MAX_DIGITS && band_lo <= hi; d++) {
+	uint64_t total = 0, band_lo = 0, band_hi = 9; /* the numbers of d digits */
+	for (int d = 1; d <= MAX_DIGITS; d++) {
 		uint64_t a = lo > band_lo ? lo : band_lo, b = hi < band_hi ? hi : band_hi;
 		if (a <= b)
 			total += (b - a + 1) * (uint64_t)(d > width ? d : width);
+		if (hi <= band_hi)
+			break;
 		band_lo = band_hi + 1;
 		band_hi = band_hi * 10 + 9;
 	}
@@ -297,10 +299,16 @@ static void build(const struct parsed *p, const struct token *t, const size_t *r
 	strbuf_add(sb, p->expr + t->tail, t->taillen);
 }
 
-/* Moves the odometer on, the last group fastest; false when it has gone round. */
+/*
+ * Moves the odometer on; false when it has gone round. The order is SLURM's: the last
+ * group turns fastest, then the first, the second, ... and the one before the last
+ * slowest (scontrol expands n[0-1][0-1][0-1] as n000 n001 n100 n101 n010 n011 ...),
+ * which for two groups is the plain order, the first slowest.
+ */
 static bool advance(const struct parsed *p, const struct token *t, size_t *ri, uint64_t *v)
 {
-	for (size_t k = t->ng; k-- > 0;) {
+	for (size_t step = 0; step < t->ng; step++) {
+		size_t k = step == 0 ? t->ng - 1 : step - 1;
 		const struct group *g = &p->g[t->g0 + k];
 		if (v[k] < p->r[g->r0 + ri[k]].hi) {
 			v[k]++;

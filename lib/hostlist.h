@@ -4,11 +4,19 @@
  *
  * hostlist_expand gives the hosts as `scontrol show hostnames` does: in the order
  * written, duplicates kept, zero padding kept (the width of a range is that of its
- * first number, so n[08-10] is n08 n09 n10), several bracket groups in one name
- * giving their cartesian product with the leftmost group varying slowest. Names are
- * separated by commas, spaces or tabs (outside brackets). "" and "(null)" (what
- * `scontrol show job` prints for a job without nodes) are the empty list. Unlike
- * SLURM, text after the last bracket (n[1-2]-ib) is accepted; SLURM refuses it.
+ * first number, so n[08-10] is n08 n09 n10). Several bracket groups in one name give
+ * their cartesian product, for two groups the first slowest (rack1-n1 rack1-n2
+ * rack2-n1 ...), for more in SLURM's order: the last group fastest, then the first,
+ * the second, ..., the one before the last slowest. Names are separated by commas,
+ * spaces, tabs or newlines, outside brackets.
+ *
+ * Where it departs from SLURM (22.05, checked against its scontrol):
+ *  - "" and "(null)" (what `scontrol show job` prints for a job without nodes) are
+ *    the empty list; SLURM takes "(null)" for a host name.
+ *  - text after the last bracket (n[1-2]-ib) is accepted; SLURM refuses it.
+ *  - it is stricter: n[1-] (SLURM: n1), an unclosed '[' and a stray ']' (SLURM:
+ *    odd host names) are errors; so are empty ranges and nested brackets (as SLURM).
+ *  - a newline separates names as a comma does; SLURM keeps it in the name.
  *
  * hostlist_fold is the inverse, as `scontrol show hostlist`: it does not sort and
  * does not remove duplicates; consecutive names sharing the prefix before their
@@ -17,7 +25,7 @@
  * number is not at the end are kept as they are, so the result is always an
  * expression SLURM accepts. expand(fold(hosts)) gives hosts back exactly.
  *
- * Numbers have at most 18 digits. Expansion is capped (HOSTLIST_MAX_HOSTS hosts,
+ * Numbers have at most 19 digits. Expansion is capped (HOSTLIST_MAX_HOSTS hosts,
  * HOSTLIST_MAX_BYTES of names) before anything is allocated.
  */
 #ifndef DISPATCH_HOSTLIST_H
