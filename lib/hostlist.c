@@ -106,6 +106,17 @@ static int unexpected(const struct parsed *p, size_t i, struct dp_error *err)
 		   "as in 'n[1-4,7]')", show_char(p->expr[i], buf), i + 1);
 }
 
+/* What is wrong at column j + 1 of the group opened at column open + 1. */
+static int bad_in_group(const struct parsed *p, size_t open, size_t j, struct dp_error *err)
+{
+	char c = p->expr[j];
+	if (!c)
+		return bad(p, err, "'[' at column %zu is never closed", open + 1);
+	if (c == '[')
+		return bad(p, err, "'[' at column %zu inside brackets (brackets do not nest)", j + 1);
+	return unexpected(p, j, err);
+}
+
 /* The characters of the numbers lo..hi, each written at least width wide. */
 static uint64_t range_digits(uint64_t lo, uint64_t hi, int width)
 {
@@ -153,14 +164,8 @@ static int parse_group(struct parsed *p, size_t *i, struct group *g, struct dp_e
 			return bad(p, err, "empty range at column %zu", j + 1);
 		if (parse_number(p, &j, &lo, &width, err) < 0)
 			return -1;
-		if (!width) {
-			if (!s[j])
-				return bad(p, err, "'[' at column %zu is never closed", open + 1);
-			if (s[j] == '[')
-				return bad(p, err, "'[' at column %zu inside brackets (brackets do not nest)",
-					   j + 1);
-			return unexpected(p, j, err);
-		}
+		if (!width)
+			return bad_in_group(p, open, j, err);
 		hi = lo;
 		if (s[j] == '-') {
 			j++;
@@ -190,14 +195,8 @@ static int parse_group(struct parsed *p, size_t *i, struct group *g, struct dp_e
 			*i = j;
 			return 0;
 		}
-		if (s[j] != ',') {
-			if (!s[j])
-				return bad(p, err, "'[' at column %zu is never closed", open + 1);
-			if (s[j] == '[')
-				return bad(p, err, "'[' at column %zu inside brackets (brackets do not nest)",
-					   j + 1);
-			return unexpected(p, j, err);
-		}
+		if (s[j] != ',')
+			return bad_in_group(p, open, j, err);
 		j++;
 	}
 }
