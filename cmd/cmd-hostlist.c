@@ -12,8 +12,8 @@
 enum { OPT_EXPAND = 1, OPT_FOLD };
 
 static const struct dp_option hostlist_options[] = {
-	{ OPT_EXPAND, 0, "expand", NULL, "print every host, one a line (as scontrol show hostnames)", NULL },
-	{ OPT_FOLD, 0, "fold", NULL, "print one hostlist expression for all the hosts (as scontrol show hostlist)", NULL },
+	{ OPT_EXPAND, 0, "expand", NULL, "one host a line, as scontrol show hostnames", NULL },
+	{ OPT_FOLD, 0, "fold", NULL, "one hostlist for all the hosts, as scontrol show hostlist", NULL },
 	{ 0 },
 };
 
@@ -100,10 +100,10 @@ static int cmd_hostlist(struct dp_ctx *ctx, const struct dp_args *args)
 
 const struct dispatch_cmd dispatch_cmd_hostlist = {
 	.name = "hostlist",
-	.summary = "expand or fold SLURM hostlist expressions (like scontrol show hostnames)",
+	.summary = "expand or fold SLURM hostlist expressions",
 	.usage = "(--expand | --fold) EXPR...",
-	.description = "Expands hostlist expressions such as 'gpu[01-04],login' into one host a line,\n"
-		       "or folds host names back into one expression. Works offline: no SLURM needed.",
+	.description = "Expands hostlist expressions such as 'gpu[01-04],login' into one host\n"
+		       "a line, or folds host names back into one expression. Works offline.",
 	.opts = hostlist_options,
 	.min_args = 1,
 	.max_args = -1,

@@ -13,7 +13,8 @@
 
 #include "strbuf.h"
 
-#define MAX_DIGITS 19 /* 10^19 - 1 and its successor fit in uint64_t (as in SLURM's unsigned long) */
+/* 10^19 - 1 and its successor fit in uint64_t (SLURM reads numbers as unsigned long). */
+#define MAX_DIGITS 19
 
 struct range {
 	uint64_t lo, hi;
@@ -113,7 +114,8 @@ static int bad_in_group(const struct parsed *p, size_t open, size_t j, struct dp
 	if (!c)
 		return bad(p, err, "'[' at column %zu is never closed", open + 1);
 	if (c == '[')
-		return bad(p, err, "'[' at column %zu inside brackets (brackets do not nest)", j + 1);
+		return bad(p, err, "'[' at column %zu inside brackets (brackets do not nest)",
+			   j + 1);
 	return unexpected(p, j, err);
 }
 
@@ -178,9 +180,11 @@ static int parse_group(struct parsed *p, size_t *i, struct group *g, struct dp_e
 				return unexpected(p, j, err);
 			}
 			if (lo > hi)
-				return bad(p, err, "range '%.*s' at column %zu goes backwards "
-					   "(did you mean '%.*s-%.*s'?)", (int)(j - start), s + start,
-					   start + 1, nd, s + j - nd, width, s + start);
+				return bad(p, err,
+					   "range '%.*s' at column %zu goes backwards "
+					   "(did you mean '%.*s-%.*s'?)",
+					   (int)(j - start), s + start, start + 1, nd, s + j - nd,
+					   width, s + start);
 		}
 		p->r = grow(p->r, &p->ar, p->nr, sizeof(*p->r));
 		p->r[p->nr++] = (struct range){ .lo = lo, .hi = hi, .width = width };
@@ -242,7 +246,9 @@ static int parse_token(struct parsed *p, size_t *pos, struct dp_error *err)
 		n *= c;
 	}
 	if (n > max || p->hosts + n > max)
-		return bad(p, err, "expands to more than %zu hosts (the limit), reached with '%.*s%s' at column %zu",
+		return bad(p, err,
+			   "expands to more than %zu hosts (the limit), reached with '%.*s%s' "
+			   "at column %zu",
 			   p->max_hosts, t.len > 60 ? 57 : (int)t.len, s + t.off,
 			   t.len > 60 ? "..." : "", t.off + 1);
 	uint64_t bytes = n * (fixed + 1);
@@ -251,8 +257,10 @@ static int parse_token(struct parsed *p, size_t *pos, struct dp_error *err)
 		bytes += g->digits * (n / g->count);
 	}
 	if (p->bytes + bytes > HOSTLIST_MAX_BYTES)
-		return bad(p, err, "expands to more than %zu MiB of host names (the limit), reached with "
-			   "'%.*s%s' at column %zu", HOSTLIST_MAX_BYTES >> 20,
+		return bad(p, err,
+			   "expands to more than %zu MiB of host names (the limit), "
+			   "reached with '%.*s%s' at column %zu",
+			   HOSTLIST_MAX_BYTES >> 20,
 			   t.len > 60 ? 57 : (int)t.len, s + t.off, t.len > 60 ? "..." : "",
 			   t.off + 1);
 	p->hosts += n;
@@ -416,12 +424,12 @@ static int check_name(const char *h, struct dp_error *err)
 		return dp_err(err, DPE_INPUT, "cannot fold an empty host name into a hostlist");
 	if (streq(h, "(null)"))
 		return dp_err(err, DPE_INPUT,
-			      "cannot fold '(null)' into a hostlist: in a hostlist it means no host");
+			      "cannot fold '(null)' into a hostlist: there it means no host");
 	const char *c = strpbrk(h, ",[] \t\n");
 	if (c) {
 		char buf[16];
 		return dp_err(err, DPE_INPUT,
-			      "cannot fold '%s' into a hostlist: it holds %s, which is hostlist syntax",
+			      "cannot fold '%s' into a hostlist: it holds %s, hostlist syntax",
 			      h, show_char(*c, buf));
 	}
 	return 0;

@@ -335,10 +335,10 @@ static void test_fold(void)
 
 	/* Names that a hostlist cannot hold. */
 	const char *bad[][2] = {
-		{ "a,b", "',', which is hostlist syntax" },
-		{ "n[1]", "'[', which is hostlist syntax" },
-		{ "n]", "']', which is hostlist syntax" },
-		{ "a b", "' ', which is hostlist syntax" },
+		{ "a,b", "',', hostlist syntax" },
+		{ "n[1]", "'[', hostlist syntax" },
+		{ "n]", "']', hostlist syntax" },
+		{ "a b", "' ', hostlist syntax" },
 		{ "a\tb", "byte 0x09" },
 		{ "", "empty host name" },
 		{ "(null)", "means no host" },
