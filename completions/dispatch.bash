@@ -23,12 +23,17 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'completion hosts solve -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'completion hostlist hosts solve -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	completion)
 		case $prev in
 		esac
 		COMPREPLY=($(compgen -W ' -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	hostlist)
+		case $prev in
+		esac
+		COMPREPLY=($(compgen -W ' --expand --fold -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	hosts)
 		case $prev in
