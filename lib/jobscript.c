@@ -126,7 +126,7 @@ char *jobscript_share_dir(const struct inv_host *host)
 char *jobscript_stage_name(const char *job_name, time_t now, unsigned long nonce)
 {
 	struct strbuf sb = STRBUF_INIT;
-	for (const char *p = job_name && *job_name ? job_name : "job"; *p && sb.len < 40; p++) {
+	for (const char *p = job_name && *job_name ? job_name : "dispatch"; *p && sb.len < 40; p++) {
 		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 			  (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-';
 		strbuf_addch(&sb, ok && !(sb.len == 0 && *p == '.') ? *p : '_');
@@ -328,12 +328,14 @@ static void boot_traps(struct strbuf *sb)
 		"# command starts, a signal ends the script).\n"
 		"dispatch_tmp=\n"
 		"dispatch_child=\n"
+		"# shellcheck disable=SC2317 # called from the traps\n"
 		"dispatch_cleanup() {\n"
 		"\tif [ -n \"$dispatch_tmp\" ]; then\n"
 		"\t\trm -rf -- \"$dispatch_tmp\"\n"
 		"\tfi\n"
 		"}\n"
 		"trap dispatch_cleanup EXIT\n"
+		"# shellcheck disable=SC2317 # called from the traps\n"
 		"dispatch_forward() {\n"
 		"\tif [ -z \"$dispatch_child\" ]; then\n"
 		"\t\texit \"$2\"\n"
@@ -382,6 +384,7 @@ static void boot_modules(struct strbuf *sb, char *const *modules)
 		"\tfor dispatch_f in /etc/profile.d/lmod.sh /etc/profile.d/modules.sh \\\n"
 		"\t\t/usr/share/lmod/lmod/init/bash /usr/share/modules/init/bash; do\n"
 		"\t\tif [ -f \"$dispatch_f\" ]; then\n"
+		"\t\t\t# shellcheck source=/dev/null\n"
 		"\t\t\t. \"$dispatch_f\"\n"
 		"\t\t\tbreak\n"
 		"\t\tfi\n"
@@ -511,11 +514,12 @@ static void boot_setup(struct strbuf *sb, char *const *setup)
 
 static void boot_command(struct strbuf *sb, const struct jobspec *spec)
 {
-	strbuf_adds(sb, "\n# The command, in a process group of its own so that a forwarded signal\n"
-			"# reaches all of it; its exit status is the script's.\n"
-			"set -m\neval ");
+	strbuf_adds(sb, "\n# The command, as an ordinary bash script runs it (no strict mode), in a\n"
+			"# process group of its own so that a forwarded signal reaches all of it;\n"
+			"# its exit status is the script's.\n"
+			"set -m\n(\n\tset +euo pipefail\n\teval ");
 	sh_quote(sb, spec->command);
-	strbuf_adds(sb, " &\ndispatch_child=$!\nset +m\n");
+	strbuf_adds(sb, "\n) &\ndispatch_child=$!\nset +m\n");
 	strbuf_adds(sb, wait_child);
 }
 
@@ -524,6 +528,7 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_adds(&sb, "#!/bin/bash\n");
 	header(&sb, "bootstrap.sh", spec);
+	strbuf_adds(&sb, "# shellcheck disable=SC2016,SC1003 # single quotes keep $, ` and \\ literal on purpose\n");
 	strbuf_adds(&sb, "# Runs once per node: started by srun inside SLURM, or directly on a plain\n"
 			 "# host. May hold secrets (the job's environment): keep it mode 0700.\n"
 			 "set -euo pipefail\n");
@@ -553,6 +558,7 @@ static char *make_sbatch(const struct jobspec *spec, const struct jobscript_targ
 		"# passes them to every node), and exits with the bootstrap's status.\n"
 		"set -uo pipefail\n"
 		"dispatch_child=\n"
+		"# shellcheck disable=SC2317 # called from the traps\n"
 		"dispatch_forward() {\n"
 		"\tif [ -z \"$dispatch_child\" ]; then\n"
 		"\t\texit \"$2\"\n"
@@ -602,6 +608,9 @@ int jobscript_generate(const struct jobspec *spec, const struct jobscript_target
 		return dp_err(err, DPE_INPUT, "no host to generate the job scripts for");
 	if (!spec->command)
 		return dp_err(err, DPE_INPUT, "no command to run");
+	for (size_t i = 0; i < spec->nenv; i++)
+		if (!spec->env[i].value)
+			return dp_err(err, DPE_INPUT, "env '%s' has no value", spec->env[i].key);
 	if (is_slurm(t) && (!t->bootstrap_path || !*t->bootstrap_path))
 		return dp_err(err, DPE_INPUT, "no path for the bootstrap on '%s'", t->host->name);
 	if (t->payload && (t->payload_len < 2 || t->payload[0] != 0x1f || t->payload[1] != 0x8b))

@@ -334,6 +334,7 @@ void jobspec_release(struct jobspec *js)
 	for (size_t i = 0; i < js->nenv; i++) {
 		free(js->env[i].key);
 		free(js->env[i].value);
+		free(js->env[i].where);
 	}
 	free(js->env);
 	free(js->command);
@@ -365,18 +366,24 @@ static int bad_value(struct dp_error *err, const char *where, const char *name, 
 		      expect);
 }
 
-static void env_put(struct jobspec *js, const char *key, const char *value)
+static void env_put(struct jobspec *js, const char *key, const char *value, const char *where)
 {
-	for (size_t i = 0; i < js->nenv; i++)
-		if (streq(js->env[i].key, key)) {
-			free(js->env[i].value);
-			js->env[i].value = xstrdup(value);
-			return;
-		}
-	js->env = xrealloc(js->env, (js->nenv + 1) * sizeof(*js->env));
-	js->env[js->nenv].key = xstrdup(key);
-	js->env[js->nenv].value = xstrdup(value);
-	js->nenv++;
+	struct job_env *e = NULL;
+	for (size_t i = 0; i < js->nenv && !e; i++)
+		if (streq(js->env[i].key, key))
+			e = &js->env[i];
+	if (!e) {
+		js->env = xrealloc(js->env, (js->nenv + 1) * sizeof(*js->env));
+		e = &js->env[js->nenv++];
+		e->key = xstrdup(key);
+	} else if (!value) {
+		return; /* an unresolved name does not undo a value */
+	} else {
+		free(e->value);
+		free(e->where);
+	}
+	e->value = value ? xstrdup(value) : NULL;
+	e->where = !value && where ? xstrdup(where) : NULL;
 }
 
 /* "K=V", or "K" alone for the local value. The value never reaches a message. */
@@ -395,14 +402,10 @@ static int set_env(struct jobspec *js, const char *spec, const char *where, stru
 			      shown(key, buf, sizeof(buf)), fmt);
 	}
 	const char *value = eq ? eq + 1 : getenv(key);
-	if (!value) {
-		if (where)
-			return dp_err(err, DPE_INPUT, "%s: env '%s' has no value and is not set locally "
-				      "(give it a value, or export it before running dispatch)", where, key);
+	if (!value && !where)
 		return dp_err(err, DPE_INPUT, "--env '%s' is not set locally (give --env %s=VALUE, or "
 			      "export it before running dispatch)", key, key);
-	}
-	env_put(js, key, value);
+	env_put(js, key, value, where); /* a job file's may still come from the command line */
 	return 0;
 }
 
@@ -702,7 +705,7 @@ void jobspec_merge(struct jobspec *js, const struct jobspec *over)
 		}
 		case JO_ENV:
 			for (size_t j = 0; j < over->nenv; j++)
-				env_put(js, over->env[j].key, over->env[j].value);
+				env_put(js, over->env[j].key, over->env[j].value, over->env[j].where);
 			break;
 		}
 	}
@@ -717,6 +720,12 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 	if (!js->command || !check_text(js->command))
 		return dp_err(err, DPE_INPUT, "no command to run: give it after '--' (dispatch submit "
 			      "-H HOST -- python train.py) or as 'command:' in the job file");
+	for (size_t i = 0; i < js->nenv; i++)
+		if (!js->env[i].value)
+			return dp_err(err, DPE_INPUT, "%s: env '%s' has no value and is not set locally "
+				      "(give it a value, export it, or add --env %s=VALUE)",
+				      js->env[i].where ? js->env[i].where : "job file", js->env[i].key,
+				      js->env[i].key);
 	if (js->mem && js->mem_per_cpu)
 		return dp_err(err, DPE_INPUT, "--mem and --mem-per-cpu exclude each other (as in "
 			      "sbatch): give one");

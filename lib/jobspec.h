@@ -15,7 +15,10 @@
 
 struct job_env {
 	char *key;
-	char *value;
+	char *value;            /* NULL: a job file named it without a value and it is not set
+				   locally; jobspec_validate reports it unless the command
+				   line gave one */
+	char *where;            /* for that message: FILE:LINE:COL */
 };
 
 struct jobspec {

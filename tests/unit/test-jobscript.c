@@ -293,7 +293,7 @@ static void test_bootstrap(void)
 	CHECK_CONTAINS(s.bootstrap, "export TOKEN='it'\\''s $secret `x`'\n");
 	CHECK_CONTAINS(s.bootstrap, "module load 'cuda/12.1'\n");
 	CHECK_CONTAINS(s.bootstrap, "eval 'source .venv/bin/activate'\n");
-	CHECK_CONTAINS(s.bootstrap, "eval 'python train.py --name '\\''a b'\\''' &\n");
+	CHECK_CONTAINS(s.bootstrap, "(\n\tset +euo pipefail\n\teval 'python train.py --name '\\''a b'\\'''\n) &\n");
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_NODE_RANK=\"${SLURM_NODEID:-0}\"\n");
 	CHECK_CONTAINS(s.bootstrap, "DISPATCH_MASTER_ADDR=localhost\n");
 	CHECK_CONTAINS(s.bootstrap, "juicefs mount --background --cache-size '100G' --cache-dir "

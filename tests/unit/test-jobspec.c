@@ -180,8 +180,19 @@ static void test_yaml(void)
 	/* env as a list, and a null value takes the local one */
 	setenv("DISPATCH_TEST_TOKEN", "t0k3n", 1);
 	CHECK(parse(&js, "env:\n  - A=1\n  - DISPATCH_TEST_TOKEN\n") == 0);
-	CHECK(parse(&js, "env:\n  B:\n") < 0);
+	/* a name without a value, unset locally: an error unless the command line sets it */
+	js.command = xstrdup("true");
+	CHECK(parse(&js, "env:\n  B:\n") == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
 	CHECK_CONTAINS(err.msg, "job.yaml:2:3: env 'B' has no value and is not set locally");
+	struct jobspec cli = { 0 };
+	CHECK(jobspec_set(&cli, "env", "B=from the command line", NULL, &err) == 0);
+	jobspec_merge(&js, &cli);
+	jobspec_release(&cli);
+	CHECK(jobspec_validate(&js, &err) == 0);
+	CHECK_STR(js.env[2].value, "from the command line");
+	jobspec_release(&js);
+	CHECK(parse(&js, "env: [A=1, DISPATCH_TEST_TOKEN]\n") == 0);
 	CHECK(parse(&js, "env: {DISPATCH_TEST_TOKEN: ~}\n") == 0);
 	CHECK_INT(js.nenv, 2);
 	CHECK_STR(js.env[1].value, "t0k3n");
