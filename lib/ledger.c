@@ -65,6 +65,24 @@ static int db_fail(struct ledger *l, struct dp_error *err, const char *what)
 	return dp_err(err, DPE_FAIL, "job ledger '%s': %s: %s", l->path, what, sqlite3_errmsg(l->db));
 }
 
+/* Switching a new database to WAL takes an exclusive lock, and SQLite answers BUSY
+ * there without calling the busy handler: processes opening a fresh ledger at the same
+ * moment retry (bounded, about 30 s in all) instead of failing. */
+static int setup_schema(struct ledger *l)
+{
+	const char *setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;";
+	int rc = SQLITE_BUSY;
+	for (int attempt = 0; attempt < 600; attempt++) {
+		rc = sqlite3_exec(l->db, setup, NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(l->db, schema, NULL, NULL, NULL);
+		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+			return rc;
+		sqlite3_sleep(10 + attempt % 40);
+	}
+	return rc;
+}
+
 int ledger_open(const char *dir, struct ledger **out, struct dp_error *err)
 {
 	_cleanup_free_ char *owned = dir ? NULL : ledger_state_dir();
@@ -89,9 +107,7 @@ int ledger_open(const char *dir, struct ledger **out, struct dp_error *err)
 	}
 	/* Concurrent dispatch processes wait for each other rather than fail. */
 	sqlite3_busy_timeout(l->db, 30000);
-	const char *setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;";
-	if (sqlite3_exec(l->db, setup, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(l->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+	if (setup_schema(l) != SQLITE_OK) {
 		db_fail(l, err, "cannot set up");
 		ledger_close(l);
 		return -1;

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+#include <sys/stat.h>
+
+#include "jobscript.h"
+#include "unit.h"
+
+static struct dp_error err;
+
+static struct inv_cluster hpc = {
+	.name = "hpc", .root = "/mnt/juicefs/theseus", .work = "/scratch/theseus",
+	.log = "/scratch/theseus/logs", .share = "/scratch/theseus/.dispatch",
+	.mount = "redis://:p@ss w0rd@redis:6379/0", .cache_size = "100G",
+	.cache_dir = "/scratch/juicefs-cache",
+};
+static struct inv_cluster local = { .name = "local", .root = "/data", .work = "/tmp/theseus" };
+static struct inv_partition parts[] = {
+	{ .name = "gpu", .is_default = false },
+	{ .name = "a100", .is_default = true, .constraint = "a100&nvlink" },
+};
+static char *host_exclude[] = { "node001", "node002", NULL };
+static char *host_uv[] = { "cuda12", NULL };
+static char *cpu_parts[] = { "cpu", NULL };
+
+/* A SLURM login host as the inventory would give it, with no mem default. */
+static struct inv_host slurm_host(void)
+{
+	struct inv_host h = { 0 };
+	h.name = "hpc-login";
+	h.type = INV_HOST_SLURM;
+	h.ssh = "hpc";
+	h.cluster = &hpc;
+	h.partitions = parts;
+	h.npartitions = ARRAY_SIZE(parts);
+	h.account = "myproject";
+	h.qos = "normal";
+	h.exclude = host_exclude;
+	h.uv_groups = host_uv;
+	return h;
+}
+
+static struct inv_host plain_host(void)
+{
+	struct inv_host h = { 0 };
+	h.name = "workstation";
+	h.type = INV_HOST_PLAIN;
+	h.ssh = "gpu-workstation";
+	h.cluster = &local;
+	h.uv_groups = host_uv;
+	return h;
+}
+
+static void spec_cmd(struct jobspec *js, const char *cmd)
+{
+	js->command = xstrdup(cmd);
+}
+
+static void set(struct jobspec *js, const char *name, const char *value)
+{
+	if (jobspec_set(js, name, value, NULL, &err) < 0)
+		printf("# set %s: %s\n", name, err.msg);
+}
+
+static int gen(const struct jobspec *js, const struct inv_host *h, struct jobscript *out)
+{
+	struct jobscript_target t = { .host = h, .bootstrap_path = "/scratch/theseus/.dispatch/x/bootstrap.sh" };
+	dp_error_clear(&err);
+	int r = jobscript_generate(js, &t, out, &err);
+	if (r < 0)
+		printf("# generate: %s\n", err.msg);
+	return r;
+}
+
+static bool has_directive(const struct jobscript *s, const char *d)
+{
+	return strv_contains(s->directives, d);
+}
+
+static bool has_prefix_directive(const struct jobscript *s, const char *prefix)
+{
+	for (size_t i = 0; s->directives && s->directives[i]; i++)
+		if (startswith(s->directives[i], prefix))
+			return true;
+	return false;
+}
+
+/* Reference defect: --nodes 2 kept --ntasks=1, so srun ran the bootstrap on one node. */
+static void test_multinode_one_task_per_node(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	spec_cmd(&js, "torchrun train.py");
+	set(&js, "nodes", "2");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--nodes=2"));
+	CHECK(has_directive(&s, "--ntasks-per-node=1"));
+	CHECK(!has_prefix_directive(&s, "--ntasks="));
+	CHECK_CONTAINS(s.sbatch, "#SBATCH --nodes=2\n");
+	CHECK_CONTAINS(s.sbatch, "\nsrun --kill-on-bad-exit=1 bash '/scratch/theseus/.dispatch/x/bootstrap.sh' &\n");
+	jobscript_release(&s);
+
+	/* the user's own task layout is kept */
+	set(&js, "ntasks-per-node", "4");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--ntasks-per-node=4"));
+	jobscript_release(&s);
+	js.ntasks_per_node = 0;
+	set(&js, "ntasks", "8");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--ntasks=8"));
+	CHECK(!has_prefix_directive(&s, "--ntasks-per-node"));
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
+/* Reference defect: --cpus-per-task was never emitted (and 22.05's srun does not
+ * inherit it, so the step needs it too). */
+static void test_cpus_per_task(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	spec_cmd(&js, "python train.py");
+	set(&js, "cpus-per-task", "16");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--cpus-per-task=16"));
+	CHECK_CONTAINS(s.sbatch, "srun --kill-on-bad-exit=1 --cpus-per-task=16 bash ");
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
+/* Reference defect: a silent --mem=64G when the host set none. */
+static void test_memory(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	spec_cmd(&js, "true");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(!has_prefix_directive(&s, "--mem"));
+	CHECK(strstr(s.sbatch, "--mem") == NULL);
+	jobscript_release(&s);
+
+	h.mem = "32G";
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--mem=32G"));
+	jobscript_release(&s);
+
+	set(&js, "mem", "128G");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--mem=128G"));
+	CHECK(!has_directive(&s, "--mem=32G"));
+	jobscript_release(&s);
+
+	free(js.mem);
+	js.mem = NULL;
+	set(&js, "mem-per-cpu", "4G");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--mem-per-cpu=4G"));
+	CHECK(!has_prefix_directive(&s, "--mem="));
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
+static void test_gpus(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	struct jobscript_target t = { .host = &h, .bootstrap_path = "/b.sh", .gres_type = "h100_80gb" };
+	spec_cmd(&js, "true");
+	set(&js, "gpus-per-node", "4");
+	set(&js, "chip", "h100");
+	set(&js, "nodes", "2");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--gres=gpu:h100_80gb:4"));
+	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_GPUS_PER_NODE=\"${SLURM_GPUS_ON_NODE:-4}\"\n");
+	jobscript_release(&s);
+
+	/* a total spreads evenly over the nodes, else it is --gpus */
+	js.gpus_per_node = 0;
+	set(&js, "gpus", "8");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--gres=gpu:h100_80gb:4"));
+	jobscript_release(&s);
+	set(&js, "gpus", "3");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--gpus=h100_80gb:3"));
+	jobscript_release(&s);
+
+	/* no gres_mapping entry: the chip name is the type; no chip: no type */
+	t.gres_type = NULL;
+	set(&js, "gpus", "2");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--gres=gpu:h100:1"));
+	jobscript_release(&s);
+	free(js.chip);
+	js.chip = NULL;
+	js.nodes = 0;
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--gres=gpu:2"));
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
+static void test_host_defaults(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	spec_cmd(&js, "true");
+	set(&js, "gpus", "1");
+	set(&js, "exclude", "node009");
+	set(&js, "exclude", "node001");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--partition=a100"));           /* the default partition */
+	CHECK(has_directive(&s, "--constraint=a100&nvlink"));   /* and its constraint */
+	CHECK(has_directive(&s, "--account=myproject"));
+	CHECK(has_directive(&s, "--qos=normal"));
+	CHECK(has_directive(&s, "--exclude=node001,node002,node009"));
+	CHECK(has_directive(&s, "--output=/scratch/theseus/logs/%x-%j.out"));
+	CHECK(has_directive(&s, "--job-name=dispatch"));
+	CHECK_CONTAINS(s.bootstrap, "uv sync --group 'cuda12'\n");
+	jobscript_release(&s);
+
+	/* CPU jobs go to cpu_partitions; the solver's partition beats the default; the
+	 * user's beats everything */
+	js.gpus = 0;
+	h.cpu_partitions = cpu_parts;
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--partition=cpu"));
+	CHECK(!has_prefix_directive(&s, "--constraint"));
+	jobscript_release(&s);
+	struct jobscript_target t = { .host = &h, .bootstrap_path = "/b", .partition = "gpu" };
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--partition=gpu"));
+	jobscript_release(&s);
+	set(&js, "partition", "debug");
+	set(&js, "account", "other");
+	set(&js, "array", "0-7%2");
+	set(&js, "uv-group", "dev");
+	set(&js, "uv-group", "cuda12");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--partition=debug"));
+	CHECK(has_directive(&s, "--account=other"));
+	CHECK(has_directive(&s, "--output=/scratch/theseus/logs/%x-%A_%a.out"));
+	CHECK_CONTAINS(s.bootstrap, "uv sync --group 'cuda12' --group 'dev'\n");
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
+static void test_directive_quoting(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	spec_cmd(&js, "true");
+	set(&js, "job-name", "my \"big\" run #1 \\o/");
+	set(&js, "time", "1-12:00:00");
+	set(&js, "dependency", "afterok:12:13");
+	set(&js, "signal", "B:USR1@120");
+	set(&js, "exclusive", NULL);
+	set(&js, "requeue", NULL);
+	set(&js, "sbatch", "#SBATCH --mail-type=END");
+	set(&js, "chdir", "$HOME/runs");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(has_directive(&s, "--job-name=\"my \\\"big\\\" run #1 \\\\o/\""));
+	CHECK(has_directive(&s, "--time=1-12:00:00"));
+	CHECK(has_directive(&s, "--dependency=afterok:12:13"));
+	CHECK(has_directive(&s, "--signal=B:USR1@120"));
+	CHECK(has_directive(&s, "--exclusive"));
+	CHECK(has_directive(&s, "--requeue"));
+	CHECK(has_directive(&s, "--mail-type=END"));
+	CHECK(!has_prefix_directive(&s, "--chdir")); /* sbatch would not expand $HOME */
+	CHECK_CONTAINS(s.bootstrap, "cd -- \"${HOME}\"'/runs'\n");
+	CHECK_CONTAINS(s.bootstrap, "# bootstrap.sh for job 'my \"big\" run #1 \\o/', generated");
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
+static void test_bootstrap(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	spec_cmd(&js, "python train.py --name 'a b'");
+	set(&js, "env", "TOKEN=it's $secret `x`");
+	set(&js, "module", "cuda/12.1");
+	set(&js, "setup", "source .venv/bin/activate");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(startswith(s.bootstrap, "#!/bin/bash\n"));
+	CHECK_CONTAINS(s.bootstrap, "\nset -euo pipefail\n");
+	CHECK_CONTAINS(s.bootstrap, "export TOKEN='it'\\''s $secret `x`'\n");
+	CHECK_CONTAINS(s.bootstrap, "module load 'cuda/12.1'\n");
+	CHECK_CONTAINS(s.bootstrap, "eval 'source .venv/bin/activate'\n");
+	CHECK_CONTAINS(s.bootstrap, "(\n\tset +euo pipefail\n\teval 'python train.py --name '\\''a b'\\'''\n) &\n");
+	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_NODE_RANK=\"${SLURM_NODEID:-0}\"\n");
+	CHECK_CONTAINS(s.bootstrap, "DISPATCH_MASTER_ADDR=localhost\n");
+	CHECK_CONTAINS(s.bootstrap, "juicefs mount --background --cache-size '100G' --cache-dir "
+				    "'/scratch/juicefs-cache' 'redis://:p@ss w0rd@redis:6379/0' "
+				    "'/mnt/juicefs/theseus'");
+	CHECK_CONTAINS(s.bootstrap, "trap 'dispatch_forward TERM 143' TERM\n");
+	CHECK(strstr(s.sbatch, "TOKEN") == NULL); /* secrets stay in the bootstrap */
+	/* no payload: nothing is extracted */
+	CHECK(strstr(s.bootstrap, "DISPATCH_PAYLOAD") == NULL);
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
+/* Reference defect: $SLURM_TMPDIR/code with SLURM_TMPDIR unset (plain SLURM). */
+static void test_payload_fallback(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = plain_host();
+	const unsigned char gz[] = { 0x1f, 0x8b, 0x08, 0x00, 'a', 'b', 'c' };
+	struct jobscript_target t = { .host = &h, .payload = gz, .payload_len = sizeof(gz) };
+	spec_cmd(&js, "./run.sh");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK_CONTAINS(s.bootstrap, "if [ -n \"${SLURM_TMPDIR:-}\" ]; then\n\tDISPATCH_CODE_DIR=$SLURM_TMPDIR/code\n");
+	CHECK_CONTAINS(s.bootstrap, "dispatch_tmp=$(mktemp -d \"${TMPDIR:-/tmp}/dispatch-$DISPATCH_JOB_ID.XXXXXX\")");
+	CHECK_CONTAINS(s.bootstrap, "rm -rf -- \"$dispatch_tmp\"");
+	CHECK_CONTAINS(s.bootstrap, "<<'DISPATCH_PAYLOAD'");
+	CHECK_CONTAINS(s.bootstrap, "\nH4sIAGFiYw==\nDISPATCH_PAYLOAD\n");
+	CHECK(s.sbatch == NULL && s.directives == NULL);
+	jobscript_release(&s);
+
+	set(&js, "extract-to", "~/code dir");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK_CONTAINS(s.bootstrap, "DISPATCH_CODE_DIR=\"$HOME\"'/code dir'\n");
+	CHECK(strstr(s.bootstrap, "SLURM_TMPDIR") == NULL);
+	jobscript_release(&s);
+
+	const unsigned char notgz[] = { 'P', 'K', 3, 4 };
+	t.payload = notgz;
+	t.payload_len = sizeof(notgz);
+	CHECK(jobscript_generate(&js, &t, &s, &err) < 0);
+	CHECK_CONTAINS(err.msg, "not a gzip tarball");
+	jobspec_release(&js);
+}
+
+static void test_plain_host(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = plain_host();
+	struct jobscript_target t = { .host = &h };
+	spec_cmd(&js, "true");
+	set(&js, "time", "10");
+	set(&js, "partition", "gpu");
+	set(&js, "gpus", "2");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(s.sbatch == NULL);
+	CHECK(strv_contains(s.ignored, "time") && strv_contains(s.ignored, "partition"));
+	CHECK(!strv_contains(s.ignored, "gpus"));
+	CHECK_CONTAINS(s.bootstrap, "${SLURM_GPUS_ON_NODE:-2}");
+	CHECK(strstr(s.bootstrap, "juicefs") == NULL); /* the local cluster has no mount */
+	jobscript_release(&s);
+
+	/* SLURM needs to know where the bootstrap will be */
+	h = slurm_host();
+	t.bootstrap_path = NULL;
+	CHECK(jobscript_generate(&js, &t, &s, &err) < 0);
+	CHECK_CONTAINS(err.msg, "no path for the bootstrap");
+	jobspec_release(&js);
+}
+
+static void test_paths(void)
+{
+	struct inv_host h = slurm_host();
+	char *p = jobscript_share_dir(&h);
+	CHECK_STR(p, "/scratch/theseus/.dispatch");
+	free(p);
+	h.cluster = &local;
+	p = jobscript_share_dir(&h);
+	CHECK_STR(p, "/tmp/theseus/.dispatch");
+	free(p);
+	h.cluster = NULL;
+	p = jobscript_share_dir(&h);
+	CHECK_STR(p, "~/.dispatch");
+	free(p);
+	p = jobscript_stage_name("my run/ü", 86400 + 3661, 0x1abcd);
+	CHECK_STR(p, "my_run___-19700102-010101-abcd");
+	free(p);
+	p = jobscript_stage_name("..x", 0, 1);
+	CHECK_STR(p, "_.x-19700101-000000-0001");
+	free(p);
+
+	/* the bootstrap path expands ~ and $VAR, nothing else */
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	spec_cmd(&js, "true");
+	h = slurm_host();
+	struct jobscript_target t = { .host = &h, .bootstrap_path = "~/.dispatch/$(x)/${USER}/b.sh" };
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK_CONTAINS(s.sbatch, " bash \"$HOME\"'/.dispatch/$(x)/'\"${USER}\"'/b.sh' &\n");
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
+static void test_write_file(void)
+{
+	char dir[] = "/tmp/test-jobscript.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char *path = xasprintf("%s/f.sh", dir);
+	struct stat st;
+
+	mode_t old = umask(0);
+	CHECK(jobscript_write_file(path, "secret\n", &err) == 0);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0700);
+	umask(old);
+	CHECK(chmod(path, 0644) == 0);
+	CHECK(jobscript_write_file(path, "again\n", &err) == 0);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0700);
+	size_t len;
+	char *content = read_file(path, &len);
+	CHECK_STR(content, "again\n");
+	free(content);
+
+	/* emit makes the directory, private */
+	struct jobscript s = { .sbatch = "#!/bin/bash\n", .bootstrap = "#!/bin/bash\n" };
+	char *sub = xasprintf("%s/out", dir);
+	CHECK(jobscript_emit(&s, sub, &err) == 0);
+	CHECK(stat(sub, &st) == 0 && (st.st_mode & 0777) == 0700);
+	char *b = xasprintf("%s/bootstrap.sh", sub), *w = xasprintf("%s/sbatch.sh", sub);
+	CHECK(stat(b, &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(stat(w, &st) == 0 && (st.st_mode & 0777) == 0700);
+
+	/* a symlink in place of the file is not followed */
+	char *link = xasprintf("%s/link.sh", dir);
+	CHECK(symlink(path, link) == 0);
+	CHECK(jobscript_write_file(link, "x", &err) < 0);
+	CHECK_CONTAINS(err.msg, "cannot write");
+
+	unlink(b);
+	unlink(w);
+	rmdir(sub);
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+	free(b);
+	free(w);
+	free(sub);
+	free(link);
+	free(path);
+}
+
+int main(void)
+{
+	test_multinode_one_task_per_node();
+	test_cpus_per_task();
+	test_memory();
+	test_gpus();
+	test_host_defaults();
+	test_directive_quoting();
+	test_bootstrap();
+	test_payload_fallback();
+	test_plain_host();
+	test_paths();
+	test_write_file();
+	return unit_done();
+}

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+#include "jobspec.h"
+#include "unit.h"
+
+static struct dp_error err;
+
+/* Sets one option on a fresh spec; returns the error message, "" on success. */
+static const char *try_set(const char *name, const char *value)
+{
+	struct jobspec js = { 0 };
+	dp_error_clear(&err);
+	int r = jobspec_set(&js, name, value, NULL, &err);
+	jobspec_release(&js);
+	return r < 0 ? err.msg : "";
+}
+
+static int parse(struct jobspec *js, const char *text)
+{
+	dp_error_clear(&err);
+	return jobspec_parse_yaml(js, "job.yaml", text, strlen(text), &err);
+}
+
+static void test_time(void)
+{
+	const char *good[] = { "60", "0", "30:00", "12:30:00", "48:00:00", "2-0", "2-12",
+			       "2-12:30", "2-12:30:15", "UNLIMITED", "infinite" };
+	const char *bad[] = { "", "1:2:3:4", "1-24", "1-2:60", "10:60", "1:60:00", "abc", "-1",
+			      "1-", "1--2", "1:", ":30", "1 h", "12345678901" };
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		CHECK(jobspec_valid_time(good[i]));
+		if (!jobspec_valid_time(good[i]))
+			printf("#   rejected '%s'\n", good[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		CHECK(!jobspec_valid_time(bad[i]));
+		if (jobspec_valid_time(bad[i]))
+			printf("#   accepted '%s'\n", bad[i]);
+	}
+	CHECK_CONTAINS(try_set("time", "25:99"), "invalid --time '25:99'");
+	CHECK_CONTAINS(try_set("time", "25:99"), "HH:MM:SS");
+	CHECK_STR(try_set("time", "1-00:00:00"), "");
+}
+
+static void test_values_name_their_option(void)
+{
+	CHECK(jobspec_valid_mem("64G") && jobspec_valid_mem("4000") && jobspec_valid_mem("512m") &&
+	      jobspec_valid_mem("1T") && jobspec_valid_mem("0"));
+	CHECK(!jobspec_valid_mem("64GB") && !jobspec_valid_mem("G") && !jobspec_valid_mem("1.5G") &&
+	      !jobspec_valid_mem(""));
+	CHECK_CONTAINS(try_set("mem", "64GB"), "invalid --mem '64GB'");
+	CHECK_CONTAINS(try_set("mem-per-cpu", "lots"), "invalid --mem-per-cpu 'lots'");
+
+	CHECK(jobspec_valid_array("0-15") && jobspec_valid_array("1,3,5-7") &&
+	      jobspec_valid_array("0-15:4") && jobspec_valid_array("0-99%4") &&
+	      jobspec_valid_array("7"));
+	CHECK(!jobspec_valid_array("5-1") && !jobspec_valid_array("0-15:0") &&
+	      !jobspec_valid_array("1,,2") && !jobspec_valid_array("0-15%0") &&
+	      !jobspec_valid_array("a") && !jobspec_valid_array("1:2"));
+	CHECK_CONTAINS(try_set("array", "5-1"), "invalid --array '5-1'");
+
+	CHECK(jobspec_valid_dependency("afterok:123") && jobspec_valid_dependency("singleton") &&
+	      jobspec_valid_dependency("afterok:1:2,afterany:3") &&
+	      jobspec_valid_dependency("afternotok:12_3?afterok:4") &&
+	      jobspec_valid_dependency("after:5+10"));
+	CHECK(!jobspec_valid_dependency("afterok") && !jobspec_valid_dependency("afterok:") &&
+	      !jobspec_valid_dependency("whenever:1") && !jobspec_valid_dependency("afterok:x") &&
+	      !jobspec_valid_dependency("afterok:1,afterany:2?afterok:3"));
+	CHECK_CONTAINS(try_set("dependency", "afterok"), "invalid --dependency 'afterok'");
+
+	CHECK(jobspec_valid_signal("USR1") && jobspec_valid_signal("B:USR1@120") &&
+	      jobspec_valid_signal("SIGTERM@60") && jobspec_valid_signal("R:10") &&
+	      jobspec_valid_signal("10@5"));
+	CHECK(!jobspec_valid_signal("FOO") && !jobspec_valid_signal("B:") &&
+	      !jobspec_valid_signal("USR1@") && !jobspec_valid_signal("99") &&
+	      !jobspec_valid_signal("USR1@x") && !jobspec_valid_signal("X:USR1"));
+	CHECK_CONTAINS(try_set("signal", "B:USR3"), "invalid --signal 'B:USR3'");
+
+	CHECK_CONTAINS(try_set("nodes", "0"), "invalid --nodes '0'");
+	CHECK_CONTAINS(try_set("gpus", "-1"), "invalid --gpus '-1'");
+	CHECK_CONTAINS(try_set("cpus-per-task", "8x"), "invalid --cpus-per-task '8x'");
+	CHECK_CONTAINS(try_set("ntasks-per-node", ""), "invalid --ntasks-per-node");
+	CHECK_STR(try_set("cpus_per_task", "8"), "");
+
+	/* a newline would start a new #SBATCH line: refused, and shown as '?' */
+	CHECK_CONTAINS(try_set("job-name", "a\nb"), "invalid --job-name 'a?b'");
+	char longname[300];
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	CHECK_CONTAINS(try_set("job-name", longname), "invalid --job-name");
+	CHECK_STR(try_set("job-name", "my run: ünïcode 'quoted'"), "");
+	CHECK_CONTAINS(try_set("partition", "gpu a"), "invalid --partition");
+	CHECK_CONTAINS(try_set("output", "/x\n#SBATCH --qos=high"), "invalid --output");
+	CHECK_CONTAINS(try_set("chip", "h100 sxm"), "invalid --chip");
+	CHECK_CONTAINS(try_set("uv-group", "a;b"), "invalid --uv-group 'a;b'");
+	CHECK_CONTAINS(try_set("sbatch", "mail-type=END"), "invalid --sbatch 'mail-type=END'");
+	CHECK_STR(try_set("sbatch", "#SBATCH --mail-type=END"), "");
+	CHECK_CONTAINS(try_set("exclusive", "maybe"), "invalid --exclusive 'maybe'");
+	CHECK_CONTAINS(try_set("bogus", "1"), "unknown job option 'bogus'");
+}
+
+static void test_env(void)
+{
+	struct jobspec js = { 0 };
+	CHECK(jobspec_set(&js, "env", "A=x=y", NULL, &err) == 0);
+	CHECK(jobspec_set(&js, "env", "EMPTY=", NULL, &err) == 0);
+	setenv("DISPATCH_TEST_LOCAL", "from here", 1);
+	CHECK(jobspec_set(&js, "env", "DISPATCH_TEST_LOCAL", NULL, &err) == 0);
+	CHECK(jobspec_set(&js, "env", "A=again", NULL, &err) == 0);
+	CHECK_INT(js.nenv, 3);
+	CHECK_STR(js.env[0].key, "A");
+	CHECK_STR(js.env[0].value, "again");
+	CHECK_STR(js.env[1].value, "");
+	CHECK_STR(js.env[2].value, "from here");
+
+	/* bad names are named; values never appear in messages */
+	CHECK(jobspec_set(&js, "env", "1BAD=supersecret", NULL, &err) < 0);
+	CHECK_CONTAINS(err.msg, "invalid --env name '1BAD'");
+	CHECK(strstr(err.msg, "supersecret") == NULL);
+	CHECK(jobspec_set(&js, "env", "MY-KEY=supersecret", NULL, &err) < 0);
+	CHECK(strstr(err.msg, "supersecret") == NULL);
+	unsetenv("DISPATCH_TEST_UNSET");
+	CHECK(jobspec_set(&js, "env", "DISPATCH_TEST_UNSET", NULL, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--env 'DISPATCH_TEST_UNSET' is not set locally");
+	CHECK_INT(err.kind, DPE_INPUT);
+	jobspec_release(&js);
+}
+
+static void test_command(void)
+{
+	struct jobspec js = { 0 };
+	char *one[] = { "python train.py && echo done", NULL };
+	jobspec_set_command_argv(&js, one, 1);
+	CHECK_STR(js.command, "python train.py && echo done");
+	char *words[] = { "python", "train.py", "--name", "my run's", NULL };
+	jobspec_set_command_argv(&js, words, 4);
+	CHECK_STR(js.command, "'python' 'train.py' '--name' 'my run'\\''s'");
+	jobspec_release(&js);
+}
+
+static void test_yaml(void)
+{
+	struct jobspec js = { 0 };
+	CHECK(parse(&js, "job_name: train\n"
+			 "nodes: 2\n"
+			 "cpus-per-task: 8\n"
+			 "gpus_per_node: 4\n"
+			 "chip: h100\n"
+			 "time: '1-00:00:00'\n"
+			 "exclusive: true\n"
+			 "requeue: false\n"
+			 "partition:\n"
+			 "modules: [cuda/12.1, nccl]\n"
+			 "uv_groups: cuda12\n"
+			 "setup:\n  - echo one\n  - echo two\n"
+			 "env:\n  WANDB_PROJECT: \"my project\"\n  QUOTE: \"it's $HOME `x`\"\n"
+			 "command: [python, train.py, --lr, '3e-4']\n") == 0);
+	CHECK_STR(err.msg, "");
+	CHECK_STR(js.job_name, "train");
+	CHECK_INT(js.nodes, 2);
+	CHECK_INT(js.cpus_per_task, 8);
+	CHECK_INT(js.gpus_per_node, 4);
+	CHECK_STR(js.time, "1-00:00:00");
+	CHECK_INT(js.exclusive, 1);
+	CHECK_INT(js.requeue, -1);
+	CHECK(js.partition == NULL);
+	CHECK_INT(strv_len(js.modules), 2);
+	CHECK_STR(js.uv_groups[0], "cuda12");
+	CHECK_INT(strv_len(js.setup), 2);
+	CHECK_INT(js.nenv, 2);
+	CHECK_STR(js.env[1].value, "it's $HOME `x`");
+	CHECK_STR(js.command, "'python' 'train.py' '--lr' '3e-4'");
+	CHECK(jobspec_validate(&js, &err) == 0);
+	jobspec_release(&js);
+
+	/* a command string is shell text */
+	CHECK(parse(&js, "command: |\n  cd src\n  python train.py\n") == 0);
+	CHECK_STR(js.command, "cd src\npython train.py\n");
+	jobspec_release(&js);
+
+	/* env as a list, and a null value takes the local one */
+	setenv("DISPATCH_TEST_TOKEN", "t0k3n", 1);
+	CHECK(parse(&js, "env:\n  - A=1\n  - DISPATCH_TEST_TOKEN\n") == 0);
+	/* a name without a value, unset locally: an error unless the command line sets it */
+	js.command = xstrdup("true");
+	CHECK(parse(&js, "env:\n  B:\n") == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "job.yaml:2:3: env 'B' has no value and is not set locally");
+	struct jobspec cli = { 0 };
+	CHECK(jobspec_set(&cli, "env", "B=from the command line", NULL, &err) == 0);
+	jobspec_merge(&js, &cli);
+	jobspec_release(&cli);
+	CHECK(jobspec_validate(&js, &err) == 0);
+	CHECK_STR(js.env[2].value, "from the command line");
+	jobspec_release(&js);
+	CHECK(parse(&js, "env: [A=1, DISPATCH_TEST_TOKEN]\n") == 0);
+	CHECK(parse(&js, "env: {DISPATCH_TEST_TOKEN: ~}\n") == 0);
+	CHECK_INT(js.nenv, 2);
+	CHECK_STR(js.env[1].value, "t0k3n");
+	jobspec_release(&js);
+}
+
+static void test_yaml_errors(void)
+{
+	struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "nodes: 2\npartiton: gpu\n", "job.yaml:2:1: unknown key 'partiton' (did you mean 'partition'?)" },
+		{ "cpus_per_tsk: 2\n", "job.yaml:1:1: unknown key 'cpus_per_tsk' (did you mean 'cpus-per-task'?)" },
+		{ "frobnicate: 2\n", "job.yaml:1:1: unknown key 'frobnicate' (the job options" },
+		{ "nodes: 2\ntime: 25:99\n", "job.yaml:2:7: invalid time '25:99'" },
+		{ "nodes: zero\n", "job.yaml:1:8: invalid nodes 'zero'" },
+		{ "nodes: [1, 2]\n", "job.yaml:1:8: 'nodes' must be a number, not a list" },
+		{ "modules:\n  - ok\n  - {a: b}\n", "job.yaml:3:5: each item of 'modules' must be a string" },
+		{ "env:\n  1X: y\n", "job.yaml:2:3: invalid env name '1X'" },
+		{ "env: [\"BAD-NAME=secretvalue\"]\n", "job.yaml:1:7: invalid env name 'BAD-NAME'" },
+		{ "env: x\n", "job.yaml:1:6: 'env' must be a mapping" },
+		{ "command: []\n", "job.yaml:1:10: 'command' must be a string or a list of words, not an empty list" },
+		{ "command: {a: 1}\n", "job.yaml:1:10: 'command' must be a string or a list" },
+		{ "- a\n- b\n", "job.yaml:1:1: a job file is a mapping of job options, not a list" },
+		{ "nodes: 2\nnodes: 3\n", "job.yaml:2:1: duplicate key 'nodes'" },
+		{ "nodes: [2\n", "job.yaml:2:1: malformed YAML" },
+		{ "exclusive: sometimes\n", "job.yaml:1:12: invalid exclusive 'sometimes'" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct jobspec js = { 0 };
+		CHECK(parse(&js, cases[i].text) < 0);
+		CHECK_CONTAINS(err.msg, cases[i].want);
+		CHECK_INT(err.kind, DPE_INPUT);
+		CHECK(strstr(err.msg, "secretvalue") == NULL);
+		jobspec_release(&js);
+	}
+}
+
+static void test_merge(void)
+{
+	struct jobspec file = { 0 }, cli = { 0 };
+	CHECK(parse(&file, "nodes: 4\ntime: '2:00:00'\npartition: gpu\nmodules: [cuda]\n"
+			   "env: {A: file, B: file}\nexclusive: true\ncommand: python a.py\n") == 0);
+	CHECK(jobspec_set(&cli, "nodes", "2", NULL, &err) == 0);
+	CHECK(jobspec_set(&cli, "module", "cuda", NULL, &err) == 0);
+	CHECK(jobspec_set(&cli, "module", "nccl", NULL, &err) == 0);
+	CHECK(jobspec_set(&cli, "env", "B=cli", NULL, &err) == 0);
+	char *argv[] = { "python b.py", NULL };
+	jobspec_set_command_argv(&cli, argv, 1);
+	jobspec_merge(&file, &cli);
+	CHECK_INT(file.nodes, 2);               /* the command line wins */
+	CHECK_STR(file.time, "2:00:00");        /* the file fills the rest */
+	CHECK_STR(file.partition, "gpu");
+	CHECK_INT(file.exclusive, 1);
+	CHECK_INT(strv_len(file.modules), 2);   /* lists add up, repeats dropped */
+	CHECK_STR(file.modules[1], "nccl");
+	CHECK_INT(file.nenv, 2);
+	CHECK_STR(file.env[0].value, "file");
+	CHECK_STR(file.env[1].value, "cli");
+	CHECK_STR(file.command, "python b.py");
+	jobspec_release(&file);
+	jobspec_release(&cli);
+}
+
+static void test_validate(void)
+{
+	struct jobspec js = { 0 };
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "no command to run");
+	js.command = xstrdup("true");
+	CHECK(jobspec_validate(&js, &err) == 0);
+	CHECK(jobspec_set(&js, "mem", "4G", NULL, &err) == 0);
+	CHECK(jobspec_set(&js, "mem-per-cpu", "1G", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--mem and --mem-per-cpu");
+	jobspec_release(&js);
+
+	js.command = xstrdup("true");
+	CHECK(jobspec_set(&js, "chip", "h100", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--chip 'h100' needs a GPU count");
+	CHECK(jobspec_set(&js, "gpus", "8", NULL, &err) == 0);
+	CHECK(jobspec_set(&js, "nodes", "2", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) == 0);
+	CHECK_INT(jobspec_gpus_per_node(&js), 4);
+	CHECK_INT(jobspec_total_gpus(&js), 8);
+	CHECK(jobspec_set(&js, "gpus-per-node", "2", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--gpus and --gpus-per-node");
+	jobspec_release(&js);
+
+	js.command = xstrdup("true");
+	js.gpus_per_node = 4;
+	js.nodes = 3;
+	CHECK_INT(jobspec_total_gpus(&js), 12);
+	js.gpus_per_node = 0;
+	js.gpus = 5;
+	CHECK_INT(jobspec_gpus_per_node(&js), 0);
+	jobspec_release(&js);
+}
+
+int main(void)
+{
+	test_time();
+	test_values_name_their_option();
+	test_env();
+	test_command();
+	test_yaml();
+	test_yaml_errors();
+	test_merge();
+	test_validate();
+	return unit_done();
+}
