@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * known_hosts checking. Each line is matched on its own (a one-entry libssh2
- * collection), so that a changed key can be reported with its file:line, as ssh does;
- * libssh2 does the matching itself (patterns, negation, hashed names).
+ * known_hosts checking, line by line, so that a changed key is reported with its
+ * file:line as ssh does. Plain lines are matched here (patterns with * ? and !
+ * negation, which libssh2 1.10 does not know); hashed lines (|1|salt|hash) by libssh2,
+ * each in a one-entry collection.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libssh2.h>
@@ -71,9 +73,47 @@ void kh_format_line(struct strbuf *sb, const char *name, const struct kh_key *ke
 	strbuf_addch(sb, '\n');
 }
 
-/* One line against the key: MATCH, CHANGED (same type, other key), or UNKNOWN. */
-static enum kh_result check_line(LIBSSH2_SESSION *ls, const char *line, size_t len,
-				 const char *name, const struct kh_key *key, int mask)
+/* ssh's match_pattern: '*' and '?', case-insensitive. */
+static bool glob_match(const char *pat, size_t plen, const char *s)
+{
+	while (plen) {
+		if (*pat == '*') {
+			for (;; s++) {
+				if (glob_match(pat + 1, plen - 1, s))
+					return true;
+				if (!*s)
+					return false;
+			}
+		}
+		if (!*s || (*pat != '?' && tolower((unsigned char)*pat) != tolower((unsigned char)*s)))
+			return false;
+		pat++, plen--, s++;
+	}
+	return !*s;
+}
+
+/* A comma-separated list of patterns, '!' negating (a negated match wins). */
+static bool hosts_match(const char *list, size_t len, const char *name)
+{
+	bool matched = false;
+	while (len) {
+		const char *comma = memchr(list, ',', len);
+		size_t n = comma ? (size_t)(comma - list) : len;
+		bool neg = n && list[0] == '!';
+		if (glob_match(list + neg, n - neg, name)) {
+			if (neg)
+				return false;
+			matched = true;
+		}
+		list += n + (comma ? 1 : 0);
+		len -= n + (comma ? 1 : 0);
+	}
+	return matched;
+}
+
+/* A hashed line (|1|salt|hash): libssh2 knows the HMAC. */
+static enum kh_result check_hashed(LIBSSH2_SESSION *ls, const char *line, size_t len,
+				   const char *name, const struct kh_key *key, int mask)
 {
 	enum kh_result r = KH_UNKNOWN;
 	/* libssh2 peeks at the byte after len (a newline there shortens the key): give it
@@ -93,6 +133,39 @@ static enum kh_result check_line(LIBSSH2_SESSION *ls, const char *line, size_t l
 	}
 	libssh2_knownhost_free(kh);
 	return r;
+}
+
+/* One line against the key: MATCH, CHANGED (same type, other key), or UNKNOWN. */
+static enum kh_result check_line(LIBSSH2_SESSION *ls, const char *line, size_t len,
+				 const char *name, const struct kh_key *key, int index)
+{
+	if (line[0] == '|')
+		return check_hashed(ls, line, len, name, key, key_types[index].mask);
+	const char *end = line + len, *p = line;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	if (!hosts_match(line, (size_t)(p - line), name))
+		return KH_UNKNOWN;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	const char *type = p;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	size_t tlen = (size_t)(p - type);
+	const char *want = key_types[index].name;
+	if (tlen != strlen(want) || strncmp(type, want, tlen) != 0)
+		return KH_UNKNOWN;      /* another key type: not a change (as ssh) */
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	const char *b64 = p;
+	while (p < end && *p != ' ' && *p != '\t' && *p != '\r')
+		p++;
+	_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+	if (base64_decode(&blob, b64, (size_t)(p - b64)) < 0)
+		return KH_UNKNOWN;
+	if (blob.len == key->len && memcmp(blob.buf, key->blob, key->len) == 0)
+		return KH_MATCH;
+	return KH_CHANGED;
 }
 
 static void session_freep(LIBSSH2_SESSION **ls)
@@ -135,7 +208,7 @@ int kh_check(char *const *files, const char *name, const struct kh_key *key,
 				s++, n--;
 			if (!n || *s == '#' || *s == '@')     /* markers (@cert-authority, @revoked): not ours */
 				continue;
-			enum kh_result r = check_line(ls, s, n, name, key, key_types[i].mask);
+			enum kh_result r = check_line(ls, s, n, name, key, i);
 			if (r == KH_MATCH) {
 				free(*file);
 				*file = NULL;

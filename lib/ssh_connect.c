@@ -108,10 +108,10 @@ static int connect_tcp(const struct ssh_host_config *cfg, int timeout_s, int *fd
 	*retry = e == ECONNREFUSED || e == ECONNRESET || e == ETIMEDOUT || e == EHOSTUNREACH ||
 		 e == ENETUNREACH || e == ECONNABORTED;
 	if (e == ETIMEDOUT)
-		return dp_err(err, DPE_CONNECT, "cannot connect to %s port %d: timed out after %d s",
-			      cfg->hostname, cfg->port, timeout_s);
-	return dp_err(err, DPE_CONNECT, "cannot connect to %s port %d: %s", cfg->hostname,
-		      cfg->port, strerror(e));
+		return dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): timed out after %d s",
+			      cfg->alias, cfg->hostname, cfg->port, timeout_s);
+	return dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): %s", cfg->alias,
+		      cfg->hostname, cfg->port, strerror(e));
 }
 
 char *ssh_proxy_command_expand(const char *cmd, const struct ssh_host_config *cfg)
