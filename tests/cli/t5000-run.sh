@@ -3,9 +3,11 @@
 # passed through, stderr kept apart, 1 MB each way, a dead host, a changed host key,
 # a passphrase in BatchMode, ProxyJump over two hops, --timeout, -t; then many hosts:
 # 32-host fan-out with a dead host, -b, --json. Usage errors run without the testbed.
-# The testbed here is its own instance (own directory, ports, namespaces), brought
-# up and down by this file, so that other testbed tests running alongside cannot
-# pull it away.
+# The testbed here is its own instance (own directory, ports, namespaces and
+# network), so that other testbed tests running alongside (t9000 brings the default
+# one up and down) cannot pull it away. It stays up for the next run (up is
+# idempotent); DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5000 tests/testbed/down
+# removes it.
 . "$(dirname "$0")/lib.sh"
 
 test_expect_success 'no hosts is a usage error' '
@@ -33,10 +35,10 @@ unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces he
 [ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
 
 export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5000
-export DISPATCH_TESTBED_PORT_BASE=22500 DISPATCH_TESTBED_PREFIX=dt5 DISPATCH_TESTBED_NET=10.95
-trap 'bash "$TEST_SRCDIR/tests/testbed/down" >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
-eval "$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log")" ||
+export DISPATCH_TESTBED_PORT_BASE=24500 DISPATCH_TESTBED_PREFIX=dtr5 DISPATCH_TESTBED_NET=10.157
+exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
 	skip_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
+eval "$exports"
 TB=$DISPATCH_TESTBED_DIR
 
 # The inventory loader may not be there yet: names are ssh aliases here anyway.
@@ -129,6 +131,32 @@ test_expect_success 'ProxyJump over one and two hops' '
 	test_grep " $DISPATCH_TESTBED_NET.1.2 22\$" two &&
 	head -c 300000 /dev/urandom >in &&
 	dispatch run -H inner2 -- cat <in >out && cmp in out
+'
+
+test_expect_success 'ProxyCommand carries the session' '
+	cat >cfg <<-EOF &&
+	Host pc
+		HostName 127.0.0.1
+		Port $((DISPATCH_TESTBED_PORT_BASE + 1))
+		User $DISPATCH_TESTBED_USER
+		IdentityFile $TB/keys/id_ed25519
+		UserKnownHostsFile $TB/known_hosts
+		BatchMode yes
+		ProxyCommand bash -c '"'"'exec 3<>/dev/tcp/%h/%p; cat <&3 & exec cat >&3'"'"'
+	EOF
+	dispatch -F cfg run -H pc -- echo through-proxy >out &&
+	test_grep -x through-proxy out
+'
+
+test_expect_success 'the agent: a passphrase key loaded there logs in' '
+	eval "$(ssh-agent -s)" >/dev/null &&
+	trap "kill $SSH_AGENT_PID" EXIT &&
+	printf "#!/bin/sh\ncat %s\n" "$DISPATCH_TESTBED_PASSPHRASE_FILE" >askpass && chmod +x askpass &&
+	SSH_ASKPASS=$PWD/askpass SSH_ASKPASS_REQUIRE=force DISPLAY=: ssh-add "$TB/keys/id_pass" </dev/null 2>/dev/null &&
+	dispatch run -H pass1 -- echo agent-ok >out &&
+	test_grep -x agent-ok out &&
+	SSH_AUTH_SOCK=$PWD/nosuch test_expect_code 255 dispatch run -H pass1 -- true 2>err &&
+	test_grep "agent: cannot connect to $PWD/nosuch" err
 '
 
 test_expect_success 'inner is not reachable without the jump' '
