@@ -7,6 +7,7 @@
 
 #include "dispatch.h"
 
+static void vmsg(const char *prefix, const char *fmt, va_list ap) _printf_(2, 0);
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	fflush(stdout);

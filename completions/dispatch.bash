@@ -23,12 +23,22 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'completion run -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'completion hostlist hosts run solve -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	completion)
 		case $prev in
 		esac
 		COMPREPLY=($(compgen -W ' -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	hostlist)
+		case $prev in
+		esac
+		COMPREPLY=($(compgen -W ' --expand --fold -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	hosts)
+		case $prev in
+		esac
+		COMPREPLY=($(compgen -W ' --names -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	run)
 		case $prev in
@@ -43,6 +53,23 @@ _dispatch() {
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W ' -H --hosts --all --fanout --timeout -b --gather -t --tty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	solve)
+		case $prev in
+		--chip)
+			COMPREPLY=($(compgen -W 'b200 gb200 h200 gh200 h100 h100-pcie h100-nvl a100-sxm4-80gb a100-sxm4-40gb a100-pcie-80gb a100-pcie-40gb a40 a30 a10 a10g l40s l40 l4 t4 v100-32gb v100-16gb p100 rtx-pro-6000 rtx-6000-ada rtx-a6000 rtx-a5000 rtx-a4000 rtx-5090 rtx-4090 rtx-3090 mi325x mi300x mi250x mi250 mi210 mi100' -- "$cur"))
+			return ;;
+		--chips)
+			COMPREPLY=()
+			return ;;
+		--prefer)
+			COMPREPLY=()
+			return ;;
+		--forbid)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' --chip --chips --cpu --prefer --forbid -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	esac
 }

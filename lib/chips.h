@@ -14,7 +14,20 @@ struct chip {
 extern const struct chip chip_catalogue[];
 extern const size_t chip_catalogue_len;
 
+/* "words:" followed by every catalogue name, space-separated, for option tables'
+ * completion (a unit test checks it against the catalogue). */
+extern const char chip_complete_words[];
+
 /* Look a chip up by canonical name (case-insensitive), or NULL. */
 const struct chip *chip_find(const char *name);
+
+/* For an unknown chip name: " (did you mean 'x'?)" or " (did you mean one of: a, b?)"
+ * (names starting with it, or the closest by edit distance), or "" when nothing is
+ * close. Points into a static buffer. */
+const char *chip_suggestion(const char *name);
+
+/* The family of a chip: its name up to the first '-' ("a100" for "a100-sxm4-80gb"),
+ * written into buf (size n). */
+const char *chip_family(const char *name, char *buf, size_t n);
 
 #endif

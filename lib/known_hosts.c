@@ -261,7 +261,9 @@ int kh_add(const char *file, const char *name, const struct kh_key *key, struct 
 int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct kh_key *key,
 	      struct dp_error *err)
 {
-	_cleanup_free_ char *name = kh_host_name(cfg->hostname, cfg->port);
+	/* As ssh: HostKeyAlias, when set, is the name to look up, as it is, port or not. */
+	_cleanup_free_ char *name = cfg->host_key_alias ? xstrdup(cfg->host_key_alias) :
+				    kh_host_name(cfg->hostname, cfg->port);
 	_cleanup_free_ char *fp = kh_fingerprint(key->sha256);
 	_cleanup_free_ char *file = NULL;
 	_cleanup_strv_free_ char **files = strv_copy(cfg->user_known_hosts_files);

@@ -60,57 +60,10 @@ static const char *last_error(LIBSSH2_SESSION *ls)
 
 /* ---- destinations ---- */
 
-int ssh_parse_destination(const char *dest, char **user, char **host, int *port)
-{
-	const char *at = strrchr(dest, '@');
-	const char *h = at ? at + 1 : dest;
-	const char *colon = NULL;
-	long p = 0;
-
-	*user = NULL;
-	*host = NULL;
-	*port = 0;
-	if (h[0] == '[') {
-		const char *close = strchr(h, ']');
-		if (!close || close == h + 1 || (close[1] && close[1] != ':'))
-			return -1;
-		if (close[1] == ':' && !parse_long(close + 2, 1, 65535, &p))
-			return -1;
-		*host = xstrndup(h + 1, (size_t)(close - h - 1));
-	} else {
-		colon = strchr(h, ':');
-		if (colon && strchr(colon + 1, ':'))
-			colon = NULL;           /* a bare IPv6 address */
-		if (colon && !parse_long(colon + 1, 1, 65535, &p))
-			return -1;
-		size_t len = colon ? (size_t)(colon - h) : strlen(h);
-		if (!len)
-			return -1;
-		*host = xstrndup(h, len);
-	}
-	if (at)
-		*user = xstrndup(dest, (size_t)(at - dest));
-	*port = (int)p;
-	return 0;
-}
-
 static int resolve(const struct ssh_ctx *ctx, const char *dest, struct ssh_host_config *cfg,
 		   struct dp_error *err)
 {
-	_cleanup_free_ char *user = NULL, *host = NULL;
-	int port;
-
-	if (ssh_parse_destination(dest, &user, &host, &port) < 0)
-		return dp_err(err, DPE_INPUT, "bad destination '%s': expected [user@]host[:port]", dest);
-	if (ssh_config_resolve(ctx->config_path, host, cfg, err) < 0)
-		return -1;
-	if (user) {
-		free(cfg->user);
-		cfg->user = xstrdup(user);
-	}
-	if (port)
-		cfg->port = port;
-	return 0;
+	return ssh_config_resolve_dest(ctx->config_path, dest, cfg, err);
 }
 
 /* ---- I/O callbacks ---- */

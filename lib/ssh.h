@@ -107,10 +107,6 @@ int ssh_signal_status(const char *name);
 /* The command string sent for a login-shell command (exposed for tests). */
 void ssh_login_command(struct strbuf *sb, const char *command);
 
-/* Split [user@]host[:port] (or [user@][v6addr]:port); user NULL and port 0 when not
- * given. Returns -1 on a bad port or an empty host. */
-int ssh_parse_destination(const char *dest, char **user, char **host, int *port);
-
 /* For modules that open their own channels (SFTP, forwarding): the libssh2 session
  * (LIBSSH2_SESSION *) and the descriptor to poll for it. */
 void *ssh_session_libssh2(struct ssh_session *s);

@@ -112,22 +112,6 @@ static bool identity_listed(const struct auth *a, const struct libssh2_agent_pub
 	return false;
 }
 
-static char *agent_socket(const struct ssh_host_config *cfg)
-{
-	const char *ia = cfg->identity_agent;
-	if (!ia || streq(ia, "SSH_AUTH_SOCK") || streq(ia, "$SSH_AUTH_SOCK")) {
-		const char *env = getenv("SSH_AUTH_SOCK");
-		return env && *env ? xstrdup(env) : NULL;
-	}
-	if (ia[0] == '$') {
-		const char *env = getenv(ia + 1);
-		return env && *env ? xstrdup(env) : NULL;
-	}
-	if (startswith(ia, "~/") && getenv("HOME"))
-		return xasprintf("%s%s", getenv("HOME"), ia + 1);
-	return xstrdup(ia);
-}
-
 static int try_agent(struct auth *a)
 {
 	LIBSSH2_SESSION *ls = a->s->ls;
@@ -137,7 +121,7 @@ static int try_agent(struct auth *a)
 		note(a, "agent: disabled (IdentityAgent none)");
 		return -1;
 	}
-	_cleanup_free_ char *sock = agent_socket(cfg);
+	const char *sock = ssh_host_config_agent_socket(cfg);
 	if (!sock) {
 		note(a, "agent: no agent (SSH_AUTH_SOCK is not set)");
 		return -1;

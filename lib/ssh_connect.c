@@ -114,30 +114,10 @@ static int connect_tcp(const struct ssh_host_config *cfg, int timeout_s, int *fd
 		      cfg->hostname, cfg->port, strerror(e));
 }
 
-char *ssh_proxy_command_expand(const char *cmd, const struct ssh_host_config *cfg)
-{
-	struct strbuf sb = STRBUF_INIT;
-	for (const char *p = cmd; *p; p++) {
-		if (*p != '%' || !p[1]) {
-			strbuf_addch(&sb, *p);
-			continue;
-		}
-		switch (*++p) {
-		case 'h': strbuf_adds(&sb, cfg->hostname); break;
-		case 'p': strbuf_addf(&sb, "%d", cfg->port); break;
-		case 'r': strbuf_adds(&sb, cfg->user ? cfg->user : ""); break;
-		case 'n': strbuf_adds(&sb, cfg->alias ? cfg->alias : cfg->hostname); break;
-		case '%': strbuf_addch(&sb, '%'); break;
-		default: strbuf_addch(&sb, '%'); strbuf_addch(&sb, *p); break;
-		}
-	}
-	return strbuf_detach(&sb);
-}
-
 static int spawn_proxy(const struct ssh_host_config *cfg, int *fd, pid_t *pid, struct dp_error *err)
 {
 	int sp[2];
-	_cleanup_free_ char *expanded = ssh_proxy_command_expand(cfg->proxy_command, cfg);
+	_cleanup_free_ char *expanded = ssh_host_config_proxy_command(cfg);
 	_cleanup_free_ char *script = xasprintf("exec %s", expanded);
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)

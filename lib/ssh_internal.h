@@ -33,8 +33,6 @@ struct ssh_session {
  * ProxyCommand over a socketpair). *retry says whether trying again may help. */
 int ssh_connect_fd(const struct ssh_host_config *cfg, int timeout_s, int *fd, pid_t *pid,
 		   bool *retry, struct dp_error *err);
-/* Expand ProxyCommand's %h %p %r %n %%. */
-char *ssh_proxy_command_expand(const char *cmd, const struct ssh_host_config *cfg);
 
 /* ssh_auth.c: log in, trying the agent, the identity files, keyboard-interactive and
  * password in that order; the message of a failure names each method and its fate. */

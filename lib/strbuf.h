@@ -26,7 +26,7 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_adds(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, char c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) _printf_(2, 3);
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) _printf_(2, 0);
 
 static inline void strbuf_releasep(struct strbuf *sb) { strbuf_release(sb); }
 #define _cleanup_strbuf_ _cleanup_(strbuf_releasep)

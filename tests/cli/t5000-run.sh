@@ -213,6 +213,14 @@ test_expect_success '-b keeps different outputs apart' '
 	test_grep -x "$((DISPATCH_TESTBED_PORT_BASE + 1))" out
 '
 
+test_expect_success '--all runs on every inventory host' '
+	test -n "${DISPATCH_INVENTORY:-}" &&
+	dispatch run --all -- echo up >out &&
+	sort out >got &&
+	printf "box1: up\nbox2: up\nbox3: up\ninner: up\n" >want &&
+	test_cmp want got
+'
+
 test_expect_success '--json: one document, per-host results' '
 	test_expect_code 1 dispatch --json run -H "box[1-2],down1" -- "echo out; echo err >&2; exit 2" >out &&
 	python3 - out <<-\EOF

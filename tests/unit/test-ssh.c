@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The pure parts of the SSH transport: destinations, exit statuses, the login-shell
+/* The pure parts of the SSH transport: exit statuses, the login-shell
  * command, known_hosts matching and formatting (against files ssh-keygen wrote),
  * key encryption detection, base64, line prefixing. */
 #include <libssh2.h>
@@ -27,46 +27,6 @@ static char *data_text(const char *name, size_t *len)
 		exit(1);
 	}
 	return t;
-}
-
-static void test_destination(void)
-{
-	char *user, *host;
-	int port;
-
-	CHECK_INT(ssh_parse_destination("box1", &user, &host, &port), 0);
-	CHECK(user == NULL);
-	CHECK_STR(host, "box1");
-	CHECK_INT(port, 0);
-	free(host);
-
-	CHECK_INT(ssh_parse_destination("me@10.0.0.1:2222", &user, &host, &port), 0);
-	CHECK_STR(user, "me");
-	CHECK_STR(host, "10.0.0.1");
-	CHECK_INT(port, 2222);
-	free(user);
-	free(host);
-
-	CHECK_INT(ssh_parse_destination("a@b@host", &user, &host, &port), 0);
-	CHECK_STR(user, "a@b");
-	CHECK_STR(host, "host");
-	free(user);
-	free(host);
-
-	CHECK_INT(ssh_parse_destination("[::1]:22", &user, &host, &port), 0);
-	CHECK_STR(host, "::1");
-	CHECK_INT(port, 22);
-	free(host);
-
-	CHECK_INT(ssh_parse_destination("fe80::1", &user, &host, &port), 0);
-	CHECK_STR(host, "fe80::1");
-	CHECK_INT(port, 0);
-	free(host);
-
-	CHECK_INT(ssh_parse_destination("host:99999", &user, &host, &port), -1);
-	CHECK_INT(ssh_parse_destination("host:x", &user, &host, &port), -1);
-	CHECK_INT(ssh_parse_destination("me@", &user, &host, &port), -1);
-	CHECK_INT(ssh_parse_destination("[::1", &user, &host, &port), -1);
 }
 
 static void test_signal_status(void)
@@ -222,6 +182,15 @@ static void test_verify_messages(void)
 	CHECK_CONTAINS(err.msg, "ssh-keyscan -p 2222 new.example");
 	cfg.strict_host_key_checking = SSH_STRICT_YES;
 	CHECK_INT(kh_verify(&cfg, "new", &b, &err), -1);
+
+	/* HostKeyAlias is the name looked up, without the port. */
+	_cleanup_strbuf_ struct strbuf ba = STRBUF_INIT;
+	struct kh_key a;
+	load_key("hostkey_a.pub", &a, &ba);
+	cfg.host_key_alias = "plain.example";
+	CHECK_INT(kh_verify(&cfg, "new", &a, &err), 0);
+	CHECK_INT(kh_verify(&cfg, "new", &b, &err), -1);
+	CHECK_CONTAINS(err.msg, "(plain.example) has CHANGED");
 }
 
 static void test_fingerprint(void)
@@ -304,17 +273,9 @@ static void test_line_prefix(void)
 	free(blob);
 }
 
-static void test_proxy_command(void)
-{
-	struct ssh_host_config cfg = { .alias = "inner", .hostname = "10.0.0.2", .port = 2022, .user = "me" };
-	_cleanup_free_ char *s = ssh_proxy_command_expand("nc -X connect %h %p # %r@%n %% %x", &cfg);
-	CHECK_STR(s, "nc -X connect 10.0.0.2 2022 # me@inner % %x");
-}
-
 int main(void)
 {
 	libssh2_init(0);
-	test_destination();
 	test_signal_status();
 	test_login_command();
 	test_known_hosts();
@@ -323,7 +284,6 @@ int main(void)
 	test_encrypted();
 	test_base64();
 	test_line_prefix();
-	test_proxy_command();
 	libssh2_exit();
 	return unit_done();
 }

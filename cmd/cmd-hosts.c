@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch hosts: the inventory's hosts, then the ssh config aliases that are not
+ * already an inventory host (by name or by ssh target). Offline: nothing is probed.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "dispatch.h"
+#include "inventory.h"
+#include "ssh_config.h"
+#include "strbuf.h"
+
+enum { OPT_NAMES = 1 };
+
+static const struct dp_option hosts_options[] = {
+	{ OPT_NAMES, 0, "names", NULL, "print only the names, one per line (for completion)", NULL },
+	{ 0 },
+};
+
+static bool known_to_inventory(const struct inventory *inv, const char *alias)
+{
+	for (size_t i = 0; inv && i < inv->nhosts; i++)
+		if (streq(inv->hosts[i].name, alias) || streq(inv->hosts[i].ssh, alias))
+			return true;
+	return false;
+}
+
+/* What a host offers, in one column: chips for plain hosts; partitions (default ones
+ * starred, as sinfo does), CPU partitions and chip limits for SLURM hosts. */
+static char *resources(const struct inv_host *h)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (h->type == INV_HOST_PLAIN) {
+		for (size_t i = 0; i < h->nchips; i++)
+			strbuf_addf(&sb, "%s%d %s", i ? ", " : "", h->chips[i].count, h->chips[i].chip);
+		if (!h->nchips)
+			strbuf_adds(&sb, "CPU only");
+		return strbuf_detach(&sb);
+	}
+	if (h->npartitions)
+		strbuf_adds(&sb, "partitions ");
+	for (size_t i = 0; i < h->npartitions; i++)
+		strbuf_addf(&sb, "%s%s%s", i ? "," : "", h->partitions[i].name,
+			    h->partitions[i].is_default ? "*" : "");
+	for (size_t i = 0; h->cpu_partitions && h->cpu_partitions[i]; i++)
+		strbuf_addf(&sb, "%s%s", i ? "," : (sb.len ? "; cpu " : "cpu "), h->cpu_partitions[i]);
+	if (h->chips_set) {
+		strbuf_adds(&sb, sb.len ? "; at most " : "at most ");
+		for (size_t i = 0; i < h->nchips; i++)
+			strbuf_addf(&sb, "%s%d %s", i ? ", " : "", h->chips[i].count, h->chips[i].chip);
+		if (!h->nchips)
+			strbuf_adds(&sb, "0 GPUs");
+	}
+	if (!sb.len)
+		strbuf_adds(&sb, "default partition");
+	return strbuf_detach(&sb);
+}
+
+static cJSON *host_json(const struct inv_host *h)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "name", h->name);
+	cJSON_AddStringToObject(j, "type", inv_host_type_name(h->type));
+	cJSON_AddStringToObject(j, "ssh", h->ssh);
+	cJSON_AddStringToObject(j, "cluster", h->cluster_name);
+	if (h->type == INV_HOST_SLURM && !h->chips_set) {
+		cJSON_AddNullToObject(j, "chips");
+	} else {
+		cJSON *chips = cJSON_AddObjectToObject(j, "chips");
+		for (size_t i = 0; i < h->nchips; i++)
+			cJSON_AddNumberToObject(chips, h->chips[i].chip, h->chips[i].count);
+	}
+	cJSON *parts = cJSON_AddArrayToObject(j, "partitions");
+	for (size_t i = 0; i < h->npartitions; i++) {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "name", h->partitions[i].name);
+		cJSON_AddBoolToObject(p, "default", h->partitions[i].is_default);
+		if (h->partitions[i].constraint)
+			cJSON_AddStringToObject(p, "constraint", h->partitions[i].constraint);
+		else
+			cJSON_AddNullToObject(p, "constraint");
+		cJSON_AddItemToArray(parts, p);
+	}
+	cJSON *cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
+	for (size_t i = 0; h->cpu_partitions && h->cpu_partitions[i]; i++)
+		cJSON_AddItemToArray(cpu, cJSON_CreateString(h->cpu_partitions[i]));
+	cJSON *uv = cJSON_AddArrayToObject(j, "uv_groups");
+	for (size_t i = 0; h->uv_groups && h->uv_groups[i]; i++)
+		cJSON_AddItemToArray(uv, cJSON_CreateString(h->uv_groups[i]));
+	cJSON *notes = cJSON_AddObjectToObject(j, "annotations");
+	for (size_t i = 0; i < h->nannotations; i++)
+		cJSON_AddStringToObject(notes, h->annotations[i].key, h->annotations[i].value);
+	cJSON_AddStringToObject(j, "source", "inventory");
+	return j;
+}
+
+static cJSON *alias_json(const char *alias)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "name", alias);
+	cJSON_AddNullToObject(j, "type");
+	cJSON_AddStringToObject(j, "ssh", alias);
+	cJSON_AddNullToObject(j, "cluster");
+	cJSON_AddObjectToObject(j, "chips");
+	cJSON_AddArrayToObject(j, "partitions");
+	cJSON_AddArrayToObject(j, "cpu_partitions");
+	cJSON_AddArrayToObject(j, "uv_groups");
+	cJSON_AddObjectToObject(j, "annotations");
+	cJSON_AddStringToObject(j, "source", "ssh_config");
+	return j;
+}
+
+static size_t width(size_t w, const char *s)
+{
+	size_t n = strlen(s);
+	return n > w ? n : w;
+}
+
+static void print_table(const struct inventory *inv, char **aliases)
+{
+	size_t nw = 4, tw = 4, sw = 3, cw = 7;
+	size_t nhosts = inv ? inv->nhosts : 0;
+	for (size_t i = 0; i < nhosts; i++) {
+		nw = width(nw, inv->hosts[i].name);
+		tw = width(tw, inv_host_type_name(inv->hosts[i].type));
+		sw = width(sw, inv->hosts[i].ssh);
+		cw = width(cw, inv->hosts[i].cluster_name);
+	}
+	for (size_t i = 0; aliases && aliases[i]; i++) {
+		nw = width(nw, aliases[i]);
+		sw = width(sw, aliases[i]);
+	}
+	if (!nhosts && !aliases)
+		return;
+	printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, "NAME", (int)tw, "TYPE", (int)sw, "SSH",
+	       (int)cw, "CLUSTER", "RESOURCES");
+	for (size_t i = 0; i < nhosts; i++) {
+		const struct inv_host *h = &inv->hosts[i];
+		_cleanup_free_ char *res = resources(h);
+		printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, h->name, (int)tw,
+		       inv_host_type_name(h->type), (int)sw, h->ssh, (int)cw, h->cluster_name, res);
+	}
+	for (size_t i = 0; aliases && aliases[i]; i++)
+		printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, aliases[i], (int)tw, "-", (int)sw,
+		       aliases[i], (int)cw, "-", "(ssh config)");
+}
+
+static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	bool names = false;
+	for (size_t i = 0; i < args->nopts; i++)
+		if (args->opts[i].id == OPT_NAMES)
+			names = true;
+
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **all = NULL;
+	if (ssh_config_aliases(ctx->ssh_config_path, &all, &err) < 0)
+		return report_error(&err);
+	_cleanup_strv_free_ char **aliases = NULL;
+	for (size_t i = 0; all && all[i]; i++)
+		if (!known_to_inventory(ctx->inv, all[i]))
+			strv_add(&aliases, all[i]);
+
+	const struct inventory *inv = ctx->inv;
+	size_t nhosts = inv ? inv->nhosts : 0;
+	if (ctx->json) {
+		cJSON *doc = cJSON_CreateObject();
+		cJSON *arr = cJSON_AddArrayToObject(doc, "hosts");
+		for (size_t i = 0; i < nhosts; i++)
+			cJSON_AddItemToArray(arr, host_json(&inv->hosts[i]));
+		for (size_t i = 0; aliases && aliases[i]; i++)
+			cJSON_AddItemToArray(arr, alias_json(aliases[i]));
+		json_print(doc);
+	} else if (names) {
+		for (size_t i = 0; i < nhosts; i++)
+			puts(inv->hosts[i].name);
+		for (size_t i = 0; aliases && aliases[i]; i++)
+			puts(aliases[i]);
+	} else {
+		print_table(inv, aliases);
+	}
+	if (!nhosts && !aliases)
+		info_msg(ctx, "no hosts: %s, and the ssh config has no Host aliases",
+			 inv ? "the inventory names none" : "no inventory");
+	return 0;
+}
+
+const struct dispatch_cmd dispatch_cmd_hosts = {
+	.name = "hosts",
+	.summary = "list inventory hosts and ssh config aliases",
+	.usage = "[--names]",
+	.description = "Lists the inventory's hosts (name, type, ssh target, cluster, chips or\n"
+		       "partitions), then the Host aliases of the ssh config that the inventory\n"
+		       "does not already name. Nothing is contacted.",
+	.opts = hosts_options,
+	.min_args = 0,
+	.max_args = 0,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_hosts,
+};

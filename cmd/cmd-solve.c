@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* dispatch solve: which host (and partition) a job fits, from the inventory alone. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "chips.h"
+#include "dispatch.h"
+#include "inventory.h"
+#include "solver.h"
+
+enum { OPT_CHIP = 1, OPT_CHIPS, OPT_CPU, OPT_PREFER, OPT_FORBID };
+
+static const struct dp_option solve_options[] = {
+	{ OPT_CHIP, 0, "chip", "NAME", "the chip (catalogue name); any GPU when omitted", chip_complete_words },
+	{ OPT_CHIPS, 0, "chips", "N", "how many chips (default 1; 0 is a CPU job)", NULL },
+	{ OPT_CPU, 0, "cpu", NULL, "a CPU job (the same as --chips 0)", NULL },
+	{ OPT_PREFER, 0, "prefer", "CLUSTER", "try hosts of CLUSTER first (repeatable, or comma-separated)", NULL },
+	{ OPT_FORBID, 0, "forbid", "CLUSTER", "never use hosts of CLUSTER (repeatable, or comma-separated)", NULL },
+	{ 0 },
+};
+
+static void add_clusters(char ***list, const char *arg)
+{
+	const char *p = arg;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		if (len)
+			strv_push(list, xstrndup(p, len));
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+}
+
+static void describe_request(char *buf, size_t n, const struct solve_request *req)
+{
+	if (req->chips == 0)
+		snprintf(buf, n, "a CPU job");
+	else
+		snprintf(buf, n, "%d %s", req->chips, req->chip ? req->chip : (req->chips == 1 ? "GPU" : "GPUs"));
+}
+
+static void add_str_or_null(cJSON *j, const char *key, const char *value)
+{
+	if (value)
+		cJSON_AddStringToObject(j, key, value);
+	else
+		cJSON_AddNullToObject(j, key);
+}
+
+static void print_json(const struct solve_result *res)
+{
+	const struct inv_host *h = res->host;
+	cJSON *doc = cJSON_CreateObject();
+	add_str_or_null(doc, "host", h ? h->name : NULL);
+	add_str_or_null(doc, "type", h ? inv_host_type_name(h->type) : NULL);
+	add_str_or_null(doc, "ssh", h ? h->ssh : NULL);
+	add_str_or_null(doc, "cluster", h ? h->cluster_name : NULL);
+	add_str_or_null(doc, "partition", res->partition);
+	add_str_or_null(doc, "constraint", res->constraint);
+	add_str_or_null(doc, "chip", res->chip);
+	add_str_or_null(doc, "gres_type", res->gres_type);
+	if (h)
+		cJSON_AddNumberToObject(doc, "chips", res->chips);
+	else
+		cJSON_AddNullToObject(doc, "chips");
+	cJSON_AddBoolToObject(doc, "fallback", res->fallback);
+	cJSON *arr = cJSON_AddArrayToObject(doc, "considered");
+	for (size_t i = 0; i < res->nverdicts; i++) {
+		cJSON *v = cJSON_CreateObject();
+		cJSON_AddStringToObject(v, "host", res->verdicts[i].host->name);
+		cJSON_AddBoolToObject(v, "fits", res->verdicts[i].fits);
+		cJSON_AddStringToObject(v, "reason", res->verdicts[i].reason);
+		cJSON_AddItemToArray(arr, v);
+	}
+	json_print(doc);
+}
+
+static void print_text(const struct solve_result *res)
+{
+	const struct inv_host *h = res->host;
+	printf("host:       %s\n", h->name);
+	printf("type:       %s\n", inv_host_type_name(h->type));
+	printf("ssh:        %s\n", h->ssh);
+	printf("cluster:    %s\n", h->cluster_name);
+	if (h->type == INV_HOST_SLURM)
+		printf("partition:  %s\n", res->partition ? res->partition : "(the cluster's default)");
+	if (res->constraint)
+		printf("constraint: %s\n", res->constraint);
+	if (res->chips == 0)
+		printf("chips:      none (a CPU job)\n");
+	else if (res->gres_type)
+		printf("chips:      %d %s (gres %s:%s:%d)\n", res->chips, res->chip, "gpu", res->gres_type,
+		       res->chips);
+	else if (res->chip)
+		printf("chips:      %d %s\n", res->chips, res->chip);
+	else
+		printf("chips:      %d GPU%s of any type (gres gpu:%d)\n", res->chips,
+		       res->chips == 1 ? "" : "s", res->chips);
+}
+
+static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	struct solve_request req = { .chips = 1 };
+	_cleanup_strv_free_ char **prefer = NULL, **forbid = NULL;
+	bool cpu = false, chips_given = false;
+
+	for (size_t i = 0; i < args->nopts; i++) {
+		const struct dp_optval *o = &args->opts[i];
+		long n;
+		switch (o->id) {
+		case OPT_CHIP:
+			req.chip = o->arg;
+			break;
+		case OPT_CHIPS:
+			if (!parse_long(o->arg, 0, 100000, &n))
+				return usage_error(ctx, "--chips: expected a whole number >= 0, got '%s'", o->arg);
+			req.chips = (int)n;
+			chips_given = true;
+			break;
+		case OPT_CPU:
+			cpu = true;
+			break;
+		case OPT_PREFER:
+			add_clusters(&prefer, o->arg);
+			break;
+		case OPT_FORBID:
+			add_clusters(&forbid, o->arg);
+			break;
+		}
+	}
+	if (cpu) {
+		if (chips_given && req.chips != 0)
+			return usage_error(ctx, "--cpu is a job without chips; drop --chips %d", req.chips);
+		if (req.chip)
+			return usage_error(ctx, "--cpu is a job without chips; drop --chip %s", req.chip);
+		req.chips = 0;
+	}
+	req.prefer = prefer;
+	req.forbid = forbid;
+
+	struct solve_result res;
+	struct dp_error err = { 0 };
+	if (solve(ctx->inv, &req, &res, &err) < 0)
+		return report_error(&err);
+
+	char what[128];
+	describe_request(what, sizeof(what), &req);
+	if (ctx->verbosity > 0)
+		for (size_t i = 0; i < res.nverdicts; i++)
+			info_msg(ctx, "%s %s: %s", res.verdicts[i].host == res.host ? "*" : " ",
+				 res.verdicts[i].host->name, res.verdicts[i].reason);
+	if (res.fallback && ctx->verbosity >= 0)
+		warning_msg("nothing fits %s; '%s' has the most %s, so the job would wait there",
+			    what, res.host->name, res.chip);
+
+	int status = 0;
+	if (ctx->json)
+		print_json(&res);
+	else if (res.host)
+		print_text(&res);
+	if (!res.host) {
+		if (ctx->inv->nhosts == 0)
+			error_msg("nothing fits %s: the inventory '%s' has no hosts", what,
+				  ctx->inventory_path);
+		else if (ctx->verbosity > 0)
+			error_msg("nothing fits %s", what);
+		else
+			error_msg("nothing fits %s on %zu host%s (-v says why for each)", what,
+				  res.nverdicts, res.nverdicts == 1 ? "" : "s");
+		status = DPE_FAIL;
+	}
+	solve_result_release(&res);
+	return status;
+}
+
+const struct dispatch_cmd dispatch_cmd_solve = {
+	.name = "solve",
+	.summary = "find the host (and partition) a job fits",
+	.usage = "[--chip NAME] [--chips N] [--cpu] [--prefer CLUSTER] [--forbid CLUSTER]",
+	.description = "Picks the first host, in the inventory's priority order, where a job of N chips\n"
+		       "fits, from the inventory alone, and prints it with the partition and GRES.\n"
+		       "-v gives the verdict for every host.",
+	.opts = solve_options,
+	.min_args = 0,
+	.max_args = 0,
+	.flags = CMD_NEEDS_INVENTORY,
+	.fn = cmd_solve,
+};

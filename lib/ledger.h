@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The job ledger: every submission dispatch makes, in SQLite (WAL mode) under the
+ * state dir, safe for cron loops, CI and a shell running dispatch at the same moment.
+ *
+ * A submission is recorded in two steps so that no job is ever submitted twice:
+ * ledger_begin() stores the intent with its unique token before sbatch runs;
+ * ledger_submitted() adds the job id once sbatch answered. A row left in state
+ * "submitting" means the answer was lost: look the token up on the cluster
+ * instead of submitting again.
+ */
+#ifndef DISPATCH_LEDGER_H
+#define DISPATCH_LEDGER_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+struct ledger;
+
+struct ledger_job {
+	int64_t row;
+	char *job_id;           /* NULL while submitting */
+	char *host;             /* inventory host name or ssh destination */
+	char *cluster;
+	char *name;
+	char *token;            /* unique per submission */
+	int64_t submitted_at;   /* unix seconds */
+	char *commit;           /* snapshot commit, NULL when none */
+	bool dirty;
+	char *script_path, *log_path, *err_path;
+	long pid;               /* plain hosts: the job's process group; 0 otherwise */
+	char *state;            /* "submitting", "submitted", "unknown" */
+};
+
+/* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else
+ * ~/.local/state/dispatch. Caller frees. */
+char *ledger_state_dir(void);
+
+/* Opens (creating dir, mode 0700, and schema) dir/ledger.db; dir NULL: the state dir. */
+int ledger_open(const char *dir, struct ledger **out, struct dp_error *err);
+void ledger_close(struct ledger *l);
+static inline void ledger_closep(struct ledger **l) { ledger_close(*l); }
+#define _cleanup_ledger_ _cleanup_(ledger_closep)
+
+/* A fresh token: 128 random bits as hex ("dsp-" + 32 hex digits). Caller frees. */
+char *ledger_new_token(void);
+
+int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error *err);
+int ledger_submitted(struct ledger *l, const char *token, const char *job_id, long pid,
+		     struct dp_error *err);
+int ledger_set_state(struct ledger *l, const char *token, const char *state, struct dp_error *err);
+/* Forget a submission that certainly did not happen (sbatch refused it). */
+int ledger_forget(struct ledger *l, const char *token, struct dp_error *err);
+
+/* Jobs with this job id (and host, when not NULL), newest first. */
+int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,
+		size_t *n, struct dp_error *err);
+int ledger_find_token(struct ledger *l, const char *token, struct ledger_job *job,
+		      struct dp_error *err);
+void ledger_job_release(struct ledger_job *j);
+void ledger_jobs_free(struct ledger_job *jobs, size_t n);
+
+#endif

@@ -1,0 +1,329 @@
+#!/bin/bash
+# lib/ssh_config.c against the real thing: for tricky configs and several host names,
+# `ssh -G -F CONFIG HOST` and tests/helpers/ssh-config-G (the same resolution by
+# dispatch, printed in ssh -G's format) must agree on every keyword dispatch uses.
+#
+# ssh takes ~ and %d from the passwd entry, dispatch from $HOME: nss_wrapper gives ssh a
+# passwd entry whose home is the test's HOME, so neither ever reads the real ~/.ssh.
+. "$TEST_SRCDIR/tests/cli/lib.sh"
+
+: "${SSH_CONFIG_G:?SSH_CONFIG_G must point at the built tests/helpers/ssh-config-G}"
+nss_wrapper=
+for d in /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
+	[ -e "$d/libnss_wrapper.so" ] && nss_wrapper=$d/libnss_wrapper.so && break
+done
+if ! command -v ssh >/dev/null || [ -z "$nss_wrapper" ]; then
+	echo "1..0 # SKIP needs ssh and nss_wrapper (libnss-wrapper)"
+	exit 0
+fi
+
+me=$(id -un)
+printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
+printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
+
+KEYS='user|hostname|port|identityfile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode'
+
+# ssh -G prints IdentityFile before ~ and %-expansion (it expands when loading keys):
+# expand it here, independently of lib/, with the values ssh printed.
+expand_identityfiles() {
+	awk -v home="$HOME" -v luser="$me" -v alias="$1" '
+	function expand(s,   out, i, c, n) {
+		out = ""
+		if (s == "~") return home
+		if (substr(s, 1, 2) == "~/") { out = home "/"; s = substr(s, 3) }
+		for (i = 1; i <= length(s); i++) {
+			c = substr(s, i, 1)
+			if (substr(s, i, 2) == "${" && (n = index(substr(s, i), "}"))) {
+				out = out ENVIRON[substr(s, i + 2, n - 3)]
+				i += n - 1
+				continue
+			}
+			if (c != "%") { out = out c; continue }
+			n = substr(s, ++i, 1)
+			if (n == "%") out = out "%"
+			else if (n == "h") out = out host
+			else if (n == "r") out = out ruser
+			else if (n == "u") out = out luser
+			else if (n == "d") out = out home
+			else if (n == "n") out = out alias
+			else if (n == "p") out = out port
+			else out = out "%" n
+		}
+		return out
+	}
+	/^user / { ruser = substr($0, 6) }
+	/^hostname / { host = substr($0, 10) }
+	/^port / { port = $2 }
+	/^identityfile / { print "identityfile " expand(substr($0, 14)); next }
+	{ print }'
+}
+
+# compare CONFIG HOST...: both succeed and agree, or both fail
+compare() {
+	local config=$1 dest rc_ssh rc_dp
+	shift
+	for dest in "$@"; do
+		local alias=${dest#ssh://}
+		alias=${alias#*@}
+		alias=${alias%:*}
+		local F=(-F "$config")
+		[ "$config" = - ] && F=() # the default files, as dispatch without -F
+		rc_ssh=0
+		LD_PRELOAD=$nss_wrapper NSS_WRAPPER_PASSWD=$TRASH/passwd NSS_WRAPPER_GROUP=$TRASH/group \
+			ssh -G "${F[@]}" "$dest" </dev/null >"$TRASH/ssh.raw" 2>"$TRASH/ssh.err" || rc_ssh=$?
+		rc_dp=0
+		"$SSH_CONFIG_G" "$config" "$dest" >"$TRASH/dp.raw" 2>"$TRASH/dp.err" || rc_dp=$?
+		if [ $rc_ssh -ne 0 ] || [ $rc_dp -ne 0 ]; then
+			if [ $rc_ssh -ne 0 ] && [ $rc_dp -ne 0 ]; then
+				continue
+			fi
+			echo "$config $dest: ssh exit $rc_ssh, dispatch exit $rc_dp" >&2
+			cat "$TRASH/ssh.err" "$TRASH/dp.err" >&2
+			return 1
+		fi
+		grep -E "^($KEYS) " "$TRASH/ssh.raw" | expand_identityfiles "$alias" |
+			sort -s -k1,1 >"$TRASH/ssh.out"
+		sort -s -k1,1 "$TRASH/dp.raw" >"$TRASH/dp.out"
+		if ! diff -u "$TRASH/ssh.out" "$TRASH/dp.out" >"$TRASH/diff"; then
+			echo "$config $dest: ssh -G (-) and dispatch (+) differ:" >&2
+			cat "$TRASH/diff" >&2
+			return 1
+		fi
+	done
+}
+
+mkdir -p "$HOME/.ssh/conf.d" "$HOME/.ssh/nested"
+
+cat >"$TRASH/patterns" <<'CONF'
+# Host patterns: several per line, negation, wildcards, defaults last
+Host web1 web2
+    HostName %h.Example.ORG
+    User deploy
+    Port 2201
+Host !web2 web*
+    User webber
+    IdentityFile ~/.ssh/id_web_%h
+Host *.internal !bastion.internal
+    ProxyJump bastion.internal
+Host db?
+    HostName DB-%h.example.com
+    IdentityFile %d/.ssh/db_%r_%u
+Host !* never
+    User never
+Host 10.0.0.*
+    User ip-user
+Host *
+    User fallback
+    Port 22
+    IdentityFile ~/.ssh/id_default
+    IdentityFile ~/.ssh/id_web_%h
+    ServerAliveInterval 30
+    ServerAliveCountMax 5
+    ConnectTimeout 1m30s
+CONF
+test_expect_success 'host patterns, negation, first value wins' '
+	compare "$TRASH/patterns" web1 web2 web3 WEB1 foo.internal bastion.internal \
+		db1 db12 never other 10.0.0.7 alice@web1 ssh://bob@web3:2222 ssh://db2
+'
+
+cat >"$TRASH/syntax" <<'CONF'
+HOST=eq
+  HostName="eq.example.com"
+  USER = "john smith"
+  port= 2022
+  IDENTITYFILE "~/.ssh/key with spaces"
+  IdentityFile '/abs/single quoted'
+  IdentityFile /esc\ aped
+  identityfile ~/.ssh/dup
+  IdentityFile ~/.ssh/dup
+  StrictHostKeyChecking accept-new
+  BatchMode=yes
+  IdentitiesOnly true
+	# a tab-indented comment
+Host "quoted host" plain
+  User quoted
+Host strict-no
+  StrictHostKeyChecking no
+Host strict-off
+  StrictHostKeyChecking off
+Host strict-yes
+  StrictHostKeyChecking YES
+Host strict-ask
+  stricthostkeychecking ask
+Host strict-false
+  StrictHostKeyChecking false
+Host strict-*
+  StrictHostKeyChecking yes
+  BatchMode no
+  ConnectTimeout none
+Host strict-*
+  ConnectTimeout 12
+  ServerAliveInterval 2h
+CONF
+test_expect_success 'key=value, quotes, escapes, case, StrictHostKeyChecking spellings' '
+	compare "$TRASH/syntax" eq plain strict-no strict-off strict-yes strict-ask \
+		strict-false strict-other
+'
+
+cat >"$HOME/.ssh/conf.d/10-a.conf" <<'CONF'
+Host inc-a
+    User a-user
+    Include nested/level1.conf
+CONF
+cat >"$HOME/.ssh/conf.d/20-b.conf" <<'CONF'
+Host inc-a inc-b
+    User b-user
+    Port 2020
+CONF
+cat >"$HOME/.ssh/conf.d/ignored.txt" <<'CONF'
+Host inc-a inc-b inc-c
+    User not-included
+CONF
+cat >"$HOME/.ssh/nested/level1.conf" <<'CONF'
+IdentityFile ~/.ssh/level1
+Include nested/level2.conf
+Host inc-b
+    ProxyCommand none
+Host inc-c
+    ProxyJump via-level1
+CONF
+cat >"$HOME/.ssh/nested/level2.conf" <<'CONF'
+ConnectTimeout 7
+Host *
+    BatchMode yes
+CONF
+cat >"$HOME/.ssh/extra.conf" <<'CONF'
+Host extra
+    HostName extra.example
+CONF
+cat >"$TRASH/include" <<'CONF'
+Include conf.d/*.conf
+Include ~/.ssh/extra.conf /nonexistent/*.conf
+Host inc-outer inc-c
+    Include nested/level1.conf
+Host after inc-c
+    User after-user
+    Include nested/level2.conf nested/level2.conf
+CONF
+test_expect_success 'Include: globs, ~ and relative paths, nesting, inactive blocks' '
+	compare "$TRASH/include" inc-a inc-b inc-c inc-outer extra after other
+'
+
+cat >"$TRASH/match" <<'CONF'
+Host m1
+    User m1-user
+Match host m1 exec "false"
+    User matched
+    Port 1
+Match originalhost nomatch
+    Port 2
+    Include conf.d/*.conf
+Host m2
+    Port 2222
+Match user nobody-at-all
+    IdentityFile ~/.ssh/never
+Match all
+    User all-user
+Host *
+    User star
+    IdentityFile ~/.ssh/star
+CONF
+test_expect_success 'Match blocks that do not match are skipped' '
+	compare "$TRASH/match" m1 m2 inc-a other
+'
+
+cat >"$TRASH/proxy" <<'CONF'
+Host pj-multi
+    ProxyJump alice@hop1:2222,hop2,bob@hop3:23
+Host pj-uri
+    ProxyJump ssh://carol@hop4:2200
+Host pj-none
+    ProxyJump none
+Host pj-none pj-cmd
+    ProxyCommand nc %h %p
+Host pc-none
+    ProxyCommand none
+Host pc-none pc-then-jump
+    ProxyJump ignored
+Host pc-first
+    ProxyCommand=ssh -W %h:%p "gate way"   # the comment stays, as in ssh
+Host pc-first
+    ProxyJump ignored2
+Host *
+    ProxyJump default-hop
+CONF
+test_expect_success 'ProxyJump with several hops and none, ProxyCommand and none' '
+	compare "$TRASH/proxy" pj-multi pj-uri pj-none pj-cmd pc-none pc-then-jump pc-first other
+'
+
+cat >"$TRASH/files" <<'CONF'
+Host kh
+    UserKnownHostsFile ~/.ssh/kh1 %d/kh_%h_%r %d/kh_%u_%n_%p
+    GlobalKnownHostsFile /etc/ssh/g1 /etc/ssh/g2
+    IdentityAgent ~/agent.%h.sock
+    User remote
+    HostName KH.Example.com
+    Port 2200
+Host kh-none
+    UserKnownHostsFile none
+    IdentityAgent none
+Host kh-env
+    IdentityAgent ${HOME}/env-agent
+    IdentityFile ${HOME}/env-key
+Host *
+    UserKnownHostsFile ~/.ssh/second
+    GlobalKnownHostsFile /etc/ssh/second
+    IdentityAgent SSH_AUTH_SOCK
+CONF
+test_expect_success 'known hosts files, IdentityAgent, %-tokens and ~' '
+	compare "$TRASH/files" kh kh-none kh-env other
+'
+
+cat >"$TRASH/ignore" <<'CONF'
+IgnoreUnknown Frob*,UseKeychain
+Frobnicate yes
+UseKeychain yes
+Host x
+    User x-user
+    # keywords dispatch does not use are accepted and skipped
+    ForwardAgent yes
+    SendEnv LANG LC_*
+    ControlPath ~/.ssh/cm-%C
+CONF
+test_expect_success 'IgnoreUnknown and keywords dispatch does not use' '
+	compare "$TRASH/ignore" x y
+'
+
+printf 'Host x\n  Port 0\n' >"$TRASH/bad1"
+printf 'Host x\n  Frobnicate yes\n' >"$TRASH/bad2"
+printf 'Host y\n  User\n' >"$TRASH/bad3"
+printf 'Host x\n  User "unterminated\n' >"$TRASH/bad4"
+printf 'Host y\n  BatchMode maybe\n' >"$TRASH/bad5"
+printf 'Include %s\n' "$TRASH/bad6" >"$TRASH/bad6"
+printf 'Host y\n  IdentityFile a b\n' >"$TRASH/bad7"
+printf 'Host x\n  HostName %%z\n' >"$TRASH/bad8"
+printf 'Host y\n  ConnectTimeout 5x\n' >"$TRASH/bad9"
+printf 'Host y\n  ProxyJump a,,b\n' >"$TRASH/bad10"
+test_expect_success 'configs ssh rejects are rejected' '
+	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10; do
+		compare "$TRASH/$f" x &&
+		test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/$f" x 2>err &&
+		test_grep "$f" err || exit 1
+	done
+'
+
+test_expect_success 'a missing -F file is an error for both' '
+	compare "$TRASH/does-not-exist" x &&
+	test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/does-not-exist" x 2>err &&
+	test_grep "does-not-exist" err
+'
+
+test_expect_success 'the default files: ~/.ssh/config, then the system one' '
+	compare - x inc-a &&
+	cp "$TRASH/patterns" "$HOME/.ssh/config" &&
+	compare - web1 web3 db1 other &&
+	printf "Include ../../include\n" >"$HOME/.ssh/config" &&
+	compare - inc-a inc-c other
+'
+
+test_done

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helper: resolve HOST through CONFIG with lib/ssh_config.c and print the result
+ * the way `ssh -G -F CONFIG HOST` prints it, for the keywords dispatch uses, so that
+ * tests/cli/t0400-ssh-config-vs-ssh-G.sh can diff the two. Exit 255 on a config error
+ * (as ssh), with the message on stderr.
+ */
+#include <stdio.h>
+
+#include "ssh_config.h"
+
+static void print_list(const char *key, char **v, const char *sep)
+{
+	printf("%s ", key);
+	for (size_t i = 0; v && v[i]; i++)
+		printf("%s%s", i ? sep : "", v[i]);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const strict[] = {
+		[SSH_STRICT_ASK] = "ask", [SSH_STRICT_YES] = "true",
+		[SSH_STRICT_ACCEPT_NEW] = "accept-new", [SSH_STRICT_NO] = "false",
+	};
+	if (argc != 3) {
+		fprintf(stderr, "usage: ssh-config-G CONFIG|- HOST\n");
+		return 2;
+	}
+	struct ssh_host_config c;
+	struct dp_error err;
+	const char *path = argv[1][0] == '-' && !argv[1][1] ? NULL : argv[1];
+	if (ssh_config_resolve_dest(path, argv[2], &c, &err) < 0) {
+		fprintf(stderr, "ssh-config-G: %s\n", err.msg);
+		return 255;
+	}
+	printf("user %s\nhostname %s\nport %d\n", c.user, c.hostname, c.port);
+	printf("batchmode %s\n", c.batch_mode ? "yes" : "no");
+	printf("identitiesonly %s\n", c.identities_only ? "yes" : "no");
+	printf("stricthostkeychecking %s\n", strict[c.strict_host_key_checking]);
+	printf("serveralivecountmax %d\n", c.server_alive_count_max);
+	printf("serveraliveinterval %d\n", c.server_alive_interval);
+	if (c.identity_agent)
+		printf("identityagent %s\n", c.identity_agent);
+	for (size_t i = 0; c.identity_files[i]; i++)
+		printf("identityfile %s\n", c.identity_files[i]);
+	print_list("globalknownhostsfile", c.global_known_hosts_files, " ");
+	print_list("userknownhostsfile", c.user_known_hosts_files, " ");
+	if (c.connect_timeout)
+		printf("connecttimeout %d\n", c.connect_timeout);
+	else
+		printf("connecttimeout none\n");
+	if (c.proxy_command)
+		printf("proxycommand %s\n", c.proxy_command);
+	if (c.proxy_jump)
+		print_list("proxyjump", c.proxy_jump, ",");
+	ssh_host_config_release(&c);
+	return ferror(stdout) ? 1 : 0;
+}

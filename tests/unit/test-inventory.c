@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* The inventory loader: the reference inventory's values, and every error's exact message. */
+#include "chips.h"
+#include "inventory.h"
+#include "strbuf.h"
+#include "unit.h"
+
+static struct inventory *parse(const char *text, struct dp_error *err)
+{
+	struct inventory *inv = NULL;
+	dp_error_clear(err);
+	if (inventory_parse("inv.yaml", text, strlen(text), &inv, err) < 0)
+		return NULL;
+	return inv;
+}
+
+/* The message for a document that must fail. */
+static const char *error_of(const char *text)
+{
+	static struct dp_error err;
+	struct inventory *inv = parse(text, &err);
+	if (inv) {
+		inventory_free(inv);
+		return "(loaded without error)";
+	}
+	return err.kind == DPE_INPUT ? err.msg : "(wrong error kind)";
+}
+
+#define BASE "clusters:\n  c1: {root: /r, work: /w}\n"
+
+static void test_reference(void)
+{
+	struct dp_error err = { 0 };
+	_cleanup_free_ char *path = xasprintf("%s/reference-inventory.yaml", unit_data());
+	struct inventory *inv = NULL;
+	CHECK_INT(inventory_load(path, &inv, &err), 0);
+	if (!inv) {
+		printf("# %s\n", err.msg);
+		return;
+	}
+	CHECK_STR(inv->mount, "/mnt/juicefs-local");
+	CHECK(inv->proxy == NULL);
+	CHECK_INT(strv_len(inv->priority), 6);
+	CHECK_STR(inv->priority[0], "workstation");
+	CHECK_STR(inv->priority[5], "cloud");
+	CHECK_INT(inv->ngres_mapping, 3);
+	CHECK_STR(inventory_gres_type(inv, "h100"), "h100_80gb");
+	CHECK_STR(inventory_gres_type(inv, "A100-SXM4-80GB"), "a100_80g");
+	CHECK(inventory_gres_type(inv, "t4") == NULL);
+
+	CHECK_INT(inv->nclusters, 2);
+	const struct inv_cluster *local = inventory_cluster(inv, "local");
+	CHECK(local && streq(local->root, "/data/theseus") && streq(local->work, "/tmp/theseus"));
+	CHECK_STR(local->log, "/var/log/theseus");
+	CHECK(local->share == NULL && local->mount == NULL);
+	const struct inv_cluster *hpc = inventory_cluster(inv, "hpc");
+	CHECK_STR(hpc->share, "/scratch/theseus/.dispatch");
+	CHECK_STR(hpc->mount, "redis://:password@redis.example.com:6379/0");
+	CHECK_STR(hpc->cache_size, "100G");
+	CHECK_STR(hpc->cache_dir, "/scratch/juicefs-cache");
+
+	CHECK_INT(inv->nhosts, 7);
+	const struct inv_host *ws = inventory_host(inv, "workstation");
+	CHECK(ws && ws->type == INV_HOST_PLAIN);
+	CHECK_STR(ws->ssh, "gpu-workstation");
+	CHECK(ws->cluster == local);
+	CHECK_INT(ws->nchips, 1);
+	CHECK_STR(ws->chips[0].chip, "h100");
+	CHECK_INT(ws->chips[0].count, 4);
+	CHECK_STR(ws->uv_groups[0], "cuda12");
+	CHECK_INT(ws->line, 36);
+	CHECK_INT(ws->col, 3);
+
+	const struct inv_host *cpu = inventory_host(inv, "cpu-box");
+	CHECK(cpu->nchips == 0 && cpu->chips_set);
+
+	const struct inv_host *login = inventory_host(inv, "hpc-login");
+	CHECK(login->type == INV_HOST_SLURM);
+	CHECK_INT(login->npartitions, 2);
+	CHECK_STR(login->partitions[1].name, "cpu");
+	CHECK(!login->partitions[0].is_default && login->partitions[0].constraint == NULL);
+	CHECK_STR(login->cpu_partitions[0], "cpu");
+	CHECK_STR(login->account, "myproject");
+	CHECK_STR(login->qos, "normal");
+	CHECK_STR(login->mem, "64G");
+	CHECK_INT(strv_len(login->exclude), 2);
+	CHECK_STR(login->exclude[1], "node002");
+	CHECK(!login->chips_set);
+
+	const struct inv_host *lim = inventory_host(inv, "hpc-limited");
+	CHECK(lim->chips_set && lim->nchips == 2);
+	CHECK_STR(lim->chips[1].chip, "a100-sxm4-80gb");
+	CHECK_INT(lim->chips[1].count, 16);
+	CHECK(inventory_host(inv, "nope") == NULL);
+	CHECK_STR(inventory_host(inv, "cloud")->uv_groups[0], "cuda11");
+	inventory_free(inv);
+}
+
+static void test_values(void)
+{
+	struct dp_error err;
+	struct inventory *inv = parse(BASE "hosts:\n"
+				      "  s:\n    type: slurm\n    cluster: c1\n"
+				      "    partitions:\n      - {name: gpu, default: true, constraint: a100}\n      - cpu\n"
+				      "    partitions_cpu: [cpu]\n    annotations: {note: hi, n: 3}\n"
+				      "    chips: {}\n"
+				      "  p:\n    cluster: c1\n    chips: {H100: '2'}\n", &err);
+	CHECK(inv != NULL);
+	if (!inv) {
+		printf("# %s\n", err.msg);
+		return;
+	}
+	const struct inv_host *s = inventory_host(inv, "s");
+	CHECK_STR(s->ssh, "s");                 /* ssh defaults to the name */
+	CHECK(s->partitions[0].is_default);
+	CHECK_STR(s->partitions[0].constraint, "a100");
+	CHECK_STR(s->cpu_partitions[0], "cpu"); /* the partitions_cpu spelling */
+	CHECK_INT(s->nannotations, 2);
+	CHECK_STR(s->annotations[1].value, "3");
+	CHECK(s->chips_set && s->nchips == 0);
+	const struct inv_host *p = inventory_host(inv, "p");
+	CHECK(p->type == INV_HOST_PLAIN);
+	CHECK_STR(p->chips[0].chip, "h100");    /* canonical spelling */
+	CHECK_INT(p->chips[0].count, 2);
+	inventory_free(inv);
+
+	/* An empty document and a null chips map are fine. */
+	inv = parse("", &err);
+	CHECK(inv && inv->nhosts == 0 && inv->nclusters == 0);
+	inventory_free(inv);
+	inv = parse(BASE "hosts:\n  s:\n    type: slurm\n    cluster: c1\n    chips:\n", &err);
+	CHECK(inv && !inv->hosts[0].chips_set);
+	inventory_free(inv);
+}
+
+static void test_errors(void)
+{
+	struct dp_error err;
+	CHECK(parse("a: [1\n", &err) == NULL);
+	CHECK_CONTAINS(err.msg, "inv.yaml:2:1: malformed YAML");
+
+	CHECK_STR(error_of("- a\n"), "inv.yaml:1:1: expected a mapping with 'clusters' and 'hosts' at the top, got a list");
+	CHECK_STR(error_of("hostz: {}\n"), "inv.yaml:1:1: unknown key 'hostz' (did you mean 'hosts'?)");
+	CHECK_STR(error_of("zzzzzz: 1\n"), "inv.yaml:1:1: unknown key 'zzzzzz'");
+	CHECK_STR(error_of("mount: /m\nproxy: a:/b\n"),
+		  "inv.yaml:2:8: 'mount' and 'proxy' are both set: they are mutually exclusive (keep one)");
+	CHECK_STR(error_of(BASE "hosts:\n  gpu1:\n    cluster: c1\n    chips:\n      h100: four\n"),
+		  "inv.yaml:7:13: hosts.gpu1.chips.h100: expected a whole number > 0, got 'four'");
+	CHECK_STR(error_of(BASE "hosts:\n  gpu1:\n    cluster: c1\n    chips: {h100: 0}\n"),
+		  "inv.yaml:6:19: hosts.gpu1.chips.h100: expected a whole number > 0, got '0'");
+	CHECK_STR(error_of(BASE "hosts:\n  gpu1:\n    cluster: c1\n    chips: {h10: 1}\n"),
+		  "inv.yaml:6:13: hosts.gpu1.chips: unknown chip 'h10' (did you mean one of: h100, h100-pcie, h100-nvl?)");
+	CHECK_STR(error_of(BASE "hosts:\n  gpu1:\n    cluster: c1\n    chips: {a100-sxm-80gb: 1}\n"),
+		  "inv.yaml:6:13: hosts.gpu1.chips: unknown chip 'a100-sxm-80gb' (did you mean 'a100-sxm4-80gb'?)");
+	CHECK_STR(error_of(BASE "hosts:\n  gpu1:\n    cluster: c1\n    chips: [h100]\n"),
+		  "inv.yaml:6:12: hosts.gpu1.chips: expected a mapping, got a list");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    partiton: [gpu]\n"),
+		  "inv.yaml:7:5: unknown key 'partiton' in hosts.h (did you mean 'partitions'?)");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    partitions: [gpu]\n"),
+		  "inv.yaml:6:5: hosts.h.partitions: only for slurm hosts (add 'type: slurm', or remove it)");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slrum\n    cluster: c1\n"),
+		  "inv.yaml:5:11: hosts.h.type: unknown host type 'slrum' (did you mean 'slurm'?)");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c2\n"),
+		  "inv.yaml:5:14: hosts.h.cluster: no cluster 'c2' (did you mean 'c1'?)");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: elsewhere\n"),
+		  "inv.yaml:5:14: hosts.h.cluster: no cluster 'elsewhere' (clusters: c1)");
+	CHECK_STR(error_of("hosts:\n  h:\n    cluster: c\n"),
+		  "inv.yaml:3:14: hosts.h.cluster: no cluster 'c': the inventory defines no clusters");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    ssh: x\n"), "inv.yaml:5:5: hosts.h: 'cluster' is required");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n"), "inv.yaml:4:3: hosts.h: needs at least 'cluster'");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    ssh: -oProxyCommand=x\n"),
+		  "inv.yaml:6:10: hosts.h.ssh: expected a single word not starting with '-', got '-oProxyCommand=x'");
+	CHECK_STR(error_of(BASE "hosts:\n  'a b':\n    cluster: c1\n"),
+		  "inv.yaml:4:3: hosts.a b: a host name is letters, digits, '.', '_' and '-', and does not start with '-'");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    mem: 64GB\n"),
+		  "inv.yaml:7:10: hosts.h.mem: expected a size as sbatch --mem takes it (a number with K, M, G or T, e.g. 64G), got '64GB'");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    partitions: [{name: a, default: yes please}]\n"),
+		  "inv.yaml:7:37: hosts.h.partitions[0].default: expected true or false, got 'yes please'");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    partitions: [a, a]\n"),
+		  "inv.yaml:7:21: hosts.h.partitions[1]: partition 'a' is listed twice");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    partitions: [{default: true}]\n"),
+		  "inv.yaml:7:18: hosts.h.partitions[0]: 'name' is required");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    cpu_partitions: [a]\n    partitions_cpu: [a]\n"),
+		  "inv.yaml:8:21: hosts.h.partitions_cpu: the same as cpu_partitions, which is also set; keep one");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    uv_groups: cuda12\n"),
+		  "inv.yaml:6:16: hosts.h.uv_groups: expected a list, got a string (write [cuda12])");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    exclude: [[a]]\n"),
+		  "inv.yaml:7:15: hosts.h.exclude[0]: expected a name, got a list");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    annotations: {a: [1]}\n"),
+		  "inv.yaml:7:22: hosts.h.annotations.a: expected a string, got a list");
+	CHECK_STR(error_of(BASE "hosts:\n  h: {cluster: c1}\npriority: [h, g]\n"),
+		  "inv.yaml:5:15: priority[1]: no host 'g' in hosts (did you mean 'h'?)");
+	CHECK_STR(error_of(BASE "hosts:\n  h: {cluster: c1}\npriority: [h, h]\n"),
+		  "inv.yaml:5:15: priority[1]: host 'h' is listed twice");
+	CHECK_STR(error_of(BASE "priority: box\n"),
+		  "inv.yaml:3:11: priority: expected a list of host names, got a string");
+	CHECK_STR(error_of("clusters:\n  c1: {root: /r}\n"), "inv.yaml:2:7: clusters.c1: 'work' is required");
+	CHECK_STR(error_of("clusters:\n  c1: {root: /r, work: ''}\n"),
+		  "inv.yaml:2:24: clusters.c1.work: must not be empty");
+	CHECK_STR(error_of("clusters:\n  c1: {root: /r, work: /w, logs: /l}\n"),
+		  "inv.yaml:2:28: unknown key 'logs' in clusters.c1 (did you mean 'log'?)");
+	CHECK_STR(error_of("clusters:\n  c1: {root: [/r], work: /w}\n"),
+		  "inv.yaml:2:14: clusters.c1.root: expected a string, got a list");
+	CHECK_STR(error_of("gres_mapping:\n  h100: 'h100 80'\n"),
+		  "inv.yaml:2:9: gres_mapping.h100: expected a single word not starting with '-', got 'h100 80'");
+	CHECK_STR(error_of("gres_mapping:\n  h100: a:b\n"),
+		  "inv.yaml:2:9: gres_mapping.h100: expected a GRES type such as 'a100_80g', got 'a:b'");
+	CHECK_STR(error_of("gres_mapping:\n  h100: a\n  H100: b\n"),
+		  "inv.yaml:3:3: gres_mapping.H100: chip 'h100' is mapped twice");
+	CHECK_STR(error_of("gres_mapping:\n  quantum: a\n"),
+		  "inv.yaml:2:3: gres_mapping: unknown chip 'quantum' ('dispatch solve --chip' completes them; see dispatch-solve(1))");
+
+	/* No terminal escapes from the file reach the message. */
+	CHECK_STR(error_of(BASE "hosts:\n  h: {cluster: c1, \"\\e[31mx\": 1}\n"),
+		  "inv.yaml:4:20: unknown key '?[31mx' in hosts.h");
+
+	struct inventory *inv = NULL;
+	CHECK_INT(inventory_load("/nonexistent/inv.yaml", &inv, &err), -1);
+	CHECK_INT(err.kind, DPE_NOTFOUND);
+	CHECK_STR(err.msg, "cannot read inventory '/nonexistent/inv.yaml': No such file or directory");
+}
+
+static void test_catalogue(void)
+{
+	/* The completion words list exactly the catalogue, in order. */
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "words:");
+	for (size_t i = 0; i < chip_catalogue_len; i++)
+		strbuf_addf(&sb, "%s%s", i ? " " : "", chip_catalogue[i].name);
+	CHECK_STR(chip_complete_words, sb.buf);
+	strbuf_release(&sb);
+	for (const char *req[] = { "h100", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-sxm4-40gb",
+				   "a100-pcie-80gb", "h200", "b200", "l40s", "l40", "a10g", "a10",
+				   "l4", "t4", "v100-16gb", "v100-32gb", "rtx-4090", "rtx-a6000",
+				   "mi300x", NULL }, **r = req; *r; r++)
+		CHECK(chip_find(*r) != NULL);
+	for (size_t i = 0; i < chip_catalogue_len; i++) {
+		const struct chip *c = &chip_catalogue[i];
+		CHECK(chip_find(c->name) == c && c->memory_gb > 0 && c->display[0]);
+		for (const char *p = c->name; *p; p++)
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+				CHECK(!"chip names are lower case, digits and '-'");
+	}
+	CHECK_STR(chip_find("H100")->name, "h100");
+	CHECK_INT(chip_find("a100-pcie-40gb")->memory_gb, 40);
+	CHECK_STR(chip_suggestion("rtx4090"), " (did you mean 'rtx-4090'?)");
+	CHECK_STR(chip_suggestion("qqqqqqq"), "");
+}
+
+int main(void)
+{
+	test_reference();
+	test_values();
+	test_errors();
+	test_catalogue();
+	return unit_done();
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* The ledger: the two-step record, lookups, and 20 processes writing at once. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "ledger.h"
+#include "unit.h"
+
+#define WRITERS 20
+
+static void record(const char *dir, int i)
+{
+	struct ledger *l;
+	struct dp_error err;
+	if (ledger_open(dir, &l, &err) < 0) {
+		fprintf(stderr, "child %d: %s\n", i, err.msg);
+		_exit(1);
+	}
+	char *token = ledger_new_token();
+	char host[32], id[32];
+	snprintf(host, sizeof(host), "host%d", i % 3);
+	snprintf(id, sizeof(id), "%d", 1000 + i);
+	struct ledger_job job = { .host = host, .token = token, .name = "sweep" };
+	int r = ledger_begin(l, &job, &err);
+	if (r == 0)
+		r = ledger_submitted(l, token, id, 0, &err);
+	if (r < 0)
+		fprintf(stderr, "child %d: %s\n", i, err.msg);
+	free(token);
+	ledger_close(l);
+	_exit(r < 0);
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/dispatch-ledger-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	CHECK(dir != NULL);
+	char *sub = xasprintf("%s/a/b", dir);
+	struct ledger *l;
+	struct dp_error err;
+
+	CHECK(ledger_open(sub, &l, &err) == 0);
+	struct stat st;
+	CHECK(stat(sub, &st) == 0 && (st.st_mode & 0777) == 0700);
+	char *db = xasprintf("%s/ledger.db", sub);
+	CHECK(stat(db, &st) == 0 && (st.st_mode & 077) == 0);
+
+	char *t1 = ledger_new_token(), *t2 = ledger_new_token();
+	CHECK(strlen(t1) == 36 && startswith(t1, "dsp-"));
+	CHECK(!streq(t1, t2));
+	struct ledger_job job = { .host = "hpc", .cluster = "testbed", .name = "train",
+				  .token = t1, .commit = "abc123", .dirty = true,
+				  .log_path = "/scratch/logs/train-%j.out" };
+	CHECK(ledger_begin(l, &job, &err) == 0);
+	/* The same token twice is refused: one token, one submission. */
+	CHECK(ledger_begin(l, &job, &err) < 0);
+
+	struct ledger_job got;
+	CHECK(ledger_find_token(l, t1, &got, &err) == 0);
+	CHECK_STR(got.state, "submitting");
+	CHECK(got.job_id == NULL);
+	CHECK(got.dirty);
+	ledger_job_release(&got);
+
+	CHECK(ledger_submitted(l, t1, "4242", 0, &err) == 0);
+	struct ledger_job *jobs;
+	size_t n;
+	CHECK(ledger_find(l, "4242", NULL, &jobs, &n, &err) == 0);
+	CHECK_INT(n, 1);
+	CHECK_STR(jobs[0].state, "submitted");
+	CHECK_STR(jobs[0].host, "hpc");
+	CHECK_STR(jobs[0].log_path, "/scratch/logs/train-%j.out");
+	ledger_jobs_free(jobs, n);
+	CHECK(ledger_find(l, "4242", "other", &jobs, &n, &err) == 0);
+	CHECK_INT(n, 0);
+	ledger_jobs_free(jobs, n);
+
+	/* The same id on another host: both found, the bare id is ambiguous to the caller. */
+	struct ledger_job job2 = { .host = "box1", .token = t2 };
+	CHECK(ledger_begin(l, &job2, &err) == 0);
+	CHECK(ledger_submitted(l, t2, "4242", 777, &err) == 0);
+	CHECK(ledger_find(l, "4242", NULL, &jobs, &n, &err) == 0);
+	CHECK_INT(n, 2);
+	CHECK_STR(jobs[0].host, "box1");
+	CHECK_INT(jobs[0].pid, 777);
+	ledger_jobs_free(jobs, n);
+
+	CHECK(ledger_set_state(l, t2, "unknown", &err) == 0);
+	CHECK(ledger_forget(l, t2, &err) == 0);
+	CHECK(ledger_find_token(l, t2, &got, &err) < 0);
+	CHECK_INT(err.kind, DPE_NOTFOUND);
+	CHECK(ledger_submitted(l, "dsp-nope", "1", 0, &err) < 0);
+	ledger_close(l);
+
+	/* 20 processes at the same moment: every row lands, none is lost. */
+	char *cdir = xasprintf("%s/concurrent", dir);
+	pid_t pids[WRITERS];
+	for (int i = 0; i < WRITERS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			record(cdir, i);
+	}
+	int failures = 0;
+	for (int i = 0; i < WRITERS; i++) {
+		int status;
+		waitpid(pids[i], &status, 0);
+		failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	CHECK_INT(failures, 0);
+	CHECK(ledger_open(cdir, &l, &err) == 0);
+	size_t total = 0;
+	for (int i = 0; i < WRITERS; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "%d", 1000 + i);
+		CHECK(ledger_find(l, id, NULL, &jobs, &n, &err) == 0);
+		total += n;
+		ledger_jobs_free(jobs, n);
+	}
+	CHECK_INT(total, WRITERS);
+	ledger_close(l);
+
+	free(t1);
+	free(t2);
+	free(db);
+	free(sub);
+	free(cdir);
+	char *rm = xasprintf("rm -rf '%s'", dir);
+	CHECK(system(rm) == 0);
+	free(rm);
+	return unit_done();
+}
