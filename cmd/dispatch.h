@@ -89,10 +89,15 @@ void json_print(struct cJSON *doc);                       /* prints and frees */
 bool stdout_is_tty(void);
 bool stderr_is_tty(void);
 
+/* cmd/ssh-tty.c: what ssh_session_open needs, prompts on /dev/tty, -v progress */
+struct ssh_ctx;
+void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
+
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_completion;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
+extern const struct dispatch_cmd dispatch_cmd_run;
 extern const struct dispatch_cmd dispatch_cmd_solve;
 extern const struct dispatch_cmd dispatch_cmd_submit;
 

@@ -23,7 +23,7 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'completion hostlist hosts solve submit -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'completion hostlist hosts run solve submit -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	completion)
 		case $prev in
@@ -39,6 +39,20 @@ _dispatch() {
 		case $prev in
 		esac
 		COMPREPLY=($(compgen -W ' --names -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	run)
+		case $prev in
+		-H|--hosts)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--fanout)
+			COMPREPLY=()
+			return ;;
+		--timeout)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --hosts --all --fanout --timeout -b --gather -t --tty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	solve)
 		case $prev in

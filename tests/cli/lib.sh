@@ -38,10 +38,9 @@ test_expect_success() {
 
 # test_expect_code CODE CMD...: CMD exits with CODE
 test_expect_code() {
-	local want=$1
+	local want=$1 got=0
 	shift
-	"$@"
-	local got=$?
+	"$@" || got=$?  # not a bare "$@": under set -e a failing last command would exit
 	if [ "$got" != "$want" ]; then
 		echo "exit status $got, wanted $want: $*" >&2
 		return 1

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch run -H HOSTS -- COMMAND...: a command in the login shell of one host (as
+ * ssh: live output, stdin, exit status, -t, --timeout) or of many hosts at once
+ * (a fanout of threads, "host: line" output, -b gathering, a failure summary, --json).
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+
+#include "dispatch.h"
+#include "hostlist.h"
+#include "inventory.h"
+#include "line_prefix.h"
+#include "ssh.h"
+
+enum {
+	OPT_HOSTS = 1,
+	OPT_ALL,
+	OPT_FANOUT,
+	OPT_TIMEOUT,
+	OPT_GATHER,
+	OPT_TTY,
+};
+
+static const struct dp_option run_options[] = {
+	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "hosts: inventory names or ssh destinations, comma-separated, with hostlist ranges (box[1-4])", "host" },
+	{ OPT_ALL, 0, "all", NULL, "every host of the inventory", NULL },
+	{ OPT_FANOUT, 0, "fanout", "N", "at most N connections at once (default 32)", NULL },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "stop the command after S seconds (exit 3 on one host)", NULL },
+	{ OPT_GATHER, 'b', "gather", NULL, "print each distinct output once, under the hosts that gave it", NULL },
+	{ OPT_TTY, 't', "tty", NULL, "run the command on a terminal (as ssh -t)", NULL },
+	{ 0 },
+};
+
+#define DEFAULT_FANOUT 32
+#define THREAD_STACK (512 * 1024)
+
+/* ---- output ---- */
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- one host, as ssh ---- */
+
+static int out_fd(void *data, const char *buf, size_t len)
+{
+	return write_all(*(int *)data == 1 ? STDOUT_FILENO : STDERR_FILENO, buf, len);
+}
+
+static int to_stdout(void *data, const char *buf, size_t len)
+{
+	static int one = 1;
+	(void)data;
+	return out_fd(&one, buf, len);
+}
+
+static int to_stderr(void *data, const char *buf, size_t len)
+{
+	static int two = 2;
+	(void)data;
+	return out_fd(&two, buf, len);
+}
+
+static struct termios saved_tty;
+static bool tty_raw;
+
+static void tty_restore(void)
+{
+	if (tty_raw)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tty);
+	tty_raw = false;
+}
+
+/* With -t and a local terminal, keys go through unchanged (^C reaches the remote). */
+static void tty_make_raw(void)
+{
+	struct termios t;
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tty) < 0)
+		return;
+	t = saved_tty;
+	t.c_iflag &= ~(tcflag_t)(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
+	t.c_oflag &= ~(tcflag_t)OPOST;
+	t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
+	t.c_cflag &= ~(tcflag_t)(CSIZE | PARENB);
+	t.c_cflag |= CS8;
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
+		tty_raw = true;
+}
+
+static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *host,
+		   const char *command, bool pty, double timeout)
+{
+	struct dp_error err = { 0 };
+	_cleanup_ssh_session_ struct ssh_session *s = NULL;
+	int status;
+
+	if (ssh_session_open(sc, host, &s, &err) < 0)
+		return report_error(&err);
+	struct ssh_exec x = {
+		.command = command,
+		.pty = pty,
+		.term = getenv("TERM"),
+		.in_fd = STDIN_FILENO,
+		.on_stdout = to_stdout,
+		.on_stderr = to_stderr,
+		.timeout = timeout,
+	};
+	if (pty) {
+		struct winsize ws;
+		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
+			x.cols = ws.ws_col;
+			x.rows = ws.ws_row;
+		}
+		tty_make_raw();
+	}
+	int r = ssh_exec(s, &x, &status, &err);
+	tty_restore();
+	if (r < 0) {
+		if (err.kind == DPE_FAIL && errno == EPIPE)
+			return DPE_FAIL;
+		return report_error(&err);
+	}
+	(void)ctx;
+	return status;
+}
+
+/* ---- many hosts ---- */
+
+enum mode { MODE_PREFIX, MODE_GATHER, MODE_JSON };
+
+struct host_result {
+	const char *name;
+	int status;                     /* exit status, -1 when it did not run to the end */
+	int kind;                       /* DPE_* of a failure to connect or to finish */
+	char *error;
+	double seconds;
+	struct strbuf out, err;         /* gathered (-b: stdout only; --json: both) */
+};
+
+struct fan {
+	const struct ssh_ctx *sc;
+	const char *command;
+	bool pty;
+	double timeout;
+	enum mode mode;
+	struct host_result *hosts;
+	size_t n, next;
+	pthread_mutex_t lock;
+};
+
+struct host_io {
+	struct fan *fan;
+	struct host_result *h;
+	struct line_prefix out, err;
+};
+
+static int emit(int fd, struct strbuf *sb)
+{
+	int r = 0;
+	if (!sb->len)
+		return 0;
+	pthread_mutex_lock(&out_lock);
+	r = write_all(fd, sb->buf, sb->len);
+	pthread_mutex_unlock(&out_lock);
+	strbuf_reset(sb);
+	return r;
+}
+
+static int fan_stdout(void *data, const char *buf, size_t len)
+{
+	struct host_io *io = data;
+	if (io->fan->mode != MODE_PREFIX) {
+		strbuf_add(&io->h->out, buf, len);
+		return 0;
+	}
+	_cleanup_strbuf_ struct strbuf lines = STRBUF_INIT;
+	line_prefix_feed(&io->out, buf, len, &lines);
+	return emit(STDOUT_FILENO, &lines);
+}
+
+static int fan_stderr(void *data, const char *buf, size_t len)
+{
+	struct host_io *io = data;
+	if (io->fan->mode == MODE_JSON) {
+		strbuf_add(&io->h->err, buf, len);
+		return 0;
+	}
+	_cleanup_strbuf_ struct strbuf lines = STRBUF_INIT;
+	line_prefix_feed(&io->err, buf, len, &lines);
+	return emit(STDERR_FILENO, &lines);
+}
+
+static void run_host(struct fan *fan, struct host_result *h)
+{
+	struct dp_error err = { 0 };
+	struct ssh_session *s = NULL;
+	struct host_io io = { fan, h, LINE_PREFIX_INIT(h->name), LINE_PREFIX_INIT(h->name) };
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	h->status = -1;
+	if (ssh_session_open(fan->sc, h->name, &s, &err) == 0) {
+		struct ssh_exec x = {
+			.command = fan->command,
+			.pty = fan->pty,
+			.in_fd = -1,
+			.on_stdout = fan_stdout,
+			.on_stderr = fan_stderr,
+			.data = &io,
+			.timeout = fan->timeout,
+		};
+		if (ssh_exec(s, &x, &h->status, &err) < 0)
+			h->status = -1;
+		ssh_session_free(s);
+	}
+	_cleanup_strbuf_ struct strbuf rest = STRBUF_INIT;
+	line_prefix_finish(&io.out, &rest);
+	emit(STDOUT_FILENO, &rest);
+	line_prefix_finish(&io.err, &rest);
+	emit(STDERR_FILENO, &rest);
+	if (h->status < 0) {
+		h->kind = err.kind ? err.kind : DPE_FAIL;
+		h->error = xstrdup(err.msg);
+		if (fan->mode != MODE_JSON) {
+			pthread_mutex_lock(&out_lock);
+			fprintf(stderr, "dispatch: %s: %s\n", h->name, err.msg);
+			pthread_mutex_unlock(&out_lock);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	h->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+static void *worker(void *arg)
+{
+	struct fan *fan = arg;
+	for (;;) {
+		pthread_mutex_lock(&fan->lock);
+		size_t i = fan->next++;
+		pthread_mutex_unlock(&fan->lock);
+		if (i >= fan->n)
+			return NULL;
+		run_host(fan, &fan->hosts[i]);
+	}
+}
+
+static char *fold(char **names)
+{
+	struct dp_error err;
+	char *s = NULL;
+	if (hostlist_fold(names, &s, &err) == 0)
+		return s;
+	struct strbuf sb = STRBUF_INIT;
+	for (char **p = names; *p; p++)
+		strbuf_addf(&sb, "%s%s", p == names ? "" : ",", *p);
+	return strbuf_detach(&sb);
+}
+
+/* -b: each distinct stdout once, under the folded list of its hosts, as clush -b. */
+static void print_gathered(struct fan *fan)
+{
+	bool *done = xcalloc(fan->n, sizeof(*done));
+	for (size_t i = 0; i < fan->n; i++) {
+		struct host_result *h = &fan->hosts[i];
+		if (done[i] || !h->out.len)
+			continue;
+		_cleanup_strv_free_ char **names = NULL;
+		for (size_t j = i; j < fan->n; j++) {
+			struct host_result *o = &fan->hosts[j];
+			if (!done[j] && o->out.len == h->out.len &&
+			    memcmp(o->out.buf, h->out.buf, h->out.len) == 0) {
+				done[j] = true;
+				strv_add(&names, o->name);
+			}
+		}
+		_cleanup_free_ char *list = fold(names);
+		printf("---------------\n%s (%zu)\n---------------\n", list, strv_len(names));
+		fwrite(h->out.buf, 1, h->out.len, stdout);
+		if (h->out.buf[h->out.len - 1] != '\n')
+			putchar('\n');
+	}
+	free(done);
+}
+
+static void print_json(struct fan *fan)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(doc, "hosts");
+	for (size_t i = 0; i < fan->n; i++) {
+		struct host_result *h = &fan->hosts[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "host", h->name);
+		if (h->status >= 0)
+			cJSON_AddNumberToObject(o, "exit_status", h->status);
+		else
+			cJSON_AddNullToObject(o, "exit_status");
+		cJSON_AddStringToObject(o, "stdout", h->out.buf);
+		cJSON_AddStringToObject(o, "stderr", h->err.buf);
+		if (h->error)
+			cJSON_AddStringToObject(o, "error", h->error);
+		else
+			cJSON_AddNullToObject(o, "error");
+		cJSON_AddBoolToObject(o, "timed_out", h->kind == DPE_TIMEOUT);
+		cJSON_AddNumberToObject(o, "seconds", (double)(long)(h->seconds * 1000) / 1000);
+		cJSON_AddItemToArray(arr, o);
+	}
+	json_print(doc);
+}
+
+static const char *failure_of(const struct host_result *h, char *buf, size_t size)
+{
+	if (h->status > 0)
+		snprintf(buf, size, "exit status %d", h->status);
+	else if (h->kind == DPE_TIMEOUT)
+		snprintf(buf, size, "timed out");
+	else if (h->kind == DPE_CONNECT)
+		snprintf(buf, size, "could not connect");
+	else
+		snprintf(buf, size, "failed");
+	return buf;
+}
+
+/* "2 of 34 hosts failed: down1 (could not connect), box[2-3] (exit status 1)" */
+static void print_summary(struct fan *fan, size_t failed)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	bool *done = xcalloc(fan->n, sizeof(*done));
+	char why[64], other[64];
+
+	strbuf_addf(&sb, "%zu of %zu host%s failed: ", failed, fan->n, fan->n == 1 ? "" : "s");
+	bool first = true;
+	for (size_t i = 0; i < fan->n; i++) {
+		struct host_result *h = &fan->hosts[i];
+		if (done[i] || h->status == 0)
+			continue;
+		failure_of(h, why, sizeof(why));
+		_cleanup_strv_free_ char **names = NULL;
+		for (size_t j = i; j < fan->n; j++)
+			if (!done[j] && fan->hosts[j].status != 0 &&
+			    streq(failure_of(&fan->hosts[j], other, sizeof(other)), why)) {
+				done[j] = true;
+				strv_add(&names, fan->hosts[j].name);
+			}
+		_cleanup_free_ char *list = fold(names);
+		strbuf_addf(&sb, "%s%s (%s)", first ? "" : ", ", list, why);
+		first = false;
+	}
+	free(done);
+	error_msg("%s", sb.buf);
+}
+
+static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
+		    const char *command, bool pty, double timeout, long fanout, bool gather)
+{
+	struct fan fan = {
+		.sc = sc,
+		.command = command,
+		.pty = pty,
+		.timeout = timeout,
+		.mode = ctx->json ? MODE_JSON : gather ? MODE_GATHER : MODE_PREFIX,
+		.n = strv_len(hosts),
+	};
+	pthread_mutex_init(&fan.lock, NULL);
+	fan.hosts = xcalloc(fan.n, sizeof(*fan.hosts));
+	for (size_t i = 0; i < fan.n; i++) {
+		fan.hosts[i].name = hosts[i];
+		strbuf_init(&fan.hosts[i].out);
+		strbuf_init(&fan.hosts[i].err);
+	}
+
+	size_t nthreads = fan.n < (size_t)fanout ? fan.n : (size_t)fanout;
+	pthread_t *threads = xcalloc(nthreads, sizeof(*threads));
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	size_t started = 0;
+	for (; started < nthreads; started++)
+		if (pthread_create(&threads[started], &attr, worker, &fan) != 0)
+			break;
+	pthread_attr_destroy(&attr);
+	if (!started)
+		worker(&fan);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+
+	size_t failed = 0;
+	for (size_t i = 0; i < fan.n; i++)
+		if (fan.hosts[i].status != 0)
+			failed++;
+	if (fan.mode == MODE_JSON)
+		print_json(&fan);
+	else if (fan.mode == MODE_GATHER)
+		print_gathered(&fan);
+	if (failed && ctx->verbosity >= 0)
+		print_summary(&fan, failed);
+
+	for (size_t i = 0; i < fan.n; i++) {
+		free(fan.hosts[i].error);
+		strbuf_release(&fan.hosts[i].out);
+		strbuf_release(&fan.hosts[i].err);
+	}
+	free(fan.hosts);
+	pthread_mutex_destroy(&fan.lock);
+	return failed ? DPE_FAIL : 0;
+}
+
+/* ---- the command ---- */
+
+static int add_hosts(struct dp_ctx *ctx, const char *expr, char ***hosts)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **list = NULL;
+	if (hostlist_expand(expr, &list, &err) < 0)
+		return report_error(&err);
+	for (char **p = list; *p; p++)
+		if (!strv_contains(*hosts, *p))
+			strv_add(hosts, *p);
+	(void)ctx;
+	return 0;
+}
+
+static int run_fn(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	_cleanup_strv_free_ char **hosts = NULL;
+	_cleanup_strbuf_ struct strbuf command = STRBUF_INIT;
+	bool all = false, gather = false, pty = false;
+	long fanout = DEFAULT_FANOUT, timeout = 0;
+	int r;
+
+	for (size_t i = 0; i < args->nopts; i++) {
+		const struct dp_optval *o = &args->opts[i];
+		switch (o->id) {
+		case OPT_HOSTS:
+			if ((r = add_hosts(ctx, o->arg, &hosts)))
+				return r;
+			break;
+		case OPT_ALL: all = true; break;
+		case OPT_GATHER: gather = true; break;
+		case OPT_TTY: pty = true; break;
+		case OPT_FANOUT:
+			if (!parse_long(o->arg, 1, 4096, &fanout))
+				return usage_error(ctx, "--fanout wants a number from 1 to 4096, not '%s'", o->arg);
+			break;
+		case OPT_TIMEOUT:
+			if (!parse_long(o->arg, 1, 1000000000, &timeout))
+				return usage_error(ctx, "--timeout wants a positive number of seconds, not '%s'", o->arg);
+			break;
+		}
+	}
+	if (all) {
+		if (!ctx->inv)
+			return usage_error(ctx, "--all needs an inventory (-i FILE or DISPATCH_INVENTORY)");
+		for (size_t i = 0; i < ctx->inv->nhosts; i++)
+			if (!strv_contains(hosts, ctx->inv->hosts[i].name))
+				strv_add(&hosts, ctx->inv->hosts[i].name);
+	}
+	if (!hosts || !hosts[0])
+		return usage_error(ctx, "no hosts: give -H HOSTS or --all");
+	/* As ssh: the words are joined by spaces into one command line for the remote shell. */
+	for (int i = 0; i < args->npos; i++)
+		strbuf_addf(&command, "%s%s", i ? " " : "", args->pos[i]);
+
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	signal(SIGPIPE, SIG_IGN);
+	if (!hosts[1] && !gather && !ctx->json)
+		return run_one(ctx, &sc, hosts[0], command.buf, pty, (double)timeout);
+	sc.batch_mode = sc.batch_mode || !sc.prompt;
+	return run_many(ctx, &sc, hosts, command.buf, pty, (double)timeout, fanout, gather);
+}
+
+const struct dispatch_cmd dispatch_cmd_run = {
+	.name = "run",
+	.summary = "run a command on one host (as ssh) or many at once",
+	.usage = "(-H HOSTS | --all) [--fanout N] [--timeout S] [-b] [-t] [--] COMMAND...",
+	.description = "Run COMMAND in the login shell of each host. On one host it behaves as ssh: "
+		       "live output, stdin forwarded, the remote exit status passed through. On "
+		       "several, output lines are prefixed with the host name and the exit status "
+		       "is 1 when any host failed.",
+	.opts = run_options,
+	.min_args = 1,
+	.max_args = -1,
+	.flags = CMD_POSIX_ORDER | CMD_WANTS_INVENTORY,
+	.fn = run_fn,
+};

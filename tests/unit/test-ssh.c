@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/* The pure parts of the SSH transport: exit statuses, the login-shell
+ * command, known_hosts matching and formatting (against files ssh-keygen wrote),
+ * key encryption detection, base64, line prefixing. */
+#include <libssh2.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "base64.h"
+#include "known_hosts.h"
+#include "line_prefix.h"
+#include "ssh.h"
+#include "ssh_internal.h"
+#include "unit.h"
+
+static char *data_path(const char *name)
+{
+	return xasprintf("%s/ssh/%s", unit_data(), name);
+}
+
+static char *data_text(const char *name, size_t *len)
+{
+	_cleanup_free_ char *p = data_path(name);
+	char *t = read_file(p, len);
+	if (!t) {
+		printf("Bail out! cannot read %s\n", p);
+		exit(1);
+	}
+	return t;
+}
+
+static void test_signal_status(void)
+{
+	CHECK_INT(ssh_signal_status("TERM"), 128 + SIGTERM);
+	CHECK_INT(ssh_signal_status("KILL"), 137);
+	CHECK_INT(ssh_signal_status("SIGINT"), 130);
+	CHECK_INT(ssh_signal_status("SEGV"), 128 + SIGSEGV);
+	CHECK_INT(ssh_signal_status("NOSUCH"), -1);
+}
+
+/* Run the login command through a local sh, with SHELL as given, and return what it
+ * printed: the quoting must bring the command through two shells intact. */
+static char *through_sh(const char *command, const char *shell)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	struct strbuf out = STRBUF_INIT;
+	ssh_login_command(&cmd, command);
+	if (shell)
+		setenv("SHELL", shell, 1);
+	else
+		unsetenv("SHELL");
+	FILE *f = popen(cmd.buf, "r");
+	char buf[4096];
+	size_t n;
+	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(&out, buf, n);
+	int st = f ? pclose(f) : -1;
+	strbuf_addf(&out, "[%d]", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return strbuf_detach(&out);
+}
+
+static void test_login_command(void)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	ssh_login_command(&sb, "echo hi");
+	CHECK_STR(sb.buf, "exec /bin/sh -c 'exec \"${SHELL:-/bin/sh}\" -l -c '\\''echo hi'\\'''");
+
+	_cleanup_free_ char *a = through_sh("printf '%s|' \"a  b\" 'it'\\''s' \"$((1+2))\"; exit 7", "/bin/sh");
+	CHECK_STR(a, "a  b|it's|3|[7]");
+	_cleanup_free_ char *b = through_sh("echo $0 `echo back` \"$HOME\" >/dev/null; echo ok", NULL);
+	CHECK_STR(b, "ok\n[0]");
+	_cleanup_free_ char *c = through_sh("echo 'line1\nline2' | wc -l | tr -d ' '", "/bin/bash");
+	CHECK_STR(c, "2\n[0]");
+}
+
+static void load_key(const char *pub, struct kh_key *key, struct strbuf *blob)
+{
+	_cleanup_free_ char *text = data_text(pub, NULL);
+	char *sp = strchr(text, ' '), *end = sp ? strchr(sp + 1, ' ') : NULL;
+	if (!end)
+		end = sp + strlen(sp);
+	base64_decode(blob, sp + 1, (size_t)(end - sp - 1));
+	key->type = LIBSSH2_HOSTKEY_TYPE_ED25519;
+	key->blob = (const unsigned char *)blob->buf;
+	key->len = blob->len;
+}
+
+static void test_known_hosts(void)
+{
+	_cleanup_strbuf_ struct strbuf ba = STRBUF_INIT, bb = STRBUF_INIT;
+	struct kh_key a, b;
+	_cleanup_free_ char *kh = data_path("known_hosts");
+	char *files[] = { "/nonexistent/known_hosts", kh, NULL };
+	struct dp_error err = { 0 };
+	enum kh_result r;
+	char *file;
+	int line;
+
+	load_key("hostkey_a.pub", &a, &ba);
+	load_key("hostkey_b.pub", &b, &bb);
+	CHECK_INT(a.len, 51);
+
+	static const struct { const char *name; int key_b; enum kh_result want; int line; } cases[] = {
+		{ "plain.example", 0, KH_MATCH, 0 },
+		{ "plain.example", 1, KH_CHANGED, 3 },
+		{ "[ported.example]:2222", 0, KH_MATCH, 0 },
+		{ "ported.example", 0, KH_UNKNOWN, 0 },        /* port 22 is another host */
+		{ "changed.example", 0, KH_CHANGED, 5 },
+		{ "x.wild.example", 0, KH_MATCH, 0 },
+		{ "hashed.example", 0, KH_MATCH, 0 },
+		{ "hashed.example", 1, KH_CHANGED, 7 },
+		{ "[hashedport.example]:2201", 0, KH_MATCH, 0 },
+		{ "hashedport.example", 0, KH_UNKNOWN, 0 },
+		{ "other.example", 0, KH_UNKNOWN, 0 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		CHECK_INT(kh_check(files, cases[i].name, cases[i].key_b ? &b : &a, &r, &file, &line, &err), 0);
+		CHECK_INT(r, cases[i].want);
+		CHECK_INT(line, cases[i].line);
+		if (cases[i].want == KH_CHANGED)
+			CHECK_STR(file, kh);
+		free(file);
+	}
+	/* A key of another type for a known host is unknown, not changed (as ssh). */
+	struct kh_key rsa = a;
+	rsa.type = LIBSSH2_HOSTKEY_TYPE_RSA;
+	CHECK_INT(kh_check(files, "plain.example", &rsa, &r, &file, &line, &err), 0);
+	CHECK_INT(r, KH_UNKNOWN);
+
+	_cleanup_free_ char *n1 = kh_host_name("h", 22), *n2 = kh_host_name("10.0.0.1", 2222);
+	CHECK_STR(n1, "h");
+	CHECK_STR(n2, "[10.0.0.1]:2222");
+
+	/* The line ssh would append, and it reads back as a match. */
+	_cleanup_strbuf_ struct strbuf l = STRBUF_INIT;
+	kh_format_line(&l, "[127.0.0.1]:2201", &a);
+	_cleanup_free_ char *pub = data_text("hostkey_a.pub", NULL);
+	*strrchr(pub, ' ') = '\0';
+	_cleanup_free_ char *want = xasprintf("[127.0.0.1]:2201 %s\n", pub);
+	CHECK_STR(l.buf, want);
+
+	_cleanup_free_ char *tmp = xasprintf("%s/dispatch-test-kh.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	CHECK(mkdtemp(tmp) != NULL);
+	_cleanup_free_ char *newfile = xasprintf("%s/sub/known_hosts", tmp);
+	char *newfiles[] = { newfile, NULL };
+	CHECK_INT(kh_add(newfile, "[127.0.0.1]:2201", &a, &err), 0);
+	CHECK_INT(kh_check(newfiles, "[127.0.0.1]:2201", &a, &r, &file, &line, &err), 0);
+	CHECK_INT(r, KH_MATCH);
+	_cleanup_free_ char *written = read_file(newfile, NULL);
+	CHECK_STR(written, want);
+	unlink(newfile);
+	_cleanup_free_ char *sub = xasprintf("%s/sub", tmp);
+	rmdir(sub);
+	rmdir(tmp);
+}
+
+static void test_verify_messages(void)
+{
+	_cleanup_strbuf_ struct strbuf bb = STRBUF_INIT;
+	struct kh_key b;
+	_cleanup_free_ char *kh = data_path("known_hosts");
+	char *files[] = { kh, NULL };
+	struct ssh_host_config cfg = { .hostname = "plain.example", .port = 22,
+				       .user_known_hosts_files = files };
+	struct dp_error err = { 0 };
+
+	load_key("hostkey_b.pub", &b, &bb);
+	memset(b.sha256, 0xab, sizeof(b.sha256));
+	CHECK_INT(kh_verify(&cfg, "plain", &b, &err), -1);
+	CHECK_INT(err.kind, DPE_CONNECT);
+	CHECK_CONTAINS(err.msg, "host key for 'plain' (plain.example) has CHANGED");
+	CHECK_CONTAINS(err.msg, "SHA256:q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s");
+	_cleanup_free_ char *where = xasprintf("%s:3", kh);
+	CHECK_CONTAINS(err.msg, where);
+	CHECK_CONTAINS(err.msg, "ssh-keygen -R 'plain.example'");
+
+	/* Unknown: refused unless StrictHostKeyChecking allows new keys. */
+	cfg.hostname = "new.example";
+	cfg.port = 2222;
+	CHECK_INT(kh_verify(&cfg, "new", &b, &err), -1);
+	CHECK_CONTAINS(err.msg, "host key for 'new' ([new.example]:2222) is not known");
+	CHECK_CONTAINS(err.msg, "ssh-keyscan -p 2222 new.example");
+	cfg.strict_host_key_checking = SSH_STRICT_YES;
+	CHECK_INT(kh_verify(&cfg, "new", &b, &err), -1);
+
+	/* HostKeyAlias is the name looked up, without the port. */
+	_cleanup_strbuf_ struct strbuf ba = STRBUF_INIT;
+	struct kh_key a;
+	load_key("hostkey_a.pub", &a, &ba);
+	cfg.host_key_alias = "plain.example";
+	CHECK_INT(kh_verify(&cfg, "new", &a, &err), 0);
+	CHECK_INT(kh_verify(&cfg, "new", &b, &err), -1);
+	CHECK_CONTAINS(err.msg, "(plain.example) has CHANGED");
+}
+
+static void test_fingerprint(void)
+{
+	_cleanup_free_ char *hex = data_text("hostkey_a.sha256", NULL);
+	_cleanup_free_ char *want = data_text("hostkey_a.fingerprint", NULL);
+	unsigned char digest[32];
+	for (int i = 0; i < 32; i++) {
+		unsigned v;
+		sscanf(hex + 2 * i, "%2x", &v);
+		digest[i] = (unsigned char)v;
+	}
+	*strchr(strchr(want, ' ') + 1, ' ') = '\0';     /* "256 SHA256:..." */
+	_cleanup_free_ char *fp = kh_fingerprint(digest);
+	CHECK_STR(fp, strchr(want, ' ') + 1);
+}
+
+static void test_encrypted(void)
+{
+	static const struct { const char *file; bool want; } keys[] = {
+		{ "key_plain", false },
+		{ "key_encrypted", true },
+		{ "key_pem_plain", false },
+		{ "key_pem_encrypted", true },
+		{ "key_plain.pub", false },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		size_t len;
+		_cleanup_free_ char *t = data_text(keys[i].file, &len);
+		CHECK_INT(ssh_key_is_encrypted(t, len), keys[i].want);
+	}
+}
+
+static void test_base64(void)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	static const char *const v[][2] = {
+		{ "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" }, { "foo", "Zm9v" },
+		{ "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		strbuf_reset(&sb);
+		base64_encode(&sb, v[i][0], strlen(v[i][0]), true);
+		CHECK_STR(sb.buf, v[i][1]);
+		strbuf_reset(&sb);
+		CHECK_INT(base64_decode(&sb, v[i][1], strlen(v[i][1])), 0);
+		CHECK_STR(sb.buf, v[i][0]);
+	}
+	strbuf_reset(&sb);
+	base64_encode(&sb, "fo", 2, false);
+	CHECK_STR(sb.buf, "Zm8");
+	CHECK_INT(base64_decode(&sb, "Zm9v!", 5), -1);
+}
+
+static void test_line_prefix(void)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	struct line_prefix lp = LINE_PREFIX_INIT("box1");
+
+	line_prefix_feed(&lp, "hel", 3, &out);
+	CHECK_STR(out.buf, "");
+	line_prefix_feed(&lp, "lo\nwor", 6, &out);
+	CHECK_STR(out.buf, "box1: hello\n");
+	line_prefix_feed(&lp, "ld\n\nlast", 8, &out);
+	CHECK_STR(out.buf, "box1: hello\nbox1: world\nbox1: \n");
+	line_prefix_finish(&lp, &out);
+	CHECK_STR(out.buf, "box1: hello\nbox1: world\nbox1: \nbox1: last\n");
+
+	/* A line longer than the cap is cut, never held whole. */
+	struct line_prefix big = LINE_PREFIX_INIT("h");
+	size_t n = LINE_PREFIX_MAX_LINE + 10;
+	char *blob = xmalloc(n);
+	memset(blob, 'x', n);
+	strbuf_reset(&out);
+	line_prefix_feed(&big, blob, n, &out);
+	CHECK_INT(out.len, 3 + LINE_PREFIX_MAX_LINE + 1);
+	CHECK(big.partial.len == 10);
+	line_prefix_finish(&big, &out);
+	CHECK_INT(out.len, 2 * 4 + LINE_PREFIX_MAX_LINE + 10);
+	free(blob);
+}
+
+int main(void)
+{
+	libssh2_init(0);
+	test_signal_status();
+	test_login_command();
+	test_known_hosts();
+	test_verify_messages();
+	test_fingerprint();
+	test_encrypted();
+	test_base64();
+	test_line_prefix();
+	libssh2_exit();
+	return unit_done();
+}
