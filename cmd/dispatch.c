@@ -17,6 +17,7 @@
 /* Sorted by name; only commands that work are here. */
 const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_completion,
+	&dispatch_cmd_ship,
 };
 const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);
 

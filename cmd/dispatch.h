@@ -93,6 +93,7 @@ bool stderr_is_tty(void);
 extern const struct dispatch_cmd dispatch_cmd_completion;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
+extern const struct dispatch_cmd dispatch_cmd_ship;
 extern const struct dispatch_cmd dispatch_cmd_solve;
 extern const struct dispatch_cmd dispatch_cmd_submit;
 
