@@ -563,9 +563,10 @@ static int resolve_files(const char *repo_dir, const char *workdir, char *const 
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Entries besides git status's, as a kind letter and the path. */
+static int cmp_extra(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(*(char *const *)a + 1, *(char *const *)b + 1);
 }
 
 static int snapshot_worktree(git_repository *repo, struct writer *w, const struct snapshot_opts *o)
@@ -607,42 +608,57 @@ static int snapshot_worktree(git_repository *repo, struct writer *w, const struc
 	git_status_options so = { .version = GIT_STATUS_OPTIONS_VERSION };
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
-		   GIT_STATUS_OPT_INCLUDE_UNMODIFIED | GIT_STATUS_OPT_SORT_CASE_SENSITIVELY;
+		   GIT_STATUS_OPT_INCLUDE_UNMODIFIED | GIT_STATUS_OPT_SORT_CASE_SENSITIVELY |
+		   GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
 	_cleanup_status_ git_status_list *st = NULL;
 	if (git_status_list_new(&st, repo, &so) < 0)
 		return dp_err(err, DPE_FAIL, "cannot read the status of '%s': %s", workdir, git_msg());
 
-	/* FILES: a named file that git ignores still comes; add those to the list. */
+	/* Besides git status: submodules from the index ('s'; status leaves them out, as
+	 * its submodule code leaks in libgit2 1.5), and for FILES the named files that git
+	 * ignores, which come all the same ('i'). */
 	size_t n = git_status_list_entrycount(st);
 	_cleanup_strv_free_ char **extra = NULL;
+	_cleanup_index_ git_index *index = NULL;
+	if (git_repository_index(&index, repo) < 0)
+		return dp_err(err, DPE_FAIL, "cannot read the index of '%s': %s", workdir, git_msg());
+	for (size_t i = 0; i < git_index_entrycount(index); i++) {
+		const git_index_entry *ie = git_index_get_byindex(index, i);
+		if (ie->mode == GIT_FILEMODE_COMMIT && git_index_entry_stage(ie) == 0)
+			strv_push(&extra, xasprintf("s%s", ie->path));
+	}
 	for (char **f = named; f && *f; f++) {
 		_cleanup_free_ char *full = xasprintf("%s%s", workdir, *f);
 		struct stat sb;
 		if (**f && lstat(full, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
 			int ignored = 0;
 			if (git_ignore_path_is_ignored(&ignored, repo, *f) == 0 && ignored)
-				strv_add(&extra, *f);
+				strv_push(&extra, xasprintf("i%s", *f));
 		}
 	}
 	size_t nextra = strv_len(extra), ie = 0;
 	if (nextra)
-		qsort(extra, nextra, sizeof(*extra), cmp_str);
+		qsort(extra, nextra, sizeof(*extra), cmp_extra);
 
 	for (size_t i = 0; i <= n; i++) {
 		const git_status_entry *e = i < n ? git_status_byindex(st, i) : NULL;
 		const git_diff_delta *d = e ? (e->index_to_workdir ? e->index_to_workdir : e->head_to_index) : NULL;
 		const char *path = d ? d->new_file.path : NULL;
 
-		/* Merge in the ignored-but-named files, keeping byte order. */
-		while (ie < nextra && (!path || strcmp(extra[ie], path) <= 0)) {
-			if (!path || strcmp(extra[ie], path) != 0) {
-				int r = put_disk_entry(w, workdir, extra[ie], filemode != 0, false);
-				if (r < 0)
-					return -1;
-				if (r == 0)
-					info->untracked++;
-			}
-			ie++;
+		/* Merge in the other entries, keeping byte order. */
+		for (; ie < nextra && (!path || strcmp(extra[ie] + 1, path) <= 0); ie++) {
+			const char *x = extra[ie] + 1;
+			bool sub = extra[ie][0] == 's';
+			if ((path && streq(x, path)) ||
+			    (sub && o->mode == SNAPSHOT_FILES && !under_any(named, x)) ||
+			    (sub && o->mode == SNAPSHOT_DIRTY &&
+			     export_ignored(repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, x)))
+				continue;
+			int r = put_disk_entry(w, workdir, x, filemode != 0, false);
+			if (r < 0)
+				return -1;
+			if (r == 0 && !sub)
+				info->untracked++;
 		}
 		if (!e)
 			break;
