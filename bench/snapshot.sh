@@ -25,12 +25,12 @@ if [ ! -d "$repo/.git" ]; then
 	mkdir -p "$dir"
 	pkg=$(apt-cache search --names-only '^linux-headers-[0-9.]+-[0-9]+-common$' | sort -V | tail -1 | cut -d' ' -f1)
 	[ -n "$pkg" ] || { echo "snapshot.sh: no linux-headers-*-common package (apt-get update?)" >&2; exit 2; }
-	(cd "$dir" && apt-get download "$pkg" >/dev/null)
+	(cd "$dir" && apt-get download "$pkg" >/dev/null 2>&1) || { echo "snapshot.sh: apt-get download $pkg failed" >&2; exit 2; }
 	rm -rf "$repo.tmp" && mkdir -p "$repo.tmp"
 	dpkg-deb -x "$dir/$pkg"_*.deb "$repo.tmp"
 	(cd "$repo.tmp" && git init -q && git add -A &&
 	 GIT_AUTHOR_DATE=2024-01-01T00:00:00Z GIT_COMMITTER_DATE=2024-01-01T00:00:00Z \
-	 git -c user.name=bench -c user.email=bench@example.com commit -q -m "$pkg" && git gc -q)
+	 git -c gc.auto=0 -c user.name=bench -c user.email=bench@example.com commit -q -m "$pkg" && git gc -q)
 	mv "$repo.tmp" "$repo"
 fi
 

@@ -231,6 +231,8 @@ static int head_commit(git_repository *repo, git_commit **commit, struct dp_erro
 struct walk {
 	struct writer *w;
 	git_repository *repo;
+	bool attrs;             /* some attributes file exists: look them up per path */
+	bool autocrlf;          /* core.autocrlf converts text even without attributes */
 	const git_oid *commit;  /* where text filters take attributes from, or NULL */
 	int status;
 	struct strbuf path;
@@ -244,9 +246,77 @@ static bool export_ignored(git_repository *repo, uint32_t flags, const char *pat
 	return GIT_ATTR_IS_TRUE(v);
 }
 
+static bool file_exists(const char *path)
+{
+	struct stat st;
+	return path && *path && stat(path, &st) == 0;
+}
+
+static bool is_gitattributes(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	return streq(base ? base + 1 : path, ".gitattributes");
+}
+
+/* Could any attribute apply besides those of .gitattributes files in the tree?
+ * libgit2 looks each one up through realpath(), a dozen system calls per path, so a
+ * snapshot asks only when some attributes file exists. When unsure: yes. */
+static bool attribute_files_outside_tree(git_repository *repo)
+{
+	git_buf b = { 0 };
+	bool any = false;
+
+	if (git_repository_item_path(&b, repo, GIT_REPOSITORY_ITEM_INFO) == 0) {
+		_cleanup_free_ char *p = xasprintf("%s/attributes", b.ptr);
+		any = any || file_exists(p);
+	}
+	git_buf_dispose(&b);
+
+	git_config *cfg = NULL;
+	if (git_repository_config_snapshot(&cfg, repo) == 0) {
+		if (git_config_get_path(&b, cfg, "core.attributesfile") == 0)
+			any = any || file_exists(b.ptr);
+		git_buf_dispose(&b);
+		git_config_free(cfg);
+	}
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	_cleanup_free_ char *p1 = xdg && *xdg ? xasprintf("%s/git/attributes", xdg) : NULL;
+	_cleanup_free_ char *p2 = home && *home ? xasprintf("%s/.config/git/attributes", home) : NULL;
+	any = any || file_exists(p1) || file_exists(p2);
+
+	if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, GIT_CONFIG_LEVEL_SYSTEM, &b) == 0) {
+		_cleanup_free_ char *dirs = xstrdup(b.ptr ? b.ptr : "");
+		char *save = NULL;
+		for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			_cleanup_free_ char *p = xasprintf("%s/gitattributes", d);
+			any = any || file_exists(p);
+		}
+	} else {
+		any = true;
+	}
+	git_buf_dispose(&b);
+	git_error_clear();
+	return any;
+}
+
+static bool autocrlf_on(git_repository *repo)
+{
+	git_config *cfg = NULL;
+	const char *v = NULL;
+	bool on = false;
+	if (git_repository_config_snapshot(&cfg, repo) < 0)
+		return true;
+	if (git_config_get_string(&v, cfg, "core.autocrlf") == 0)
+		on = !streq(v, "false") && !streq(v, "no") && !streq(v, "off") && !streq(v, "0");
+	git_config_free(cfg);
+	git_error_clear();
+	return on;
+}
+
 /* The blob's bytes as 'git archive' writes them: through the to-work-tree filters
  * (eol conversion, ident) when attributes ask for any. */
-static int put_blob(struct walk *wk, const char *path, const git_tree_entry *te, enum kind k)
+static int put_blob(struct walk *wk, const char *path, const git_tree_entry *te, enum kind k,
+		    bool filter)
 {
 	git_blob *blob = NULL;
 	if (git_blob_lookup(&blob, wk->repo, git_tree_entry_id(te)) < 0)
@@ -255,7 +325,7 @@ static int put_blob(struct walk *wk, const char *path, const git_tree_entry *te,
 	const void *data = git_blob_rawcontent(blob);
 	size_t len = (size_t)git_blob_rawsize(blob);
 	git_buf filtered = { 0 };
-	if (k != K_LINK) {
+	if (k != K_LINK && filter) {
 		git_filter_list *fl = NULL;
 		git_filter_options fo = { .version = GIT_FILTER_OPTIONS_VERSION };
 		if (wk->commit) {
@@ -299,9 +369,23 @@ static int walk_cb(const char *root, const git_tree_entry *te, void *payload)
 	strbuf_reset(p);
 	strbuf_adds(p, root);
 	strbuf_adds(p, git_tree_entry_name(te));
-	/* Attributes from the archived tree only (the in-memory index), as git archive. */
-	if (export_ignored(wk->repo, GIT_ATTR_CHECK_INDEX_ONLY, p->buf))
-		return 1; /* and for a tree: not its contents either */
+	/* Attributes from the archived tree only (the in-memory index), as git archive;
+	 * one lookup for export-ignore and whether any filter applies. */
+	bool filter = wk->autocrlf;
+	if (wk->attrs) {
+		static const char *names[] = { "export-ignore", "text", "eol", "crlf", "ident", "filter" };
+		const char *v[ARRAY_SIZE(names)] = { 0 };
+		if (git_attr_get_many(v, wk->repo, GIT_ATTR_CHECK_INDEX_ONLY, p->buf, ARRAY_SIZE(names),
+				      names) < 0) {
+			git_error_clear();
+			filter = true;
+		} else {
+			if (GIT_ATTR_IS_TRUE(v[0]))
+				return 1; /* and for a tree: not its contents either */
+			for (size_t i = 1; i < ARRAY_SIZE(names); i++)
+				filter = filter || v[i] != NULL;
+		}
+	}
 
 	int r = 0;
 	switch (mode) {
@@ -311,13 +395,13 @@ static int walk_cb(const char *root, const git_tree_entry *te, void *payload)
 		r = put_header(wk->w, p->buf, K_DIR, 0, NULL);
 		break;
 	case GIT_FILEMODE_BLOB:
-		r = put_blob(wk, p->buf, te, K_FILE);
+		r = put_blob(wk, p->buf, te, K_FILE, filter);
 		break;
 	case GIT_FILEMODE_BLOB_EXECUTABLE:
-		r = put_blob(wk, p->buf, te, K_EXEC);
+		r = put_blob(wk, p->buf, te, K_EXEC, filter);
 		break;
 	case GIT_FILEMODE_LINK:
-		r = put_blob(wk, p->buf, te, K_LINK);
+		r = put_blob(wk, p->buf, te, K_LINK, false);
 		break;
 	default:
 		break;
@@ -368,7 +452,10 @@ static int snapshot_ref(git_repository *repo, struct writer *w, const char *ref)
 		return dp_err(err, DPE_FAIL, "cannot read the tree of '%s': %s", ref, git_msg());
 
 	struct walk wk = { .w = w, .repo = repo, .path = STRBUF_INIT,
-			   .commit = commit ? git_object_id(commit) : NULL };
+			   .commit = commit ? git_object_id(commit) : NULL,
+			   .attrs = attribute_files_outside_tree(repo), .autocrlf = autocrlf_on(repo) };
+	for (size_t i = 0; !wk.attrs && i < git_index_entrycount(index); i++)
+		wk.attrs = is_gitattributes(git_index_get_byindex(index, i)->path);
 	r = git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &wk);
 	strbuf_release(&wk.path);
 	if (wk.status < 0)
@@ -589,8 +676,6 @@ static int snapshot_worktree(git_repository *repo, struct writer *w, const struc
 		git_commit_free(head);
 	}
 
-	if (o->mode == SNAPSHOT_DIRTY)
-		w->repo = repo;
 	_cleanup_strv_free_ char **named = NULL;
 	if (o->mode == SNAPSHOT_FILES &&
 	    resolve_files(o->repo ? o->repo : ".", workdir, o->files, &named, err) < 0)
@@ -613,6 +698,18 @@ static int snapshot_worktree(git_repository *repo, struct writer *w, const struc
 	_cleanup_status_ git_status_list *st = NULL;
 	if (git_status_list_new(&st, repo, &so) < 0)
 		return dp_err(err, DPE_FAIL, "cannot read the status of '%s': %s", workdir, git_msg());
+
+	/* DIRTY honours export-ignore: look attributes up only when a file has some. */
+	if (o->mode == SNAPSHOT_DIRTY) {
+		bool attrs = attribute_files_outside_tree(repo);
+		for (size_t i = 0; !attrs && i < git_status_list_entrycount(st); i++) {
+			const git_status_entry *e = git_status_byindex(st, i);
+			const git_diff_delta *d = e->index_to_workdir ? e->index_to_workdir : e->head_to_index;
+			attrs = d && is_gitattributes(d->new_file.path);
+		}
+		if (attrs)
+			w->repo = repo;
+	}
 
 	/* Besides git status: submodules from the index ('s'; status leaves them out, as
 	 * its submodule code leaks in libgit2 1.5), and for FILES the named files that git
@@ -651,8 +748,7 @@ static int snapshot_worktree(git_repository *repo, struct writer *w, const struc
 			bool sub = extra[ie][0] == 's';
 			if ((path && streq(x, path)) ||
 			    (sub && o->mode == SNAPSHOT_FILES && !under_any(named, x)) ||
-			    (sub && o->mode == SNAPSHOT_DIRTY &&
-			     export_ignored(repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, x)))
+			    (sub && w->repo && export_ignored(repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, x)))
 				continue;
 			int r = put_disk_entry(w, workdir, x, filemode != 0, false);
 			if (r < 0)
@@ -668,8 +764,7 @@ static int snapshot_worktree(git_repository *repo, struct writer *w, const struc
 			continue;
 		if (path[strlen(path) - 1] == '/') /* an untracked nested repository */
 			continue;
-		if (o->mode == SNAPSHOT_DIRTY &&
-		    export_ignored(repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, path))
+		if (w->repo && export_ignored(repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, path))
 			continue;
 		bool index_exec = e->head_to_index ? e->head_to_index->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE
 				  : e->index_to_workdir && e->index_to_workdir->old_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE;

@@ -5,7 +5,7 @@
 # would hold. The fixture has what breaks naive archivers: an executable, symlinks to
 # a file and a directory, a 200-character path, non-UTF-8 and unicode names, spaces
 # and a newline in names, an empty file, a 20 MB random file, export-ignore, a
-# submodule and nested .gitignore files.
+# submodule and nested .gitignore files; and text filters (eol, ident, autocrlf).
 . "$TEST_SRCDIR/tests/cli/lib.sh"
 
 tarcmp() { python3 "$TEST_SRCDIR/tests/cli/lib-tarcmp.py" "$@"; }
@@ -39,7 +39,8 @@ test_expect_success 'set up the fixture repository' '
 	echo newline >"new
 line.txt" &&
 	: >empty &&
-	printf "secret.txt export-ignore\nprivate export-ignore\n" >.gitattributes &&
+	printf "secret.txt export-ignore\nprivate export-ignore\n*.crlf text eol=crlf\nident.txt ident\n" >.gitattributes &&
+	printf "one\ntwo\n" >dos.crlf && printf "\$Id\$\n" >ident.txt &&
 	echo s >secret.txt && mkdir private && echo p >private/p.txt &&
 	printf "*.log\nbuild/\n" >.gitignore &&
 	printf "*.tmp\n!keep.tmp\n" >dir/.gitignore &&
@@ -55,7 +56,8 @@ line.txt" &&
 	commit "2022-04-04 04:04:04 -0700" three &&
 	git archive HEAD~1 | tar -tf - >../names &&
 	test_grep -x "sub/" ../names &&
-	! test_grep -e secret.txt -e private ../names
+	! test_grep -e secret.txt -e private ../names &&
+	git archive HEAD dos.crlf | tar -xOf - | od -c | test_grep "\\r"
 '
 
 for rev in HEAD~2 v2 HEAD main; do
@@ -66,6 +68,17 @@ for rev in HEAD~2 v2 HEAD main; do
 		tarcmp members got.tar.gz want.tar
 	'
 done
+
+test_expect_success '--ref without any .gitattributes, and with core.autocrlf' '
+	git -C subrepo archive --format=tar HEAD >want.tar &&
+	dispatch ship --repo subrepo --output got.tar.gz &&
+	tarcmp members got.tar.gz want.tar &&
+	git clone -q subrepo crlf && git -C crlf config core.autocrlf true &&
+	git -C crlf archive --format=tar HEAD >want.tar &&
+	tar -xOf want.tar s.txt | od -c | test_grep "\\r" &&
+	dispatch ship --repo crlf --output got.tar.gz &&
+	tarcmp members got.tar.gz want.tar
+'
 
 test_expect_success '--ref of a tree: the same members, each dated 1980-01-01' '
 	dispatch ship --repo repo --ref "v2^{tree}" --output got.tar.gz &&
@@ -97,7 +110,8 @@ test_expect_success 'the same commit gives the same bytes, from a clone too' '
 '
 
 test_expect_success 'a clean work tree: --dirty writes the bytes --ref HEAD writes' '
-	(cd repo && git submodule -q update --init && echo x >ignored.log && mkdir -p build && echo y >build/z) &&
+	(cd repo && git submodule -q update --init && echo x >ignored.log && mkdir -p build && echo y >build/z &&
+	 rm dos.crlf ident.txt && git checkout -- dos.crlf ident.txt) &&
 	dispatch ship --repo repo --output ref.tar.gz &&
 	dispatch ship --repo repo --dirty --output dirty.tar.gz 2>err &&
 	test_grep "0 modified, 0 untracked" err &&
