@@ -57,6 +57,10 @@ struct pgzip {
 	uLong crc;
 	uint64_t bytes_in, bytes_out;
 	bool header_written, failed;
+
+	/* The caller's thread compresses queued blocks itself rather than wait idle. */
+	z_stream helper;
+	int helper_state;       /* 0 not set up, 1 ready, -1 failed */
 };
 
 int pgzip_ncpus(void)
@@ -173,6 +177,8 @@ void pgzip_free(struct pgzip *z)
 		free(z->slots[i].in);
 		free(z->slots[i].out);
 	}
+	if (z->helper_state > 0)
+		deflateEnd(&z->helper);
 	pthread_cond_destroy(&z->done);
 	pthread_cond_destroy(&z->work);
 	pthread_mutex_destroy(&z->lock);
@@ -205,8 +211,28 @@ static int emit(struct pgzip *z, const void *buf, size_t len, struct dp_error *e
 	return 0;
 }
 
-/* Writes out every finished block at the head of the ring; with wait, waits until
- * block `until` (exclusive) has been written. Called with the lock not held. */
+/* Compresses a queued block in the caller's thread, if there is one no worker took
+ * yet. Called with the lock held; returns it held. */
+static bool help(struct pgzip *z)
+{
+	if (z->seq_taken >= z->seq_fill || z->helper_state < 0)
+		return false;
+	if (z->helper_state == 0)
+		z->helper_state = deflateInit2(&z->helper, z->level, Z_DEFLATED, -15, 8,
+					       Z_DEFAULT_STRATEGY) == Z_OK ? 1 : -1;
+	if (z->helper_state < 0)
+		return false;
+	struct slot *b = slot_of(z, z->seq_taken++);
+	pthread_mutex_unlock(&z->lock);
+	compress_slot(&z->helper, b);
+	pthread_mutex_lock(&z->lock);
+	b->state = SLOT_DONE;
+	return true;
+}
+
+/* Writes out every finished block at the head of the ring; waits (helping with the
+ * compression) until block `until` (exclusive) has been written. Called with the
+ * lock not held. */
 static int drain(struct pgzip *z, uint64_t until, struct dp_error *err)
 {
 	pthread_mutex_lock(&z->lock);
@@ -215,7 +241,8 @@ static int drain(struct pgzip *z, uint64_t until, struct dp_error *err)
 		if (b->state != SLOT_DONE) {
 			if (z->seq_write >= until)
 				break;
-			pthread_cond_wait(&z->done, &z->lock);
+			if (!help(z))
+				pthread_cond_wait(&z->done, &z->lock);
 			continue;
 		}
 		pthread_mutex_unlock(&z->lock);
