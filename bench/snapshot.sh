@@ -57,7 +57,7 @@ for t in git pigz dispatch; do
 	esac
 	size=$(stat -c %s "$out/$t.tar.gz")
 	printf '%-28s %12d %+9.2f%% %14s\n' "$t" "$size" \
-		"$(echo "($size - $git_size) * 100 / $git_size" | bc -l)" "$(rss "$cmd")"
+		"$(awk -v a="$size" -v b="$git_size" 'BEGIN { print (a - b) * 100 / b }')" "$(rss "$cmd")"
 done
 gzip -t "$out/dispatch.tar.gz"
 cmp <(gzip -dc "$out/dispatch.tar.gz" | tar -tf - | sort) <(git archive HEAD | tar -tf - | sort) &&
