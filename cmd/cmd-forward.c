@@ -26,10 +26,17 @@ static const struct dp_option forward_options[] = {
 #define REMOTE_HOST "localhost"
 
 static volatile sig_atomic_t stop;
+static int wake[2] = { -1, -1 };
 
 static void on_signal(int sig)
 {
+	int e = errno;
 	stop = sig;
+	if (wake[1] >= 0) {
+		ssize_t n = write(wake[1], "", 1);  /* a full pipe wakes poll all the same */
+		(void)n;
+	}
+	errno = e;
 }
 
 static void log_line(void *data, const char *msg)
@@ -131,6 +138,11 @@ static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		announce(ctx, host, bound, (int)remote, (long)getpid(), false);
 	}
 
+	if (pipe(wake) == 0) {
+		fcntl(wake[1], F_SETFL, fcntl(wake[1], F_GETFL) | O_NONBLOCK);
+		fcntl(wake[0], F_SETFD, FD_CLOEXEC);
+		fcntl(wake[1], F_SETFD, FD_CLOEXEC);
+	}
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -142,6 +154,7 @@ static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		.remote_port = (int)remote,
 		.log = ctx->verbosity > 0 ? log_line : NULL,
 		.stop = &stop,
+		.wake_fd = wake[0],
 	};
 	if (forward_run(s, &f, &err) < 0)
 		return report_error(&err);

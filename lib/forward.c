@@ -368,7 +368,7 @@ int forward_run(struct ssh_session *s, const struct forward *f, struct dp_error 
 	bool idle_data = false;         /* unread SSH data while no channel exists */
 
 	l.conns = xcalloc(l.max, sizeof(*l.conns));
-	struct pollfd *pfds = xcalloc(l.max + 2, sizeof(*pfds));
+	struct pollfd *pfds = xcalloc(l.max + 3, sizeof(*pfds));
 	libssh2_session_set_blocking(l.ls, 0);
 
 	while (!*f->stop && !l.lost) {
@@ -409,6 +409,7 @@ int forward_run(struct ssh_session *s, const struct forward *f, struct dp_error 
 				ev |= POLLOUT;
 			pfds[np++] = (struct pollfd){ .fd = ev ? c->fd : -1, .events = ev };
 		}
+		pfds[np++] = (struct pollfd){ .fd = f->wake_fd, .events = POLLIN };
 		int ms = l.progress || pump > 0 || queued(&l) ? 0 : 1000;
 		if (poll(pfds, (nfds_t)np, ms) < 0 && errno != EINTR) {
 			dp_err(err, DPE_FAIL, "poll: %s", strerror(errno));

@@ -27,6 +27,7 @@ struct forward {
 	void (*log)(void *data, const char *msg);      /* each client and each failure */
 	void *log_data;
 	volatile sig_atomic_t *stop;    /* set (by a signal handler) to end cleanly */
+	int wake_fd;                    /* -1, or readable once stop is set (self-pipe) */
 };
 
 /* Serve until *f->stop is set (returns 0) or the SSH connection is lost (-1,
