@@ -309,6 +309,7 @@ static int r_err(struct fs *fs, struct dp_error *err, const char *what, const ch
 		return dp_err(err, kind, "cannot %s '%s%s': %s", what, fs->name, path, fx_name(fx));
 	}
 	fs->dead = true;
+	libssh2_session_set_timeout(fs->ls, 1000);     /* what follows is cleanup only */
 	return dp_err(err, DPE_CONNECT, "connection to '%s' lost while trying to %s '%s': %s",
 		      ssh_session_name(fs->s), what, path, msg && *msg ? msg : "unknown error");
 }
@@ -416,10 +417,11 @@ static ssize_t r_read(struct fs *fs, void *h, char *buf, size_t len, struct dp_e
 	return n;
 }
 
+/* Handles are closed even on a dead connection: libssh2 frees them only there. */
 static void r_close_read(struct fs *fs, void *h)
 {
-	if (!fs->dead)
-		libssh2_sftp_close(h);
+	(void)fs;
+	libssh2_sftp_close(h);
 }
 
 struct r_file {
@@ -491,8 +493,8 @@ static int r_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_e
 static void r_abandon(struct fs *fs, void *h)
 {
 	struct r_file *f = h;
-	if (!fs->dead)
-		libssh2_sftp_close(f->h);
+	(void)fs;
+	libssh2_sftp_close(f->h);
 	free(f->path);
 	free(f);
 }

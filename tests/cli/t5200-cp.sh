@@ -194,7 +194,7 @@ test_expect_success 'sshd killed during an upload: exit 255, nothing under the f
 	wait_for "$RHOME/$R/kill/.huge.dispatch-*" &&
 	kill_sshd &&
 	rc=0 && { wait $pid || rc=$?; } &&
-	test "$rc" = 255 &&
+	{ test "$rc" = 255 || { echo "rc=$rc"; cat err; false; }; } &&
 	test_grep "connection to .cpkill. lost" err &&
 	test ! -e "$RHOME/$R/kill/huge"
 '
@@ -208,7 +208,7 @@ test_expect_success 'sshd killed during a download: exit 255, no file left at al
 	wait_for "down/.remote-huge.dispatch-*" &&
 	kill_sshd &&
 	rc=0 && { wait $pid || rc=$?; } &&
-	test "$rc" = 255 &&
+	{ test "$rc" = 255 || { echo "rc=$rc"; cat err; false; }; } &&
 	test_grep "connection to .cpkill. lost" err &&
 	ls -A down >left && test_must_be_empty left
 '
