@@ -95,6 +95,8 @@ void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
 
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_completion;
+extern const struct dispatch_cmd dispatch_cmd_cp;
+extern const struct dispatch_cmd dispatch_cmd_forward;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
 extern const struct dispatch_cmd dispatch_cmd_run;
