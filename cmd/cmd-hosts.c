@@ -149,6 +149,8 @@ static void print_table(const struct inventory *inv, char **aliases)
 static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	bool names = false;
+	if (args->npos > 0)
+		return hosts_subcommand(ctx, args); /* show, discover: cmd/hosts-show.c */
 	for (size_t i = 0; i < args->nopts; i++)
 		if (args->opts[i].id == OPT_NAMES)
 			names = true;
@@ -189,13 +191,15 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_hosts = {
 	.name = "hosts",
 	.summary = "list inventory hosts and ssh config aliases",
-	.usage = "[--names]",
+	.usage = "[--names]\nshow HOST\ndiscover HOST",
 	.description = "Lists the inventory's hosts (name, type, ssh target, cluster, chips or\n"
 		       "partitions), then the Host aliases of the ssh config that the inventory\n"
-		       "does not already name. Nothing is contacted.",
+		       "does not already name. Nothing is contacted.\n"
+		       "'show HOST' prints a host's partitions, nodes and free GPUs; 'discover HOST'\n"
+		       "prints an inventory entry for it (one SSH command each).",
 	.opts = hosts_options,
 	.min_args = 0,
-	.max_args = 0,
+	.max_args = 2,
 	.flags = CMD_WANTS_INVENTORY,
 	.fn = cmd_hosts,
 };

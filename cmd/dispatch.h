@@ -93,6 +93,9 @@ bool stderr_is_tty(void);
 struct ssh_ctx;
 void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
 
+/* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST'; the exit status */
+int hosts_subcommand(struct dp_ctx *ctx, const struct dp_args *args);
+
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_completion;
 extern const struct dispatch_cmd dispatch_cmd_cp;
