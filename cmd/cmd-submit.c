@@ -21,6 +21,7 @@
 enum {
 	OPT_HOST = 1,
 	OPT_SOLVE,
+	OPT_CHECK,
 	OPT_FILE,
 	OPT_DRY_RUN,
 	OPT_EMIT,
@@ -31,6 +32,7 @@ enum {
 static const struct dp_option submit_options[] = {
 	{ OPT_HOST, 'H', "host", "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host" },
 	{ OPT_SOLVE, 0, "solve", NULL, "let the solver pick the host from the inventory", NULL },
+	{ OPT_CHECK, 0, "check", NULL, "with --solve: pick among hosts with the GPUs free now (asks them)", NULL },
 	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" },
 	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL },
 	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh and DIR/bootstrap.sh (mode 0700)", "dir" },
@@ -70,7 +72,8 @@ static const struct dp_option submit_options[] = {
 
 struct submit {
 	const char *host_name, *file, *emit, *payload_path;
-	bool solve, dry_run;
+	bool solve, dry_run, check;
+	void *live;                     /* --check's answers; solved points into them */
 	struct jobspec spec;
 	struct inv_host adhoc;          /* -H for a host the inventory does not name */
 	const struct inv_host *host;
@@ -94,6 +97,9 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 			break;
 		case OPT_SOLVE:
 			s->solve = true;
+			break;
+		case OPT_CHECK:
+			s->check = true;
 			break;
 		case OPT_FILE:
 			s->file = o->arg;
@@ -132,6 +138,8 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 	if (s->host_name && s->solve)
 		return usage_error(ctx, "-H and --solve exclude each other: name the host, or let the "
 				   "solver pick one");
+	if (s->check && !s->solve)
+		return usage_error(ctx, "--check goes with --solve");
 	if (!s->host_name && !s->solve)
 		return usage_error(ctx, "submit needs a host: give -H HOST, or --solve to pick one "
 				   "from the inventory");
@@ -169,8 +177,14 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 		}
 		struct solve_request req = { .chip = s->spec.chip,
 					     .chips = (int)jobspec_total_gpus(&s->spec) };
-		if (solve(ctx->inv, &req, &s->solved, &err) < 0)
+		if (s->check) {
+			req.check = true;
+			int r = solve_checked(ctx, &req, &s->solved, &s->live);
+			if (r)
+				return r;
+		} else if (solve(ctx->inv, &req, &s->solved, &err) < 0) {
 			return report_error(&err);
+		}
 		for (size_t i = 0; i < s->solved.nverdicts; i++)
 			info_msg(ctx, "solve: %s: %s", s->solved.verdicts[i].host->name,
 				 s->solved.verdicts[i].reason ? s->solved.verdicts[i].reason : "");
@@ -318,6 +332,7 @@ static int cmd_submit(struct dp_ctx *ctx, const struct dp_args *args)
 	if (r == 0)
 		r = generate(ctx, &s);
 	solve_result_release(&s.solved);
+	solve_checked_free(s.live);
 	jobspec_release(&s.spec);
 	free(s.payload);
 	return r;
@@ -326,7 +341,7 @@ static int cmd_submit(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_submit = {
 	.name = "submit",
 	.summary = "submit a job to a SLURM cluster or a plain host",
-	.usage = "[-H HOST | --solve] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] -- COMMAND...",
+	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] -- COMMAND...",
 	.description =
 		"Builds the job's scripts: an sbatch wrapper with the #SBATCH directives that\n"
 		"runs bootstrap.sh once per node with srun, and the bootstrap itself (modules,\n"

@@ -96,6 +96,16 @@ void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
 /* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST'; the exit status */
 int hosts_subcommand(struct dp_ctx *ctx, const struct dp_args *args);
 
+/* cmd/solve-check.c: solve with --check: asks the hosts that fit on paper what is
+ * free now (in parallel) and solves with their answers. res points into *keep: free
+ * it with solve_checked_free after solve_result_release. Returns 0 or the exit
+ * status of a bad request (reported). */
+struct solve_request;
+struct solve_result;
+int solve_checked(const struct dp_ctx *ctx, const struct solve_request *req,
+		  struct solve_result *res, void **keep);
+void solve_checked_free(void *keep);
+
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_completion;
 extern const struct dispatch_cmd dispatch_cmd_cp;

@@ -93,7 +93,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' --chip --chips --cpu --prefer --forbid -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' --chip --chips --cpu --prefer --forbid --check -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit)
 		case $prev in
@@ -194,7 +194,7 @@ _dispatch() {
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve -f --file --dry-run --emit --payload -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --payload -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	esac
 }
