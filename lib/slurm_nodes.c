@@ -8,6 +8,9 @@
 #include "strbuf.h"
 #include "util.h"
 
+/* Counts beyond this are nonsense; the cap keeps sums far from int overflow. */
+#define GPUS_MAX 100000
+
 /* A word that starts a field: [A-Za-z][A-Za-z0-9_]*= */
 static size_t key_length(const char *w, size_t len)
 {
@@ -257,10 +260,11 @@ static int add_gres(struct slurm_node *n, const char *s, bool used, struct dp_er
 		if (!streq(g[i].name, "gpu"))
 			continue;
 		struct slurm_gpus *x = gpus_of(n, g[i].type);
+		int count = g[i].count > GPUS_MAX ? GPUS_MAX : (int)g[i].count;
 		if (used)
-			x->used += (int)g[i].count;
+			x->used = x->used > GPUS_MAX ? GPUS_MAX : x->used + count;
 		else
-			x->total += (int)g[i].count;
+			x->total = x->total > GPUS_MAX ? GPUS_MAX : x->total + count;
 	}
 	slurm_gres_free(g, ng);
 	return 0;
@@ -279,6 +283,7 @@ static void add_alloc_tres(struct slurm_node *n, const char *tres)
 			long v = 0;
 			const char *num = eq + 1;
 			if (parse_count(num, len - (size_t)(num - p), &v)) {
+				v = v > GPUS_MAX ? GPUS_MAX : v;
 				if (eq == p + 8) {
 					all = v;
 				} else if (p[8] == ':') {
