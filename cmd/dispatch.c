@@ -16,11 +16,13 @@
 
 /* Sorted by name; only commands that work are here. */
 const struct dispatch_cmd *const dispatch_commands[] = {
+	&dispatch_cmd_cancel,
 	&dispatch_cmd_completion,
 	&dispatch_cmd_hostlist,
 	&dispatch_cmd_hosts,
 	&dispatch_cmd_run,
 	&dispatch_cmd_solve,
+	&dispatch_cmd_status,
 	&dispatch_cmd_submit,
 };
 const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);
