@@ -21,6 +21,7 @@ const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_hostlist,
 	&dispatch_cmd_hosts,
 	&dispatch_cmd_run,
+	&dispatch_cmd_ship,
 	&dispatch_cmd_solve,
 	&dispatch_cmd_status,
 	&dispatch_cmd_submit,

@@ -110,11 +110,12 @@ const char *job_ssh_destination(const struct dp_ctx *ctx, const char *host);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
 
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
+extern const struct dispatch_cmd dispatch_cmd_cancel;
 extern const struct dispatch_cmd dispatch_cmd_completion;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
 extern const struct dispatch_cmd dispatch_cmd_run;
-extern const struct dispatch_cmd dispatch_cmd_cancel;
+extern const struct dispatch_cmd dispatch_cmd_ship;
 extern const struct dispatch_cmd dispatch_cmd_solve;
 extern const struct dispatch_cmd dispatch_cmd_status;
 extern const struct dispatch_cmd dispatch_cmd_submit;
