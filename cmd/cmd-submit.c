@@ -18,6 +18,9 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <git2.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -30,6 +33,7 @@
 #include "plainjob.h"
 #include "shquote.h"
 #include "slurm.h"
+#include "snapshot.h"
 #include "solver.h"
 #include "ssh.h"
 #include "strbuf.h"
@@ -46,52 +50,72 @@ enum {
 	OPT_DRY_RUN,
 	OPT_EMIT,
 	OPT_PAYLOAD,
-	OPT_JOB, /* from here on, the long name is the job option's name */
+	OPT_REPO,
+	OPT_REF,
+	OPT_DIRTY,
+	OPT_JOB = 100, /* from here on, the long name is the job option's name */
 };
 
-static const struct dp_option submit_options[] = {
-	{ OPT_HOST, 'H', "host", "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host" },
-	{ OPT_SOLVE, 0, "solve", NULL, "let the solver pick the host from the inventory", NULL },
-	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" },
-	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL },
-	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh and DIR/bootstrap.sh (mode 0700)", "dir" },
-	{ OPT_PAYLOAD, 0, "payload", "FILE", "pack a gzip tarball into the bootstrap, extracted on every node", "file" },
-	{ OPT_JOB + 0, 'J', "job-name", "NAME", "job name", NULL },
-	{ OPT_JOB + 1, 'p', "partition", "PARTITION", "partition (default: the host's default partition)", NULL },
-	{ OPT_JOB + 2, 'N', "nodes", "N", "number of nodes; the bootstrap runs once on each", NULL },
-	{ OPT_JOB + 3, 'n', "ntasks", "N", "number of tasks (default: one per node)", NULL },
-	{ OPT_JOB + 4, 0, "ntasks-per-node", "N", "tasks per node (default 1)", NULL },
-	{ OPT_JOB + 5, 'c', "cpus-per-task", "N", "CPUs per task", NULL },
-	{ OPT_JOB + 6, 0, "mem", "SIZE", "memory per node: MB, or with K, M, G, T (default: the host's mem)", NULL },
-	{ OPT_JOB + 7, 0, "mem-per-cpu", "SIZE", "memory per CPU", NULL },
-	{ OPT_JOB + 8, 't', "time", "TIME", "time limit: MIN, MM:SS, HH:MM:SS, D-HH[:MM[:SS]], UNLIMITED", NULL },
-	{ OPT_JOB + 9, 'o', "output", "PATH", "stdout file (default: the cluster's log dir, %x-%j.out)", NULL },
-	{ OPT_JOB + 10, 'e', "error", "PATH", "stderr file (default: with stdout)", NULL },
-	{ OPT_JOB + 11, 'D', "chdir", "DIR", "working directory ($VAR and ~ expand)", NULL },
-	{ OPT_JOB + 12, 'd', "dependency", "DEP", "sbatch dependency: afterok:ID[:ID...], singleton, ...", NULL },
-	{ OPT_JOB + 13, 0, "exclusive", NULL, "whole nodes only", NULL },
-	{ OPT_JOB + 14, 'C', "constraint", "FEATURES", "node features (default: the partition's constraint)", NULL },
-	{ OPT_JOB + 15, 'A', "account", "ACCOUNT", "account to charge (default: the host's)", NULL },
-	{ OPT_JOB + 16, 0, "qos", "QOS", "quality of service (default: the host's)", NULL },
-	{ OPT_JOB + 17, 'x', "exclude", "NODES", "nodes to avoid, added to the host's (repeatable)", NULL },
-	{ OPT_JOB + 18, 'a', "array", "INDEXES", "job array: 0-15, 1,3,5-7, 0-15:4, with %N to throttle", NULL },
-	{ OPT_JOB + 19, 0, "signal", "[B:]SIG[@SECS]", "signal before the time limit (B: the batch shell, forwarded)", NULL },
-	{ OPT_JOB + 20, 0, "requeue", NULL, "let SLURM requeue the job", NULL },
-	{ OPT_JOB + 21, 0, "gpus", "N", "GPUs in total", NULL },
-	{ OPT_JOB + 22, 0, "gpus-per-node", "N", "GPUs on each node", NULL },
-	{ OPT_JOB + 23, 0, "chip", "NAME", "GPU model from the chip catalogue (GRES type from gres_mapping)", NULL },
-	{ OPT_JOB + 24, 0, "env", "K[=V]", "set K in the job; K alone takes the local value (repeatable)", NULL },
-	{ OPT_JOB + 25, 0, "module", "MODULE", "module load MODULE before the command (repeatable)", NULL },
-	{ OPT_JOB + 26, 0, "uv-group", "GROUP", "uv sync --group GROUP, with the host's groups (repeatable)", NULL },
-	{ OPT_JOB + 27, 0, "setup", "CMD", "shell command to run before the command (repeatable)", NULL },
-	{ OPT_JOB + 28, 0, "sbatch", "DIRECTIVE", "raw sbatch option, e.g. '--mail-type=END' (repeatable)", NULL },
+/* The options submit and submit-packed share. */
+#define SUBMIT_OPTIONS \
+	{ OPT_HOST, 'H', "host", "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host" }, \
+	{ OPT_SOLVE, 0, "solve", NULL, "let the solver pick the host from the inventory", NULL }, \
+	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" }, \
+	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL }, \
+	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh and DIR/bootstrap.sh (mode 0700)", "dir" }, \
+	{ OPT_JOB + 0, 'J', "job-name", "NAME", "job name", NULL }, \
+	{ OPT_JOB + 1, 'p', "partition", "PARTITION", "partition (default: the host's default partition)", NULL }, \
+	{ OPT_JOB + 2, 'N', "nodes", "N", "number of nodes; the bootstrap runs once on each", NULL }, \
+	{ OPT_JOB + 3, 'n', "ntasks", "N", "number of tasks (default: one per node)", NULL }, \
+	{ OPT_JOB + 4, 0, "ntasks-per-node", "N", "tasks per node (default 1)", NULL }, \
+	{ OPT_JOB + 5, 'c', "cpus-per-task", "N", "CPUs per task", NULL }, \
+	{ OPT_JOB + 6, 0, "mem", "SIZE", "memory per node: MB, or with K, M, G, T (default: the host's mem)", NULL }, \
+	{ OPT_JOB + 7, 0, "mem-per-cpu", "SIZE", "memory per CPU", NULL }, \
+	{ OPT_JOB + 8, 't', "time", "TIME", "time limit: MIN, MM:SS, HH:MM:SS, D-HH[:MM[:SS]], UNLIMITED", NULL }, \
+	{ OPT_JOB + 9, 'o', "output", "PATH", "stdout file (default: the cluster's log dir, %x-%j.out)", NULL }, \
+	{ OPT_JOB + 10, 'e', "error", "PATH", "stderr file (default: with stdout)", NULL }, \
+	{ OPT_JOB + 11, 'D', "chdir", "DIR", "working directory ($VAR and ~ expand)", NULL }, \
+	{ OPT_JOB + 12, 'd', "dependency", "DEP", "sbatch dependency: afterok:ID[:ID...], singleton, ...", NULL }, \
+	{ OPT_JOB + 13, 0, "exclusive", NULL, "whole nodes only", NULL }, \
+	{ OPT_JOB + 14, 'C', "constraint", "FEATURES", "node features (default: the partition's constraint)", NULL }, \
+	{ OPT_JOB + 15, 'A', "account", "ACCOUNT", "account to charge (default: the host's)", NULL }, \
+	{ OPT_JOB + 16, 0, "qos", "QOS", "quality of service (default: the host's)", NULL }, \
+	{ OPT_JOB + 17, 'x', "exclude", "NODES", "nodes to avoid, added to the host's (repeatable)", NULL }, \
+	{ OPT_JOB + 18, 'a', "array", "INDEXES", "job array: 0-15, 1,3,5-7, 0-15:4, with %N to throttle", NULL }, \
+	{ OPT_JOB + 19, 0, "signal", "[B:]SIG[@SECS]", "signal before the time limit (B: the batch shell, forwarded)", NULL }, \
+	{ OPT_JOB + 20, 0, "requeue", NULL, "let SLURM requeue the job", NULL }, \
+	{ OPT_JOB + 21, 0, "gpus", "N", "GPUs in total", NULL }, \
+	{ OPT_JOB + 22, 0, "gpus-per-node", "N", "GPUs on each node", NULL }, \
+	{ OPT_JOB + 23, 0, "chip", "NAME", "GPU model from the chip catalogue (GRES type from gres_mapping)", NULL }, \
+	{ OPT_JOB + 24, 0, "env", "K[=V]", "set K in the job; K alone takes the local value (repeatable)", NULL }, \
+	{ OPT_JOB + 25, 0, "module", "MODULE", "module load MODULE before the command (repeatable)", NULL }, \
+	{ OPT_JOB + 26, 0, "uv-group", "GROUP", "uv sync --group GROUP, with the host's groups (repeatable)", NULL }, \
+	{ OPT_JOB + 27, 0, "setup", "CMD", "shell command to run before the command (repeatable)", NULL }, \
+	{ OPT_JOB + 28, 0, "sbatch", "DIRECTIVE", "raw sbatch option, e.g. '--mail-type=END' (repeatable)", NULL }, \
 	{ OPT_JOB + 29, 0, "extract-to", "DIR", "where the payload goes (default $SLURM_TMPDIR/code, else a temp dir)", "dir" },
+
+static const struct dp_option submit_options[] = {
+	SUBMIT_OPTIONS
+	{ OPT_PAYLOAD, 0, "payload", "FILE", "pack a gzip tarball into the bootstrap, extracted on every node", "file" },
+	{ 0 },
+};
+
+static const struct dp_option packed_options[] = {
+	SUBMIT_OPTIONS
+	{ OPT_REPO, 0, "repo", "DIR", "the repository, or a directory in it where the command runs (default .)", "dir" },
+	{ OPT_REF, 0, "ref", "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL },
+	{ OPT_DIRTY, 0, "dirty", NULL, "the work tree as it is now: edits and untracked files, not ignored ones", NULL },
 	{ 0 },
 };
 
 struct submit {
 	const char *host_name, *file, *emit, *payload_path;
 	bool solve, dry_run;
+	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
+	const char *repo, *ref;
+	bool want_dirty;
+	char *subdir;                   /* --repo below the top of its work tree: the path */
+	struct snapshot_info snap;
 	struct jobspec spec;
 	struct inv_host adhoc;          /* -H for a host the inventory does not name */
 	const struct inv_host *host;
@@ -132,8 +156,17 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		case OPT_PAYLOAD:
 			s->payload_path = o->arg;
 			break;
+		case OPT_REPO:
+			s->repo = o->arg;
+			break;
+		case OPT_REF:
+			s->ref = o->arg;
+			break;
+		case OPT_DIRTY:
+			s->want_dirty = true;
+			break;
 		default: {
-			const char *name = options_spelling(submit_options, o->id) + 2;
+			const char *name = options_spelling(ctx->cmd->opts, o->id) + 2;
 			if (jobspec_set(&cli, name, o->arg, NULL, &err) < 0)
 				r = report_error(&err);
 		}
@@ -164,6 +197,9 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		return usage_error(ctx, "submit takes one host, not the list '%s'", s->host_name);
 	if (s->emit && !s->dry_run)
 		return usage_error(ctx, "--emit writes the scripts of a dry run: add --dry-run");
+	if (s->ref && s->want_dirty)
+		return usage_error(ctx, "--ref and --dirty exclude each other: a commit's files, or the "
+				   "work tree as it is");
 	return 0;
 }
 
@@ -283,6 +319,60 @@ static void print_json(const struct submit *s, const struct jobscript *js, const
 		free(p);
 	}
 	json_print(doc);
+}
+
+/* ---- submit-packed: the code goes with the job ---- */
+
+/* The path of dir below the top of its work tree ("" at the top), or NULL when dir
+ * is not in one (snapshot_create reports that). */
+static char *repo_subdir(const char *dir)
+{
+	git_repository *repo = NULL;
+	char *sub = NULL;
+	if (git_repository_open_ext(&repo, dir, 0, NULL) != 0)
+		return NULL;
+	const char *top = git_repository_workdir(repo);
+	char rtop[PATH_MAX], rdir[PATH_MAX];
+	if (top && realpath(top, rtop) && realpath(dir, rdir)) {
+		size_t n = strlen(rtop);
+		if (strncmp(rdir, rtop, n) == 0 && (rdir[n] == '/' || rdir[n] == '\0'))
+			sub = xstrdup(rdir[n] ? rdir + n + 1 : "");
+	}
+	git_repository_free(repo);
+	return sub;
+}
+
+static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
+	struct snapshot_opts so = {
+		.repo = s->repo,
+		.mode = s->want_dirty ? SNAPSHOT_DIRTY : SNAPSHOT_REF,
+		.ref = s->ref,
+		.want_sha256 = true,
+		.write = snapshot_write_strbuf,
+		.write_arg = &buf,
+	};
+	git_libgit2_init();
+	s->subdir = repo_subdir(s->repo ? s->repo : ".");
+	git_libgit2_shutdown();
+	if (snapshot_create(&so, &s->snap, &err) < 0)
+		return report_error(&err);
+	if (so.mode == SNAPSHOT_DIRTY && ctx->verbosity >= 0) {
+		char line[128];
+		snapshot_summary(&s->snap, line, sizeof(line));
+		fprintf(stderr, "dispatch: snapshot of the work tree: %s\n", line);
+	}
+	info_msg(ctx, "snapshot: %llu files, %llu bytes gzipped, commit %s, sha256 %s",
+		 (unsigned long long)s->snap.files, (unsigned long long)s->snap.bytes,
+		 s->snap.commit[0] ? s->snap.commit : "(none)", s->snap.sha256);
+	s->payload_len = buf.len;
+	s->payload = (unsigned char *)strbuf_detach(&buf);
+	s->payload_key = s->snap.sha256;
+	s->commit = s->snap.commit[0] ? s->snap.commit : NULL;
+	s->dirty = so.mode == SNAPSHOT_DIRTY;
+	return 0;
 }
 
 /* ---- submitting ---- */
@@ -717,6 +807,7 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 		.bootstrap_path = boot_path,
 		.payload = s->payload,
 		.payload_len = s->payload_len,
+		.payload_subdir = s->subdir && *s->subdir ? s->subdir : NULL,
 	};
 	if (s->payload && s->payload_key && s->payload_len > EMBED_MAX) {
 		code_path = xasprintf("%s/code/%s.tar.gz", share, s->payload_key);
@@ -750,24 +841,35 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 	return 0;
 }
 
-static int cmd_submit(struct dp_ctx *ctx, const struct dp_args *args)
+static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool packed)
 {
-	struct submit s = { 0 };
+	struct submit s = { .packed = packed };
 	int r = collect(ctx, args, &s);
 	if (r == 0)
 		r = check_chip(s.spec.chip);
 	if (r == 0)
 		r = pick_host(ctx, &s);
 	if (r == 0)
-		r = read_payload(&s);
+		r = s.packed ? make_snapshot(ctx, &s) : read_payload(&s);
 	if (r == 0)
 		r = generate(ctx, &s);
+	free(s.subdir);
 	solve_result_release(&s.solved);
 	jobspec_release(&s.spec);
 	free(s.payload);
 	free(s.token);
 	free(s.stage);
 	return r;
+}
+
+static int cmd_submit(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	return submit_main(ctx, args, false);
+}
+
+static int cmd_submit_packed(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	return submit_main(ctx, args, true);
 }
 
 const struct dispatch_cmd dispatch_cmd_submit = {
@@ -784,4 +886,21 @@ const struct dispatch_cmd dispatch_cmd_submit = {
 	.max_args = -1,
 	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER,
 	.fn = cmd_submit,
+};
+
+const struct dispatch_cmd dispatch_cmd_submit_packed = {
+	.name = "submit-packed",
+	.summary = "submit a job with a snapshot of a git repository as its code",
+	.usage = "[-H HOST | --solve] [JOB OPTIONS] [-f JOB.yaml] [--repo DIR] [--ref REF | --dirty] "
+		 "[--dry-run [--emit DIR]] -- COMMAND...",
+	.description =
+		"As submit, with the code: a snapshot of the repository (the files of --ref as\n"
+		"git archive writes them, or with --dirty the work tree with its edits and\n"
+		"untracked files) is extracted on every node, and the command runs in it (in\n"
+		"--repo's subdirectory when --repo is below the top). Prints the job as ID@HOST.",
+	.opts = packed_options,
+	.min_args = 0,
+	.max_args = -1,
+	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER,
+	.fn = cmd_submit_packed,
 };

@@ -25,6 +25,7 @@ const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_solve,
 	&dispatch_cmd_status,
 	&dispatch_cmd_submit,
+	&dispatch_cmd_submit_packed,
 };
 const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);
 

@@ -119,5 +119,6 @@ extern const struct dispatch_cmd dispatch_cmd_ship;
 extern const struct dispatch_cmd dispatch_cmd_solve;
 extern const struct dispatch_cmd dispatch_cmd_status;
 extern const struct dispatch_cmd dispatch_cmd_submit;
+extern const struct dispatch_cmd dispatch_cmd_submit_packed;
 
 #endif

@@ -475,7 +475,12 @@ static void boot_payload(struct strbuf *sb, const struct jobspec *spec,
 			"if ! mv -T -- \"$dispatch_part\" \"$DISPATCH_CODE_DIR\" 2>/dev/null; then\n"
 			"\trm -rf -- \"$dispatch_part\" # another task of this node was first\n"
 			"fi\n");
-	strbuf_adds(sb, "cd -- \"$DISPATCH_CODE_DIR\"\n");
+	strbuf_adds(sb, "cd -- \"$DISPATCH_CODE_DIR\"");
+	if (t->payload_subdir) {
+		strbuf_addch(sb, '/');
+		sh_quote(sb, t->payload_subdir);
+	}
+	strbuf_addch(sb, '\n');
 }
 
 static void boot_workdir(struct strbuf *sb, const struct jobspec *spec,

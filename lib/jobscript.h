@@ -38,6 +38,8 @@ struct jobscript_target {
 	size_t payload_len;
 	const char *payload_path;       /* or: where the tarball already is on the cluster
 					   (extracted from there; ~/ and $VAR expand) */
+	const char *payload_subdir;     /* the command runs in this directory of the payload
+					   (NULL: its top) */
 };
 
 struct jobscript {
