@@ -760,7 +760,8 @@ static int submit_recorded(struct dp_ctx *ctx, struct ledger *l, struct ssh_sess
 		warning_msg("found the job by its token: %s on '%s' (not submitted again)", o.job_id,
 			    s->host->name);
 	_cleanup_free_ char *log = log_path_for(s, d, o.job_id);
-	if (ledger_submitted(l, s->token, o.job_id, o.pid, &err) < 0)
+	if (ledger_submitted(l, s->token, o.job_id, o.pid, &err) < 0 ||
+	    ledger_set_log_path(l, s->token, log, &err) < 0)
 		return report_error(&err);
 	if (!ctx->json && ctx->verbosity >= 0 && stderr_is_tty())
 		fprintf(stderr, "dispatch: submitted job %s to %s; log: %s\n", o.job_id, s->host->name,

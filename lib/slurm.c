@@ -283,12 +283,18 @@ void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
 						take = false;
 			}
 		} else {
-			/* sacct's row, unless squeue has the job active */
-			take = true;
-			for (size_t k = 0; k < n; k++)
-				if (!jobs[k].from_sacct && streq(jobs[k].id, j->id) &&
-				    slurm_state_active(jobs[k].state))
-					take = false;
+			/* sacct's row, unless squeue has this id active, or squeue answers for
+			 * the job and no longer lists this active-looking id: accounting lags
+			 * behind (an array's pending record "12_[2-5]" after tasks started). */
+			bool squeue_knows = false, listed_active = false;
+			for (size_t k = 0; k < n; k++) {
+				if (jobs[k].from_sacct || !slurm_id_matches(asked, jobs[k].id))
+					continue;
+				squeue_knows = true;
+				if (streq(jobs[k].id, j->id) && slurm_state_active(jobs[k].state))
+					listed_active = true;
+			}
+			take = !listed_active && !(squeue_knows && slurm_state_active(j->state));
 		}
 		if (take)
 			(*out)[(*nout)++] = j;

@@ -42,7 +42,10 @@ static void check_sbatch(const char *out, const char *want_id, const char *want_
 static void test_sbatch(void)
 {
 	char *f = fixture("sbatch-plain.out");
-	check_sbatch(f, "4242", NULL);
+	check_sbatch(f, "46", NULL);
+	free(f);
+	f = fixture("sbatch-refused.err"); /* stderr never holds an id */
+	check_sbatch(f, NULL, NULL);
 	free(f);
 	f = fixture("sbatch-cluster-banner.out");
 	check_sbatch(f, "4243", "testbed");
@@ -72,52 +75,58 @@ static void test_status(void)
 	struct slurm_job *jobs;
 	size_t n;
 	CHECK_INT(slurm_parse_status(out, &jobs, &n), 0);
-	CHECK_INT(n, 15); /* the login banner is not a row */
+	CHECK_INT(n, 20);
 	CHECK(!jobs[0].from_sacct);
-	CHECK(jobs[6].from_sacct);
+	CHECK(jobs[10].from_sacct);
 
 	const struct slurm_job **sel;
 	size_t ns;
-	/* running: squeue's row (with its reason), not sacct's */
-	slurm_select(jobs, n, "4301", &sel, &ns);
+	/* running: squeue's row, not sacct's */
+	slurm_select(jobs, n, "38", &sel, &ns);
 	CHECK_INT(ns, 1);
 	CHECK(!sel[0]->from_sacct);
 	CHECK_STR(sel[0]->state, "RUNNING");
-	CHECK_STR(sel[0]->nodes, "node[1-2]");
+	CHECK_STR(sel[0]->nodes, "node2");
 	CHECK_INT(sel[0]->exit_code, -1);
 	free(sel);
-	/* gone from squeue: sacct's */
-	slurm_select(jobs, n, "4300", &sel, &ns);
+	/* pending: squeue's reason (sacct says None) */
+	slurm_select(jobs, n, "39", &sel, &ns);
 	CHECK_INT(ns, 1);
-	CHECK(sel[0]->from_sacct);
-	CHECK_STR(sel[0]->state, "COMPLETED");
-	CHECK_INT(sel[0]->exit_code, 0);
+	CHECK_STR(sel[0]->state, "PENDING");
+	CHECK_STR(sel[0]->reason, "Dependency");
 	free(sel);
-	/* ended, in both: sacct's exit code */
-	slurm_select(jobs, n, "4304", &sel, &ns);
+	/* ended, in both: sacct's, with the exit code */
+	slurm_select(jobs, n, "37", &sel, &ns);
 	CHECK_INT(ns, 1);
 	CHECK(sel[0]->from_sacct);
 	CHECK_STR(sel[0]->state, "FAILED");
 	CHECK_INT(sel[0]->exit_code, 3);
 	CHECK_INT(sel[0]->exit_signal, 0);
 	free(sel);
-	/* "CANCELLED by 1001" is CANCELLED; the signal kept */
-	slurm_select(jobs, n, "4305", &sel, &ns);
+	slurm_select(jobs, n, "36", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK_STR(sel[0]->state, "COMPLETED");
+	CHECK_INT(sel[0]->exit_code, 0);
+	free(sel);
+	/* "CANCELLED by 1001" is CANCELLED */
+	slurm_select(jobs, n, "40", &sel, &ns);
 	CHECK_INT(ns, 1);
 	CHECK_STR(sel[0]->state, "CANCELLED");
-	CHECK_INT(sel[0]->exit_signal, 15);
 	free(sel);
-	/* an array: every task once, and the pending rest */
-	slurm_select(jobs, n, "4303", &sel, &ns);
-	CHECK_INT(ns, 3);
-	CHECK(find(sel, ns, "4303_[2-5]") != NULL);
-	CHECK(find(sel, ns, "4303_0") && !find(sel, ns, "4303_0")->from_sacct);
-	CHECK(find(sel, ns, "4303_1") && find(sel, ns, "4303_1")->from_sacct);
+	/* the array mid-way: each task once, squeue's pending rest, not sacct's stale one */
+	slurm_select(jobs, n, "41", &sel, &ns);
+	CHECK_INT(ns, 5);
+	CHECK(find(sel, ns, "41_[4-5%2]") != NULL);
+	CHECK(find(sel, ns, "41_[2-5%2]") == NULL);
+	CHECK(find(sel, ns, "41_0") && find(sel, ns, "41_0")->from_sacct);
+	CHECK(find(sel, ns, "41_2") && !find(sel, ns, "41_2")->from_sacct);
+	CHECK(find(sel, ns, "41_3") && streq(find(sel, ns, "41_3")->state, "RUNNING"));
 	free(sel);
 	/* one task */
-	slurm_select(jobs, n, "4303_1", &sel, &ns);
+	slurm_select(jobs, n, "41_1", &sel, &ns);
 	CHECK_INT(ns, 1);
-	CHECK_STR(sel[0]->id, "4303_1");
+	CHECK_STR(sel[0]->id, "41_1");
+	CHECK_STR(sel[0]->state, "COMPLETED");
 	free(sel);
 	/* unknown */
 	slurm_select(jobs, n, "99", &sel, &ns);
@@ -131,6 +140,12 @@ static void test_status(void)
 	slurm_select(jobs, n, "7", &sel, &ns);
 	CHECK_INT(ns, 1);
 	CHECK_STR(sel[0]->state, "COMPLETED");
+	free(sel);
+	slurm_jobs_free(jobs, n);
+	/* sacct only (the job left the controller): even its active-looking rows */
+	slurm_parse_status("Last login: today\ndispatch-sacct\n8|RUNNING|00:00:01|UNLIMITED|n1|0:0|None\n", &jobs, &n);
+	slurm_select(jobs, n, "8", &sel, &ns);
+	CHECK_INT(ns, 1);
 	free(sel);
 	slurm_jobs_free(jobs, n);
 	/* a reason with '|' stays whole; short lines are skipped */
