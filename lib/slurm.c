@@ -295,6 +295,12 @@ void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
 					listed_active = true;
 			}
 			take = !listed_active && !(squeue_knows && slurm_state_active(j->state));
+			/* The array's own record ("12") while its tasks ("12_0") are reported:
+			 * accounting has not split it yet. */
+			for (size_t k = 0; k < n && take; k++)
+				if (!strchr(j->id, '_') && strchr(jobs[k].id, '_') &&
+				    slurm_id_matches(j->id, jobs[k].id))
+					take = false;
 		}
 		if (take)
 			(*out)[(*nout)++] = j;

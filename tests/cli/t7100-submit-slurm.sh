@@ -138,7 +138,7 @@ test_expect_success 'sbatch'"'"'s own error is shown verbatim, exit 1, nothing r
 # An sbatch wrapper first in the test user's PATH (~/bin, which Debian's ~/.profile
 # adds): it runs the real sbatch and then drops the SSH connection by killing its
 # sshd session process, only for jobs named droptest* (others pass straight through).
-# droptesta: the submitting shell lives on and saves sbatch's answer; droptestb: the
+# droptesta*: the submitting shell lives on and saves sbatch's answer; droptestb*: the
 # shell dies too, so dispatch must find the job by its token in squeue.
 install_wrapper() {
 	mkdir -p "$TBHOME/bin" &&
@@ -180,11 +180,11 @@ drop_test() {
 }
 
 test_expect_success 'connection dropped right after sbatch (answer saved): exactly one job, named' '
-	drop_test droptesta
+	drop_test "droptesta$$"
 '
 
 test_expect_success 'connection and shell dropped right after sbatch: found by its token, exactly one job' '
-	drop_test droptestb
+	drop_test "droptestb$$"
 '
 
 test_expect_success '20 concurrent submissions are all recorded in the ledger' '

@@ -148,6 +148,15 @@ static void test_status(void)
 	CHECK_INT(ns, 1);
 	free(sel);
 	slurm_jobs_free(jobs, n);
+	/* an array whose record sacct has not split into tasks yet: the tasks only */
+	slurm_parse_status("114_0|COMPLETED|0:01|UNLIMITED|node1|None\n"
+			   "114_1|COMPLETED|0:01|UNLIMITED|node1|None\n"
+			   "dispatch-sacct\n114|COMPLETED|00:00:01||node2|0:0|None\n", &jobs, &n);
+	slurm_select(jobs, n, "114", &sel, &ns);
+	CHECK_INT(ns, 2);
+	CHECK(find(sel, ns, "114") == NULL);
+	free(sel);
+	slurm_jobs_free(jobs, n);
 	/* a reason with '|' stays whole; short lines are skipped */
 	slurm_parse_status("8|PENDING|0:00|1:00|n|a|b\n9|RUNNING\n", &jobs, &n);
 	CHECK_INT(n, 1);
