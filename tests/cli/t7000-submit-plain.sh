@@ -121,14 +121,15 @@ test_expect_success 'a large snapshot is uploaded once for several jobs' '
 	git -C big add blob && git -C big -c user.email=t@t -c user.name=t commit -qm big &&
 	want=$(sha256sum <big/blob) &&
 	for i in 1 2 3; do
-		dispatch -v submit-packed -H box1 --repo big -J bigjob -- "sha256sum <blob" >job$i 2>err$i || exit 1
+		dispatch -v submit-packed -H box1 --repo big -J bigjob$$ -- "sha256sum <blob" >job$i 2>err$i || exit 1
 	done &&
 	test_grep "uploaded the code" err1 &&
 	test_grep "on the host already" err2 && test_grep "on the host already" err3 &&
-	! test_grep "uploaded the code" err3 &&
+	! grep -q "uploaded the code" err3 &&
 	for i in 1 2 3; do wait_end "$(cat job$i)" || exit 1; done &&
-	for f in $CL/log/bigjob-*.out; do test "$(cat "$f")" = "$want" || exit 1; done &&
-	! grep -q "^DISPATCH_PAYLOAD" $CL/work/.dispatch/bigjob-*/bootstrap.sh
+	test "$(ls $CL/log/bigjob$$-*.out | wc -l)" = 3 &&
+	for f in $CL/log/bigjob$$-*.out; do test "$(cat "$f")" = "$want" || exit 1; done &&
+	! grep -q "^DISPATCH_PAYLOAD" $CL/work/.dispatch/bigjob$$-*/bootstrap.sh
 '
 
 test_expect_success '20 concurrent submissions are all recorded in the ledger' '
