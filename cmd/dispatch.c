@@ -18,6 +18,8 @@
 const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_cancel,
 	&dispatch_cmd_completion,
+	&dispatch_cmd_cp,
+	&dispatch_cmd_forward,
 	&dispatch_cmd_hostlist,
 	&dispatch_cmd_hosts,
 	&dispatch_cmd_run,

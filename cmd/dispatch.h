@@ -112,6 +112,8 @@ char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledge
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_cancel;
 extern const struct dispatch_cmd dispatch_cmd_completion;
+extern const struct dispatch_cmd dispatch_cmd_cp;
+extern const struct dispatch_cmd dispatch_cmd_forward;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
 extern const struct dispatch_cmd dispatch_cmd_run;

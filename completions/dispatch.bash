@@ -23,7 +23,7 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'cancel completion hostlist hosts run ship solve status submit submit-packed -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts run ship solve status submit submit-packed -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	cancel)
 		case $prev in
@@ -37,6 +37,16 @@ _dispatch() {
 		case $prev in
 		esac
 		COMPREPLY=($(compgen -W ' -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	cp)
+		case $prev in
+		esac
+		COMPREPLY=($(compgen -W ' -r --recursive -p --preserve -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	forward)
+		case $prev in
+		esac
+		COMPREPLY=($(compgen -W ' --background -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	hostlist)
 		case $prev in
