@@ -74,13 +74,16 @@ test_expect_success 'a failing job shows FAILED and its exit code' '
 '
 
 test_expect_success 'cancel gives CANCELLED and no process of the job is left' '
-	job=$(dispatch submit -H box1 -J canceljob -- "sleep 300; echo not-reached") &&
+	job=$(dispatch submit -H box1 -J canceljob -- "sleep 31$$; echo not-reached") &&
 	dispatch --json status "$job" >st.json && test "$(field state)" = RUNNING &&
 	pgid=$(sqlite3 "$DB" "select pid from jobs where job_id = \"${job%@box1}\"") &&
 	dispatch cancel "$job" >out && test_grep "cancelled" out &&
 	wait_end "$job" &&
 	test "$(field state)" = CANCELLED && test "$(field exit_code)" = 143 &&
+	for i in $(seq 1 50); do pgrep -g "$pgid" >/dev/null || break; sleep 0.1; done &&
 	! pgrep -g "$pgid" >/dev/null &&
+	! pgrep -u "$DISPATCH_TESTBED_USER" -fx "sleep 31$$" >/dev/null &&
+	! grep -q not-reached "$CL/log/${job%@box1}.out" &&
 	dispatch --json cancel "$job" >c.json && test_grep "\"ended\"" c.json
 '
 
