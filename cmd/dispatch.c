@@ -16,6 +16,7 @@
 
 /* Sorted by name; only commands that work are here. */
 const struct dispatch_cmd *const dispatch_commands[] = {
+	&dispatch_cmd_cancel,
 	&dispatch_cmd_completion,
 	&dispatch_cmd_cp,
 	&dispatch_cmd_forward,
@@ -24,7 +25,9 @@ const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_run,
 	&dispatch_cmd_ship,
 	&dispatch_cmd_solve,
+	&dispatch_cmd_status,
 	&dispatch_cmd_submit,
+	&dispatch_cmd_submit_packed,
 };
 const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);
 

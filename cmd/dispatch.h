@@ -106,7 +106,24 @@ int solve_checked(const struct dp_ctx *ctx, const struct solve_request *req,
 		  struct solve_result *res, void **keep);
 void solve_checked_free(void *keep);
 
+/* cmd/job-args.c: JOB operands resolved through the ledger, grouped by host */
+struct jobref;
+struct ledger;
+struct job_set {
+	struct ledger *ledger;
+	struct jobref *refs;          /* one per operand, in order */
+	size_t n;
+	char **hosts;                 /* strv: each host once, in the order first named */
+};
+int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,
+		     struct job_set *set);                /* 0, or the exit status (printed) */
+void job_set_release(struct job_set *set);
+bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
+const char *job_ssh_destination(const struct dp_ctx *ctx, const char *host);
+char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
+
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
+extern const struct dispatch_cmd dispatch_cmd_cancel;
 extern const struct dispatch_cmd dispatch_cmd_completion;
 extern const struct dispatch_cmd dispatch_cmd_cp;
 extern const struct dispatch_cmd dispatch_cmd_forward;
@@ -115,6 +132,8 @@ extern const struct dispatch_cmd dispatch_cmd_hosts;
 extern const struct dispatch_cmd dispatch_cmd_run;
 extern const struct dispatch_cmd dispatch_cmd_ship;
 extern const struct dispatch_cmd dispatch_cmd_solve;
+extern const struct dispatch_cmd dispatch_cmd_status;
 extern const struct dispatch_cmd dispatch_cmd_submit;
+extern const struct dispatch_cmd dispatch_cmd_submit_packed;
 
 #endif

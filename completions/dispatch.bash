@@ -23,8 +23,16 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'completion cp forward hostlist hosts run ship solve submit -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts run ship solve status submit submit-packed -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
+	cancel)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --host -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
 	completion)
 		case $prev in
 		esac
@@ -95,6 +103,14 @@ _dispatch() {
 		esac
 		COMPREPLY=($(compgen -W ' --chip --chips --cpu --prefer --forbid --check -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
+	status)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --host -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
 	submit)
 		case $prev in
 		-H|--host)
@@ -105,9 +121,6 @@ _dispatch() {
 			return ;;
 		--emit)
 			COMPREPLY=($(compgen -d -- "$cur"))
-			return ;;
-		--payload)
-			COMPREPLY=($(compgen -f -- "$cur"))
 			return ;;
 		-J|--job-name)
 			COMPREPLY=()
@@ -193,8 +206,115 @@ _dispatch() {
 		--extract-to)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return ;;
+		--payload)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --payload -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to --payload -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	submit-packed)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		-f|--file)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return ;;
+		--emit)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return ;;
+		-J|--job-name)
+			COMPREPLY=()
+			return ;;
+		-p|--partition)
+			COMPREPLY=()
+			return ;;
+		-N|--nodes)
+			COMPREPLY=()
+			return ;;
+		-n|--ntasks)
+			COMPREPLY=()
+			return ;;
+		--ntasks-per-node)
+			COMPREPLY=()
+			return ;;
+		-c|--cpus-per-task)
+			COMPREPLY=()
+			return ;;
+		--mem)
+			COMPREPLY=()
+			return ;;
+		--mem-per-cpu)
+			COMPREPLY=()
+			return ;;
+		-t|--time)
+			COMPREPLY=()
+			return ;;
+		-o|--output)
+			COMPREPLY=()
+			return ;;
+		-e|--error)
+			COMPREPLY=()
+			return ;;
+		-D|--chdir)
+			COMPREPLY=()
+			return ;;
+		-d|--dependency)
+			COMPREPLY=()
+			return ;;
+		-C|--constraint)
+			COMPREPLY=()
+			return ;;
+		-A|--account)
+			COMPREPLY=()
+			return ;;
+		--qos)
+			COMPREPLY=()
+			return ;;
+		-x|--exclude)
+			COMPREPLY=()
+			return ;;
+		-a|--array)
+			COMPREPLY=()
+			return ;;
+		--signal)
+			COMPREPLY=()
+			return ;;
+		--gpus)
+			COMPREPLY=()
+			return ;;
+		--gpus-per-node)
+			COMPREPLY=()
+			return ;;
+		--chip)
+			COMPREPLY=()
+			return ;;
+		--env)
+			COMPREPLY=()
+			return ;;
+		--module)
+			COMPREPLY=()
+			return ;;
+		--uv-group)
+			COMPREPLY=()
+			return ;;
+		--setup)
+			COMPREPLY=()
+			return ;;
+		--sbatch)
+			COMPREPLY=()
+			return ;;
+		--extract-to)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return ;;
+		--repo)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return ;;
+		--ref)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	esac
 }

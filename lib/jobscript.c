@@ -21,7 +21,7 @@
 
 /* A path for the shell: a leading ~ or ~/ becomes "$HOME", $NAME and ${NAME} become
  * "${NAME}"; everything else is sh_quote'd, so no other expansion can happen. */
-static void quote_path(struct strbuf *sb, const char *s)
+void jobscript_quote_path(struct strbuf *sb, const char *s)
 {
 	_cleanup_strbuf_ struct strbuf lit = STRBUF_INIT;
 	bool any = false;
@@ -106,7 +106,7 @@ static const char *partition_constraint(const struct inv_host *h, const char *pa
 	return NULL;
 }
 
-static char *log_dir(const struct inv_cluster *c)
+char *jobscript_log_dir(const struct inv_cluster *c)
 {
 	if (c->log)
 		return xstrdup(c->log);
@@ -212,7 +212,7 @@ static char **make_directives(const struct jobspec *spec, const struct jobscript
 	if (spec->output) {
 		directive(&d, "output", spec->output);
 	} else if (h->cluster && (h->cluster->log || h->cluster->work)) {
-		_cleanup_free_ char *dir = log_dir(h->cluster);
+		_cleanup_free_ char *dir = jobscript_log_dir(h->cluster);
 		_cleanup_free_ char *out = xasprintf("%s/%s", dir, spec->array ? "%x-%A_%a.out"
 										 : "%x-%j.out");
 		directive(&d, "output", out);
@@ -352,9 +352,9 @@ static void boot_juicefs(struct strbuf *sb, const struct inv_cluster *c)
 		return;
 	strbuf_adds(sb, "\n# The cluster's JuiceFS volume (left mounted for the jobs after this one).\n"
 			"if ! mountpoint -q ");
-	quote_path(sb, c->root);
+	jobscript_quote_path(sb, c->root);
 	strbuf_adds(sb, "; then\n\tmkdir -p -- ");
-	quote_path(sb, c->root);
+	jobscript_quote_path(sb, c->root);
 	strbuf_adds(sb, "\n\tjuicefs mount --background");
 	if (c->cache_size) {
 		strbuf_adds(sb, " --cache-size ");
@@ -362,14 +362,14 @@ static void boot_juicefs(struct strbuf *sb, const struct inv_cluster *c)
 	}
 	if (c->cache_dir) {
 		strbuf_adds(sb, " --cache-dir ");
-		quote_path(sb, c->cache_dir);
+		jobscript_quote_path(sb, c->cache_dir);
 	}
 	strbuf_addch(sb, ' ');
 	sh_quote(sb, c->mount);
 	strbuf_addch(sb, ' ');
-	quote_path(sb, c->root);
+	jobscript_quote_path(sb, c->root);
 	strbuf_adds(sb, " ||\n\t\tmountpoint -q ");  /* another task on this node won the race */
-	quote_path(sb, c->root);
+	jobscript_quote_path(sb, c->root);
 	strbuf_adds(sb, "\nfi\n");
 }
 
@@ -440,11 +440,12 @@ static void boot_payload(struct strbuf *sb, const struct jobspec *spec,
 	strbuf_adds(sb, "\n# The packed code, extracted on every node; the command runs in it.\n");
 	if (spec->extract_to) {
 		strbuf_adds(sb, "DISPATCH_CODE_DIR=");
-		quote_path(sb, spec->extract_to);
+		jobscript_quote_path(sb, spec->extract_to);
 		strbuf_adds(sb,
 			"\nexport DISPATCH_CODE_DIR\n"
-			"mkdir -p -- \"$DISPATCH_CODE_DIR\"\n"
-			"base64 -d <<'DISPATCH_PAYLOAD' | tar -xzf - -C \"$DISPATCH_CODE_DIR\"\n");
+			"mkdir -p -- \"$DISPATCH_CODE_DIR\"\n");
+		strbuf_adds(sb, t->payload_path ? "tar -xzf - -C \"$DISPATCH_CODE_DIR\" <"
+					       : "base64 -d <<'DISPATCH_PAYLOAD' | tar -xzf - -C \"$DISPATCH_CODE_DIR\"\n");
 	} else {
 		/* $SLURM_TMPDIR is a per-job directory where a site sets it (plain SLURM does
 		 * not): extract into a private directory and rename it into place, so that
@@ -458,27 +459,38 @@ static void boot_payload(struct strbuf *sb, const struct jobspec *spec,
 			"\tDISPATCH_CODE_DIR=$dispatch_tmp/code\n"
 			"fi\n"
 			"export DISPATCH_CODE_DIR\n"
-			"dispatch_part=$(mktemp -d \"$DISPATCH_CODE_DIR.XXXXXX\")\n"
-			"base64 -d <<'DISPATCH_PAYLOAD' | tar -xzf - -C \"$dispatch_part\"\n");
+			"dispatch_part=$(mktemp -d \"$DISPATCH_CODE_DIR.XXXXXX\")\n");
+		strbuf_adds(sb, t->payload_path ? "tar -xzf - -C \"$dispatch_part\" <"
+					       : "base64 -d <<'DISPATCH_PAYLOAD' | tar -xzf - -C \"$dispatch_part\"\n");
 	}
-	base64(sb, t->payload, t->payload_len);
-	strbuf_adds(sb, "DISPATCH_PAYLOAD\n");
+	if (t->payload_path) {
+		jobscript_quote_path(sb, t->payload_path);
+		strbuf_addch(sb, '\n');
+	} else {
+		base64(sb, t->payload, t->payload_len);
+		strbuf_adds(sb, "DISPATCH_PAYLOAD\n");
+	}
 	if (!spec->extract_to)
 		strbuf_adds(sb,
 			"if ! mv -T -- \"$dispatch_part\" \"$DISPATCH_CODE_DIR\" 2>/dev/null; then\n"
 			"\trm -rf -- \"$dispatch_part\" # another task of this node was first\n"
 			"fi\n");
-	strbuf_adds(sb, "cd -- \"$DISPATCH_CODE_DIR\"\n");
+	strbuf_adds(sb, "cd -- \"$DISPATCH_CODE_DIR\"");
+	if (t->payload_subdir) {
+		strbuf_addch(sb, '/');
+		sh_quote(sb, t->payload_subdir);
+	}
+	strbuf_addch(sb, '\n');
 }
 
 static void boot_workdir(struct strbuf *sb, const struct jobspec *spec,
 			 const struct jobscript_target *t)
 {
-	if (t->payload) {
+	if (t->payload || t->payload_path) {
 		boot_payload(sb, spec, t);
 	} else if (spec->chdir) {
 		strbuf_adds(sb, "\n# The working directory.\ncd -- ");
-		quote_path(sb, spec->chdir);
+		jobscript_quote_path(sb, spec->chdir);
 		strbuf_addch(sb, '\n');
 	}
 }
@@ -571,7 +583,7 @@ static char *make_sbatch(const struct jobspec *spec, const struct jobscript_targ
 	if (spec->cpus_per_task)
 		strbuf_addf(&sb, " --cpus-per-task=%ld", spec->cpus_per_task);
 	strbuf_adds(&sb, " bash ");
-	quote_path(&sb, t->bootstrap_path);
+	jobscript_quote_path(&sb, t->bootstrap_path);
 	strbuf_adds(&sb, " &\ndispatch_child=$!\n");
 	strbuf_adds(&sb, wait_child);
 	return strbuf_detach(&sb);

@@ -22,6 +22,7 @@
 
 #include "inventory.h"
 #include "jobspec.h"
+#include "strbuf.h"
 
 struct jobscript_target {
 	const struct inv_host *host;    /* required: type, defaults (account, qos, mem, exclude,
@@ -35,6 +36,10 @@ struct jobscript_target {
 					   the shell, nothing else is) */
 	const unsigned char *payload;   /* a gzip tarball to pack in (packed jobs), or NULL */
 	size_t payload_len;
+	const char *payload_path;       /* or: where the tarball already is on the cluster
+					   (extracted from there; ~/ and $VAR expand) */
+	const char *payload_subdir;     /* the command runs in this directory of the payload
+					   (NULL: its top) */
 };
 
 struct jobscript {
@@ -52,6 +57,13 @@ int jobscript_generate(const struct jobspec *spec, const struct jobscript_target
 void jobscript_release(struct jobscript *js);
 static inline void jobscript_releasep(struct jobscript *js) { jobscript_release(js); }
 #define _cleanup_jobscript_ _cleanup_(jobscript_releasep)
+
+/* A path for the shell: a leading ~/ becomes "$HOME", $NAME and ${NAME} expand,
+ * everything else is sh_quote'd (no other expansion can happen). */
+void jobscript_quote_path(struct strbuf *sb, const char *path);
+
+/* The cluster's log dir: {log}, else {work}/logs. Caller frees. */
+char *jobscript_log_dir(const struct inv_cluster *c);
 
 /* The cluster directory scripts are uploaded to: {share}, else {work}/.dispatch, else
  * (no cluster) ~/.dispatch. Caller frees. */

@@ -221,6 +221,12 @@ int ledger_set_state(struct ledger *l, const char *token, const char *state, str
 			       state, 0, err);
 }
 
+int ledger_set_log_path(struct ledger *l, const char *token, const char *path, struct dp_error *err)
+{
+	return update_by_token(l, "UPDATE jobs SET log_path = ?2 WHERE token = ?1", token, path, 0,
+			       err);
+}
+
 int ledger_forget(struct ledger *l, const char *token, struct dp_error *err)
 {
 	return update_by_token(l, "DELETE FROM jobs WHERE token = ?1", token,

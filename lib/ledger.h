@@ -50,6 +50,8 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 int ledger_submitted(struct ledger *l, const char *token, const char *job_id, long pid,
 		     struct dp_error *err);
 int ledger_set_state(struct ledger *l, const char *token, const char *state, struct dp_error *err);
+/* The log path once the job id is known (sbatch's %j filled in). */
+int ledger_set_log_path(struct ledger *l, const char *token, const char *path, struct dp_error *err);
 /* Forget a submission that certainly did not happen (sbatch refused it). */
 int ledger_forget(struct ledger *l, const char *token, struct dp_error *err);
 

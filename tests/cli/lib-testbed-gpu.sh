@@ -102,3 +102,20 @@ submit_gpu_job() {
 	echo "job $id still $state after 90 s" >&2
 	return 1
 }
+
+# wait_gpus_free NODE...: waits (up to 90 s) until scontrol itself (raw, not through
+# dispatch's parsing) says no GPU of each NODE is in use: the cluster is shared with
+# other tests, whose jobs may hold GPUs for a while.
+wait_gpus_free() {
+	local n i ok
+	for i in $(seq 90); do
+		ok=1
+		for n; do
+			dispatch run -H hpc -- scontrol -o -d show node "$n" | grep -q 'GresUsed=gpu:a100:0(' || ok=0
+		done
+		[ $ok = 1 ] && return 0
+		sleep 1
+	done
+	echo "the GPUs of $* are still in use after 90 s (other tests' jobs?)" >&2
+	return 1
+}

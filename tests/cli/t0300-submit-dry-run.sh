@@ -341,10 +341,14 @@ test_expect_success 'usage errors exit 2' '
 	test_grep "not a gzip tarball" err
 '
 
-test_expect_success 'without --dry-run it says plainly that it cannot submit yet' '
-	test_expect_code 2 dispatch submit -H hpc -- true >out 2>err &&
+test_expect_success 'without --dry-run it submits: a host it cannot reach exits 255, nothing recorded' '
+	printf "Host hpc-login\n  HostName 127.0.0.1\n  Port 1\n  ConnectionAttempts 1\n" >cfg &&
+	test_expect_code 255 dispatch -F cfg submit -H hpc -- true >out 2>err &&
 	test_must_be_empty out &&
-	test_grep "cannot submit yet" err
+	test_grep "hpc" err &&
+	if test -f "$DISPATCH_STATE_DIR/ledger.db"; then
+		test "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select count(*) from jobs")" = 0
+	fi
 '
 
 test_done

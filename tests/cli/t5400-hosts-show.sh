@@ -36,13 +36,9 @@ test_expect_success 'show: GPUs of a running job count as used on its node' '
 	test "$(jq ".partitions[] | select(.name == \"gpu\") | .gpus[0].total" show.json)" = 4 &&
 	test "$(jq -r .kind show.json)" = slurm &&
 	dispatch run -H hpc -- scancel "$job" &&
-	for i in $(seq 60); do
-		dispatch --json hosts show hpc >show.json &&
-		used=$(jq ".nodes[] | select(.name == \"node1\") | .gpus[0].used" show.json) &&
-		test "$used" = 0 && break
-		sleep 0.5
-	done &&
-	test "$used" = 0
+	wait_gpus_free node1 &&
+	dispatch --json hosts show hpc >show.json &&
+	test "$(jq ".nodes[] | select(.name == \"node1\") | .gpus[0].used" show.json)" = 0
 '
 
 test_expect_success 'discover: the SLURM host, GRES type a100 mapped back by gres_mapping' '

@@ -42,6 +42,7 @@ hosts:
 INV
 
 test_expect_success 'SLURM: node1 free: the first half; the dead host skipped' '
+	wait_gpus_free node1 &&
 	dispatch -i halves.yaml -v solve --check --chip a100-sxm4-80gb --chips 2 >out 2>err &&
 	test_grep "^host: *half1" out &&
 	test_grep "warning: skipping .gone.: cannot connect" err &&
@@ -49,6 +50,7 @@ test_expect_success 'SLURM: node1 free: the first half; the dead host skipped' '
 '
 
 test_expect_success 'SLURM: node1 GPUs taken: solve --check moves to the node2 half' '
+	wait_gpus_free node2 &&
 	job=$(submit_gpu_job node1) &&
 	dispatch -i halves.yaml -v solve --check --chip a100-sxm4-80gb --chips 2 >out 2>err &&
 	test_grep "^host: *half2" out &&

@@ -87,6 +87,10 @@ int main(void)
 	CHECK_INT(jobs[0].pid, 777);
 	ledger_jobs_free(jobs, n);
 
+	CHECK(ledger_set_log_path(l, t2, "/w/logs/x-4242.out", &err) == 0);
+	CHECK(ledger_find_token(l, t2, &got, &err) == 0);
+	CHECK_STR(got.log_path, "/w/logs/x-4242.out");
+	ledger_job_release(&got);
 	CHECK(ledger_set_state(l, t2, "unknown", &err) == 0);
 	CHECK(ledger_forget(l, t2, &err) == 0);
 	CHECK(ledger_find_token(l, t2, &got, &err) < 0);

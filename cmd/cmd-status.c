@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch status JOB...: where each job stands. One connection and one command per
+ * host however many jobs: squeue for the jobs still in the queue, then sacct for
+ * those that left it (lib/slurm.h); plain-host jobs from their stage dir's pid and
+ * exit_status files (lib/plainjob.h).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "dispatch.h"
+#include "jobref.h"
+#include "plainjob.h"
+#include "slurm.h"
+#include "ssh.h"
+#include "strbuf.h"
+
+enum { OPT_HOST = 1 };
+
+static const struct dp_option status_options[] = {
+	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
+	{ 0 },
+};
+
+/* One line of the answer. */
+struct row {
+	const struct jobref *ref;
+	char *id;               /* the job or task as reported */
+	char *state, *reason, *elapsed, *time_limit, *nodes;
+	int exit_code, signal;  /* -1: not known */
+};
+
+struct answer {
+	struct row *rows;
+	size_t n;
+	int status;             /* the exit status so far */
+};
+
+static void add_row(struct answer *a, const struct row *r)
+{
+	a->rows = xrealloc(a->rows, (a->n + 1) * sizeof(*a->rows));
+	a->rows[a->n++] = *r;
+}
+
+static void answer_release(struct answer *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->rows[i].id);
+		free(a->rows[i].state);
+		free(a->rows[i].reason);
+		free(a->rows[i].elapsed);
+		free(a->rows[i].time_limit);
+		free(a->rows[i].nodes);
+	}
+	free(a->rows);
+}
+
+static void worst(struct answer *a, int status)
+{
+	/* connect (255) over not found (4) over failed (1) */
+	if (status == DPE_CONNECT || (a->status != DPE_CONNECT && status > a->status))
+		a->status = status;
+}
+
+static char *format_seconds(long s)
+{
+	if (s < 0)
+		return xstrdup("");
+	long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+	if (d)
+		return xasprintf("%ld-%02ld:%02ld:%02ld", d, h, m, sec);
+	if (h)
+		return xasprintf("%ld:%02ld:%02ld", h, m, sec);
+	return xasprintf("%ld:%02ld", m, sec);
+}
+
+/* ---- one host ---- */
+
+static void query_command(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
+			  struct strbuf *cmd, struct plainjob_ref **plain, size_t *nplain,
+			  char ***stage_dirs)
+{
+	_cleanup_strv_free_ char **ids = NULL;
+	*plain = NULL;
+	*nplain = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct jobref *r = &set->refs[i];
+		if (!streq(r->host, host))
+			continue;
+		if (job_is_plain(ctx, r)) {
+			char *dir = job_stage_dir(r);
+			if (!dir)
+				continue; /* not in the ledger: reported as not found */
+			strv_push(stage_dirs, dir);
+			*plain = xrealloc(*plain, (*nplain + 1) * sizeof(**plain));
+			(*plain)[(*nplain)++] = (struct plainjob_ref){ .id = r->id, .stage_dir = dir,
+								       .pgid = r->rec.pid };
+		} else if (!strv_contains(ids, r->id)) {
+			strv_add(&ids, r->id);
+		}
+	}
+	if (ids)
+		slurm_status_command(cmd, ids);
+	if (*nplain)
+		plainjob_status_command(cmd, *plain, *nplain);
+}
+
+static void slurm_rows(struct answer *a, const struct jobref *r, const char *host,
+		       const struct slurm_job *jobs, size_t n)
+{
+	const struct slurm_job **sel;
+	size_t nsel;
+	slurm_select(jobs, n, r->id, &sel, &nsel);
+	for (size_t k = 0; k < nsel; k++) {
+		const struct slurm_job *j = sel[k];
+		struct row row = {
+			.ref = r,
+			.id = xstrdup(j->id),
+			.state = xstrdup(j->state),
+			.reason = xstrdup(j->reason),
+			.elapsed = xstrdup(j->elapsed),
+			.time_limit = xstrdup(j->time_limit),
+			.nodes = xstrdup(j->nodes),
+			.exit_code = j->exit_code,
+			.signal = j->exit_signal,
+		};
+		add_row(a, &row);
+	}
+	if (nsel == 0) {
+		error_msg("job '%s' not found on '%s': neither squeue nor sacct knows it", r->id, host);
+		worst(a, DPE_NOTFOUND);
+	}
+	free(sel);
+}
+
+static int query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
+		      struct answer *a, struct slurm_job **sjobs, size_t *nsjobs,
+		      struct plainjob_status **pjobs, size_t *npjobs)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	_cleanup_strv_free_ char **dirs = NULL;
+	_cleanup_free_ struct plainjob_ref *plain = NULL;
+	size_t nplain;
+	query_command(ctx, set, host, &cmd, &plain, &nplain, &dirs);
+	if (!cmd.len)
+		return 0;
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	int status;
+	if (ssh_session_open(&sc, job_ssh_destination(ctx, host), &ss, &err) < 0 ||
+	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+		worst(a, report_error(&err));
+		return -1;
+	}
+	if (status != 0) {
+		fputs(errout.buf, stderr);
+		error_msg("cannot ask '%s' for the jobs' state (exit status %d)", host, status);
+		worst(a, DPE_FAIL);
+		return -1;
+	}
+	slurm_parse_status(out.buf, sjobs, nsjobs);
+	*npjobs = plainjob_parse_status(out.buf, pjobs);
+	return 0;
+}
+
+static void plain_row(struct answer *a, const struct jobref *r, const char *host,
+		      const struct plainjob_status *p, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!streq(p[k].id, r->id))
+			continue;
+		struct row row = {
+			.ref = r,
+			.id = xstrdup(r->id),
+			.state = xstrdup(p[k].state),
+			.reason = xstrdup(""),
+			.elapsed = format_seconds(p[k].elapsed),
+			.time_limit = xstrdup("UNLIMITED"),
+			.nodes = xstrdup(host),
+			.exit_code = p[k].exit_code,
+			.signal = p[k].exit_signal,
+		};
+		add_row(a, &row);
+		return;
+	}
+	error_msg("job '%s' not found on '%s'%s", r->id, host,
+		  r->in_ledger ? ": no answer for its stage dir" : ": dispatch did not submit it");
+	worst(a, DPE_NOTFOUND);
+}
+
+/* ---- output ---- */
+
+static void print_text(const struct answer *a)
+{
+	printf("%-28s %-11s %-6s %-11s %-11s %-14s %s\n", "JOB", "STATE", "EXIT", "ELAPSED",
+	       "TIMELIMIT", "NODES", "REASON");
+	for (size_t i = 0; i < a->n; i++) {
+		const struct row *r = &a->rows[i];
+		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
+		char exitbuf[16] = "-";
+		if (r->exit_code >= 0 && r->signal > 0 && r->exit_code == 0)
+			snprintf(exitbuf, sizeof(exitbuf), "sig%d", r->signal);
+		else if (r->exit_code >= 0)
+			snprintf(exitbuf, sizeof(exitbuf), "%d", r->exit_code);
+		printf("%-28s %-11s %-6s %-11s %-11s %-14s %s\n", job, r->state, exitbuf,
+		       r->elapsed[0] ? r->elapsed : "-", r->time_limit[0] ? r->time_limit : "-",
+		       r->nodes[0] ? r->nodes : "-", r->reason[0] ? r->reason : "-");
+	}
+}
+
+static void add_int_or_null(cJSON *o, const char *key, int v)
+{
+	if (v >= 0)
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static void print_json(const struct dp_ctx *ctx, const struct answer *a)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *jobs = cJSON_AddArrayToObject(doc, "jobs");
+	for (size_t i = 0; i < a->n; i++) {
+		const struct row *r = &a->rows[i];
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
+		cJSON_AddStringToObject(o, "job", job);
+		cJSON_AddStringToObject(o, "asked", r->ref->arg);
+		cJSON_AddStringToObject(o, "id", r->id);
+		cJSON_AddStringToObject(o, "host", r->ref->host);
+		cJSON_AddStringToObject(o, "type", job_is_plain(ctx, r->ref) ? "plain" : "slurm");
+		cJSON_AddStringToObject(o, "state", r->state);
+		cJSON_AddBoolToObject(o, "active", streq(r->state, "RUNNING") ||
+							   slurm_state_active(r->state));
+		cJSON_AddStringToObject(o, "reason", r->reason);
+		cJSON_AddStringToObject(o, "elapsed", r->elapsed);
+		cJSON_AddStringToObject(o, "time_limit", r->time_limit);
+		cJSON_AddStringToObject(o, "nodes", r->nodes);
+		add_int_or_null(o, "exit_code", r->exit_code);
+		add_int_or_null(o, "signal", r->signal);
+		cJSON_AddItemToArray(jobs, o);
+	}
+	json_print(doc);
+}
+
+static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	const char *host_opt = NULL;
+	for (size_t i = 0; i < args->nopts; i++)
+		if (args->opts[i].id == OPT_HOST)
+			host_opt = args->opts[i].arg;
+	_cleanup_(job_set_release) struct job_set set = { 0 };
+	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
+	if (r)
+		return r;
+
+	_cleanup_(answer_release) struct answer a = { 0 };
+	for (size_t h = 0; set.hosts && set.hosts[h]; h++) {
+		struct slurm_job *sjobs = NULL;
+		struct plainjob_status *pjobs = NULL;
+		size_t nsjobs = 0, npjobs = 0;
+		bool ok = query_host(ctx, &set, set.hosts[h], &a, &sjobs, &nsjobs, &pjobs, &npjobs) == 0;
+		for (size_t i = 0; ok && i < set.n; i++) {
+			const struct jobref *ref = &set.refs[i];
+			if (!streq(ref->host, set.hosts[h]))
+				continue;
+			if (job_is_plain(ctx, ref))
+				plain_row(&a, ref, set.hosts[h], pjobs, npjobs);
+			else
+				slurm_rows(&a, ref, set.hosts[h], sjobs, nsjobs);
+		}
+		slurm_jobs_free(sjobs, nsjobs);
+		plainjob_status_free(pjobs, npjobs);
+	}
+	if (ctx->json)
+		print_json(ctx, &a);
+	else if (a.n)
+		print_text(&a);
+	return a.status;
+}
+
+const struct dispatch_cmd dispatch_cmd_status = {
+	.name = "status",
+	.summary = "show where jobs stand: state, reason, elapsed, nodes, exit code",
+	.usage = "[-H HOST] JOB...",
+	.description =
+		"Asks each job's host in one command: squeue for jobs still queued or running,\n"
+		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
+		"files. A JOB is ID, ID_TASK or ID@HOST; a bare ID is looked up in the job ledger.",
+	.opts = status_options,
+	.min_args = 1,
+	.max_args = -1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_status,
+};

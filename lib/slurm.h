@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SLURM's command-line tools as dispatch uses them: the remote shell text for sbatch,
+ * status (squeue, then sacct, in one command), scancel and the token lookup after a
+ * lost connection, and the parsers of what they print.
+ *
+ * Formats: `squeue -o` and `sacct --parsable2 -o` have stayed put for many releases,
+ * while their --json schemas change with every one; dispatch asks for '|'-separated
+ * fields with the only free-text field (the reason) last, so no value can shift
+ * the columns. Every user string in a command goes through sh_quote.
+ */
+#ifndef DISPATCH_SLURM_H
+#define DISPATCH_SLURM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "strbuf.h"
+
+/* Lines dispatch's own remote commands print to mark sections of their output. */
+#define SLURM_MARK_SACCT "dispatch-sacct"
+#define SLURM_MARK_END "dispatch-end"
+
+/* sbatch --parsable's answer in stdout: the last line that is ID or ID;CLUSTER (site
+ * banners and profile noise may print other lines). Returns 0 with *job_id (and
+ * *cluster, NULL when none; cluster may be NULL to ignore it), or -1 when no line
+ * fits. Caller frees. */
+int slurm_parse_sbatch(const char *out, char **job_id, char **cluster);
+
+/* sbatch for the wrapper stage_dir/sbatch.sh, from workdir (the job's working
+ * directory unless it sets --chdir), with the token as the job's comment. sbatch's
+ * stdout, stderr and exit status go to files in the stage dir first (sbatch.out,
+ * sbatch.err, sbatch.status), then to the command's own stdout, stderr and exit
+ * status: when the connection breaks while sbatch runs, the files still tell what
+ * happened (slurm_lookup_command). Both paths are absolute. */
+void slurm_submit_command(struct strbuf *sb, const char *workdir, const char *stage_dir,
+			  const char *token);
+
+/* One job (or array task, or the pending rest of an array) as squeue or sacct saw it. */
+struct slurm_job {
+	char *id;               /* "123", "123_4", "123_[5-9]" */
+	char *state;            /* the state word: "RUNNING", "CANCELLED" ("CANCELLED by 0"
+				   loses " by 0"), "FAILED", ... */
+	char *reason;           /* squeue: why pending ("None" while running); sacct: "None"
+				   or a reason */
+	char *elapsed;          /* as SLURM writes it: "1:02", "00:01:02", "1-02:03:04" */
+	char *time_limit;       /* "UNLIMITED", "1:00:00", "Partition_Limit" */
+	char *nodes;            /* hostlist, "" or "None assigned" before it runs */
+	int exit_code;          /* sacct's ExitCode "N:S": N; -1 when not known (squeue) */
+	int exit_signal;        /* S; -1 when not known */
+	bool from_sacct;
+};
+
+void slurm_job_release(struct slurm_job *j);
+void slurm_jobs_free(struct slurm_job *jobs, size_t n);
+
+/* True for the states of a job that is still in the queue or running (PENDING,
+ * RUNNING, CONFIGURING, COMPLETING, SUSPENDED, REQUEUED, RESIZING, SIGNALING,
+ * STAGE_OUT, STOPPED, RESV_DEL_HOLD, REQUEUE_FED, REQUEUE_HOLD, SPECIAL_EXIT). */
+bool slurm_state_active(const char *state);
+
+/* The status query for job ids (array tasks "123_4" allowed; each id [0-9_]): one
+ * shell command for the login shell running squeue, a marker line, then sacct. */
+void slurm_status_command(struct strbuf *sb, char *const *ids);
+
+/* Parse the status query's output. Lines that do not have the fields asked for
+ * (banners, profile noise) are skipped. Returns 0; *jobs lists squeue's rows, then
+ * sacct's (from_sacct set), in output order. */
+int slurm_parse_status(const char *out, struct slurm_job **jobs, size_t *n);
+
+/* True when a job SLURM reported (id) belongs to what the user asked for (asked):
+ * "123" takes "123", "123_4" and "123_[5-9]"; "123_4" takes only "123_4". */
+bool slurm_id_matches(const char *asked, const char *id);
+
+/* The rows that answer `asked`: squeue's for jobs still active, sacct's for the
+ * others, and squeue's finished rows sacct does not know (accounting lags or is
+ * off). Pointers into jobs; *out is allocated (free it), *nout may be 0. */
+void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
+		  const struct slurm_job ***out, size_t *nout);
+
+/* scancel for the ids. */
+void slurm_cancel_command(struct strbuf *sb, char *const *ids);
+
+/* The command that looks a submission up by its token after a lost connection: the
+ * outcome files of the submission's stage dir when they are there (sbatch.status,
+ * sbatch.out, sbatch.err), then the jobs whose comment (squeue %k, including jobs
+ * that just ended) or accounting record (sacct Comment or SubmitLine) holds the token. */
+void slurm_lookup_command(struct strbuf *sb, const char *stage_dir, const char *token);
+
+struct slurm_lookup {
+	int sbatch_status;      /* the exit status sbatch.status recorded; -1 when no file */
+	struct strbuf out, err; /* sbatch.out and sbatch.err, when sbatch.status was there */
+	char *job_id;           /* from the status files or the token search; NULL: none */
+};
+#define SLURM_LOOKUP_INIT { .sbatch_status = -1, .out = STRBUF_INIT, .err = STRBUF_INIT }
+void slurm_parse_lookup(const char *out, const char *token, struct slurm_lookup *res);
+void slurm_lookup_release(struct slurm_lookup *res);
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SLURM output parsers on any bytes, aborting on a broken property: the sbatch
+ * parser's id is all digits; every status row has an id and a state without spaces,
+ * and slurm_select never returns a row of another job; the lookup's job id is all
+ * digits; plain-host status answers have a known state.
+ */
+#include <stdint.h>
+
+#include "plainjob.h"
+#include "slurm.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void digits_or_abort(const char *s)
+{
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 8192)
+		return 0;
+	char *text = xstrndup((const char *)data, size);
+	char *id = NULL, *cluster = NULL;
+	if (slurm_parse_sbatch(text, &id, &cluster) == 0)
+		digits_or_abort(id);
+	else if (id || cluster)
+		abort();
+	free(id);
+	free(cluster);
+
+	struct slurm_job *jobs;
+	size_t n;
+	slurm_parse_status(text, &jobs, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (!jobs[i].id[0] || !jobs[i].state[0] || strchr(jobs[i].state, ' '))
+			abort();
+		const struct slurm_job **sel;
+		size_t ns;
+		slurm_select(jobs, n, jobs[i].id, &sel, &ns);
+		for (size_t k = 0; k < ns; k++)
+			if (!slurm_id_matches(jobs[i].id, sel[k]->id))
+				abort();
+		free(sel);
+	}
+	slurm_jobs_free(jobs, n);
+
+	struct slurm_lookup lk = SLURM_LOOKUP_INIT;
+	slurm_parse_lookup(text, "dsp-00", &lk);
+	if (lk.job_id)
+		digits_or_abort(lk.job_id);
+	slurm_lookup_release(&lk);
+
+	struct plainjob_status *ps;
+	size_t np = plainjob_parse_status(text, &ps);
+	for (size_t i = 0; i < np; i++)
+		if (!ps[i].state || !ps[i].id[0])
+			abort();
+	plainjob_status_free(ps, np);
+	free(text);
+	return 0;
+}

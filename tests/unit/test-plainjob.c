@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/plainjob: the launch, status and cancel commands run for real in a local sh
+ * (as the plain host's shell would run them): the job outlives the launching shell
+ * in a process group of its own, status reads RUNNING then COMPLETED or FAILED with
+ * the exit code, cancel gives CANCELLED (143, signal 15). */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "plainjob.h"
+#include "shquote.h"
+#include "unit.h"
+
+static char *run_sh(const char *script, int *status)
+{
+	char path[] = "/tmp/dispatch-test-plainjob-sh.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || write(fd, script, strlen(script)) != (ssize_t)strlen(script))
+		exit(1);
+	close(fd);
+	char *cmd = xasprintf("sh %s", path);
+	FILE *p = popen(cmd, "r");
+	struct strbuf out = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		strbuf_add(&out, buf, n);
+	int st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	unlink(path);
+	free(cmd);
+	return strbuf_detach(&out);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Launches a job with this command; returns its group id. */
+static long launch(const char *dir, const char *id, const char *command)
+{
+	char *stage = xasprintf("%s/%s", dir, id);
+	mkdir(stage, 0700);
+	char *boot = xasprintf("%s/bootstrap.sh", stage);
+	write_text(boot, command);
+	char *log = xasprintf("%s/%s.out", dir, id);
+	struct strbuf sb = STRBUF_INIT;
+	plainjob_launch_command(&sb, stage, dir, log, id);
+	int st;
+	char *out = run_sh(sb.buf, &st);
+	CHECK_INT(st, 0);
+	long pid = plainjob_parse_pid(out);
+	CHECK(pid > 1);
+	free(out);
+	strbuf_release(&sb);
+	free(stage);
+	free(boot);
+	free(log);
+	return pid;
+}
+
+static struct plainjob_status *query(const char *dir, const char *id, long pid)
+{
+	char *stage = xasprintf("%s/%s", dir, id);
+	struct plainjob_ref ref = { .id = id, .stage_dir = stage, .pgid = pid };
+	struct strbuf sb = STRBUF_INIT;
+	plainjob_status_command(&sb, &ref, 1);
+	int st;
+	char *out = run_sh(sb.buf, &st);
+	struct plainjob_status *res = NULL;
+	size_t n = plainjob_parse_status(out, &res);
+	CHECK_INT(n, 1);
+	CHECK(n == 1 && streq(res[0].id, id));
+	free(out);
+	free(stage);
+	strbuf_release(&sb);
+	return res;
+}
+
+/* Waits (bounded) until the job has an exit status file. */
+static void wait_end(const char *dir, const char *id)
+{
+	char *p = xasprintf("%s/%s/exit_status", dir, id);
+	struct stat stt;
+	for (int i = 0; i < 300 && stat(p, &stt) != 0; i++)
+		usleep(20000);
+	free(p);
+}
+
+static void test_lifecycle(const char *dir)
+{
+	/* exits 3 once told to (a file appears) */
+	char *gate = xasprintf("%s/gate", dir);
+	char *cmd = xasprintf("while [ ! -f '%s' ]; do sleep 0.05; done\necho \"id=$DISPATCH_JOB_ID\"\nexit 3\n", gate);
+	long pid = launch(dir, "j1", cmd);
+	struct plainjob_status *s = query(dir, "j1", pid);
+	CHECK_STR(s[0].state, "RUNNING");
+	CHECK_INT(s[0].exit_code, -1);
+	plainjob_status_free(s, 1);
+	write_text(gate, "");
+	wait_end(dir, "j1");
+	s = query(dir, "j1", pid);
+	CHECK_STR(s[0].state, "FAILED");
+	CHECK_INT(s[0].exit_code, 3);
+	CHECK(s[0].elapsed >= 0);
+	plainjob_status_free(s, 1);
+	char *logp = xasprintf("%s/j1.out", dir);
+	size_t len;
+	char *log = read_file(logp, &len);
+	CHECK_CONTAINS(log, "id=j1");
+	free(log);
+	free(logp);
+	free(cmd);
+	free(gate);
+
+	pid = launch(dir, "j2", "exit 0\n");
+	wait_end(dir, "j2");
+	s = query(dir, "j2", pid);
+	CHECK_STR(s[0].state, "COMPLETED");
+	CHECK_INT(s[0].exit_code, 0);
+	plainjob_status_free(s, 1);
+}
+
+static void test_cancel(const char *dir)
+{
+	/* a TERM to the group: the job's shell dies of it, the leader records 143 */
+	long pid = launch(dir, "j3", "sleep 30\n");
+	char *stage = xasprintf("%s/j3", dir);
+	struct plainjob_ref ref = { .id = "j3", .stage_dir = stage, .pgid = pid };
+	struct strbuf sb = STRBUF_INIT;
+	plainjob_cancel_command(&sb, &ref, 1);
+	int st;
+	char *out = run_sh(sb.buf, &st);
+	CHECK_CONTAINS(out, "dispatch-cancel j3 signalled");
+	free(out);
+	wait_end(dir, "j3");
+	struct plainjob_status *s = query(dir, "j3", pid);
+	CHECK_STR(s[0].state, "CANCELLED");
+	CHECK_INT(s[0].exit_code, 143);
+	CHECK_INT(s[0].exit_signal, 15);
+	plainjob_status_free(s, 1);
+	/* again: it has ended */
+	out = run_sh(sb.buf, &st);
+	CHECK_CONTAINS(out, "dispatch-cancel j3 ended");
+	free(out);
+	strbuf_release(&sb);
+	free(stage);
+}
+
+static void test_parse(void)
+{
+	struct plainjob_status *res;
+	size_t n = plainjob_parse_status("noise\ndispatch-now 1000\n"
+					 "dispatch-job a|900||running\n"
+					 "dispatch-job b|900||exited 0 950\n"
+					 "dispatch-job c|||gone\n"
+					 "dispatch-job d|900|cancelled|gone\n"
+					 "dispatch-job e|900||exited 999 950\n"
+					 "dispatch-job broken\n", &res);
+	CHECK_INT(n, 4);
+	CHECK_STR(res[0].state, "RUNNING");
+	CHECK_INT(res[0].elapsed, 100);
+	CHECK_STR(res[1].state, "COMPLETED");
+	CHECK_INT(res[1].elapsed, 50);
+	CHECK_STR(res[2].state, "UNKNOWN");
+	CHECK_STR(res[3].state, "CANCELLED");
+	plainjob_status_free(res, n);
+	CHECK_INT(plainjob_parse_pid("motd\ndispatch-pid 4242\n"), 4242);
+	CHECK_INT(plainjob_parse_pid("dispatch-pid x\n"), -1);
+	CHECK_INT(plainjob_parse_pid("dispatch-pid 1\n"), -1);
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/dispatch-test-plainjob.XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	if (!dir)
+		return 1;
+	test_parse();
+	test_lifecycle(dir);
+	test_cancel(dir);
+	char *rm = xasprintf("rm -rf '%s'", dir);
+	if (system(rm) != 0)
+		return 1;
+	free(rm);
+	return unit_done();
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/slurm: sbatch --parsable answers among banners, the squeue + sacct status
+ * query and its selection, the token lookup after a lost connection, and the shell
+ * text of the commands (run through sh -n). Fixtures: tests/unit/data/slurm/. */
+#include <stdlib.h>
+
+#include "slurm.h"
+#include "unit.h"
+
+static char *fixture(const char *name)
+{
+	char *path = xasprintf("%s/slurm/%s", unit_data(), name);
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text) {
+		printf("# cannot read %s\n", path);
+		exit(1);
+	}
+	free(path);
+	return text;
+}
+
+static void check_sbatch(const char *out, const char *want_id, const char *want_cluster)
+{
+	char *id = NULL, *cluster = NULL;
+	int r = slurm_parse_sbatch(out, &id, &cluster);
+	if (!want_id) {
+		CHECK(r < 0);
+		CHECK(id == NULL);
+	} else {
+		CHECK_INT(r, 0);
+		CHECK_STR(id, want_id);
+		if (want_cluster)
+			CHECK_STR(cluster, want_cluster);
+		else
+			CHECK(cluster == NULL);
+	}
+	free(id);
+	free(cluster);
+}
+
+static void test_sbatch(void)
+{
+	char *f = fixture("sbatch-plain.out");
+	check_sbatch(f, "46", NULL);
+	free(f);
+	f = fixture("sbatch-refused.err"); /* stderr never holds an id */
+	check_sbatch(f, NULL, NULL);
+	free(f);
+	f = fixture("sbatch-cluster-banner.out");
+	check_sbatch(f, "4243", "testbed");
+	free(f);
+	/* the last matching line wins; other lines never count */
+	check_sbatch("12\nbanner 99\n13\n", "13", NULL);
+	check_sbatch("13\r\n", "13", NULL);
+	check_sbatch("Submitted batch job 77\n", NULL, NULL);
+	check_sbatch("77;\n", NULL, NULL);
+	check_sbatch("77;a b\n", NULL, NULL);
+	check_sbatch(" 77\n", NULL, NULL);
+	check_sbatch("", NULL, NULL);
+	check_sbatch("55\nwelcome\n", "55", NULL);
+}
+
+static const struct slurm_job *find(const struct slurm_job *const *sel, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(sel[i]->id, id))
+			return sel[i];
+	return NULL;
+}
+
+static void test_status(void)
+{
+	char *out = fixture("status-22.05.out");
+	struct slurm_job *jobs;
+	size_t n;
+	CHECK_INT(slurm_parse_status(out, &jobs, &n), 0);
+	CHECK_INT(n, 20);
+	CHECK(!jobs[0].from_sacct);
+	CHECK(jobs[10].from_sacct);
+
+	const struct slurm_job **sel;
+	size_t ns;
+	/* running: squeue's row, not sacct's */
+	slurm_select(jobs, n, "38", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK(!sel[0]->from_sacct);
+	CHECK_STR(sel[0]->state, "RUNNING");
+	CHECK_STR(sel[0]->nodes, "node2");
+	CHECK_INT(sel[0]->exit_code, -1);
+	free(sel);
+	/* pending: squeue's reason (sacct says None) */
+	slurm_select(jobs, n, "39", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK_STR(sel[0]->state, "PENDING");
+	CHECK_STR(sel[0]->reason, "Dependency");
+	free(sel);
+	/* ended, in both: sacct's, with the exit code */
+	slurm_select(jobs, n, "37", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK(sel[0]->from_sacct);
+	CHECK_STR(sel[0]->state, "FAILED");
+	CHECK_INT(sel[0]->exit_code, 3);
+	CHECK_INT(sel[0]->exit_signal, 0);
+	free(sel);
+	slurm_select(jobs, n, "36", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK_STR(sel[0]->state, "COMPLETED");
+	CHECK_INT(sel[0]->exit_code, 0);
+	free(sel);
+	/* "CANCELLED by 1001" is CANCELLED */
+	slurm_select(jobs, n, "40", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK_STR(sel[0]->state, "CANCELLED");
+	free(sel);
+	/* the array mid-way: each task once, squeue's pending rest, not sacct's stale one */
+	slurm_select(jobs, n, "41", &sel, &ns);
+	CHECK_INT(ns, 5);
+	CHECK(find(sel, ns, "41_[4-5%2]") != NULL);
+	CHECK(find(sel, ns, "41_[2-5%2]") == NULL);
+	CHECK(find(sel, ns, "41_0") && find(sel, ns, "41_0")->from_sacct);
+	CHECK(find(sel, ns, "41_2") && !find(sel, ns, "41_2")->from_sacct);
+	CHECK(find(sel, ns, "41_3") && streq(find(sel, ns, "41_3")->state, "RUNNING"));
+	free(sel);
+	/* one task */
+	slurm_select(jobs, n, "41_1", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK_STR(sel[0]->id, "41_1");
+	CHECK_STR(sel[0]->state, "COMPLETED");
+	free(sel);
+	/* unknown */
+	slurm_select(jobs, n, "99", &sel, &ns);
+	CHECK_INT(ns, 0);
+	free(sel);
+	slurm_jobs_free(jobs, n);
+	free(out);
+
+	/* squeue only (accounting off): its finished row is the answer */
+	slurm_parse_status("7|COMPLETED|0:01|UNLIMITED|node1|None\ndispatch-sacct\n", &jobs, &n);
+	slurm_select(jobs, n, "7", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK_STR(sel[0]->state, "COMPLETED");
+	free(sel);
+	slurm_jobs_free(jobs, n);
+	/* sacct only (the job left the controller): even its active-looking rows */
+	slurm_parse_status("Last login: today\ndispatch-sacct\n8|RUNNING|00:00:01|UNLIMITED|n1|0:0|None\n", &jobs, &n);
+	slurm_select(jobs, n, "8", &sel, &ns);
+	CHECK_INT(ns, 1);
+	free(sel);
+	slurm_jobs_free(jobs, n);
+	/* an array whose record sacct has not split into tasks yet: the tasks only */
+	slurm_parse_status("114_0|COMPLETED|0:01|UNLIMITED|node1|None\n"
+			   "114_1|COMPLETED|0:01|UNLIMITED|node1|None\n"
+			   "dispatch-sacct\n114|COMPLETED|00:00:01||node2|0:0|None\n", &jobs, &n);
+	slurm_select(jobs, n, "114", &sel, &ns);
+	CHECK_INT(ns, 2);
+	CHECK(find(sel, ns, "114") == NULL);
+	free(sel);
+	slurm_jobs_free(jobs, n);
+	/* a reason with '|' stays whole; short lines are skipped */
+	slurm_parse_status("8|PENDING|0:00|1:00|n|a|b\n9|RUNNING\n", &jobs, &n);
+	CHECK_INT(n, 1);
+	CHECK_STR(jobs[0].reason, "a|b");
+	slurm_jobs_free(jobs, n);
+}
+
+static void test_matches(void)
+{
+	CHECK(slurm_id_matches("12", "12"));
+	CHECK(slurm_id_matches("12", "12_3"));
+	CHECK(slurm_id_matches("12", "12_[4-9]"));
+	CHECK(!slurm_id_matches("12", "123"));
+	CHECK(!slurm_id_matches("12_3", "12_4"));
+	CHECK(!slurm_id_matches("12_3", "12"));
+	CHECK(slurm_state_active("PENDING") && slurm_state_active("COMPLETING"));
+	CHECK(!slurm_state_active("COMPLETED") && !slurm_state_active("CANCELLED"));
+}
+
+static const char token[] = "dsp-00112233445566778899aabbccddeeff";
+
+static void check_lookup(const char *name, int want_status, const char *want_id)
+{
+	char *out = fixture(name);
+	struct slurm_lookup lk = SLURM_LOOKUP_INIT;
+	slurm_parse_lookup(out, token, &lk);
+	CHECK_INT(lk.sbatch_status, want_status);
+	if (want_id)
+		CHECK_STR(lk.job_id, want_id);
+	else
+		CHECK(lk.job_id == NULL);
+	if (want_status > 0)
+		CHECK_CONTAINS(lk.err.buf, "Invalid partition name specified");
+	slurm_lookup_release(&lk);
+	free(out);
+}
+
+static void test_lookup(void)
+{
+	check_lookup("lookup-status-file.out", 0, "4400");
+	check_lookup("lookup-squeue.out", -1, "4401");
+	check_lookup("lookup-sacct.out", -1, "4402");
+	check_lookup("lookup-refused.out", 1, NULL);
+	check_lookup("lookup-none.out", -1, NULL);
+}
+
+/* The commands are valid sh, and every id and path reaches them quoted. */
+static void sh_n(const char *what, const char *script)
+{
+	char path[] = "/tmp/dispatch-test-slurm.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, script, strlen(script)) == (ssize_t)strlen(script));
+	close(fd);
+	char *cmd = xasprintf("sh -n %s", path);
+	int r = system(cmd);
+	unit_report(r == 0, __FILE__, __LINE__, what);
+	unlink(path);
+	free(cmd);
+}
+
+static void test_commands(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *ids[] = { "12", "13_4", NULL };
+	slurm_status_command(&sb, ids);
+	CHECK_CONTAINS(sb.buf, "squeue -h -t all -j '12,13_4'");
+	CHECK_CONTAINS(sb.buf, "sacct -n -P -X -j '12,13_4'");
+	sh_n("status command parses", sb.buf);
+	strbuf_reset(&sb);
+	slurm_submit_command(&sb, "/w/it's", "/w/.dispatch/x y", token);
+	CHECK_CONTAINS(sb.buf, "--comment='dsp-");
+	CHECK_CONTAINS(sb.buf, "'/w/it'\\''s'");
+	sh_n("submit command parses", sb.buf);
+	strbuf_reset(&sb);
+	slurm_lookup_command(&sb, "/w/.dispatch/$x", token);
+	CHECK_CONTAINS(sb.buf, "'/w/.dispatch/$x'");
+	sh_n("lookup command parses", sb.buf);
+	strbuf_reset(&sb);
+	slurm_cancel_command(&sb, ids);
+	CHECK_STR(sb.buf, "scancel '12' '13_4'\n");
+	strbuf_release(&sb);
+}
+
+int main(void)
+{
+	test_sbatch();
+	test_status();
+	test_matches();
+	test_lookup();
+	test_commands();
+	return unit_done();
+}
