@@ -24,7 +24,7 @@ tb_up() {
 	unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
 	local exports
 	exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-		skip_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
+		fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
 	eval "$exports"
 	TB_HOME=$(getent passwd "$DISPATCH_TESTBED_USER" | cut -d: -f6)
 	[ -n "$TB_HOME" ] || skip_rest "no home for $DISPATCH_TESTBED_USER"

@@ -22,6 +22,9 @@ TB_FAN=${DISPATCH_TESTBED_FAN:-32}
 TB_USER=${DISPATCH_TESTBED_USER:-dispatch-test}
 TB_PREFIX=${DISPATCH_TESTBED_PREFIX:-dtb}
 TB_NET=${DISPATCH_TESTBED_NET:-10.98}
+# DISPATCH_TESTBED_SLURM=0: an instance without the SLURM part (tests of the SSH
+# transport alone need no cluster, and each cluster costs seconds and a database).
+TB_SLURM=${DISPATCH_TESTBED_SLURM:-1}
 SSHD=/usr/sbin/sshd
 
 tb_log() { printf 'testbed: %s\n' "$*" >&2; }
