@@ -425,7 +425,7 @@ static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
 
 const struct dispatch_cmd dispatch_cmd_ship = {
 	.name = "ship",
-	.summary = "copy the repository to a host, or into a tar.gz (a commit, the work tree, or some paths)",
+	.summary = "copy the repository (a commit, the work tree, or some paths) to a host or a tar.gz",
 	.usage = "HOST:PATH [--repo DIR] [--ref REF | --dirty | --files PATH...]\n"
 		 "--output FILE.tar.gz [--repo DIR] [--ref REF | --dirty | --files PATH...]",
 	.description = "Snapshots the repository: the files 'git archive REF' would write (default\n"
