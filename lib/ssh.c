@@ -549,6 +549,8 @@ static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err
 		int ms = 1000;
 		if (!p->send_stuck && (got_out || got_err || data_queued(s, p->ch)))
 			ms = 0;         /* read already, into libssh2's queues: no wakeup will come */
+		if (!p->send_stuck && p->in_left && libssh2_channel_window_write_ex(p->ch, NULL) > 0)
+			ms = 0;         /* a window adjustment came in with what drain read */
 		if (p->deadline > 0 && (p->deadline - now) * 1000 < ms)
 			ms = (int)((p->deadline - now) * 1000) + 1;
 		if (next > 0 && next * 1000 < ms)
