@@ -14,7 +14,7 @@ complete -c dispatch -n __fish_use_subcommand -a forward -d 'forward a local por
 complete -c dispatch -n __fish_use_subcommand -a hostlist -d 'expand or fold SLURM hostlist expressions'
 complete -c dispatch -n __fish_use_subcommand -a hosts -d 'list inventory hosts and ssh config aliases'
 complete -c dispatch -n __fish_use_subcommand -a run -d 'run a command on one host (as ssh) or many at once'
-complete -c dispatch -n __fish_use_subcommand -a ship -d 'snapshot the repository as tar.gz (a commit, the work tree, or some paths)'
+complete -c dispatch -n __fish_use_subcommand -a ship -d 'copy the repository (a commit, the work tree, or some paths) to a host or a tar.gz'
 complete -c dispatch -n __fish_use_subcommand -a solve -d 'find the host (and partition) a job fits'
 complete -c dispatch -n __fish_use_subcommand -a status -d 'show where jobs stand  state, reason, elapsed, nodes, exit code'
 complete -c dispatch -n __fish_use_subcommand -a submit -d 'submit a job to a SLURM cluster or a plain host'

@@ -95,6 +95,24 @@ struct ssh_exec {
  * sent once and never again. */
 int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err);
 
+/* A command whose stdin the caller writes as it produces it, from its own loop or a
+ * write callback (a snapshot streamed into `tar -x`, an upload), with no thread, pipe
+ * or temporary file: ssh_exec_start runs x (x->in_fd and x->in_buf are ignored; the
+ * callbacks and the timeout apply), each ssh_exec_write sends bytes to the command's
+ * stdin (handing its output to x's callbacks meanwhile), and ssh_exec_finish closes
+ * the command's stdin, waits for it to end and frees the channel, as ssh_exec ends.
+ *
+ * ssh_exec_write returns once libssh2 took all of buf; -1 with DPE_FAIL when the
+ * command ended before reading it all (ssh_exec_finish then gives its status), or
+ * DPE_CONNECT, DPE_TIMEOUT, DPE_FAIL (a callback) as ssh_exec: the channel is then
+ * broken and ssh_exec_finish only frees it, returning the same error. Always call
+ * ssh_exec_finish once after a successful ssh_exec_start. */
+struct ssh_channel;
+int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_channel **out,
+		   struct dp_error *err);
+int ssh_exec_write(struct ssh_channel *c, const void *buf, size_t len, struct dp_error *err);
+int ssh_exec_finish(struct ssh_channel *c, int *status, struct dp_error *err);
+
 /* ssh_exec with stdin from memory (NULL: none) and output gathered into out and
  * errout (either may be NULL to drop it). */
 int ssh_exec_capture(struct ssh_session *s, const char *command, const struct strbuf *in,
