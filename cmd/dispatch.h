@@ -93,6 +93,9 @@ bool stderr_is_tty(void);
 struct ssh_ctx;
 void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
 
+/* cmd/hosts-check.c: dispatch hosts --check on these host names; the exit status */
+int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout);
+
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_completion;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
