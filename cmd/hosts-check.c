@@ -178,18 +178,20 @@ static void print_json(const struct check *c)
 
 static void print_table(const struct check *c)
 {
-	int nw = 4, sw = 6;
+	int nw = 4, sw = 6;      /* HOST, STATUS */
 	for (size_t i = 0; i < c->n; i++) {
 		int n = (int)strlen(c->probes[i].name);
+		int m = (int)strlen(status_names[c->probes[i].status]);
 		nw = n > nw ? n : nw;
+		sw = m > sw ? m : sw;
 	}
-	printf("%-*s  %-*s  %7s  %s\n", nw, "HOST", sw + 5, "STATUS", "LATENCY", "DETAIL");
+	printf("%-*s  %-*s  %7s  %s\n", nw, "HOST", sw, "STATUS", "LATENCY", "DETAIL");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct probe *p = &c->probes[i];
 		char latency[32] = "-";
 		if (p->status == PROBE_OK)
 			snprintf(latency, sizeof(latency), "%ld ms", ms(p->connect_s + p->exec_s));
-		printf("%-*s  %-*s  %7s  %s\n", nw, p->name, sw + 5, status_names[p->status],
+		printf("%-*s  %-*s  %7s  %s\n", nw, p->name, sw, status_names[p->status],
 		       latency, p->detail);
 	}
 }
