@@ -17,9 +17,12 @@
 /* Sorted by name; only commands that work are here. */
 const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_completion,
+	&dispatch_cmd_cp,
+	&dispatch_cmd_forward,
 	&dispatch_cmd_hostlist,
 	&dispatch_cmd_hosts,
 	&dispatch_cmd_run,
+	&dispatch_cmd_ship,
 	&dispatch_cmd_solve,
 	&dispatch_cmd_submit,
 };

@@ -98,9 +98,12 @@ int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout);
 
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_completion;
+extern const struct dispatch_cmd dispatch_cmd_cp;
+extern const struct dispatch_cmd dispatch_cmd_forward;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
 extern const struct dispatch_cmd dispatch_cmd_run;
+extern const struct dispatch_cmd dispatch_cmd_ship;
 extern const struct dispatch_cmd dispatch_cmd_solve;
 extern const struct dispatch_cmd dispatch_cmd_submit;
 

@@ -23,12 +23,22 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'completion hostlist hosts run solve submit -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'completion cp forward hostlist hosts run ship solve submit -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	completion)
 		case $prev in
 		esac
 		COMPREPLY=($(compgen -W ' -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	cp)
+		case $prev in
+		esac
+		COMPREPLY=($(compgen -W ' -r --recursive -p --preserve -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	forward)
+		case $prev in
+		esac
+		COMPREPLY=($(compgen -W ' --background -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	hostlist)
 		case $prev in
@@ -62,6 +72,20 @@ _dispatch() {
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W ' -H --hosts --all --fanout --timeout -b --gather -t --tty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	ship)
+		case $prev in
+		-o|--output)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return ;;
+		--repo)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return ;;
+		--ref)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -o --output --repo --ref --dirty --files -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	solve)
 		case $prev in

@@ -169,6 +169,19 @@ int ssh_session_wait(struct ssh_session *s, int ms)
 	return r < 0 && errno != EINTR ? -1 : 0;
 }
 
+int ssh_session_pump(struct ssh_session *s)
+{
+	if (pump_hops(s) < 0)
+		return -1;
+	for (; s->via; s = s->via) {
+		unsigned long avail = 0;
+		libssh2_channel_window_read_ex(s->via_chan, &avail, NULL);
+		if (avail)
+			return 1;
+	}
+	return 0;
+}
+
 /* ---- opening ---- */
 
 void ssh_session_free(struct ssh_session *s)

@@ -129,5 +129,10 @@ int ssh_session_fd(const struct ssh_session *s);
 /* Wait (up to ms milliseconds, -1 forever) until the session can make progress in
  * the direction libssh2 last blocked on. Returns -1 on a poll error. */
 int ssh_session_wait(struct ssh_session *s, int ms);
+/* For a poll loop over a non-blocking session: push what ProxyJump hops have queued
+ * towards the server. Returns 1 when a hop already holds data read off the socket
+ * (poll would not wake up for it: go round again at once), 0 when not, -1 when a hop
+ * failed (the connection is lost). */
+int ssh_session_pump(struct ssh_session *s);
 
 #endif

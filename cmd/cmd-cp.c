@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch cp SRC... DEST: files and trees to or from one host over SFTP (lib/sftp.h),
+ * on one connection, with a progress line per file on a terminal and --json.
+ */
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <time.h>
+
+#include "dispatch.h"
+#include "sftp.h"
+#include "ssh.h"
+
+enum {
+	OPT_RECURSIVE = 1,
+	OPT_PRESERVE,
+};
+
+static const struct dp_option cp_options[] = {
+	{ OPT_RECURSIVE, 'r', "recursive", NULL, "copy directories and their contents", NULL },
+	{ OPT_PRESERVE, 'p', "preserve", NULL, "keep modification times (and set-id bits) too", NULL },
+	{ 0 },
+};
+
+static volatile sig_atomic_t cancel;
+
+static void on_signal(int sig)
+{
+	cancel = sig;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct cp_state {
+	const struct dp_ctx *ctx;
+	bool bar;                       /* progress on the terminal */
+	double start, file_start, last_draw;
+	uint64_t files, bytes;
+	unsigned failures;
+	cJSON *items;
+};
+
+static void human(char *buf, size_t size, double n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+	while (n >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		n /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", n, units[u]);
+}
+
+/* "data/x.bin   42%   420.0 MiB   95.2 MiB/s", redrawn at most 10 times a second */
+static void progress(void *data, const char *src, uint64_t done, uint64_t total)
+{
+	struct cp_state *st = data;
+	double t = now();
+	if (!st->bar)
+		return;
+	if (done == 0)
+		st->file_start = t;
+	bool end = done == total;
+	if (!end && done && t - st->last_draw < 0.1)
+		return;
+	st->last_draw = t;
+	char amount[32], rate[32];
+	human(amount, sizeof(amount), (double)done);
+	double secs = t - st->file_start;
+	human(rate, sizeof(rate), secs > 0.01 ? (double)done / secs : 0);
+	int pct = total ? (int)(done * 100 / total) : 100;
+	const char *slash = strrchr(src, '/');
+	fprintf(stderr, "\r%-40.40s %3d%% %12s %12s/s\033[K%s", slash && slash[1] ? slash + 1 : src,
+		pct, amount, rate, end ? "\n" : "");
+}
+
+static const char *type_name(enum sftp_item_type t)
+{
+	return t == SFTP_DIR ? "dir" : t == SFTP_SYMLINK ? "symlink" : "file";
+}
+
+static void copied(void *data, const struct sftp_item *it)
+{
+	struct cp_state *st = data;
+	if (it->type == SFTP_FILE) {
+		st->files++;
+		st->bytes += it->bytes;
+	}
+	info_msg(st->ctx, "%s -> %s", it->src, it->dest);
+	if (!st->items)
+		return;
+	char mode[8];
+	snprintf(mode, sizeof(mode), "%04o", it->mode);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "src", it->src);
+	cJSON_AddStringToObject(o, "dest", it->dest);
+	cJSON_AddStringToObject(o, "type", type_name(it->type));
+	cJSON_AddNumberToObject(o, "bytes", (double)it->bytes);
+	cJSON_AddStringToObject(o, "mode", mode);
+	cJSON_AddItemToArray(st->items, o);
+}
+
+static void failed(void *data, const struct dp_error *err)
+{
+	struct cp_state *st = data;
+	st->failures++;
+	if (st->bar)
+		fputs("\r\033[K", stderr);
+	error_msg("%s", err->msg);
+}
+
+static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	struct sftp_copy c = { 0 };
+	_cleanup_strv_free_ char **srcs = NULL;
+	_cleanup_free_ char *host = NULL, *dest = NULL;
+	bool upload = false;
+
+	for (size_t i = 0; i < args->nopts; i++) {
+		switch (args->opts[i].id) {
+		case OPT_RECURSIVE: c.recursive = true; break;
+		case OPT_PRESERVE: c.preserve = true; break;
+		}
+	}
+
+	/* Exactly one side remote: every source on one host and a local DEST, or local
+	 * sources and a remote DEST. */
+	int last = args->npos - 1;
+	char *h = NULL, *p = NULL;
+	if (sftp_split_operand(args->pos[last], &h, &p)) {
+		upload = true;
+		host = h;
+		dest = p;
+	} else {
+		dest = xstrdup(args->pos[last]);
+	}
+	for (int i = 0; i < last; i++) {
+		bool remote = sftp_split_operand(args->pos[i], &h, &p);
+		if (upload && remote) {
+			free(h);
+			free(p);
+			return usage_error(ctx, "'%s' and '%s' are both remote: one side of a copy must be local",
+					   args->pos[i], args->pos[last]);
+		}
+		if (!upload && !remote)
+			return usage_error(ctx, "no remote side: write the remote paths as HOST:PATH");
+		if (remote) {
+			if (host && !streq(host, h)) {
+				_cleanup_free_ char *other = h;
+				free(p);
+				return usage_error(ctx, "sources on two hosts ('%s' and '%s'): copy from one host at a time",
+						   host, other);
+			}
+			if (host)
+				free(h);
+			else
+				host = h;
+			strv_push(&srcs, p);
+		} else {
+			strv_add(&srcs, args->pos[i]);
+		}
+	}
+	if (!upload && host == NULL)
+		return usage_error(ctx, "no remote side: write the remote paths as HOST:PATH");
+
+	struct cp_state st = {
+		.ctx = ctx,
+		.bar = stderr_is_tty() && ctx->verbosity >= 0,
+		.start = now(),
+	};
+	if (ctx->json)
+		st.items = cJSON_CreateArray();
+	c.progress = progress;
+	c.copied = copied;
+	c.failed = failed;
+	c.data = &st;
+	c.cancel = &cancel;
+
+	struct ssh_ctx sc;
+	struct dp_error err = { 0 };
+	_cleanup_ssh_session_ struct ssh_session *s = NULL;
+	cmd_ssh_ctx(ctx, &sc);
+	if (ssh_session_open(&sc, host, &s, &err) < 0) {
+		cJSON_Delete(st.items);
+		return report_error(&err);
+	}
+
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	signal(SIGPIPE, SIG_IGN);
+	int r = upload ? sftp_upload(s, srcs, dest, &c, &err) : sftp_download(s, srcs, dest, &c, &err);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+
+	if (st.items) {
+		cJSON *doc = cJSON_CreateObject();
+		cJSON_AddNumberToObject(doc, "files", (double)st.files);
+		cJSON_AddNumberToObject(doc, "bytes", (double)st.bytes);
+		cJSON_AddNumberToObject(doc, "seconds", (double)(long)((now() - st.start) * 1000) / 1000);
+		cJSON_AddItemToObject(doc, "items", st.items);
+		json_print(doc);
+	}
+	if (r == 0)
+		return 0;
+	if (!st.failures)
+		report_error(&err);
+	if (cancel)
+		return 128 + cancel;
+	return err.kind ? err.kind : DPE_FAIL;
+}
+
+const struct dispatch_cmd dispatch_cmd_cp = {
+	.name = "cp",
+	.summary = "copy files and directories to or from a host (SFTP)",
+	.usage = "[-r] [-p] SRC... DEST",
+	.description = "Copy files (and with -r, directories) between this machine and a host, "
+		       "over SFTP on one SSH connection. Exactly one side is remote, written "
+		       "HOST:PATH; remote paths are relative to the remote home. With several "
+		       "sources, DEST is a directory.",
+	.opts = cp_options,
+	.min_args = 2,
+	.max_args = -1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cp_fn,
+};

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch forward HOST [LOCAL_PORT:]REMOTE_PORT [--background]: ssh -L for one port
+ * (lib/forward.h). The local port is bound before connecting, so a busy port fails at
+ * once; --background detaches only once the port is bound and the session logged in,
+ * so every error is seen before the prompt comes back.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+
+#include "dispatch.h"
+#include "forward.h"
+#include "ssh.h"
+
+enum {
+	OPT_BACKGROUND = 1,
+};
+
+static const struct dp_option forward_options[] = {
+	{ OPT_BACKGROUND, 0, "background", NULL, "detach once the forward works, and print its PID", NULL },
+	{ 0 },
+};
+
+#define REMOTE_HOST "localhost"
+
+static volatile sig_atomic_t stop;
+static int wake[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	int e = errno;
+	stop = sig;
+	if (wake[1] >= 0) {
+		ssize_t n = write(wake[1], "", 1);  /* a full pipe wakes poll all the same */
+		(void)n;
+	}
+	errno = e;
+}
+
+static void log_line(void *data, const char *msg)
+{
+	(void)data;
+	fprintf(stderr, "dispatch: %s\n", msg);
+}
+
+static bool parse_port(const char *s, long min, long *out)
+{
+	return parse_long(s, min, 65535, out);
+}
+
+static void announce(const struct dp_ctx *ctx, const char *host, int local, int remote, long pid,
+		     bool background)
+{
+	if (ctx->json) {
+		cJSON *doc = cJSON_CreateObject();
+		cJSON_AddNumberToObject(doc, "pid", (double)pid);
+		cJSON_AddNumberToObject(doc, "local_port", local);
+		cJSON_AddNumberToObject(doc, "remote_port", remote);
+		cJSON_AddStringToObject(doc, "host", host);
+		json_print(doc);
+	} else if (background) {
+		printf("%ld\n", pid);
+	}
+	if (ctx->verbosity >= 0 && !ctx->json)
+		fprintf(stderr, "dispatch: forwarding 127.0.0.1:%d to %s:%s:%d%s\n", local, host,
+			REMOTE_HOST, remote, background ? "" : " (Ctrl-C to stop)");
+	fflush(stdout);
+}
+
+/* The child of --background: its own session, no terminal, stdio on /dev/null. */
+static void detach_stdio(void)
+{
+	setsid();
+	int fd = open("/dev/null", O_RDWR);
+	if (fd < 0)
+		return;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
+static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	const char *host = args->pos[0], *spec = args->pos[1];
+	bool background = false;
+	long local = -1, remote;
+	struct dp_error err = { 0 };
+
+	for (size_t i = 0; i < args->nopts; i++)
+		if (args->opts[i].id == OPT_BACKGROUND)
+			background = true;
+
+	const char *colon = strchr(spec, ':');
+	if (colon) {
+		_cleanup_free_ char *l = xstrndup(spec, (size_t)(colon - spec));
+		if (!parse_port(l, 0, &local))
+			return usage_error(ctx, "bad local port '%s' in '%s' (a number from 0 to 65535; 0 picks a free one)",
+					   l, spec);
+		spec = colon + 1;
+	}
+	if (!parse_port(spec, 1, &remote))
+		return usage_error(ctx, "bad remote port '%s' (a number from 1 to 65535)", spec);
+	if (local < 0)
+		local = remote;
+
+	/* Bind first: a busy port is an error before any connection is made. */
+	_cleanup_close_ int lfd = -1;
+	int bound;
+	if (forward_listen((int)local, &lfd, &bound, &err) < 0)
+		return report_error(&err);
+
+	struct ssh_ctx sc;
+	_cleanup_ssh_session_ struct ssh_session *s = NULL;
+	cmd_ssh_ctx(ctx, &sc);
+	if (ssh_session_open(&sc, host, &s, &err) < 0)
+		return report_error(&err);
+
+	signal(SIGPIPE, SIG_IGN);
+	if (background) {
+		fflush(stdout);
+		fflush(stderr);
+		pid_t pid = fork();
+		if (pid < 0) {
+			error_msg("cannot fork: %s", strerror(errno));
+			return DPE_FAIL;
+		}
+		if (pid > 0) {
+			/* The session now belongs to the child: leave it untouched. */
+			announce(ctx, host, bound, (int)remote, (long)pid, true);
+			_exit(ferror(stdout) ? DPE_FAIL : 0);
+		}
+		detach_stdio();
+	} else {
+		announce(ctx, host, bound, (int)remote, (long)getpid(), false);
+	}
+
+	if (pipe(wake) == 0) {
+		fcntl(wake[1], F_SETFL, fcntl(wake[1], F_GETFL) | O_NONBLOCK);
+		fcntl(wake[0], F_SETFD, FD_CLOEXEC);
+		fcntl(wake[1], F_SETFD, FD_CLOEXEC);
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	struct forward f = {
+		.listen_fd = lfd,
+		.remote_host = REMOTE_HOST,
+		.remote_port = (int)remote,
+		.log = ctx->verbosity > 0 ? log_line : NULL,
+		.stop = &stop,
+		.wake_fd = wake[0],
+	};
+	if (forward_run(s, &f, &err) < 0)
+		return report_error(&err);
+	if (ctx->verbosity > 0)
+		fprintf(stderr, "dispatch: forward stopped\n");
+	return 0;
+}
+
+const struct dispatch_cmd dispatch_cmd_forward = {
+	.name = "forward",
+	.summary = "forward a local port to a port on a host (as ssh -L)",
+	.usage = "HOST [LOCAL_PORT:]REMOTE_PORT [--background]",
+	.description = "Listen on 127.0.0.1:LOCAL_PORT (default: REMOTE_PORT) and carry each "
+		       "connection over SSH to port REMOTE_PORT on the host's localhost, until "
+		       "Ctrl-C. With --background, detach once it works and print the PID.",
+	.opts = forward_options,
+	.min_args = 2,
+	.max_args = 2,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = forward_fn,
+};

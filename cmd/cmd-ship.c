@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch ship --output FILE.tar.gz: a snapshot of the repository (lib/snapshot.h)
+ * written to a file, atomically (a temporary file beside it, renamed at the end), or
+ * to stdout with '-'. Shipping to HOST:PATH comes with the SSH transport.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "dispatch.h"
+#include "snapshot.h"
+
+enum { OPT_OUTPUT = 1, OPT_REPO, OPT_REF, OPT_DIRTY, OPT_FILES };
+
+static const struct dp_option ship_options[] = {
+	{ OPT_OUTPUT, 'o', "output", "FILE", "write the tar.gz to FILE ('-' for stdout)", "file" },
+	{ OPT_REPO, 0, "repo", "DIR", "the repository (default: the one around the current directory)", "dir" },
+	{ OPT_REF, 0, "ref", "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL },
+	{ OPT_DIRTY, 0, "dirty", NULL, "the work tree as it is now, untracked files included, ignored ones not", NULL },
+	{ OPT_FILES, 0, "files", NULL, "only the paths given as operands (relative to --repo)", NULL },
+	{ 0 },
+};
+
+/* The temporary file beside the output, removed unless renamed into place. */
+struct outfile {
+	const char *path;
+	char *tmp;
+	int fd;
+};
+
+static void outfile_release(struct outfile *o)
+{
+	if (o->fd > STDOUT_FILENO)
+		close(o->fd);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+}
+
+static int outfile_open(struct outfile *o, const char *path, struct dp_error *err)
+{
+	o->path = path;
+	o->fd = -1;
+	if (streq(path, "-")) {
+		o->fd = STDOUT_FILENO;
+		return 0;
+	}
+	const char *slash = strrchr(path, '/');
+	if (slash)
+		o->tmp = xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
+	else
+		o->tmp = xasprintf(".%s.XXXXXX", path);
+	o->fd = mkstemp(o->tmp);
+	if (o->fd < 0) {
+		free(o->tmp);
+		o->tmp = NULL;
+		return dp_err(err, DPE_FAIL, "cannot create '%s': %s", path, strerror(errno));
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(o->fd, 0666 & ~mask) < 0)
+		return dp_err(err, DPE_FAIL, "cannot create '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+static int outfile_commit(struct outfile *o, struct dp_error *err)
+{
+	if (!o->tmp)
+		return 0;
+	int r = close(o->fd);
+	o->fd = -1;
+	if (r < 0)
+		return dp_err(err, DPE_FAIL, "cannot write '%s': %s", o->path, strerror(errno));
+	if (rename(o->tmp, o->path) < 0)
+		return dp_err(err, DPE_FAIL, "cannot rename '%s' to '%s': %s", o->tmp, o->path,
+			      strerror(errno));
+	free(o->tmp);
+	o->tmp = NULL;
+	return 0;
+}
+
+static cJSON *json_str_or_null(const char *s)
+{
+	return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static void print_json(const struct outfile *out, const struct snapshot_opts *so,
+		       const struct snapshot_info *info)
+{
+	static const char *const modes[] = { "ref", "dirty", "files" };
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "output", out->path);
+	cJSON_AddStringToObject(doc, "mode", modes[so->mode]);
+	cJSON_AddItemToObject(doc, "ref", json_str_or_null(so->mode == SNAPSHOT_REF ?
+							   (so->ref ? so->ref : "HEAD") : NULL));
+	cJSON_AddItemToObject(doc, "commit", json_str_or_null(info->commit));
+	cJSON_AddItemToObject(doc, "tree", json_str_or_null(info->tree));
+	cJSON_AddStringToObject(doc, "sha256", info->sha256);
+	cJSON_AddNumberToObject(doc, "bytes", (double)info->bytes);
+	cJSON_AddNumberToObject(doc, "tar_bytes", (double)info->tar_bytes);
+	cJSON_AddNumberToObject(doc, "files", (double)info->files);
+	cJSON_AddNumberToObject(doc, "mtime", (double)info->mtime);
+	if (so->mode == SNAPSHOT_REF) {
+		cJSON_AddNullToObject(doc, "dirty");
+	} else {
+		cJSON *d = cJSON_AddObjectToObject(doc, "dirty");
+		cJSON_AddNumberToObject(d, "modified", (double)info->modified);
+		cJSON_AddNumberToObject(d, "untracked", (double)info->untracked);
+		cJSON_AddNumberToObject(d, "deleted", (double)info->deleted);
+	}
+	json_print(doc);
+}
+
+static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	struct snapshot_opts so = { .mode = SNAPSHOT_REF };
+	const char *output = NULL;
+	int kinds = 0;
+
+	for (size_t i = 0; i < args->nopts; i++) {
+		const struct dp_optval *o = &args->opts[i];
+		switch (o->id) {
+		case OPT_OUTPUT:
+			output = o->arg;
+			break;
+		case OPT_REPO:
+			so.repo = o->arg;
+			break;
+		case OPT_REF:
+			so.ref = o->arg;
+			so.mode = SNAPSHOT_REF;
+			kinds |= 1;
+			break;
+		case OPT_DIRTY:
+			so.mode = SNAPSHOT_DIRTY;
+			kinds |= 2;
+			break;
+		case OPT_FILES:
+			so.mode = SNAPSHOT_FILES;
+			kinds |= 4;
+			break;
+		}
+	}
+	if (kinds & (kinds - 1))
+		return usage_error(ctx, "--ref, --dirty and --files do not go together: choose one");
+	if (!output)
+		return usage_error(ctx, "'ship' needs --output FILE (shipping to HOST:PATH is not there yet)");
+	if (so.mode == SNAPSHOT_FILES && args->npos == 0)
+		return usage_error(ctx, "--files needs the paths to snapshot");
+	if (so.mode != SNAPSHOT_FILES && args->npos > 0)
+		return usage_error(ctx, "unexpected argument '%s' (to snapshot only some paths, use --files)",
+				   args->pos[0]);
+	if (streq(output, "-") && ctx->json)
+		return usage_error(ctx, "--json and --output - both want stdout: write the tarball to a file");
+	if (streq(output, "-") && stdout_is_tty()) {
+		error_msg("refusing to write a tar.gz to a terminal: redirect stdout or give --output FILE");
+		return DPE_INPUT;
+	}
+
+	_cleanup_strv_free_ char **files = NULL;
+	for (int i = 0; i < args->npos; i++)
+		strv_add(&files, args->pos[i]);
+	so.files = files;
+
+	struct dp_error err = { 0 };
+	struct outfile out = { 0 };
+	struct snapshot_info info;
+	int r = outfile_open(&out, output, &err);
+	if (r == 0) {
+		fflush(stdout);
+		so.write = snapshot_write_fd;
+		so.write_arg = &out.fd;
+		so.want_sha256 = ctx->json || ctx->verbosity > 0;
+		r = snapshot_create(&so, &info, &err);
+	}
+	if (r == 0)
+		r = outfile_commit(&out, &err);
+	outfile_release(&out);
+	if (r < 0)
+		return report_error(&err);
+
+	if (so.mode != SNAPSHOT_REF && ctx->verbosity >= 0) {
+		char line[128];
+		snapshot_summary(&info, line, sizeof(line));
+		fprintf(stderr, "dispatch: snapshot of %s: %s\n",
+			so.mode == SNAPSHOT_DIRTY ? "the work tree" : "the named paths", line);
+	}
+	info_msg(ctx, "wrote %llu bytes (%llu files, %llu bytes of tar) to '%s', sha256 %s",
+		 (unsigned long long)info.bytes, (unsigned long long)info.files,
+		 (unsigned long long)info.tar_bytes, output, info.sha256);
+	if (ctx->json)
+		print_json(&out, &so, &info);
+	return 0;
+}
+
+const struct dispatch_cmd dispatch_cmd_ship = {
+	.name = "ship",
+	.summary = "snapshot the repository as tar.gz (a commit, the work tree, or some paths)",
+	.usage = "--output FILE.tar.gz [--repo DIR] [--ref REF | --dirty | --files PATH...]",
+	.description = "Writes a snapshot of the repository: the files 'git archive REF' would write\n"
+		       "(default HEAD), the work tree as it is now (--dirty), or only some paths\n"
+		       "(--files). The bytes are deterministic: the same content gives the same sha256.",
+	.opts = ship_options,
+	.min_args = 0,
+	.max_args = -1,
+	.fn = cmd_ship,
+};

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* The snapshot API as submit-packed and ship HOST:PATH use it: into memory (the
+ * bytes gunzip to a tar holding the commit's file), the sha256 of what was written,
+ * the same bytes whatever the thread count, and a writer that fails mid-way (an SSH
+ * channel closing) stopping the snapshot with its errno in the message. */
+#include <errno.h>
+#include <zlib.h>
+
+#include "sha256.h"
+#include "snapshot.h"
+#include "strbuf.h"
+#include "unit.h"
+
+static int fail_after_first(void *arg, const void *buf, size_t len)
+{
+	int *calls = arg;
+	if (++*calls > 1) {
+		errno = EPIPE;
+		return -1;
+	}
+	return 0;
+}
+
+static char *gunzip(const struct strbuf *gz, size_t *n)
+{
+	z_stream s = { 0 };
+	size_t cap = 1 << 20;
+	char *out = xmalloc(cap);
+	inflateInit2(&s, 16 + 15);
+	s.next_in = (unsigned char *)gz->buf;
+	s.avail_in = (uInt)gz->len;
+	s.next_out = (unsigned char *)out;
+	s.avail_out = (uInt)cap;
+	int r = inflate(&s, Z_FINISH);
+	*n = cap - s.avail_out;
+	inflateEnd(&s);
+	if (r != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/dispatch-test-snapshot.XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	_cleanup_free_ char *setup = xasprintf(
+		"cd '%s' && export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 && git init -q && printf 'hello\\n' >a.txt && git add a.txt && "
+		"GIT_COMMITTER_DATE='2020-01-01T00:00:00Z' git -c user.name=t -c user.email=t@example.com "
+		"commit -q -m one", dir);
+	CHECK_INT(system(setup), 0);
+
+	struct snapshot_opts o = { .repo = dir, .mode = SNAPSHOT_REF, .want_sha256 = true,
+				   .threads = 3, .write = snapshot_write_strbuf };
+	struct snapshot_info info;
+	struct dp_error err = { 0 };
+	struct strbuf gz = STRBUF_INIT, gz1 = STRBUF_INIT;
+	o.write_arg = &gz;
+	CHECK_INT(snapshot_create(&o, &info, &err), 0);
+	CHECK_INT(info.bytes, gz.len);
+	CHECK_INT(info.files, 1);
+	CHECK_INT(info.mtime, 1577836800);
+	CHECK_INT(strlen(info.commit), 40);
+	CHECK_INT(strlen(info.tree), 40);
+
+	struct sha256 c;
+	char hex[65];
+	sha256_init(&c);
+	sha256_update(&c, gz.buf, gz.len);
+	sha256_final_hex(&c, hex);
+	CHECK_STR(info.sha256, hex);
+
+	size_t n = 0;
+	char *tar = gunzip(&gz, &n);
+	CHECK(tar != NULL);
+	CHECK_INT(n, info.tar_bytes);
+	CHECK(tar && n >= 1024 && streq(tar, "a.txt") && memcmp(tar + 512, "hello\n", 6) == 0);
+	free(tar);
+
+	o.threads = 1;
+	o.want_sha256 = false;
+	o.write_arg = &gz1;
+	CHECK_INT(snapshot_create(&o, &info, &err), 0);
+	CHECK(gz.len == gz1.len && memcmp(gz.buf, gz1.buf, gz.len) == 0);
+	CHECK_STR(info.sha256, "");
+
+	/* A big enough file that the output takes several writes; the second fails. */
+	_cleanup_free_ char *big = xasprintf(
+		"cd '%s' && export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 && head -c 3000000 /dev/urandom >big && git add big && "
+		"git -c user.name=t -c user.email=t@example.com commit -q -m two", dir);
+	CHECK_INT(system(big), 0);
+	int calls = 0;
+	o.write = fail_after_first;
+	o.write_arg = &calls;
+	CHECK_INT(snapshot_create(&o, &info, &err), -1);
+	CHECK_INT(err.kind, DPE_FAIL);
+	CHECK_CONTAINS(err.msg, strerror(EPIPE));
+
+	/* Errors: an unknown ref, and a directory that is no repository. */
+	o.write = snapshot_write_strbuf;
+	o.write_arg = &gz1;
+	o.ref = "no-such-branch";
+	CHECK_INT(snapshot_create(&o, &info, &err), -1);
+	CHECK_INT(err.kind, DPE_NOTFOUND);
+	CHECK_CONTAINS(err.msg, "unknown revision 'no-such-branch'");
+	o.ref = NULL;
+	o.repo = "/";
+	CHECK_INT(snapshot_create(&o, &info, &err), -1);
+	CHECK_INT(err.kind, DPE_INPUT);
+
+	strbuf_release(&gz);
+	strbuf_release(&gz1);
+	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", dir);
+	CHECK_INT(system(rm), 0);
+	return unit_done();
+}
