@@ -169,7 +169,7 @@ static int add_hosts(const char *expr, char ***hosts)
 
 static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	bool names = false, check = false;
+	bool names = false, check = false, hosts_given = false;
 	_cleanup_strv_free_ char **only = NULL;
 	long timeout = CHECK_TIMEOUT, fanout = CHECK_FANOUT;
 	const char *check_opt = NULL;
@@ -182,6 +182,7 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_CHECK: check = true; break;
 		case OPT_HOSTS:
 			check_opt = "-H";
+			hosts_given = true;
 			if ((r = add_hosts(o->arg, &only)))
 				return r;
 			break;
@@ -201,6 +202,8 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 		return usage_error(ctx, "%s goes with --check", check_opt);
 	if (check && names)
 		return usage_error(ctx, "--names and --check do not go together");
+	if (hosts_given && !only)
+		return usage_error(ctx, "-H names no hosts");
 	if (only)
 		return hosts_check(ctx, only, (int)timeout, fanout);
 

@@ -20,7 +20,9 @@ test_expect_success 'bad --check arguments are usage errors' '
 	test_grep "timeout" err &&
 	test_expect_code 2 dispatch -F /dev/null hosts --check --fanout x 2>err &&
 	test_expect_code 2 dispatch -F /dev/null hosts --check --names 2>err &&
-	test_expect_code 2 dispatch -F /dev/null hosts --check -H "box[1-" 2>err
+	test_expect_code 2 dispatch -F /dev/null hosts --check -H "box[1-" 2>err &&
+	test_expect_code 2 dispatch -F /dev/null hosts --check -H "" 2>err &&
+	test_grep "names no hosts" err
 '
 
 test_expect_success 'no hosts to check: exit 0, nothing printed' '
