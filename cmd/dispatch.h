@@ -122,6 +122,9 @@ bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
 const char *job_ssh_destination(const struct dp_ctx *ctx, const char *host);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
 
+/* cmd/hosts-check.c: dispatch hosts --check on these host names; the exit status */
+int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout);
+
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_cancel;
 extern const struct dispatch_cmd dispatch_cmd_completion;

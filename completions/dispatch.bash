@@ -55,8 +55,17 @@ _dispatch() {
 		;;
 	hosts)
 		case $prev in
+		-H|--hosts)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--timeout)
+			COMPREPLY=()
+			return ;;
+		--fanout)
+			COMPREPLY=()
+			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' --names -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' --names --check -H --hosts --timeout --fanout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	run)
 		case $prev in

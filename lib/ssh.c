@@ -58,6 +58,11 @@ static const char *last_error(LIBSSH2_SESSION *ls)
 	return msg && *msg ? msg : "unknown error";
 }
 
+static bool timed_out(LIBSSH2_SESSION *ls)
+{
+	return libssh2_session_last_errno(ls) == LIBSSH2_ERROR_TIMEOUT;
+}
+
 /* ---- destinations ---- */
 
 static int resolve(const struct ssh_ctx *ctx, const char *dest, struct ssh_host_config *cfg,
@@ -226,7 +231,8 @@ static int verify_host_key(struct ssh_session *s, struct dp_error *err)
 }
 
 static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_override,
-		      int depth, struct ssh_session **out, bool *retry, struct dp_error *err)
+		      int depth, struct ssh_session **out, bool *retry, enum ssh_failure *why,
+		      struct dp_error *err)
 {
 	struct ssh_session *s = xcalloc(1, sizeof(*s));
 	double start = ssh_now();
@@ -235,6 +241,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 
 	*out = NULL;
 	*retry = false;
+	*why = SSH_FAILED_CONFIG;
 	s->name = xstrdup(name);
 	s->ctx = ctx;
 	s->fd = -1;
@@ -255,7 +262,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 		_cleanup_strv_free_ char **before = NULL;
 		for (size_t i = 0; i + 1 < njumps; i++)
 			strv_add(&before, jumps[i]);
-		if (open_chain(ctx, jumps[njumps - 1], before, depth + 1, &s->via, retry, err) < 0)
+		if (open_chain(ctx, jumps[njumps - 1], before, depth + 1, &s->via, retry, why, err) < 0)
 			goto fail;
 		logf_(ctx, "%s: connecting to %s port %d through %s", name, s->cfg.hostname,
 		      s->cfg.port, s->via->name);
@@ -263,6 +270,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 							      "127.0.0.1", 22);
 		if (!s->via_chan) {
 			*retry = true;
+			*why = timed_out(s->via->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_CONNECT;
 			dp_err(err, DPE_CONNECT, "cannot reach %s port %d through '%s': %s",
 			       s->cfg.hostname, s->cfg.port, s->via->name, last_error(s->via->ls));
 			goto fail;
@@ -272,7 +280,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	} else {
 		logf_(ctx, "%s: connecting to %s port %d%s", name, s->cfg.hostname, s->cfg.port,
 		      s->cfg.proxy_command ? " (ProxyCommand)" : "");
-		if (ssh_connect_fd(&s->cfg, timeout, &s->fd, &s->proxy_pid, retry, err) < 0)
+		if (ssh_connect_fd(&s->cfg, timeout, &s->fd, &s->proxy_pid, retry, why, err) < 0)
 			goto fail;
 		s->own_fd = true;
 	}
@@ -289,15 +297,22 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	libssh2_session_set_timeout(s->ls, s->timeout_ms);
 	if (libssh2_session_handshake(s->ls, s->fd) != 0) {
 		*retry = true;
+		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_HANDSHAKE;
 		dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): key exchange failed: %s",
 		       name, s->cfg.hostname, s->cfg.port, last_error(s->ls));
 		goto fail;
 	}
-	if (verify_host_key(s, err) < 0 || ssh_auth(s, err) < 0)
+	*why = SSH_FAILED_HOSTKEY;
+	if (verify_host_key(s, err) < 0)
 		goto fail;
+	if (ssh_auth(s, err) < 0) {
+		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_AUTH;
+		goto fail;
+	}
 	logf_(ctx, "%s: logged in as %s", name, s->cfg.user);
 	s->connect_seconds = ssh_now() - start;
 	s->ctx = NULL;
+	*why = SSH_FAILED_NOT;
 	*out = s;
 	return 0;
 fail:
@@ -308,6 +323,13 @@ fail:
 int ssh_session_open(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
 		     struct dp_error *err)
 {
+	return ssh_session_open_why(ctx, host, out, NULL, err);
+}
+
+int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
+			 enum ssh_failure *why, struct dp_error *err)
+{
+	enum ssh_failure ignored;
 	const char *dest = host;
 	int attempts = ctx->attempts > 0 ? ctx->attempts : DEFAULT_ATTEMPTS;
 	double waited = 0;
@@ -322,7 +344,7 @@ int ssh_session_open(const struct ssh_ctx *ctx, const char *host, struct ssh_ses
 	}
 	for (int i = 0;; i++) {
 		bool retry = false;
-		if (open_chain(ctx, dest, NULL, 0, out, &retry, err) == 0) {
+		if (open_chain(ctx, dest, NULL, 0, out, &retry, why ? why : &ignored, err) == 0) {
 			if (dest != host) {
 				free((*out)->name);
 				(*out)->name = xstrdup(host);

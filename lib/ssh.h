@@ -59,6 +59,21 @@ struct ssh_ctx {
  * are retried with backoff before any command runs. */
 int ssh_session_open(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
 		     struct dp_error *err);
+
+/* What stopped ssh_session_open, for callers that tell the cases apart (hosts --check).
+ * Through ProxyJump it is the failing hop's. */
+enum ssh_failure {
+	SSH_FAILED_NOT = 0,
+	SSH_FAILED_CONFIG,      /* the destination did not resolve (bad config, hop loop) */
+	SSH_FAILED_CONNECT,     /* no connection: refused, unreachable, unknown name */
+	SSH_FAILED_TIMEOUT,     /* no answer in time, connecting or at any later step */
+	SSH_FAILED_HANDSHAKE,   /* banner or key exchange failed */
+	SSH_FAILED_HOSTKEY,     /* host key unknown or changed */
+	SSH_FAILED_AUTH,        /* no method logged in */
+};
+/* ssh_session_open, saying in *why (which may be NULL) what failed. */
+int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
+			 enum ssh_failure *why, struct dp_error *err);
 void ssh_session_free(struct ssh_session *s);
 static inline void ssh_session_freep(struct ssh_session **s) { ssh_session_free(*s); }
 #define _cleanup_ssh_session_ _cleanup_(ssh_session_freep)
