@@ -1,8 +1,8 @@
 # Sourced by testbed tests that need the default test bed's SLURM cluster and GPUs
 # on plain hosts (t5400, t5410).
 #
-# tb_up: brings the default instance up (idempotent, shared with other tests; never
-# taken down here: the test runner does that) or skips the rest of the file.
+# tb_up: brings the default instance up (lib.sh testbed_up; never taken down here:
+# the test runner does that) and finds the test user's home.
 #
 # fake_gpus BOX GPUS [APPS]: a fake nvidia-smi on one sshd of the test bed, printing
 # the fixture files GPUS (--query-gpu) and APPS (--query-compute-apps). There are no
@@ -12,20 +12,8 @@
 # ~/.profile adds ~/.fake-nvidia-smi/PORT (PORT from $SSH_CONNECTION) when that
 # directory exists. fake_gpus_off BOX removes it (done at exit for every BOX).
 
-skip_rest() {
-	echo "ok $((test_count + 1)) # skip $1"
-	test_count=$((test_count + 1))
-	test_done
-	exit $?
-}
-
 tb_up() {
-	[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts daemons and creates network namespaces"
-	unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-	local exports
-	exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-		fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-	eval "$exports"
+	testbed_up
 	TB_HOME=$(getent passwd "$DISPATCH_TESTBED_USER" | cut -d: -f6)
 	[ -n "$TB_HOME" ] || skip_rest "no home for $DISPATCH_TESTBED_USER"
 }

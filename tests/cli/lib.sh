@@ -86,3 +86,29 @@ fail_rest() {
 	echo "1..$test_count"
 	exit 1
 }
+
+# skip_rest MSG: the rest of the file cannot run here (not root, no namespaces): one
+# "ok # skip" with MSG, then stop.
+skip_rest() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count # skip $1"
+	test_done
+	exit $?
+}
+
+# testbed_up: brings up the test bed instance that the DISPATCH_TESTBED_* settings
+# name (the default one without them; up is idempotent and serialised, so tests
+# share it) and evals its exports. Where a test bed cannot run (not root, no network
+# namespaces) the rest of the file is skipped; where it could and does not come up,
+# or lacks its SLURM host, the rest fails.
+testbed_up() {
+	local exports
+	[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd (and SLURM) and creates network namespaces"
+	unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
+	exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
+		fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
+	eval "$exports"
+	if [ "${DISPATCH_TESTBED_SLURM:-1}" != 0 ]; then
+		grep -q "^  hpc:" "$DISPATCH_INVENTORY" || fail_rest "the testbed inventory has no SLURM host hpc"
+	fi
+}

@@ -24,28 +24,12 @@ test_expect_success 'a bad hostlist is a usage error' '
 	test_expect_code 2 dispatch run -H "box[1-" -- true 2>err
 '
 
-skip_rest() {
-	echo "ok $((test_count + 1)) # skip $1"
-	test_count=$((test_count + 1))
-	test_done
-	exit $?
-}
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd and creates network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-[ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
-
 export DISPATCH_TESTBED_SLURM=0
 export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5000
 export DISPATCH_TESTBED_PORT_BASE=24500 DISPATCH_TESTBED_PREFIX=dtr5 DISPATCH_TESTBED_NET=10.157
-exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
+testbed_up
 TB=$DISPATCH_TESTBED_DIR
 
-# The inventory loader may not be there yet: names are ssh aliases here anyway.
-if ! dispatch run -H box1 -- true 2>/dev/null; then
-	unset DISPATCH_INVENTORY
-fi
 
 test_expect_success 'exit status passed through' '
 	test_expect_code 7 dispatch run -H box1 -- exit 7 &&

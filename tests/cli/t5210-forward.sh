@@ -35,22 +35,10 @@ test_expect_success 'a busy local port fails before any connection is made' '
 	! grep "no-such-host" err
 '
 
-skip_rest() {
-	echo "ok $((test_count + 1)) # skip $1"
-	test_count=$((test_count + 1))
-	test_done
-	exit $?
-}
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd and creates network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-[ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
-
 export DISPATCH_TESTBED_SLURM=0
 export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5200
 export DISPATCH_TESTBED_PORT_BASE=25000 DISPATCH_TESTBED_PREFIX=dtc5 DISPATCH_TESTBED_NET=10.158 DISPATCH_TESTBED_FAN=2
-exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
+testbed_up
 
 # The web server runs on inner (its own network namespace, so its port cannot clash
 # with ours) in a directory of this run; remote pids are recorded to be killed.

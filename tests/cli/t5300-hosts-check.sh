@@ -100,22 +100,10 @@ test_expect_success 'servers that never answer time out within --timeout' '
 	EOF
 '
 
-skip_rest() {
-	echo "ok $((test_count + 1)) # skip $1"
-	test_count=$((test_count + 1))
-	test_done
-	exit $?
-}
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd and creates network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-[ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
-
 export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5300
 export DISPATCH_TESTBED_PORT_BASE=27000 DISPATCH_TESTBED_PREFIX=dth5 DISPATCH_TESTBED_NET=10.160
 export DISPATCH_TESTBED_SLURM=0
-exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
+testbed_up
 
 test_expect_success 'every status in one call: ok, unreachable, hostkey, auth, ProxyJump' '
 	test_expect_code 1 dispatch hosts --check -H box1,down1,badkey1,pass1,inner >out 2>err &&

@@ -36,22 +36,10 @@ test_expect_success 'ship HOST:PATH --files needs paths; a stray operand is refu
 	test_grep "unexpected argument '"'"'stray'"'"'" err
 '
 
-skip_rest() {
-	echo "ok $((test_count + 1)) # skip $1"
-	test_count=$((test_count + 1))
-	test_done
-	exit $?
-}
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd and creates network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-[ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
-
 export DISPATCH_TESTBED_SLURM=0
 export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5600
 export DISPATCH_TESTBED_PORT_BASE=28000 DISPATCH_TESTBED_PREFIX=dts5 DISPATCH_TESTBED_NET=10.163
-exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
+testbed_up
 
 # A fresh directory in the test user's home for this run (every host of the testbed
 # shares the file system), removed at the end.

@@ -8,18 +8,7 @@
 # the ledger. Uses the default testbed instance (tests/testbed/up serialises).
 . "$(dirname "$0")/lib.sh"
 
-skip_rest() {
-	echo "ok $((test_count + 1)) # skip $1"
-	test_count=$((test_count + 1))
-	test_done
-	exit $?
-}
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd and creates network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-[ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
-exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
+testbed_up
 # Our own ledger: the testbed's is shared with other tests.
 export DISPATCH_STATE_DIR="$TRASH/state"
 CL=$DISPATCH_TESTBED_DIR/cluster

@@ -10,19 +10,7 @@
 # Skips when the testbed has no SLURM part. Uses the default testbed instance.
 . "$(dirname "$0")/lib.sh"
 
-skip_rest() {
-	echo "ok $((test_count + 1)) # skip $1"
-	test_count=$((test_count + 1))
-	test_done
-	exit $?
-}
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd, SLURM and network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-[ -x "$TEST_SRCDIR/tests/testbed/parts/30-slurm" ] || skip_rest "no SLURM part in tests/testbed"
-exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
-grep -q "^  hpc:" "$DISPATCH_INVENTORY" || fail_rest "the testbed inventory has no SLURM host hpc"
+testbed_up
 export DISPATCH_STATE_DIR="$TRASH/state"
 DB=$DISPATCH_STATE_DIR/ledger.db
 TBUSER=$DISPATCH_TESTBED_USER
