@@ -5,7 +5,6 @@
  */
 #include <cjson/cJSON.h>
 #include <signal.h>
-#include <time.h>
 
 #include "dispatch.h"
 #include "sftp.h"
@@ -29,13 +28,6 @@ static void on_signal(int sig)
 	cancel = sig;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct cp_state {
 	const struct dp_ctx *ctx;
 	bool bar;                       /* progress on the terminal */
@@ -45,22 +37,11 @@ struct cp_state {
 	cJSON *items;
 };
 
-static void human(char *buf, size_t size, double n)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t u = 0;
-	while (n >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		n /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", n, units[u]);
-}
-
 /* "data/x.bin   42%   420.0 MiB   95.2 MiB/s", redrawn at most 10 times a second */
 static void progress(void *data, const char *src, uint64_t done, uint64_t total)
 {
 	struct cp_state *st = data;
-	double t = now();
+	double t = monotonic_seconds();
 	if (!st->bar)
 		return;
 	if (done == 0)
@@ -70,9 +51,9 @@ static void progress(void *data, const char *src, uint64_t done, uint64_t total)
 		return;
 	st->last_draw = t;
 	char amount[32], rate[32];
-	human(amount, sizeof(amount), (double)done);
+	format_bytes(amount, sizeof(amount), (double)done);
 	double secs = t - st->file_start;
-	human(rate, sizeof(rate), secs > 0.01 ? (double)done / secs : 0);
+	format_bytes(rate, sizeof(rate), secs > 0.01 ? (double)done / secs : 0);
 	int pct = total ? (int)(done * 100 / total) : 100;
 	const char *slash = strrchr(src, '/');
 	fprintf(stderr, "\r%-40.40s %3d%% %12s %12s/s\033[K%s", slash && slash[1] ? slash + 1 : src,
@@ -171,7 +152,7 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 	struct cp_state st = {
 		.ctx = ctx,
 		.bar = stderr_is_tty() && ctx->verbosity >= 0,
-		.start = now(),
+		.start = monotonic_seconds(),
 	};
 	if (ctx->json)
 		st.items = cJSON_CreateArray();
@@ -203,7 +184,7 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		cJSON *doc = cJSON_CreateObject();
 		cJSON_AddNumberToObject(doc, "files", (double)st.files);
 		cJSON_AddNumberToObject(doc, "bytes", (double)st.bytes);
-		cJSON_AddNumberToObject(doc, "seconds", (double)(long)((now() - st.start) * 1000) / 1000);
+		cJSON_AddNumberToObject(doc, "seconds", (double)(long)((monotonic_seconds() - st.start) * 1000) / 1000);
 		cJSON_AddItemToObject(doc, "items", st.items);
 		json_print(doc);
 	}

@@ -8,7 +8,6 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "hostlist.h"
 #include "inventory.h"
 #include "ssh_config.h"
 #include "strbuf.h"
@@ -155,18 +154,6 @@ static void print_table(const struct inventory *inv, char **aliases)
 		       aliases[i], (int)cw, "-", "(ssh config)");
 }
 
-static int add_hosts(const char *expr, char ***hosts)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strv_free_ char **list = NULL;
-	if (hostlist_expand(expr, &list, &err) < 0)
-		return report_error(&err);
-	for (char **p = list; *p; p++)
-		if (!strv_contains(*hosts, *p))
-			strv_add(hosts, *p);
-	return 0;
-}
-
 static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	bool names = false, check = false, hosts_given = false;
@@ -183,7 +170,7 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_HOSTS:
 			check_opt = "-H";
 			hosts_given = true;
-			if ((r = add_hosts(o->arg, &only)))
+			if ((r = add_hostlist(o->arg, &only)))
 				return r;
 			break;
 		case OPT_TIMEOUT:

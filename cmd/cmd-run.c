@@ -426,19 +426,6 @@ static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
 
 /* ---- the command ---- */
 
-static int add_hosts(struct dp_ctx *ctx, const char *expr, char ***hosts)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strv_free_ char **list = NULL;
-	if (hostlist_expand(expr, &list, &err) < 0)
-		return report_error(&err);
-	for (char **p = list; *p; p++)
-		if (!strv_contains(*hosts, *p))
-			strv_add(hosts, *p);
-	(void)ctx;
-	return 0;
-}
-
 static int run_fn(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	_cleanup_strv_free_ char **hosts = NULL;
@@ -451,7 +438,7 @@ static int run_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		const struct dp_optval *o = &args->opts[i];
 		switch (o->id) {
 		case OPT_HOSTS:
-			if ((r = add_hosts(ctx, o->arg, &hosts)))
+			if ((r = add_hostlist(o->arg, &hosts)))
 				return r;
 			break;
 		case OPT_ALL: all = true; break;

@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "dispatch.h"
 #include "shquote.h"
@@ -134,25 +133,6 @@ static int remote_dir_word(struct strbuf *sb, const char *path)
 	return 0;
 }
 
-/* What -v and the progress bar print: "12.3 MiB". */
-static void human_bytes(char *buf, size_t size, double n)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t u = 0;
-	while (n >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		n /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", n, units[u]);
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The snapshot's sink: the connection, opened on the first write, and the remote
  * command's output (tar says nothing unless it fails). */
 struct remote {
@@ -176,10 +156,10 @@ static int remote_said(void *data, const char *buf, size_t len)
 
 static void progress_draw(struct remote *r, bool done)
 {
-	double t = now_seconds() - r->start;
+	double t = monotonic_seconds() - r->start;
 	char size[32], rate[32];
-	human_bytes(size, sizeof(size), (double)r->sent);
-	human_bytes(rate, sizeof(rate), t > 0 ? (double)r->sent / t : 0);
+	format_bytes(size, sizeof(size), (double)r->sent);
+	format_bytes(rate, sizeof(rate), t > 0 ? (double)r->sent / t : 0);
 	fprintf(stderr, "\rshipping to %s: %s, %s/s%s\033[K%s", r->dest, size, rate,
 		done ? ", done." : "", done ? "\n" : "");
 	fflush(stderr);
@@ -201,13 +181,13 @@ static int remote_write(void *arg, const void *buf, size_t len)
 		};
 		if (ssh_exec_start(r->s, &x, &r->ch, &r->err) < 0)
 			return -1;
-		r->start = r->shown = now_seconds();
+		r->start = r->shown = monotonic_seconds();
 	}
 	if (ssh_exec_write(r->ch, buf, len, &r->err) < 0)
 		return -1;
 	r->sent += len;
 	if (r->progress) {
-		double now = now_seconds();
+		double now = monotonic_seconds();
 		if (now - r->shown >= 0.1) {
 			r->shown = now;
 			progress_draw(r, false);
@@ -340,7 +320,7 @@ static int ship_remote(struct dp_ctx *ctx, struct snapshot_opts *so, const char 
 	struct dp_error err = { 0 };
 	int sr = snapshot_create(so, info, &err);
 	int rc = remote_finish(&r, sr, &err);
-	double seconds = now_seconds() - r.start;
+	double seconds = monotonic_seconds() - r.start;
 	ssh_session_free(r.s);
 	strbuf_release(&r.said);
 	if (rc == 0)

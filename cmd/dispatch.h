@@ -83,6 +83,9 @@ void error_msg(const char *fmt, ...) _printf_(1, 2);     /* "dispatch: <msg>" on
 void warning_msg(const char *fmt, ...) _printf_(1, 2);   /* "dispatch: warning: <msg>" */
 void info_msg(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with -v */
 int report_error(const struct dp_error *e);               /* prints, returns the exit status */
+/* -H EXPR: appends the hosts of a hostlist expression not in *hosts yet; 0, or the
+ * exit status of a bad expression (reported). */
+int add_hostlist(const char *expr, char ***hosts);
 int usage_error(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* exit 2 */
 struct cJSON;
 void json_print(struct cJSON *doc);                       /* prints and frees */

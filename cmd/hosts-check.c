@@ -10,7 +10,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "dispatch.h"
 #include "inventory.h"
@@ -52,13 +51,6 @@ struct check {
 	pthread_mutex_t lock;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static enum probe_status status_of(enum ssh_failure why)
 {
 	switch (why) {
@@ -75,7 +67,7 @@ static void probe_host(const struct check *c, struct probe *p)
 	struct dp_error err = { 0 };
 	enum ssh_failure why = SSH_FAILED_NOT;
 	_cleanup_ssh_session_ struct ssh_session *s = NULL;
-	double start = now();
+	double start = monotonic_seconds();
 	int status;
 
 	if (ssh_session_open_why(&c->sc, p->name, &s, &why, &err) < 0) {
@@ -83,7 +75,7 @@ static void probe_host(const struct check *c, struct probe *p)
 		p->detail = xstrdup(err.msg);
 		return;
 	}
-	p->connect_s = now() - start;
+	p->connect_s = monotonic_seconds() - start;
 	double left = c->timeout - p->connect_s;
 	if (left <= 0) {
 		p->status = PROBE_TIMEOUT;
@@ -94,13 +86,13 @@ static void probe_host(const struct check *c, struct probe *p)
 	/* Through the account's shell, but not a login shell: profiles are not the probe's
 	 * business, and a slow one would read as network latency. */
 	struct ssh_exec x = { .command = "true", .raw = true, .in_fd = -1, .timeout = left };
-	double t = now();
+	double t = monotonic_seconds();
 	if (ssh_exec(s, &x, &status, &err) < 0) {
 		p->status = err.kind == DPE_TIMEOUT ? PROBE_TIMEOUT : PROBE_ERROR;
 		p->detail = xstrdup(err.msg);
 		return;
 	}
-	p->exec_s = now() - t;
+	p->exec_s = monotonic_seconds() - t;
 	if (status != 0) {
 		p->status = PROBE_ERROR;
 		p->detail = xasprintf("logged in to '%s', but 'true' exited with %d (does the "

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "dispatch.h"
+#include "hostlist.h"
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap) _printf_(2, 0);
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
@@ -46,6 +47,18 @@ int report_error(const struct dp_error *e)
 {
 	error_msg("%s", e->msg[0] ? e->msg : "unknown error");
 	return e->kind ? e->kind : DPE_FAIL;
+}
+
+int add_hostlist(const char *expr, char ***hosts)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **list = NULL;
+	if (hostlist_expand(expr, &list, &err) < 0)
+		return report_error(&err);
+	for (char **p = list; *p; p++)
+		if (!strv_contains(*hosts, *p))
+			strv_add(hosts, *p);
+	return 0;
 }
 
 int usage_error(const struct dp_ctx *ctx, const char *fmt, ...)

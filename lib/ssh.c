@@ -235,7 +235,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 		      struct dp_error *err)
 {
 	struct ssh_session *s = xcalloc(1, sizeof(*s));
-	double start = ssh_now();
+	double start = monotonic_seconds();
 	strbuf_init(&s->hop_out);
 	int timeout;
 
@@ -310,7 +310,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 		goto fail;
 	}
 	logf_(ctx, "%s: logged in as %s", name, s->cfg.user);
-	s->connect_seconds = ssh_now() - start;
+	s->connect_seconds = monotonic_seconds() - start;
 	s->ctx = NULL;
 	*why = SSH_FAILED_NOT;
 	*out = s;
@@ -333,7 +333,7 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 	const char *dest = host;
 	int attempts = ctx->attempts > 0 ? ctx->attempts : DEFAULT_ATTEMPTS;
 	double waited = 0;
-	unsigned seed = (unsigned)(ssh_now() * 1e6) ^ (unsigned)getpid();
+	unsigned seed = (unsigned)(monotonic_seconds() * 1e6) ^ (unsigned)getpid();
 
 	pthread_once(&init_once, init_libssh2);
 	*out = NULL;
@@ -407,7 +407,7 @@ int ssh_signal_status(const char *name)
  * deadline when > 0). */
 #define RETRY_EAGAIN(s, rc, op, deadline)                                               \
 	while (((rc) = (op)) == LIBSSH2_ERROR_EAGAIN) {                                 \
-		if ((deadline) > 0 && ssh_now() > (deadline))                           \
+		if ((deadline) > 0 && monotonic_seconds() > (deadline))                           \
 			break;                                                          \
 		ssh_session_wait((s), 100);                                             \
 	}
@@ -426,7 +426,7 @@ static const char kill_siblings[] =
 static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 {
 	int rc;
-	double deadline = ssh_now() + 2;
+	double deadline = monotonic_seconds() + 2;
 	if (pty)
 		RETRY_EAGAIN(s, rc, libssh2_channel_write(ch, "\003", 1), deadline);
 	set_blocking(s, true);
@@ -570,7 +570,7 @@ static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err
 		if (until_sent && !p->in_left)
 			return 0;
 
-		double now = ssh_now();
+		double now = monotonic_seconds();
 		if (p->deadline > 0 && now >= p->deadline) {
 			stop_remote(s, p->ch, p->x.pty);
 			dp_err(err, DPE_TIMEOUT, "command on '%s' timed out after %g s", s->name, p->x.timeout);
@@ -602,7 +602,7 @@ static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err
 			goto broken;
 		}
 		if (fds[0].revents)
-			p->last_rx = ssh_now();
+			p->last_rx = monotonic_seconds();
 		if (fds[1].revents)
 			p->in_readable = true;
 	}
@@ -657,10 +657,10 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 
 	/* From here on the command runs: whatever happens, it is never sent again. */
 	set_blocking(s, false);
-	p->deadline = x->timeout > 0 ? ssh_now() + x->timeout : 0;
+	p->deadline = x->timeout > 0 ? monotonic_seconds() + x->timeout : 0;
 	p->interval = s->cfg.server_alive_interval;
 	p->countmax = s->cfg.server_alive_count_max > 0 ? s->cfg.server_alive_count_max : 3;
-	p->last_rx = ssh_now();
+	p->last_rx = monotonic_seconds();
 	if (p->interval > 0)
 		libssh2_keepalive_config(s->ls, 1, (unsigned)p->interval);
 	*out = p;
@@ -704,7 +704,7 @@ static int channel_end(struct ssh_channel *p, int *status, struct dp_error *err)
 		*err = p->broken;
 	else if (pump_run(p, false, err) == 0) {
 		RETRY_EAGAIN(s, rc, libssh2_channel_close(p->ch), 0);
-		RETRY_EAGAIN(s, rc, libssh2_channel_wait_closed(p->ch), ssh_now() + 5);
+		RETRY_EAGAIN(s, rc, libssh2_channel_wait_closed(p->ch), monotonic_seconds() + 5);
 		*status = exit_status_of(p->ch);
 		r = 0;
 	}

@@ -17,13 +17,6 @@
 #include "ssh_internal.h"
 #include "strbuf.h"
 
-double ssh_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void set_flags(int fd)
 {
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -50,7 +43,7 @@ static int connect_one(const struct addrinfo *ai, double deadline, int *out)
 		}
 		for (;;) {
 			struct pollfd p = { .fd = fd, .events = POLLOUT };
-			double left = deadline - ssh_now();
+			double left = deadline - monotonic_seconds();
 			if (left <= 0) {
 				close(fd);
 				errno = ETIMEDOUT;
@@ -93,7 +86,7 @@ static int connect_tcp(const struct ssh_host_config *cfg, int timeout_s, int *fd
 		return dp_err(err, DPE_CONNECT, "cannot resolve '%s': %s", cfg->hostname,
 			      gai_strerror(r));
 	}
-	double deadline = ssh_now() + timeout_s;
+	double deadline = monotonic_seconds() + timeout_s;
 	int e = ECONNREFUSED;
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
 		if (connect_one(ai, deadline, fd) == 0) {

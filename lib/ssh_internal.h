@@ -41,7 +41,4 @@ int ssh_auth(struct ssh_session *s, struct dp_error *err);
 /* Whether a private key file's text is encrypted (OpenSSH or PEM format). */
 bool ssh_key_is_encrypted(const char *text, size_t len);
 
-/* Seconds on a monotonic clock. */
-double ssh_now(void);
-
 #endif

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <time.h>
 
 void *xmalloc(size_t n)
 {
@@ -187,4 +188,22 @@ char *read_file(const char *path, size_t *len)
 	if (len)
 		*len = n;
 	return buf;
+}
+
+double monotonic_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void format_bytes(char *buf, size_t size, double n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+	while (n >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		n /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", n, units[u]);
 }

@@ -59,4 +59,10 @@ const char *suggest_word(const char *word, const char *const *candidates, size_t
 /* Read a whole file (NUL-terminated); NULL with errno set on failure. */
 char *read_file(const char *path, size_t *len);
 
+/* Seconds on a monotonic clock (for intervals and deadlines). */
+double monotonic_seconds(void);
+
+/* n bytes for people: "512 B", "12.3 MiB". */
+void format_bytes(char *buf, size_t size, double n);
+
 #endif

@@ -33,6 +33,20 @@ int main(void)
 	CHECK(!strv_contains(v, "three"));
 	strv_free(v);
 
+	char b[32];
+	format_bytes(b, sizeof(b), 0);
+	CHECK_STR(b, "0 B");
+	format_bytes(b, sizeof(b), 1023);
+	CHECK_STR(b, "1023 B");
+	format_bytes(b, sizeof(b), 1024);
+	CHECK_STR(b, "1.0 KiB");
+	format_bytes(b, sizeof(b), 12.3 * 1024 * 1024);
+	CHECK_STR(b, "12.3 MiB");
+	format_bytes(b, sizeof(b), 3.0 * 1024 * 1024 * 1024 * 1024 * 1024);
+	CHECK_STR(b, "3072.0 TiB");
+	double t0 = monotonic_seconds(), t1 = monotonic_seconds();
+	CHECK(t0 > 0 && t1 >= t0);
+
 	long n;
 	CHECK(parse_long("42", 0, 100, &n) && n == 42);
 	CHECK(!parse_long("42x", 0, 100, &n));
