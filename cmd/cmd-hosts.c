@@ -1,20 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch hosts: the inventory's hosts, then the ssh config aliases that are not
- * already an inventory host (by name or by ssh target). Offline: nothing is probed.
+ * already an inventory host (by name or by ssh target). Offline, unless --check asks
+ * to probe them (cmd/hosts-check.c).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
 #include "dispatch.h"
+#include "hostlist.h"
 #include "inventory.h"
 #include "ssh_config.h"
 #include "strbuf.h"
 
-enum { OPT_NAMES = 1 };
+enum { OPT_NAMES = 1, OPT_CHECK, OPT_HOSTS, OPT_TIMEOUT, OPT_FANOUT };
+
+#define CHECK_TIMEOUT 10
+#define CHECK_FANOUT 32
 
 static const struct dp_option hosts_options[] = {
 	{ OPT_NAMES, 0, "names", NULL, "print only the names, one per line (for completion)", NULL },
+	{ OPT_CHECK, 0, "check", NULL, "connect to each host, log in and run true: status and latency", NULL },
+	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "with --check: only these hosts (comma-separated, hostlist ranges)", "host" },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "with --check: give up on a host after S seconds (default 10)", NULL },
+	{ OPT_FANOUT, 0, "fanout", "N", "with --check: at most N hosts at once (default 32)", NULL },
 	{ 0 },
 };
 
@@ -146,12 +155,63 @@ static void print_table(const struct inventory *inv, char **aliases)
 		       aliases[i], (int)cw, "-", "(ssh config)");
 }
 
+static int add_hosts(const char *expr, char ***hosts)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **list = NULL;
+	if (hostlist_expand(expr, &list, &err) < 0)
+		return report_error(&err);
+	for (char **p = list; *p; p++)
+		if (!strv_contains(*hosts, *p))
+			strv_add(hosts, *p);
+	return 0;
+}
+
 static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	bool names = false;
-	for (size_t i = 0; i < args->nopts; i++)
-		if (args->opts[i].id == OPT_NAMES)
-			names = true;
+	bool names = false, check = false, hosts_given = false;
+	_cleanup_strv_free_ char **only = NULL;
+	long timeout = CHECK_TIMEOUT, fanout = CHECK_FANOUT;
+	const char *check_opt = NULL;
+	int r;
+
+	for (size_t i = 0; i < args->nopts; i++) {
+		const struct dp_optval *o = &args->opts[i];
+		switch (o->id) {
+		case OPT_NAMES: names = true; break;
+		case OPT_CHECK: check = true; break;
+		case OPT_HOSTS:
+			check_opt = "-H";
+			hosts_given = true;
+			if ((r = add_hosts(o->arg, &only)))
+				return r;
+			break;
+		case OPT_TIMEOUT:
+			check_opt = "--timeout";
+			if (!parse_long(o->arg, 1, 86400, &timeout))
+				return usage_error(ctx, "--timeout wants a number of seconds from 1 to 86400, not '%s'", o->arg);
+			break;
+		case OPT_FANOUT:
+			check_opt = "--fanout";
+			if (!parse_long(o->arg, 1, 4096, &fanout))
+				return usage_error(ctx, "--fanout wants a number from 1 to 4096, not '%s'", o->arg);
+			break;
+		}
+	}
+	if (args->npos > 0) {
+		/* show, discover: cmd/hosts-show.c */
+		if (check || names || check_opt)
+			return usage_error(ctx, "'hosts %s' takes no options", args->pos[0]);
+		return hosts_subcommand(ctx, args);
+	}
+	if (check_opt && !check)
+		return usage_error(ctx, "%s goes with --check", check_opt);
+	if (check && names)
+		return usage_error(ctx, "--names and --check do not go together");
+	if (hosts_given && !only)
+		return usage_error(ctx, "-H names no hosts");
+	if (only)
+		return hosts_check(ctx, only, (int)timeout, fanout);
 
 	struct dp_error err = { 0 };
 	_cleanup_strv_free_ char **all = NULL;
@@ -164,6 +224,17 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 
 	const struct inventory *inv = ctx->inv;
 	size_t nhosts = inv ? inv->nhosts : 0;
+	if (check) {
+		_cleanup_strv_free_ char **every = NULL;
+		for (size_t i = 0; i < nhosts; i++)
+			strv_add(&every, inv->hosts[i].name);
+		for (size_t i = 0; aliases && aliases[i]; i++)
+			strv_add(&every, aliases[i]);
+		if (!every)
+			info_msg(ctx, "no hosts to check: %s, and the ssh config has no Host aliases",
+				 inv ? "the inventory names none" : "no inventory");
+		return hosts_check(ctx, every, (int)timeout, fanout);
+	}
 	if (ctx->json) {
 		cJSON *doc = cJSON_CreateObject();
 		cJSON *arr = cJSON_AddArrayToObject(doc, "hosts");
@@ -188,14 +259,18 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 
 const struct dispatch_cmd dispatch_cmd_hosts = {
 	.name = "hosts",
-	.summary = "list inventory hosts and ssh config aliases",
-	.usage = "[--names]",
+	.summary = "list inventory hosts and ssh config aliases; --check probes them",
+	.usage = "[--names]\n--check [-H HOSTS] [--timeout S] [--fanout N]\nshow HOST\ndiscover HOST",
 	.description = "Lists the inventory's hosts (name, type, ssh target, cluster, chips or\n"
 		       "partitions), then the Host aliases of the ssh config that the inventory\n"
-		       "does not already name. Nothing is contacted.",
+		       "does not already name. Nothing is contacted, unless --check: then each\n"
+		       "host is connected to, logged in to (never prompting) and runs true, all\n"
+		       "at once; the exit status is 1 when any host failed.\n"
+		       "'show HOST' prints a host's partitions, nodes and free GPUs; 'discover HOST'\n"
+		       "prints an inventory entry for it (one SSH command each).",
 	.opts = hosts_options,
 	.min_args = 0,
-	.max_args = 0,
+	.max_args = 2,
 	.flags = CMD_WANTS_INVENTORY,
 	.fn = cmd_hosts,
 };

@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch ship --output FILE.tar.gz: a snapshot of the repository (lib/snapshot.h)
- * written to a file, atomically (a temporary file beside it, renamed at the end), or
- * to stdout with '-'. Shipping to HOST:PATH comes with the SSH transport.
+ * dispatch ship: a snapshot of the repository (lib/snapshot.h)
+ *   HOST:PATH           streamed over one SSH channel into `tar -x` on the host: the
+ *                       snapshot's write callback connects on its first call (so a
+ *                       bad ref never connects) and writes into the channel with
+ *                       ssh_exec_write; no thread, pipe or temporary file anywhere;
+ *   --output FILE       written to a file, atomically (a temporary file beside it,
+ *                       renamed at the end), or to stdout with '-'.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "dispatch.h"
+#include "shquote.h"
 #include "snapshot.h"
+#include "ssh.h"
 
 enum { OPT_OUTPUT = 1, OPT_REPO, OPT_REF, OPT_DIRTY, OPT_FILES };
 
@@ -82,17 +90,176 @@ static int outfile_commit(struct outfile *o, struct dp_error *err)
 	return 0;
 }
 
+/* ---- HOST:PATH ---- */
+
+/* "HOST:PATH" as scp reads it: HOST up to the first ':'. 0 when arg is not one. */
+static int split_remote(const char *arg, char **host, char **path)
+{
+	const char *colon = strchr(arg, ':');
+	if (!colon || colon == arg)
+		return -1;
+	*host = xstrndup(arg, (size_t)(colon - arg));
+	*path = xstrdup(colon + 1);
+	return 0;
+}
+
+/* PATH as one word for the remote sh: quoted, except that a leading "~" or "~/" is
+ * "$HOME" and "~USER/" stays an unquoted tilde prefix for sh to expand (USER made
+ * of name characters only). An empty PATH is the home directory, as scp takes it. */
+static int remote_dir_word(struct strbuf *sb, const char *path)
+{
+	if (!*path) {
+		strbuf_adds(sb, "\"$HOME\"");
+		return 0;
+	}
+	if (path[0] != '~') {
+		sh_quote(sb, path);
+		return 0;
+	}
+	const char *slash = strchr(path, '/');
+	size_t ulen = slash ? (size_t)(slash - path - 1) : strlen(path + 1);
+	if (ulen == 0) {
+		strbuf_adds(sb, "\"$HOME\"");
+	} else {
+		for (size_t i = 1; i <= ulen; i++)
+			if (!(isalnum((unsigned char)path[i]) || path[i] == '_' || path[i] == '.' ||
+			      (path[i] == '-' && i > 1)))
+				return -1;
+		strbuf_add(sb, path, ulen + 1);
+	}
+	if (slash && slash[1]) {
+		strbuf_addch(sb, '/');
+		sh_quote(sb, slash + 1);
+	}
+	return 0;
+}
+
+/* What -v and the progress bar print: "12.3 MiB". */
+static void human_bytes(char *buf, size_t size, double n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+	while (n >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		n /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", n, units[u]);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The snapshot's sink: the connection, opened on the first write, and the remote
+ * command's output (tar says nothing unless it fails). */
+struct remote {
+	const struct ssh_ctx *sc;
+	const char *host, *dest;        /* dest: "HOST:PATH" for messages */
+	const char *command;
+	struct ssh_session *s;
+	struct ssh_channel *ch;
+	struct strbuf said;             /* the remote command's stdout and stderr */
+	struct dp_error err;            /* why the sink failed, when it did */
+	bool progress;                  /* a bar on stderr */
+	double start, shown;            /* when the first byte went, the bar was drawn */
+	uint64_t sent;
+};
+
+static int remote_said(void *data, const char *buf, size_t len)
+{
+	strbuf_add(&((struct remote *)data)->said, buf, len);
+	return 0;
+}
+
+static void progress_draw(struct remote *r, bool done)
+{
+	double t = now_seconds() - r->start;
+	char size[32], rate[32];
+	human_bytes(size, sizeof(size), (double)r->sent);
+	human_bytes(rate, sizeof(rate), t > 0 ? (double)r->sent / t : 0);
+	fprintf(stderr, "\rshipping to %s: %s, %s/s%s\033[K%s", r->dest, size, rate,
+		done ? ", done." : "", done ? "\n" : "");
+	fflush(stderr);
+}
+
+static int remote_write(void *arg, const void *buf, size_t len)
+{
+	struct remote *r = arg;
+	if (!r->s) {
+		if (ssh_session_open(r->sc, r->host, &r->s, &r->err) < 0)
+			return -1;
+		struct ssh_exec x = {
+			.command = r->command,
+			.raw = true,
+			.in_fd = -1,
+			.on_stdout = remote_said,
+			.on_stderr = remote_said,
+			.data = r,
+		};
+		if (ssh_exec_start(r->s, &x, &r->ch, &r->err) < 0)
+			return -1;
+		r->start = r->shown = now_seconds();
+	}
+	if (ssh_exec_write(r->ch, buf, len, &r->err) < 0)
+		return -1;
+	r->sent += len;
+	if (r->progress) {
+		double now = now_seconds();
+		if (now - r->shown >= 0.1) {
+			r->shown = now;
+			progress_draw(r, false);
+		}
+	}
+	return 0;
+}
+
+/* Ends the remote command and says how it went: 0, or the exit status to return.
+ * snap_r and snap_err are the snapshot's outcome. */
+static int remote_finish(struct remote *r, int snap_r, const struct dp_error *snap_err)
+{
+	struct dp_error err = { 0 };
+	int status = -1;
+
+	if (r->progress && r->sent) {
+		progress_draw(r, snap_r == 0);
+		if (snap_r < 0)
+			fputc('\n', stderr);
+	}
+	if (!r->ch)     /* never started: a bad ref, not a repository, no connection */
+		return report_error(r->err.kind ? &r->err : snap_err);
+	int fr = ssh_exec_finish(r->ch, &status, &err);
+	r->ch = NULL;
+	if (fr < 0)
+		return report_error(&err);
+	if (snap_r < 0 && !r->err.kind)
+		return report_error(snap_err);  /* tar's words on the cut stream would only confuse */
+	fwrite(r->said.buf, 1, r->said.len, stderr);
+	if (status != 0) {
+		error_msg("extracting into '%s' failed (remote exit status %d)",
+			  r->dest, status);
+		return DPE_FAIL;
+	}
+	if (snap_r < 0)
+		return report_error(&r->err);
+	return 0;
+}
+
 static cJSON *json_str_or_null(const char *s)
 {
 	return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-static void print_json(const struct outfile *out, const struct snapshot_opts *so,
-		       const struct snapshot_info *info)
+static void print_json(const char *output, const char *host, const char *path,
+		       const struct snapshot_opts *so, const struct snapshot_info *info)
 {
 	static const char *const modes[] = { "ref", "dirty", "files" };
 	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "output", out->path);
+	cJSON_AddItemToObject(doc, "output", json_str_or_null(output));
+	cJSON_AddItemToObject(doc, "host", host ? cJSON_CreateString(host) : cJSON_CreateNull());
+	cJSON_AddItemToObject(doc, "path", path ? cJSON_CreateString(path) : cJSON_CreateNull());
 	cJSON_AddStringToObject(doc, "mode", modes[so->mode]);
 	cJSON_AddItemToObject(doc, "ref", json_str_or_null(so->mode == SNAPSHOT_REF ?
 							   (so->ref ? so->ref : "HEAD") : NULL));
@@ -112,6 +279,75 @@ static void print_json(const struct outfile *out, const struct snapshot_opts *so
 		cJSON_AddNumberToObject(d, "deleted", (double)info->deleted);
 	}
 	json_print(doc);
+}
+
+static int ship_file(struct dp_ctx *ctx, struct snapshot_opts *so, const char *output,
+		     struct snapshot_info *info)
+{
+	if (streq(output, "-") && ctx->json)
+		return usage_error(ctx, "--json and --output - both want stdout: write the tarball to a file");
+	if (streq(output, "-") && stdout_is_tty()) {
+		error_msg("refusing to write a tar.gz to a terminal: redirect stdout or give --output FILE");
+		return DPE_INPUT;
+	}
+
+	struct dp_error err = { 0 };
+	struct outfile out = { 0 };
+	int r = outfile_open(&out, output, &err);
+	if (r == 0) {
+		fflush(stdout);
+		so->write = snapshot_write_fd;
+		so->write_arg = &out.fd;
+		r = snapshot_create(so, info, &err);
+	}
+	if (r == 0)
+		r = outfile_commit(&out, &err);
+	outfile_release(&out);
+	if (r < 0)
+		return report_error(&err);
+	info_msg(ctx, "wrote %llu bytes (%llu files, %llu bytes of tar) to '%s', sha256 %s",
+		 (unsigned long long)info->bytes, (unsigned long long)info->files,
+		 (unsigned long long)info->tar_bytes, output, info->sha256);
+	return 0;
+}
+
+static int ship_remote(struct dp_ctx *ctx, struct snapshot_opts *so, const char *dest,
+		       const char *host, const char *path, struct snapshot_info *info)
+{
+	_cleanup_strbuf_ struct strbuf dir = STRBUF_INIT, script = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf command = STRBUF_INIT;
+	if (remote_dir_word(&dir, path) < 0)
+		return usage_error(ctx, "cannot expand '%s' in '%s': only ~, ~/ and ~USER/ are (USER a plain name)",
+				   path, dest);
+	/* sh whatever the login shell is; tar creates what is missing below dir. */
+	strbuf_addf(&script, "mkdir -p -- %s && exec tar -xzf - -C %s", dir.buf, dir.buf);
+	strbuf_adds(&command, "exec /bin/sh -c ");
+	sh_quote(&command, script.buf);
+
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	struct remote r = {
+		.sc = &sc,
+		.host = host,
+		.dest = dest,
+		.command = command.buf,
+		.progress = ctx->verbosity >= 0 && stderr_is_tty(),
+	};
+	strbuf_init(&r.said);
+	so->write = remote_write;
+	so->write_arg = &r;
+
+	struct dp_error err = { 0 };
+	int sr = snapshot_create(so, info, &err);
+	int rc = remote_finish(&r, sr, &err);
+	double seconds = now_seconds() - r.start;
+	ssh_session_free(r.s);
+	strbuf_release(&r.said);
+	if (rc == 0)
+		info_msg(ctx, "shipped %llu bytes (%llu files, %llu bytes of tar) to '%s' in %.2f s, sha256 %s",
+			 (unsigned long long)info->bytes, (unsigned long long)info->files,
+			 (unsigned long long)info->tar_bytes, dest, seconds, info->sha256);
+	return rc;
 }
 
 static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
@@ -146,41 +382,35 @@ static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
 	}
 	if (kinds & (kinds - 1))
 		return usage_error(ctx, "--ref, --dirty and --files do not go together: choose one");
-	if (!output)
-		return usage_error(ctx, "'ship' needs --output FILE (shipping to HOST:PATH is not there yet)");
-	if (so.mode == SNAPSHOT_FILES && args->npos == 0)
-		return usage_error(ctx, "--files needs the paths to snapshot");
-	if (so.mode != SNAPSHOT_FILES && args->npos > 0)
-		return usage_error(ctx, "unexpected argument '%s' (to snapshot only some paths, use --files)",
-				   args->pos[0]);
-	if (streq(output, "-") && ctx->json)
-		return usage_error(ctx, "--json and --output - both want stdout: write the tarball to a file");
-	if (streq(output, "-") && stdout_is_tty()) {
-		error_msg("refusing to write a tar.gz to a terminal: redirect stdout or give --output FILE");
-		return DPE_INPUT;
+
+	/* The destination: --output FILE, or else the first operand, HOST:PATH. */
+	_cleanup_free_ char *host = NULL, *path = NULL;
+	int first = 0;
+	if (!output) {
+		if (args->npos == 0)
+			return usage_error(ctx, "'ship' needs a destination: HOST:PATH, or --output FILE");
+		if (split_remote(args->pos[0], &host, &path) < 0)
+			return usage_error(ctx, "'%s' is not HOST:PATH (to write a file, use --output FILE)",
+					   args->pos[0]);
+		first = 1;
 	}
+	if (so.mode == SNAPSHOT_FILES && args->npos == first)
+		return usage_error(ctx, "--files needs the paths to snapshot");
+	if (so.mode != SNAPSHOT_FILES && args->npos > first)
+		return usage_error(ctx, "unexpected argument '%s' (to snapshot only some paths, use --files)",
+				   args->pos[first]);
 
 	_cleanup_strv_free_ char **files = NULL;
-	for (int i = 0; i < args->npos; i++)
+	for (int i = first; i < args->npos; i++)
 		strv_add(&files, args->pos[i]);
 	so.files = files;
+	so.want_sha256 = ctx->json || ctx->verbosity > 0;
 
-	struct dp_error err = { 0 };
-	struct outfile out = { 0 };
 	struct snapshot_info info;
-	int r = outfile_open(&out, output, &err);
-	if (r == 0) {
-		fflush(stdout);
-		so.write = snapshot_write_fd;
-		so.write_arg = &out.fd;
-		so.want_sha256 = ctx->json || ctx->verbosity > 0;
-		r = snapshot_create(&so, &info, &err);
-	}
-	if (r == 0)
-		r = outfile_commit(&out, &err);
-	outfile_release(&out);
-	if (r < 0)
-		return report_error(&err);
+	int rc = output ? ship_file(ctx, &so, output, &info)
+			: ship_remote(ctx, &so, args->pos[0], host, path, &info);
+	if (rc)
+		return rc;
 
 	if (so.mode != SNAPSHOT_REF && ctx->verbosity >= 0) {
 		char line[128];
@@ -188,23 +418,23 @@ static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
 		fprintf(stderr, "dispatch: snapshot of %s: %s\n",
 			so.mode == SNAPSHOT_DIRTY ? "the work tree" : "the named paths", line);
 	}
-	info_msg(ctx, "wrote %llu bytes (%llu files, %llu bytes of tar) to '%s', sha256 %s",
-		 (unsigned long long)info.bytes, (unsigned long long)info.files,
-		 (unsigned long long)info.tar_bytes, output, info.sha256);
 	if (ctx->json)
-		print_json(&out, &so, &info);
+		print_json(output, host, path, &so, &info);
 	return 0;
 }
 
 const struct dispatch_cmd dispatch_cmd_ship = {
 	.name = "ship",
-	.summary = "snapshot the repository as tar.gz (a commit, the work tree, or some paths)",
-	.usage = "--output FILE.tar.gz [--repo DIR] [--ref REF | --dirty | --files PATH...]",
-	.description = "Writes a snapshot of the repository: the files 'git archive REF' would write\n"
-		       "(default HEAD), the work tree as it is now (--dirty), or only some paths\n"
-		       "(--files). The bytes are deterministic: the same content gives the same sha256.",
+	.summary = "copy the repository (a commit, the work tree, or some paths) to a host or a tar.gz",
+	.usage = "HOST:PATH [--repo DIR] [--ref REF | --dirty | --files PATH...]\n"
+		 "--output FILE.tar.gz [--repo DIR] [--ref REF | --dirty | --files PATH...]",
+	.description = "Snapshots the repository: the files 'git archive REF' would write (default\n"
+		       "HEAD), the work tree as it is now (--dirty), or only some paths (--files),\n"
+		       "and extracts it into PATH on HOST over one SSH connection, or writes it to\n"
+		       "FILE. The bytes are deterministic: the same content gives the same sha256.",
 	.opts = ship_options,
 	.min_args = 0,
 	.max_args = -1,
+	.flags = CMD_WANTS_INVENTORY,
 	.fn = cmd_ship,
 };

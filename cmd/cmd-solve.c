@@ -8,7 +8,7 @@
 #include "inventory.h"
 #include "solver.h"
 
-enum { OPT_CHIP = 1, OPT_CHIPS, OPT_CPU, OPT_PREFER, OPT_FORBID };
+enum { OPT_CHIP = 1, OPT_CHIPS, OPT_CPU, OPT_PREFER, OPT_FORBID, OPT_CHECK };
 
 static const struct dp_option solve_options[] = {
 	{ OPT_CHIP, 0, "chip", "NAME", "the chip (catalogue name); any GPU when omitted", chip_complete_words },
@@ -16,6 +16,7 @@ static const struct dp_option solve_options[] = {
 	{ OPT_CPU, 0, "cpu", NULL, "a CPU job (the same as --chips 0)", NULL },
 	{ OPT_PREFER, 0, "prefer", "CLUSTER", "try hosts of CLUSTER first (repeatable, or comma-separated)", NULL },
 	{ OPT_FORBID, 0, "forbid", "CLUSTER", "never use hosts of CLUSTER (repeatable, or comma-separated)", NULL },
+	{ OPT_CHECK, 0, "check", NULL, "ask the hosts what is free now (one SSH command each, in parallel)", NULL },
 	{ 0 },
 };
 
@@ -48,7 +49,7 @@ static void add_str_or_null(cJSON *j, const char *key, const char *value)
 		cJSON_AddNullToObject(j, key);
 }
 
-static void print_json(const struct solve_result *res)
+static void print_json(const struct solve_result *res, bool check)
 {
 	const struct inv_host *h = res->host;
 	cJSON *doc = cJSON_CreateObject();
@@ -65,6 +66,7 @@ static void print_json(const struct solve_result *res)
 	else
 		cJSON_AddNullToObject(doc, "chips");
 	cJSON_AddBoolToObject(doc, "fallback", res->fallback);
+	cJSON_AddBoolToObject(doc, "checked", check);
 	cJSON *arr = cJSON_AddArrayToObject(doc, "considered");
 	for (size_t i = 0; i < res->nverdicts; i++) {
 		cJSON *v = cJSON_CreateObject();
@@ -127,6 +129,9 @@ static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_FORBID:
 			add_clusters(&forbid, o->arg);
 			break;
+		case OPT_CHECK:
+			req.check = true;
+			break;
 		}
 	}
 	if (cpu) {
@@ -141,8 +146,14 @@ static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 
 	struct solve_result res;
 	struct dp_error err = { 0 };
-	if (solve(ctx->inv, &req, &res, &err) < 0)
+	void *live = NULL;
+	if (req.check) {
+		int r = solve_checked(ctx, &req, &res, &live);
+		if (r)
+			return r;
+	} else if (solve(ctx->inv, &req, &res, &err) < 0) {
 		return report_error(&err);
+	}
 
 	char what[128];
 	describe_request(what, sizeof(what), &req);
@@ -151,12 +162,13 @@ static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 			info_msg(ctx, "%s %s: %s", res.verdicts[i].host == res.host ? "*" : " ",
 				 res.verdicts[i].host->name, res.verdicts[i].reason);
 	if (res.fallback && ctx->verbosity >= 0)
-		warning_msg("nothing fits %s; '%s' has the most %s, so the job would wait there",
-			    what, res.host->name, res.chip);
+		warning_msg("nothing %s %s; '%s' has the most %s, so the job would wait there",
+			    req.check ? "is free now for" : "fits", what, res.host->name,
+			    res.chip ? res.chip : "GPUs");
 
 	int status = 0;
 	if (ctx->json)
-		print_json(&res);
+		print_json(&res, req.check);
 	else if (res.host)
 		print_text(&res);
 	if (!res.host) {
@@ -171,16 +183,18 @@ static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 		status = DPE_FAIL;
 	}
 	solve_result_release(&res);
+	solve_checked_free(live);
 	return status;
 }
 
 const struct dispatch_cmd dispatch_cmd_solve = {
 	.name = "solve",
 	.summary = "find the host (and partition) a job fits",
-	.usage = "[--chip NAME] [--chips N] [--cpu] [--prefer CLUSTER] [--forbid CLUSTER]",
+	.usage = "[--chip NAME] [--chips N] [--cpu] [--prefer CLUSTER] [--forbid CLUSTER] [--check]",
 	.description = "Picks the first host, in the inventory's priority order, where a job of N chips\n"
 		       "fits, from the inventory alone, and prints it with the partition and GRES.\n"
-		       "-v gives the verdict for every host.",
+		       "--check also asks the hosts what is free now. -v gives the verdict for\n"
+		       "every host.",
 	.opts = solve_options,
 	.min_args = 0,
 	.max_args = 0,

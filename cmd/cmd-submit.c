@@ -46,6 +46,7 @@
 enum {
 	OPT_HOST = 1,
 	OPT_SOLVE,
+	OPT_CHECK,
 	OPT_FILE,
 	OPT_DRY_RUN,
 	OPT_EMIT,
@@ -60,6 +61,7 @@ enum {
 #define SUBMIT_OPTIONS \
 	{ OPT_HOST, 'H', "host", "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host" }, \
 	{ OPT_SOLVE, 0, "solve", NULL, "let the solver pick the host from the inventory", NULL }, \
+	{ OPT_CHECK, 0, "check", NULL, "with --solve: pick among hosts with the GPUs free now (asks them)", NULL }, \
 	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" }, \
 	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL }, \
 	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh and DIR/bootstrap.sh (mode 0700)", "dir" }, \
@@ -110,7 +112,8 @@ static const struct dp_option packed_options[] = {
 
 struct submit {
 	const char *host_name, *file, *emit, *payload_path;
-	bool solve, dry_run;
+	bool solve, dry_run, check;
+	void *live;                     /* --check's answers; solved points into them */
 	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
 	const char *repo, *ref;
 	bool want_dirty;
@@ -143,6 +146,9 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 			break;
 		case OPT_SOLVE:
 			s->solve = true;
+			break;
+		case OPT_CHECK:
+			s->check = true;
 			break;
 		case OPT_FILE:
 			s->file = o->arg;
@@ -190,6 +196,8 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 	if (s->host_name && s->solve)
 		return usage_error(ctx, "-H and --solve exclude each other: name the host, or let the "
 				   "solver pick one");
+	if (s->check && !s->solve)
+		return usage_error(ctx, "--check goes with --solve");
 	if (!s->host_name && !s->solve)
 		return usage_error(ctx, "submit needs a host: give -H HOST, or --solve to pick one "
 				   "from the inventory");
@@ -230,8 +238,14 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 		}
 		struct solve_request req = { .chip = s->spec.chip,
 					     .chips = (int)jobspec_total_gpus(&s->spec) };
-		if (solve(ctx->inv, &req, &s->solved, &err) < 0)
+		if (s->check) {
+			req.check = true;
+			int r = solve_checked(ctx, &req, &s->solved, &s->live);
+			if (r)
+				return r;
+		} else if (solve(ctx->inv, &req, &s->solved, &err) < 0) {
 			return report_error(&err);
+		}
 		for (size_t i = 0; i < s->solved.nverdicts; i++)
 			info_msg(ctx, "solve: %s: %s", s->solved.verdicts[i].host->name,
 				 s->solved.verdicts[i].reason ? s->solved.verdicts[i].reason : "");
@@ -856,6 +870,7 @@ static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool pack
 		r = generate(ctx, &s);
 	free(s.subdir);
 	solve_result_release(&s.solved);
+	solve_checked_free(s.live);
 	jobspec_release(&s.spec);
 	free(s.payload);
 	free(s.token);
@@ -876,7 +891,7 @@ static int cmd_submit_packed(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_submit = {
 	.name = "submit",
 	.summary = "submit a job to a SLURM cluster or a plain host",
-	.usage = "[-H HOST | --solve] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] -- COMMAND...",
+	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] -- COMMAND...",
 	.description =
 		"Builds the job's scripts: an sbatch wrapper with the #SBATCH directives that\n"
 		"runs bootstrap.sh once per node with srun, and the bootstrap itself (modules,\n"
@@ -892,7 +907,7 @@ const struct dispatch_cmd dispatch_cmd_submit = {
 const struct dispatch_cmd dispatch_cmd_submit_packed = {
 	.name = "submit-packed",
 	.summary = "submit a job with a snapshot of a git repository as its code",
-	.usage = "[-H HOST | --solve] [JOB OPTIONS] [-f JOB.yaml] [--repo DIR] [--ref REF | --dirty] "
+	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--repo DIR] [--ref REF | --dirty] "
 		 "[--dry-run [--emit DIR]] -- COMMAND...",
 	.description =
 		"As submit, with the code: a snapshot of the repository (the files of --ref as\n"

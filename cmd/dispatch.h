@@ -93,6 +93,19 @@ bool stderr_is_tty(void);
 struct ssh_ctx;
 void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
 
+/* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST'; the exit status */
+int hosts_subcommand(struct dp_ctx *ctx, const struct dp_args *args);
+
+/* cmd/solve-check.c: solve with --check: asks the hosts that fit on paper what is
+ * free now (in parallel) and solves with their answers. res points into *keep: free
+ * it with solve_checked_free after solve_result_release. Returns 0 or the exit
+ * status of a bad request (reported). */
+struct solve_request;
+struct solve_result;
+int solve_checked(const struct dp_ctx *ctx, const struct solve_request *req,
+		  struct solve_result *res, void **keep);
+void solve_checked_free(void *keep);
+
 /* cmd/job-args.c: JOB operands resolved through the ledger, grouped by host */
 struct jobref;
 struct ledger;
@@ -108,6 +121,9 @@ void job_set_release(struct job_set *set);
 bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
 const char *job_ssh_destination(const struct dp_ctx *ctx, const char *host);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
+
+/* cmd/hosts-check.c: dispatch hosts --check on these host names; the exit status */
+int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout);
 
 /* Command descriptors, one per file cmd/cmd-NAME.c. */
 extern const struct dispatch_cmd dispatch_cmd_cancel;

@@ -55,8 +55,17 @@ _dispatch() {
 		;;
 	hosts)
 		case $prev in
+		-H|--hosts)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--timeout)
+			COMPREPLY=()
+			return ;;
+		--fanout)
+			COMPREPLY=()
+			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' --names -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' --names --check -H --hosts --timeout --fanout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	run)
 		case $prev in
@@ -101,7 +110,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' --chip --chips --cpu --prefer --forbid -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' --chip --chips --cpu --prefer --forbid --check -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	status)
 		case $prev in
@@ -210,7 +219,7 @@ _dispatch() {
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve -f --file --dry-run --emit -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to --payload -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to --payload -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit-packed)
 		case $prev in
@@ -314,7 +323,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve -f --file --dry-run --emit -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	esac
 }

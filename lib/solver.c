@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The offline solver: rules in solver.h. Every host gets a verdict with its reason. */
 #include "chips.h"
+#include "hostlist.h"
 #include "solver.h"
 #include "strbuf.h"
 
@@ -203,6 +204,210 @@ static int capacity(const struct inventory *inv, const struct inv_host *h,
 	return best;
 }
 
+/* ---- solve --check: the live facts ---- */
+
+struct live_cap {               /* for the live fallback */
+	int most;               /* GPUs of the type in the partition's usable nodes */
+	const char *partition, *constraint;
+};
+
+static void refit(struct fit *f, bool fits, char *reason)
+{
+	free(f->reason);
+	f->fits = fits;
+	f->reason = reason;
+}
+
+static const struct solve_live *live_of(const struct solve_request *req, const struct inv_host *h)
+{
+	for (size_t i = 0; i < req->nlive; i++)
+		if (streq(req->live[i].host, h->name))
+			return &req->live[i];
+	return NULL;
+}
+
+static bool gpu_counts_as(const struct nvidia_gpu *g, const struct inv_host *h, const char *chip)
+{
+	return g->chip ? streq(g->chip, chip) : h->nchips == 1;
+}
+
+static void live_plain(const struct inv_host *h, const struct solve_request *req,
+		       const struct host_facts *hf, struct fit *f)
+{
+	if (req->chips == 0) {
+		refit(f, true, xstrdup("fits now: a CPU-only host, and it answered"));
+		return;
+	}
+	if (!hf->gpu_tool) {
+		refit(f, false, xstrdup("no nvidia-smi on the host: nothing says its GPUs are free"));
+		return;
+	}
+	struct strbuf why = STRBUF_INIT;
+	for (size_t i = 0; i < h->nchips; i++) {
+		const char *chip = h->chips[i].chip;
+		if (req->chip && !streq(chip, req->chip))
+			continue;
+		int total = 0, nfree = 0;
+		struct strbuf ids = STRBUF_INIT;
+		for (size_t j = 0; j < hf->gpus.n; j++) {
+			const struct nvidia_gpu *g = &hf->gpus.gpus[j];
+			if (!gpu_counts_as(g, h, chip))
+				continue;
+			total++;
+			if (!g->busy) {
+				strbuf_addf(&ids, "%s%d", nfree ? "," : "", g->index);
+				nfree++;
+			}
+		}
+		if (nfree >= req->chips) {
+			f->chip = chip;
+			refit(f, true, xasprintf("fits now: %d of its %d %s free (GPU %s)", nfree, total,
+						 chip, ids.buf));
+			strbuf_release(&ids);
+			strbuf_release(&why);
+			return;
+		}
+		strbuf_addf(&why, "%s%d of %d %s free", why.len ? ", " : "", nfree, total, chip);
+		strbuf_release(&ids);
+	}
+	refit(f, false, xasprintf("busy now: %s, needs %d", why.len ? why.buf : "no GPU free",
+				  req->chips));
+	strbuf_release(&why);
+}
+
+static const struct inv_partition *inv_part(const struct inv_host *h, const char *name)
+{
+	for (size_t i = 0; i < h->npartitions; i++)
+		if (streq(h->partitions[i].name, name))
+			return &h->partitions[i];
+	return NULL;
+}
+
+/* The host's exclude list, hostlists expanded. */
+static char **excluded_nodes(const struct inv_host *h)
+{
+	char **all = NULL;
+	for (size_t i = 0; h->exclude && h->exclude[i]; i++) {
+		char **some = NULL;
+		struct dp_error e = { 0 };
+		if (hostlist_expand(h->exclude[i], &some, &e) < 0) {
+			strv_add(&all, h->exclude[i]);
+			continue;
+		}
+		for (size_t j = 0; some[j]; j++)
+			strv_add(&all, some[j]);
+		strv_free(some);
+	}
+	return all;
+}
+
+/* Partitions to try, in order: the one the offline rules chose, then the rest the
+ * host names (GPU jobs), or the cluster's default when it names none. */
+static const char **live_partitions(const struct inv_host *h, const struct solve_request *req,
+				    const struct fit *f, const struct slurm_facts *sl)
+{
+	const char **v = xcalloc(h->npartitions + 3, sizeof(*v));
+	size_t n = 0;
+	if (f->partition)
+		v[n++] = f->partition;
+	for (size_t i = 0; req->chips > 0 && i < h->npartitions; i++)
+		if (!f->partition || !streq(h->partitions[i].name, f->partition))
+			v[n++] = h->partitions[i].name;
+	if (n == 0 && slurm_default_partition(sl))
+		v[n++] = slurm_default_partition(sl)->name;
+	return v;
+}
+
+static void live_slurm(const struct inv_host *h, const struct solve_request *req,
+		       const struct host_facts *hf, struct fit *f, struct live_cap *cap)
+{
+	const struct slurm_facts *sl = &hf->sl;
+	const char *type = f->gres_type;
+	_cleanup_strv_free_ char **exclude = excluded_nodes(h);
+	const char **parts = live_partitions(h, req, f, sl);
+	struct strbuf why = STRBUF_INIT;
+	char what[160];
+
+	if (req->chips == 0)
+		snprintf(what, sizeof(what), "a free CPU");
+	else
+		snprintf(what, sizeof(what), "%d free %s GPU%s", req->chips, type ? type : "(any type)",
+			 req->chips == 1 ? "" : "s");
+	if (!parts[0])
+		strbuf_adds(&why, "the cluster has no default partition");
+	for (size_t i = 0; parts[i]; i++) {
+		const struct slurm_partition *p = slurm_partition_find(sl, parts[i]);
+		if (!p) {
+			strbuf_addf(&why, "%sno partition '%s' on the cluster", why.len ? "; " : "", parts[i]);
+			continue;
+		}
+		if (!p->up) {
+			strbuf_addf(&why, "%spartition %s is %s", why.len ? "; " : "", p->name, p->state);
+			continue;
+		}
+		const struct slurm_node *best = NULL;
+		int best_free = -1, biggest = 0, in_all = 0, usable = 0;
+		for (size_t j = 0; j < sl->nnodes; j++) {
+			const struct slurm_node *n = &sl->nodes[j];
+			if (!slurm_node_in(n, p->name) || strv_contains(exclude, n->name) || !n->usable)
+				continue;
+			usable++;
+			int nfree = req->chips == 0 ? (int)(n->cpus - n->cpus_alloc) : slurm_node_gpus_free(n, type);
+			int total = slurm_node_gpus_total(n, type);
+			in_all += total;
+			if (total > biggest)
+				biggest = total;
+			if (nfree > best_free) {
+				best_free = nfree;
+				best = n;
+			}
+		}
+		const struct inv_partition *ip = inv_part(h, p->name);
+		if (req->chips > 0 && biggest >= req->chips && in_all > cap->most) {
+			cap->most = in_all;
+			cap->partition = ip ? ip->name : p->name;
+			cap->constraint = ip ? ip->constraint : NULL;
+		}
+		int need = req->chips == 0 ? 1 : req->chips;
+		if (best && best_free >= need) {
+			f->partition = ip ? ip->name : p->name;
+			f->constraint = ip ? ip->constraint : NULL;
+			if (req->chips == 0)
+				refit(f, true, xasprintf("fits now: %s has %d free CPU%s on partition %s",
+							 best->name, best_free, best_free == 1 ? "" : "s", p->name));
+			else
+				refit(f, true, xasprintf("fits now: %s has %d free %s GPU%s on partition %s",
+							 best->name, best_free, type ? type : "",
+							 best_free == 1 ? "" : "s", p->name));
+			strbuf_release(&why);
+			free(parts);
+			return;
+		}
+		if (!usable)
+			strbuf_addf(&why, "%spartition %s has no node taking jobs", why.len ? "; " : "", p->name);
+		else
+			strbuf_addf(&why, "%spartition %s: at most %d on one node (%s)", why.len ? "; " : "",
+				    p->name, best_free < 0 ? 0 : best_free, best ? best->name : "-");
+	}
+	refit(f, false, xasprintf("busy now: no node with %s (%s)", what, why.buf));
+	strbuf_release(&why);
+	free(parts);
+}
+
+static void live_check(const struct inv_host *h, const struct solve_request *req, struct fit *f,
+		       struct live_cap *cap)
+{
+	const struct solve_live *l = live_of(req, h);
+	if (!l || !l->facts) {
+		refit(f, false, xasprintf("skipped: %s", l && l->note ? l->note : "not asked"));
+		return;
+	}
+	if (h->type == INV_HOST_PLAIN)
+		live_plain(h, req, l->facts, f);
+	else
+		live_slurm(h, req, l->facts, f, cap);
+}
+
 static bool in_cluster_list(char **list, const struct inv_host *h)
 {
 	return strv_contains(list, h->cluster_name);
@@ -250,6 +455,8 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 	free(order);
 
 	res->verdicts = xcalloc(n + 1, sizeof(*res->verdicts));
+	struct live_cap *caps = xcalloc(n + 1, sizeof(*caps));
+	struct fit *paper = xcalloc(n + 1, sizeof(*paper));
 	for (size_t i = 0; i < n; i++) {
 		const struct inv_host *h = sorted[i];
 		struct fit f = { 0 };
@@ -259,6 +466,10 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 			eval_plain(h, &r, &f);
 		else
 			eval_slurm(inv, h, &r, &f);
+		paper[i] = f;
+		paper[i].reason = NULL;
+		if (r.check && f.fits)
+			live_check(h, &r, &f, &caps[i]);
 		res->verdicts[i] = (struct solve_verdict){ .host = h, .fits = f.fits, .reason = f.reason };
 		res->nverdicts++;
 		if (f.fits && !res->host) {
@@ -271,7 +482,21 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 		}
 	}
 
-	if (!res->host && r.chips > 0) {
+	if (!res->host && r.chips > 0 && r.check) {
+		size_t best = n;
+		for (size_t i = 0; i < n; i++)
+			if (caps[i].most > 0 && (best == n || caps[i].most > caps[best].most))
+				best = i;
+		if (best < n) {
+			res->host = sorted[best];
+			res->partition = caps[best].partition;
+			res->constraint = caps[best].constraint;
+			res->chip = paper[best].chip;
+			res->gres_type = paper[best].gres_type;
+			res->chips = r.chips;
+			res->fallback = true;
+		}
+	} else if (!res->host && r.chips > 0) {
 		const struct inv_host *best = NULL;
 		const char *best_chip = NULL;
 		int most = 0;
@@ -297,6 +522,8 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 		}
 	}
 	free(sorted);
+	free(caps);
+	free(paper);
 	return 0;
 }
 

@@ -17,17 +17,44 @@
  *   GPU jobs.
  * - GPU partition order: one named after the chip, its family (a100) or its GRES type,
  *   then the default ones, then the order written.
+ *
+ * With live facts (solve --check: req->live, one entry per host asked), a host that
+ * fits on paper must also have the GPUs free now:
+ * - SLURM: one node, usable (not down, drained, ...: lib/slurm_nodes.h) and not in
+ *   the host's exclude list, with that many free GPUs of the GRES type (any type for
+ *   any GPU), in an UP partition: the one the offline rules pick, then the host's
+ *   other partitions in the order written (the cluster's default partition when the
+ *   host names none). A CPU job needs a usable node with a free CPU.
+ * - plain: GPUs of the chip with no compute process of NVIDIA_SMI_BUSY_MIB or more
+ *   (lib/nvidia_smi.h); a GPU nvidia-smi names outside the catalogue counts as the
+ *   host's chip when the inventory gives it one chip only. No nvidia-smi on a GPU
+ *   host: it does not fit (nothing says its GPUs are free). CPU-only hosts fit.
+ * - a host that could not be asked (live entry with facts NULL, or no entry) is
+ *   skipped, its note in the verdict.
+ * - nothing free now: the fallback is the SLURM host, among those asked that fit on
+ *   paper and have a node big enough, with the most GPUs of the type in those
+ *   partitions (usable nodes), on its partition with the most; the job waits there.
  */
 #ifndef DISPATCH_SOLVER_H
 #define DISPATCH_SOLVER_H
 
+#include "host_facts.h"
 #include "inventory.h"
+
+struct solve_live {             /* solve --check: what one host answered */
+	const char *host;               /* inventory host name */
+	const struct host_facts *facts; /* NULL: the host could not be asked */
+	const char *note;               /* why not (for the verdict), or NULL */
+};
 
 struct solve_request {
 	const char *chip;       /* catalogue name; NULL for any GPU */
 	int chips;              /* 0: a CPU job */
 	char **prefer;          /* strv of cluster names, may be NULL */
 	char **forbid;          /* strv of cluster names, may be NULL */
+	bool check;             /* use live (below); the offline rules alone when false */
+	const struct solve_live *live;  /* must outlive the result (it points into it) */
+	size_t nlive;
 };
 
 struct solve_verdict {          /* one per host considered, for -v */

@@ -58,6 +58,11 @@ static const char *last_error(LIBSSH2_SESSION *ls)
 	return msg && *msg ? msg : "unknown error";
 }
 
+static bool timed_out(LIBSSH2_SESSION *ls)
+{
+	return libssh2_session_last_errno(ls) == LIBSSH2_ERROR_TIMEOUT;
+}
+
 /* ---- destinations ---- */
 
 static int resolve(const struct ssh_ctx *ctx, const char *dest, struct ssh_host_config *cfg,
@@ -226,7 +231,8 @@ static int verify_host_key(struct ssh_session *s, struct dp_error *err)
 }
 
 static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_override,
-		      int depth, struct ssh_session **out, bool *retry, struct dp_error *err)
+		      int depth, struct ssh_session **out, bool *retry, enum ssh_failure *why,
+		      struct dp_error *err)
 {
 	struct ssh_session *s = xcalloc(1, sizeof(*s));
 	double start = ssh_now();
@@ -235,6 +241,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 
 	*out = NULL;
 	*retry = false;
+	*why = SSH_FAILED_CONFIG;
 	s->name = xstrdup(name);
 	s->ctx = ctx;
 	s->fd = -1;
@@ -255,7 +262,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 		_cleanup_strv_free_ char **before = NULL;
 		for (size_t i = 0; i + 1 < njumps; i++)
 			strv_add(&before, jumps[i]);
-		if (open_chain(ctx, jumps[njumps - 1], before, depth + 1, &s->via, retry, err) < 0)
+		if (open_chain(ctx, jumps[njumps - 1], before, depth + 1, &s->via, retry, why, err) < 0)
 			goto fail;
 		logf_(ctx, "%s: connecting to %s port %d through %s", name, s->cfg.hostname,
 		      s->cfg.port, s->via->name);
@@ -263,6 +270,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 							      "127.0.0.1", 22);
 		if (!s->via_chan) {
 			*retry = true;
+			*why = timed_out(s->via->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_CONNECT;
 			dp_err(err, DPE_CONNECT, "cannot reach %s port %d through '%s': %s",
 			       s->cfg.hostname, s->cfg.port, s->via->name, last_error(s->via->ls));
 			goto fail;
@@ -272,7 +280,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	} else {
 		logf_(ctx, "%s: connecting to %s port %d%s", name, s->cfg.hostname, s->cfg.port,
 		      s->cfg.proxy_command ? " (ProxyCommand)" : "");
-		if (ssh_connect_fd(&s->cfg, timeout, &s->fd, &s->proxy_pid, retry, err) < 0)
+		if (ssh_connect_fd(&s->cfg, timeout, &s->fd, &s->proxy_pid, retry, why, err) < 0)
 			goto fail;
 		s->own_fd = true;
 	}
@@ -289,15 +297,22 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	libssh2_session_set_timeout(s->ls, s->timeout_ms);
 	if (libssh2_session_handshake(s->ls, s->fd) != 0) {
 		*retry = true;
+		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_HANDSHAKE;
 		dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): key exchange failed: %s",
 		       name, s->cfg.hostname, s->cfg.port, last_error(s->ls));
 		goto fail;
 	}
-	if (verify_host_key(s, err) < 0 || ssh_auth(s, err) < 0)
+	*why = SSH_FAILED_HOSTKEY;
+	if (verify_host_key(s, err) < 0)
 		goto fail;
+	if (ssh_auth(s, err) < 0) {
+		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_AUTH;
+		goto fail;
+	}
 	logf_(ctx, "%s: logged in as %s", name, s->cfg.user);
 	s->connect_seconds = ssh_now() - start;
 	s->ctx = NULL;
+	*why = SSH_FAILED_NOT;
 	*out = s;
 	return 0;
 fail:
@@ -308,6 +323,13 @@ fail:
 int ssh_session_open(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
 		     struct dp_error *err)
 {
+	return ssh_session_open_why(ctx, host, out, NULL, err);
+}
+
+int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
+			 enum ssh_failure *why, struct dp_error *err)
+{
+	enum ssh_failure ignored;
 	const char *dest = host;
 	int attempts = ctx->attempts > 0 ? ctx->attempts : DEFAULT_ATTEMPTS;
 	double waited = 0;
@@ -322,7 +344,7 @@ int ssh_session_open(const struct ssh_ctx *ctx, const char *host, struct ssh_ses
 	}
 	for (int i = 0;; i++) {
 		bool retry = false;
-		if (open_chain(ctx, dest, NULL, 0, out, &retry, err) == 0) {
+		if (open_chain(ctx, dest, NULL, 0, out, &retry, why ? why : &ignored, err) == 0) {
 			if (dest != host) {
 				free((*out)->name);
 				(*out)->name = xstrdup(host);
@@ -420,21 +442,29 @@ static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 	libssh2_session_set_timeout(s->ls, s->timeout_ms);
 }
 
-struct pump {
+/* A running command: its channel and the state of the loop that moves data both ways
+ * (stdin from x.in_fd, x.in_buf or ssh_exec_write; stdout and stderr to x's
+ * callbacks). */
+struct ssh_channel {
 	struct ssh_session *s;
 	LIBSSH2_CHANNEL *ch;
-	const struct ssh_exec *x;
+	struct ssh_exec x;
 	char inbuf[IO_CHUNK];
 	const char *in;                 /* pending stdin */
 	size_t in_left;
 	bool in_eof, eof_sent;
 	bool in_readable;
 	bool send_stuck;                /* a packet is half sent: finish it before anything else */
+	bool remote_eof;                /* the command closed its output: it ended */
+	double deadline;                /* x.timeout's end; 0: none */
+	double last_rx;
+	int interval, countmax;         /* ServerAliveInterval, ServerAliveCountMax */
+	struct dp_error broken;         /* kind != 0: the channel is unusable, and why */
 };
 
-static int feed_stdin(struct pump *p, struct dp_error *err)
+static int feed_stdin(struct ssh_channel *p, struct dp_error *err)
 {
-	const struct ssh_exec *x = p->x;
+	const struct ssh_exec *x = &p->x;
 	if (!p->in_left && !p->in_eof && x->in_fd >= 0 && p->in_readable) {
 		ssize_t n = read(x->in_fd, p->inbuf, sizeof(p->inbuf));
 		if (n > 0) {
@@ -472,10 +502,10 @@ static int feed_stdin(struct pump *p, struct dp_error *err)
 }
 
 /* Read one stream until it would block; 1 when something was read. */
-static int drain(struct pump *p, int stream, int *got, struct dp_error *err)
+static int drain(struct ssh_channel *p, int stream, int *got, struct dp_error *err)
 {
 	char buf[IO_CHUNK];
-	int (*cb)(void *, const char *, size_t) = stream ? p->x->on_stderr : p->x->on_stdout;
+	int (*cb)(void *, const char *, size_t) = stream ? p->x.on_stderr : p->x.on_stdout;
 	*got = 0;
 	for (;;) {
 		ssize_t n = libssh2_channel_read_ex(p->ch, stream, buf, sizeof(buf));
@@ -485,7 +515,7 @@ static int drain(struct pump *p, int stream, int *got, struct dp_error *err)
 			return dp_err(err, DPE_CONNECT, "connection to '%s' lost: %s", p->s->name,
 				      last_error(p->s->ls));
 		*got = 1;
-		if (cb && cb(p->x->data, buf, (size_t)n) != 0)
+		if (cb && cb(p->x.data, buf, (size_t)n) != 0)
 			return dp_err(err, DPE_FAIL, "stopped reading the output of '%s'", p->s->name);
 	}
 }
@@ -513,26 +543,108 @@ static int exit_status_of(LIBSSH2_CHANNEL *ch)
 	return libssh2_channel_get_exit_status(ch);
 }
 
-int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err)
+/* Move data both ways until the command closed its output (remote_eof) or, with
+ * until_sent, until libssh2 took all pending input. A failure breaks the channel. */
+static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err)
+{
+	struct ssh_session *s = p->s, *root = root_of(s);
+
+	for (;;) {
+		int got_out = 0, got_err = 0, next = 0;
+		if (feed_stdin(p, err) < 0)
+			goto broken;
+		if (pump_hops(s) < 0) {
+			dp_err(err, DPE_CONNECT, "connection to '%s' lost: a ProxyJump hop failed", s->name);
+			goto broken;
+		}
+		if (!p->send_stuck) {
+			if (p->interval > 0)
+				libssh2_keepalive_send(s->ls, &next);
+			if (drain(p, 0, &got_out, err) < 0 || drain(p, 1, &got_err, err) < 0)
+				goto broken;
+			if (libssh2_channel_eof(p->ch)) {
+				p->remote_eof = true;
+				return 0;
+			}
+		}
+		if (until_sent && !p->in_left)
+			return 0;
+
+		double now = ssh_now();
+		if (p->deadline > 0 && now >= p->deadline) {
+			stop_remote(s, p->ch, p->x.pty);
+			dp_err(err, DPE_TIMEOUT, "command on '%s' timed out after %g s", s->name, p->x.timeout);
+			goto broken;
+		}
+		if (p->interval > 0 && now - p->last_rx > (double)p->interval * (p->countmax + 1)) {
+			dp_err(err, DPE_CONNECT, "connection to '%s' lost: no answer to %d keepalives "
+			       "(ServerAliveInterval %d)", s->name, p->countmax, p->interval);
+			goto broken;
+		}
+		int ms = 1000;
+		if (!p->send_stuck && (got_out || got_err || data_queued(s, p->ch)))
+			ms = 0;         /* read already, into libssh2's queues: no wakeup will come */
+		if (!p->send_stuck && p->in_left && libssh2_channel_window_write_ex(p->ch, NULL) > 0)
+			ms = 0;         /* a window adjustment came in with what drain read */
+		if (p->deadline > 0 && (p->deadline - now) * 1000 < ms)
+			ms = (int)((p->deadline - now) * 1000) + 1;
+		if (next > 0 && next * 1000 < ms)
+			ms = next * 1000;
+		struct pollfd fds[2] = { { .fd = root->fd, .events = POLLIN }, { .fd = -1 } };
+		if (root->out_blocked)
+			fds[0].events |= POLLOUT;
+		if (p->x.in_fd >= 0 && !p->in_eof && !p->in_left) {
+			fds[1].fd = p->x.in_fd;
+			fds[1].events = POLLIN;
+		}
+		if (poll(fds, 2, ms) < 0 && errno != EINTR) {
+			dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
+			goto broken;
+		}
+		if (fds[0].revents)
+			p->last_rx = ssh_now();
+		if (fds[1].revents)
+			p->in_readable = true;
+	}
+broken:
+	p->broken = *err;
+	return -1;
+}
+
+static void channel_free(struct ssh_channel *p)
+{
+	struct ssh_session *s = p->s;
+	set_blocking(s, true);
+	libssh2_session_set_timeout(s->ls, 2000);
+	libssh2_channel_free(p->ch);
+	libssh2_session_set_timeout(s->ls, s->timeout_ms);
+	free(p);
+}
+
+int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_channel **out,
+		   struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
 	LIBSSH2_CHANNEL *ch;
-	struct ssh_session *root = root_of(s);
-	int rc, r = -1;
-	double deadline = x->timeout > 0 ? ssh_now() + x->timeout : 0;
 
-	*status = -1;
+	*out = NULL;
 	set_blocking(s, true);
 	ch = libssh2_channel_open_session(s->ls);
 	if (!ch)
 		return dp_err(err, DPE_CONNECT, "cannot open a channel to '%s': %s", s->name,
 			      last_error(s->ls));
+	struct ssh_channel *p = xcalloc(1, sizeof(*p));
+	p->s = s;
+	p->ch = ch;
+	p->x = *x;
+	p->x.in_fd = -1;
+	p->x.in_buf = NULL;
 	if (x->pty && libssh2_channel_request_pty_ex(ch, x->term ? x->term : "xterm",
 						     (unsigned)strlen(x->term ? x->term : "xterm"),
 						     NULL, 0, x->cols > 0 ? x->cols : 80,
 						     x->rows > 0 ? x->rows : 24, 0, 0) != 0) {
 		dp_err(err, DPE_CONNECT, "cannot get a terminal on '%s': %s", s->name, last_error(s->ls));
-		goto out;
+		goto fail;
 	}
 	if (x->raw)
 		strbuf_adds(&cmd, x->command);
@@ -540,85 +652,86 @@ int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struc
 		ssh_login_command(&cmd, x->command);
 	if (libssh2_channel_exec(ch, cmd.buf) != 0) {
 		dp_err(err, DPE_CONNECT, "cannot run a command on '%s': %s", s->name, last_error(s->ls));
-		goto out;
+		goto fail;
 	}
 
 	/* From here on the command runs: whatever happens, it is never sent again. */
 	set_blocking(s, false);
-	struct pump p = { .s = s, .ch = ch, .x = x };
-	if (x->in_fd < 0) {
-		p.in = x->in_buf;
-		p.in_left = x->in_buf ? x->in_len : 0;
-		p.in_eof = true;
+	p->deadline = x->timeout > 0 ? ssh_now() + x->timeout : 0;
+	p->interval = s->cfg.server_alive_interval;
+	p->countmax = s->cfg.server_alive_count_max > 0 ? s->cfg.server_alive_count_max : 3;
+	p->last_rx = ssh_now();
+	if (p->interval > 0)
+		libssh2_keepalive_config(s->ls, 1, (unsigned)p->interval);
+	*out = p;
+	return 0;
+fail:
+	channel_free(p);
+	return -1;
+}
+
+int ssh_exec_write(struct ssh_channel *p, const void *buf, size_t len, struct dp_error *err)
+{
+	if (p->broken.kind) {
+		*err = p->broken;
+		return -1;
 	}
-	int interval = s->cfg.server_alive_interval;
-	int countmax = s->cfg.server_alive_count_max > 0 ? s->cfg.server_alive_count_max : 3;
-	double last_rx = ssh_now();
-	if (interval > 0)
-		libssh2_keepalive_config(s->ls, 1, (unsigned)interval);
+	if (p->remote_eof)
+		return dp_err(err, DPE_FAIL, "the command on '%s' ended before reading all its input",
+			      p->s->name);
+	p->in = buf;
+	p->in_left = len;
+	int r = pump_run(p, true, err);
+	size_t left = p->in_left;
+	p->in = NULL;
+	p->in_left = 0;
+	if (r < 0)
+		return -1;
+	if (left)
+		return dp_err(err, DPE_FAIL, "the command on '%s' ended before reading all its input",
+			      p->s->name);
+	return 0;
+}
 
-	for (;;) {
-		int got_out = 0, got_err = 0, next = 0;
-		if (feed_stdin(&p, err) < 0)
-			goto out;
-		if (pump_hops(s) < 0) {
-			dp_err(err, DPE_CONNECT, "connection to '%s' lost: a ProxyJump hop failed", s->name);
-			goto out;
-		}
-		if (!p.send_stuck) {
-			if (interval > 0)
-				libssh2_keepalive_send(s->ls, &next);
-			if (drain(&p, 0, &got_out, err) < 0 || drain(&p, 1, &got_err, err) < 0)
-				goto out;
-			if (libssh2_channel_eof(ch))
-				break;
-		}
+/* Run until the command ended, take its status and free the channel. */
+static int channel_end(struct ssh_channel *p, int *status, struct dp_error *err)
+{
+	struct ssh_session *s = p->s;
+	int rc, r = -1;
 
-		double now = ssh_now();
-		if (deadline > 0 && now >= deadline) {
-			stop_remote(s, ch, x->pty);
-			dp_err(err, DPE_TIMEOUT, "command on '%s' timed out after %g s", s->name, x->timeout);
-			goto out;
-		}
-		if (interval > 0 && now - last_rx > (double)interval * (countmax + 1)) {
-			dp_err(err, DPE_CONNECT, "connection to '%s' lost: no answer to %d keepalives "
-			       "(ServerAliveInterval %d)", s->name, countmax, interval);
-			goto out;
-		}
-		int ms = 1000;
-		if (!p.send_stuck && (got_out || got_err || data_queued(s, ch)))
-			ms = 0;         /* read already, into libssh2's queues: no wakeup will come */
-		if (deadline > 0 && (deadline - now) * 1000 < ms)
-			ms = (int)((deadline - now) * 1000) + 1;
-		if (next > 0 && next * 1000 < ms)
-			ms = next * 1000;
-		struct pollfd fds[2] = { { .fd = root->fd, .events = POLLIN }, { .fd = -1 } };
-		if (root->out_blocked)
-			fds[0].events |= POLLOUT;
-		if (x->in_fd >= 0 && !p.in_eof && !p.in_left) {
-			fds[1].fd = x->in_fd;
-			fds[1].events = POLLIN;
-		}
-		if (poll(fds, 2, ms) < 0 && errno != EINTR) {
-			dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
-			goto out;
-		}
-		if (fds[0].revents)
-			last_rx = ssh_now();
-		if (fds[1].revents)
-			p.in_readable = true;
+	*status = -1;
+	if (p->broken.kind)
+		*err = p->broken;
+	else if (pump_run(p, false, err) == 0) {
+		RETRY_EAGAIN(s, rc, libssh2_channel_close(p->ch), 0);
+		RETRY_EAGAIN(s, rc, libssh2_channel_wait_closed(p->ch), ssh_now() + 5);
+		*status = exit_status_of(p->ch);
+		r = 0;
 	}
-
-	RETRY_EAGAIN(s, rc, libssh2_channel_close(ch), 0);
-	RETRY_EAGAIN(s, rc, libssh2_channel_wait_closed(ch), ssh_now() + 5);
-	*status = exit_status_of(ch);
-	r = 0;
-out:
-	set_blocking(s, true);
-	libssh2_session_set_timeout(s->ls, 2000);
-	libssh2_channel_free(ch);
-	libssh2_session_set_timeout(s->ls, s->timeout_ms);
+	channel_free(p);
 	return r;
+}
+
+int ssh_exec_finish(struct ssh_channel *p, int *status, struct dp_error *err)
+{
+	p->in_eof = true;
+	return channel_end(p, status, err);
+}
+
+int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err)
+{
+	struct ssh_channel *p;
+
+	*status = -1;
+	if (ssh_exec_start(s, x, &p, err) < 0)
+		return -1;
+	p->x.in_fd = x->in_fd;
+	if (x->in_fd < 0) {
+		p->in = x->in_buf;
+		p->in_left = x->in_buf ? x->in_len : 0;
+		p->in_eof = true;
+	}
+	return channel_end(p, status, err);
 }
 
 static int add_to(void *data, const char *buf, size_t len)

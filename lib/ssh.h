@@ -59,6 +59,21 @@ struct ssh_ctx {
  * are retried with backoff before any command runs. */
 int ssh_session_open(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
 		     struct dp_error *err);
+
+/* What stopped ssh_session_open, for callers that tell the cases apart (hosts --check).
+ * Through ProxyJump it is the failing hop's. */
+enum ssh_failure {
+	SSH_FAILED_NOT = 0,
+	SSH_FAILED_CONFIG,      /* the destination did not resolve (bad config, hop loop) */
+	SSH_FAILED_CONNECT,     /* no connection: refused, unreachable, unknown name */
+	SSH_FAILED_TIMEOUT,     /* no answer in time, connecting or at any later step */
+	SSH_FAILED_HANDSHAKE,   /* banner or key exchange failed */
+	SSH_FAILED_HOSTKEY,     /* host key unknown or changed */
+	SSH_FAILED_AUTH,        /* no method logged in */
+};
+/* ssh_session_open, saying in *why (which may be NULL) what failed. */
+int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
+			 enum ssh_failure *why, struct dp_error *err);
 void ssh_session_free(struct ssh_session *s);
 static inline void ssh_session_freep(struct ssh_session **s) { ssh_session_free(*s); }
 #define _cleanup_ssh_session_ _cleanup_(ssh_session_freep)
@@ -94,6 +109,24 @@ struct ssh_exec {
  * when the connection broke, DPE_FAIL when a callback stopped it. The command is
  * sent once and never again. */
 int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err);
+
+/* A command whose stdin the caller writes as it produces it, from its own loop or a
+ * write callback (a snapshot streamed into `tar -x`, an upload), with no thread, pipe
+ * or temporary file: ssh_exec_start runs x (x->in_fd and x->in_buf are ignored; the
+ * callbacks and the timeout apply), each ssh_exec_write sends bytes to the command's
+ * stdin (handing its output to x's callbacks meanwhile), and ssh_exec_finish closes
+ * the command's stdin, waits for it to end and frees the channel, as ssh_exec ends.
+ *
+ * ssh_exec_write returns once libssh2 took all of buf; -1 with DPE_FAIL when the
+ * command ended before reading it all (ssh_exec_finish then gives its status), or
+ * DPE_CONNECT, DPE_TIMEOUT, DPE_FAIL (a callback) as ssh_exec: the channel is then
+ * broken and ssh_exec_finish only frees it, returning the same error. Always call
+ * ssh_exec_finish once after a successful ssh_exec_start. */
+struct ssh_channel;
+int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_channel **out,
+		   struct dp_error *err);
+int ssh_exec_write(struct ssh_channel *c, const void *buf, size_t len, struct dp_error *err);
+int ssh_exec_finish(struct ssh_channel *c, int *status, struct dp_error *err);
 
 /* ssh_exec with stdin from memory (NULL: none) and output gathered into out and
  * errout (either may be NULL to drop it). */

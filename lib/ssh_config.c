@@ -61,7 +61,8 @@ enum opcode {
 };
 
 /* Every keyword of OpenSSH's client (up to 10.x, with Debian's GSSAPI key exchange
- * and Apple's UseKeychain): the ones dispatch does not use are accepted and skipped. */
+ * and Apple's UseKeychain): the ones dispatch does not use are accepted and skipped.
+ * Sorted (strcmp order) for find_keyword's binary search. */
 static const struct keyword {
 	const char *name;
 	enum opcode op;
@@ -88,7 +89,7 @@ static const struct keyword {
 	{ "gatewayports", O_IGNORE }, { "globalknownhostsfile", O_GLOBALKNOWNHOSTSFILE },
 	{ "globalknownhostsfile2", O_IGNORE }, { "gssapiauthentication", O_IGNORE },
 	{ "gssapiclientidentity", O_IGNORE }, { "gssapidelegatecredentials", O_IGNORE },
-	{ "gssapikeyexchange", O_IGNORE }, { "gssapikexalgorithms", O_IGNORE },
+	{ "gssapikexalgorithms", O_IGNORE }, { "gssapikeyexchange", O_IGNORE },
 	{ "gssapirenewalforcesrekey", O_IGNORE }, { "gssapiserveridentity", O_IGNORE },
 	{ "gssapitrustdns", O_IGNORE }, { "hashknownhosts", O_IGNORE }, { "host", O_HOST },
 	{ "hostbasedacceptedalgorithms", O_IGNORE }, { "hostbasedauthentication", O_IGNORE },
@@ -113,7 +114,7 @@ static const struct keyword {
 	{ "pubkeyacceptedkeytypes", O_IGNORE }, { "pubkeyauthentication", O_IGNORE },
 	{ "refuseconnection", O_IGNORE }, { "rekeylimit", O_IGNORE },
 	{ "remotecommand", O_IGNORE }, { "remoteforward", O_IGNORE },
-	{ "requestty", O_IGNORE }, { "requesttty", O_IGNORE }, { "requiredrsasize", O_IGNORE },
+	{ "requesttty", O_IGNORE }, { "requestty", O_IGNORE }, { "requiredrsasize", O_IGNORE },
 	{ "revokedhostkeys", O_IGNORE }, { "rhostsauthentication", O_IGNORE },
 	{ "rhostsrsaauthentication", O_IGNORE }, { "rsaauthentication", O_IGNORE },
 	{ "securitykeyprovider", O_IGNORE }, { "sendenv", O_IGNORE },
@@ -125,9 +126,9 @@ static const struct keyword {
 	{ "stricthostkeychecking", O_STRICTHOSTKEYCHECKING }, { "syslogfacility", O_IGNORE },
 	{ "tag", O_IGNORE }, { "tcpkeepalive", O_IGNORE }, { "tisauthentication", O_IGNORE },
 	{ "tunnel", O_IGNORE }, { "tunneldevice", O_IGNORE }, { "updatehostkeys", O_IGNORE },
-	{ "usekeychain", O_IGNORE }, { "useprivilegedport", O_IGNORE },
+	{ "usekeychain", O_IGNORE }, { "useprivilegedport", O_IGNORE }, { "user", O_USER },
 	{ "userknownhostsfile", O_USERKNOWNHOSTSFILE }, { "userknownhostsfile2", O_IGNORE },
-	{ "useroaming", O_IGNORE }, { "usersh", O_IGNORE }, { "user", O_USER },
+	{ "useroaming", O_IGNORE }, { "usersh", O_IGNORE },
 	{ "verifyhostkeydns", O_IGNORE }, { "versionaddendum", O_IGNORE },
 	{ "visualhostkey", O_IGNORE }, { "warnweakcrypto", O_IGNORE },
 	{ "xauthlocation", O_IGNORE },
@@ -686,6 +687,23 @@ static void set_int(int *slot, long v, bool active)
 		*slot = (int)v;
 }
 
+static int keyword_cmp(const void *name, const void *k)
+{
+	return strcmp(name, ((const struct keyword *)k)->name);
+}
+
+/* Every line of every config is looked up, for every host resolved (a fan-out resolves
+ * each host): a binary search, then, should the table ever be out of order, a scan. */
+static const struct keyword *find_keyword(const char *kw)
+{
+	const struct keyword *key = bsearch(kw, keywords, ARRAY_SIZE(keywords), sizeof(keywords[0]),
+					    keyword_cmp);
+	for (size_t i = 0; i < ARRAY_SIZE(keywords) && !key; i++)
+		if (streq(keywords[i].name, kw))
+			key = &keywords[i];
+	return key;
+}
+
 static int process_line(struct ctx *c, char *line, int flags, int *active, int depth)
 {
 	struct parse *p = c->p;
@@ -706,10 +724,7 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 	if (!str || !*str)
 		return conf_err(c, "no argument after keyword '%s'", kw);
 
-	const struct keyword *key = NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(keywords) && !key; i++)
-		if (streq(keywords[i].name, kw))
-			key = &keywords[i];
+	const struct keyword *key = find_keyword(kw);
 	if (!key) {
 		if (p->ignore_unknown && match_pattern_list(kw, p->ignore_unknown))
 			return 0;

@@ -80,7 +80,7 @@ static int connect_one(const struct addrinfo *ai, double deadline, int *out)
 }
 
 static int connect_tcp(const struct ssh_host_config *cfg, int timeout_s, int *fd, bool *retry,
-		       struct dp_error *err)
+		       enum ssh_failure *why, struct dp_error *err)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *res = NULL;
@@ -107,6 +107,7 @@ static int connect_tcp(const struct ssh_host_config *cfg, int timeout_s, int *fd
 	freeaddrinfo(res);
 	*retry = e == ECONNREFUSED || e == ECONNRESET || e == ETIMEDOUT || e == EHOSTUNREACH ||
 		 e == ENETUNREACH || e == ECONNABORTED;
+	*why = e == ETIMEDOUT ? SSH_FAILED_TIMEOUT : SSH_FAILED_CONNECT;
 	if (e == ETIMEDOUT)
 		return dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): timed out after %d s",
 			      cfg->alias, cfg->hostname, cfg->port, timeout_s);
@@ -149,12 +150,13 @@ static int spawn_proxy(const struct ssh_host_config *cfg, int *fd, pid_t *pid, s
 }
 
 int ssh_connect_fd(const struct ssh_host_config *cfg, int timeout_s, int *fd, pid_t *pid,
-		   bool *retry, struct dp_error *err)
+		   bool *retry, enum ssh_failure *why, struct dp_error *err)
 {
 	*fd = -1;
 	*pid = 0;
 	*retry = false;
+	*why = SSH_FAILED_CONNECT;
 	if (cfg->proxy_command)
 		return spawn_proxy(cfg, fd, pid, err);
-	return connect_tcp(cfg, timeout_s, fd, retry, err);
+	return connect_tcp(cfg, timeout_s, fd, retry, why, err);
 }

@@ -30,9 +30,10 @@ struct ssh_session {
 };
 
 /* ssh_connect.c: a connected descriptor for cfg (TCP with ConnectTimeout, or the
- * ProxyCommand over a socketpair). *retry says whether trying again may help. */
+ * ProxyCommand over a socketpair). *retry says whether trying again may help, *why
+ * whether it timed out (SSH_FAILED_TIMEOUT) or not (SSH_FAILED_CONNECT). */
 int ssh_connect_fd(const struct ssh_host_config *cfg, int timeout_s, int *fd, pid_t *pid,
-		   bool *retry, struct dp_error *err);
+		   bool *retry, enum ssh_failure *why, struct dp_error *err);
 
 /* ssh_auth.c: log in, trying the agent, the identity files, keyboard-interactive and
  * password in that order; the message of a failure names each method and its fate. */

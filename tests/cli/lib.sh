@@ -75,3 +75,14 @@ test_done() {
 	echo "1..$test_count"
 	[ "$test_failed" -eq 0 ]
 }
+
+# fail_rest MSG: the rest of the file cannot run for a reason that is a failure (the
+# test bed would not come up): one "not ok" with MSG, then stop. Skipping instead
+# would let a broken test bed pass in CI.
+fail_rest() {
+	test_count=$((test_count + 1))
+	echo "not ok $test_count - $1"
+	[ ! -f "$TRASH/up.log" ] || sed 's/^/#   /' "$TRASH/up.log" | tail -n 30
+	echo "1..$test_count"
+	exit 1
+}

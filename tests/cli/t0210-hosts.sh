@@ -105,9 +105,17 @@ test_expect_success '--json: one document with every host and its source' '
 	EOT
 '
 
-test_expect_success 'hosts takes no operands' '
+test_expect_success 'hosts takes no operands but show HOST and discover HOST' '
 	test_expect_code 2 dispatch hosts box 2>err &&
-	test_grep "too many arguments" err
+	test_grep "'"'"'hosts box'"'"' is not a hosts command" err &&
+	test_expect_code 2 dispatch hosts shwo box 2>err &&
+	test_grep "did you mean '"'"'show'"'"'" err &&
+	test_expect_code 2 dispatch hosts show 2>err &&
+	test_grep "needs one HOST" err &&
+	test_expect_code 2 dispatch hosts discover a b 2>err &&
+	test_grep "too many arguments" err &&
+	test_expect_code 2 dispatch hosts show a --names 2>err &&
+	test_grep "takes no options" err
 '
 
 test_done

@@ -90,7 +90,7 @@ test_expect_success '--files: paths relative to --repo, also a subdirectory of i
 
 test_expect_success 'usage errors: exit 2' '
 	test_expect_code 2 dispatch ship --repo repo 2>err &&
-	test_grep "needs --output" err &&
+	test_grep "needs a destination: HOST:PATH, or --output FILE" err &&
 	test_expect_code 2 dispatch ship --repo repo --output o.tar.gz --ref HEAD --dirty 2>err &&
 	test_grep "do not go together" err &&
 	test_expect_code 2 dispatch ship --repo repo --output o.tar.gz --files 2>err &&

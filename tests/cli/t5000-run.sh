@@ -34,10 +34,11 @@ skip_rest() {
 unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
 [ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
 
+export DISPATCH_TESTBED_SLURM=0
 export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5000
 export DISPATCH_TESTBED_PORT_BASE=24500 DISPATCH_TESTBED_PREFIX=dtr5 DISPATCH_TESTBED_NET=10.157
 exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	skip_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
+	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
 eval "$exports"
 TB=$DISPATCH_TESTBED_DIR
 

@@ -45,10 +45,11 @@ skip_rest() {
 unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
 [ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
 
+export DISPATCH_TESTBED_SLURM=0
 export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5200
 export DISPATCH_TESTBED_PORT_BASE=25000 DISPATCH_TESTBED_PREFIX=dtc5 DISPATCH_TESTBED_NET=10.158 DISPATCH_TESTBED_FAN=2
 exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	skip_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
+	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
 eval "$exports"
 
 # The web server runs on inner (its own network namespace, so its port cannot clash

@@ -18,7 +18,7 @@ skip_rest() {
 unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
 [ -f "$TEST_SRCDIR/tests/testbed/up" ] || skip_rest "no tests/testbed in this tree"
 exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	skip_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
+	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
 eval "$exports"
 # Our own ledger: the testbed's is shared with other tests.
 export DISPATCH_STATE_DIR="$TRASH/state"

@@ -20,9 +20,9 @@ skip_rest() {
 unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
 [ -x "$TEST_SRCDIR/tests/testbed/parts/30-slurm" ] || skip_rest "no SLURM part in tests/testbed"
 exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	skip_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
+	fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
 eval "$exports"
-grep -q "^  hpc:" "$DISPATCH_INVENTORY" || skip_rest "the testbed inventory has no SLURM host hpc"
+grep -q "^  hpc:" "$DISPATCH_INVENTORY" || fail_rest "the testbed inventory has no SLURM host hpc"
 export DISPATCH_STATE_DIR="$TRASH/state"
 DB=$DISPATCH_STATE_DIR/ledger.db
 TBUSER=$DISPATCH_TESTBED_USER

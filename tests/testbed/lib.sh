@@ -22,6 +22,9 @@ TB_FAN=${DISPATCH_TESTBED_FAN:-32}
 TB_USER=${DISPATCH_TESTBED_USER:-dispatch-test}
 TB_PREFIX=${DISPATCH_TESTBED_PREFIX:-dtb}
 TB_NET=${DISPATCH_TESTBED_NET:-10.98}
+# DISPATCH_TESTBED_SLURM=0: an instance without the SLURM part (tests of the SSH
+# transport alone need no cluster, and each cluster costs seconds and a database).
+TB_SLURM=${DISPATCH_TESTBED_SLURM:-1}
 SSHD=/usr/sbin/sshd
 
 tb_log() { printf 'testbed: %s\n' "$*" >&2; }
@@ -84,6 +87,39 @@ tb_ns_run() {
 	else
 		"$@"
 	fi
+}
+
+# tb_reclaim_stale_ns NS...: deletes each named network namespace that exists but
+# has no process in it: left by a test bed whose servers were killed (a machine
+# restart, a SIGKILLed test run) without its 'down'. A namespace in which anything
+# still runs belongs to a live instance and is left alone. Deleting a namespace
+# also destroys the veth pairs with one end in it.
+tb_reclaim_stale_ns() {
+	local ns
+	for ns in "$@"; do
+		[ -e "/run/netns/$ns" ] || continue
+		[ -z "$(ip netns pids "$ns" 2>/dev/null)" ] || continue
+		ip netns del "$ns" && tb_log "removed stale network namespace '$ns' (no process ran in it)"
+	done
+}
+
+# tb_wait_link_gone LINK: namespaces are torn down asynchronously by the kernel,
+# so a veth whose peer was in a just-deleted namespace may linger a moment.
+tb_wait_link_gone() {
+	local i
+	for i in $(seq 50); do
+		ip link show "$1" >/dev/null 2>&1 || return 0
+		sleep 0.1
+	done
+	return 0
+}
+
+# tb_reclaim_stale_bridge LINK: deletes a bridge in the root namespace that has
+# no member left (its veths went with reclaimed namespaces).
+tb_reclaim_stale_bridge() {
+	ip link show "$1" >/dev/null 2>&1 || return 0
+	[ -z "$(ip -br link show master "$1" 2>/dev/null)" ] || return 0
+	ip link del "$1" && tb_log "removed stale bridge '$1' (no member left)"
 }
 
 # tb_port_busy NS ADDR PORT: something listens on ADDR:PORT (or the wildcard).

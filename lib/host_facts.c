@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* One remote command for a host's facts, and its sections: host_facts.h. */
+#include "host_facts.h"
+#include "ssh.h"
+#include "util.h"
+
+#define MARK "@dispatch "
+
+/* Each tool's stdout and stderr go into its section (scontrol's warnings are no
+ * record lines and are skipped; on failure the text is the error message). */
+#define RUN(name, cmd)                                                                 \
+	"echo '" MARK name "'; o=$(" cmd " 2>&1); s=$?; "                              \
+	"[ -z \"$o\" ] || printf '%s\\n' \"$o\"; echo \"" MARK "status $s\"; "
+
+static const char slurm_part[] =
+	RUN("partitions", "scontrol -o show partition")
+	"if [ $s = 0 ]; then " RUN("nodes", "scontrol -o -d show node") "fi; ";
+static const char gpus_part[] =
+	RUN("gpus", "nvidia-smi --query-gpu=uuid,name,memory.total --format=csv,noheader,nounits")
+	"if [ $s = 0 ]; then "
+	RUN("apps", "nvidia-smi --query-compute-apps=gpu_uuid,used_memory --format=csv,noheader,nounits")
+	"fi; ";
+
+void host_facts_command(struct strbuf *sb, enum host_facts_ask ask)
+{
+	strbuf_adds(sb, "s=1; ");
+	if (ask != HOST_FACTS_GPUS)
+		strbuf_addf(sb, "if command -v sbatch >/dev/null 2>&1; then %sfi; ", slurm_part);
+	if (ask == HOST_FACTS_AUTO)
+		strbuf_adds(sb, "if [ $s != 0 ] && ");
+	else if (ask == HOST_FACTS_GPUS)
+		strbuf_adds(sb, "if ");
+	if (ask != HOST_FACTS_SLURM)
+		strbuf_addf(sb, "command -v nvidia-smi >/dev/null 2>&1; then %sfi; ", gpus_part);
+	strbuf_adds(sb, "echo '" MARK "end'");
+}
+
+struct section {
+	const char *name;
+	struct strbuf text;
+	int status;             /* -1: not seen */
+};
+
+/* The last non-blank line of a failed tool's output (its fatal message), or of the
+ * channel's stderr when it printed nothing. */
+static char *last_line(const char *text, const char *errout)
+{
+	const char *t = text && *text ? text : errout ? errout : "";
+	size_t end = strlen(t);
+	while (end && (t[end - 1] == '\n' || t[end - 1] == ' ' || t[end - 1] == '\r'))
+		end--;
+	size_t start = end;
+	while (start && t[start - 1] != '\n')
+		start--;
+	return xstrndup(t + start, end - start);
+}
+
+char *host_facts_tool_error(const char *what, int status, const char *text, const char *errout)
+{
+	_cleanup_free_ char *line = last_line(text, errout);
+	if (status == 127)
+		return xasprintf("%s: command not found", what);
+	return xasprintf("%s failed (exit status %d)%s%s", what, status, *line ? ": " : "", line);
+}
+
+static int tool_failed(struct dp_error *err, const char *what, int status, const char *text,
+		       const char *errout)
+{
+	_cleanup_free_ char *msg = host_facts_tool_error(what, status, text, errout);
+	return dp_err(err, DPE_FAIL, "%s", msg);
+}
+
+int host_facts_parse(const char *out, const char *errout, enum host_facts_ask ask,
+		     struct host_facts *f, struct dp_error *err)
+{
+	struct section sec[] = {
+		{ "partitions", STRBUF_INIT, -1 },
+		{ "nodes", STRBUF_INIT, -1 },
+		{ "gpus", STRBUF_INIT, -1 },
+		{ "apps", STRBUF_INIT, -1 },
+	};
+	struct section *cur = NULL;
+	bool end = false;
+	int r = -1;
+
+	memset(f, 0, sizeof(*f));
+	for (const char *p = out ? out : ""; *p;) {
+		size_t len = strcspn(p, "\n");
+		if (len >= sizeof(MARK) - 1 && memcmp(p, MARK, sizeof(MARK) - 1) == 0) {
+			const char *w = p + sizeof(MARK) - 1;
+			size_t wl = len - (sizeof(MARK) - 1);
+			long st;
+			_cleanup_free_ char *word = xstrndup(w, wl);
+			if (startswith(word, "status ") && cur && parse_long(word + 7, 0, 255, &st)) {
+				cur->status = (int)st;
+				cur = NULL;
+			} else if (streq(word, "end")) {
+				end = true;
+			} else {
+				for (size_t i = 0; i < ARRAY_SIZE(sec); i++)
+					if (streq(word, sec[i].name))
+						cur = &sec[i];
+			}
+		} else if (cur) {
+			strbuf_add(&cur->text, p, len);
+			strbuf_addch(&cur->text, '\n');
+		}
+		p += len;
+		if (*p == '\n')
+			p++;
+	}
+	if (!end) {
+		dp_err(err, DPE_INPUT, "the host's answer was cut short (no end mark)");
+		goto out;
+	}
+	f->slurm = sec[0].status == 0;
+	f->gpu_tool = sec[2].status >= 0;
+	if (sec[0].status > 0 && ask == HOST_FACTS_AUTO)
+		f->slurm_error = host_facts_tool_error("scontrol", sec[0].status, sec[0].text.buf, errout);
+	if (ask == HOST_FACTS_SLURM && sec[0].status < 0) {
+		dp_err(err, DPE_FAIL, "no sbatch on the host: not a SLURM login node");
+		goto out;
+	}
+	if (ask == HOST_FACTS_SLURM && sec[0].status > 0) {
+		tool_failed(err, "scontrol", sec[0].status, sec[0].text.buf, errout);
+		goto out;
+	}
+	if (f->slurm) {
+		if (sec[1].status < 0) {
+			dp_err(err, DPE_INPUT, "the host's answer was cut short (no node list)");
+			goto out;
+		}
+		if (sec[1].status != 0) {
+			tool_failed(err, "scontrol", sec[1].status, sec[1].text.buf, errout);
+			goto out;
+		}
+		if (slurm_facts_parse(sec[0].text.buf, sec[1].text.buf, &f->sl, err) < 0)
+			goto out;
+	}
+	if (f->gpu_tool) {
+		if (sec[2].status != 0) {
+			tool_failed(err, "nvidia-smi", sec[2].status, sec[2].text.buf, errout);
+			goto out;
+		}
+		if (sec[3].status != 0) {
+			tool_failed(err, "nvidia-smi --query-compute-apps", sec[3].status,
+				    sec[3].text.buf, errout);
+			goto out;
+		}
+		if (nvidia_smi_parse(sec[2].text.buf, sec[3].text.buf, &f->gpus, err) < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	for (size_t i = 0; i < ARRAY_SIZE(sec); i++)
+		strbuf_release(&sec[i].text);
+	if (r < 0)
+		host_facts_release(f);
+	return r;
+}
+
+void host_facts_release(struct host_facts *f)
+{
+	free(f->slurm_error);
+	slurm_facts_release(&f->sl);
+	nvidia_gpus_release(&f->gpus);
+	memset(f, 0, sizeof(*f));
+}
+
+static int add_out(void *data, const char *buf, size_t len)
+{
+	struct strbuf *sb = data;
+	if (sb->len + len > ((size_t)64 << 20))
+		return -1;
+	strbuf_add(sb, buf, len);
+	return 0;
+}
+
+struct capture {
+	struct strbuf out, err;
+};
+
+static int cap_out(void *data, const char *buf, size_t len)
+{
+	return add_out(&((struct capture *)data)->out, buf, len);
+}
+
+static int cap_err(void *data, const char *buf, size_t len)
+{
+	return add_out(&((struct capture *)data)->err, buf, len);
+}
+
+int host_facts_fetch(struct ssh_session *s, enum host_facts_ask ask, double timeout,
+		     struct host_facts *f, struct dp_error *err)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	struct capture c = { STRBUF_INIT, STRBUF_INIT };
+	int status = 0;
+
+	memset(f, 0, sizeof(*f));
+	host_facts_command(&cmd, ask);
+	struct ssh_exec x = {
+		.command = cmd.buf,
+		.in_fd = -1,
+		.on_stdout = cap_out,
+		.on_stderr = cap_err,
+		.data = &c,
+		.timeout = timeout,
+	};
+	int r = ssh_exec(s, &x, &status, err);
+	if (r == 0)
+		r = host_facts_parse(c.out.buf, c.err.buf, ask, f, err);
+	strbuf_release(&cmd);
+	strbuf_release(&c.out);
+	strbuf_release(&c.err);
+	return r;
+}
