@@ -33,8 +33,11 @@ jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec("prin
 
 # The --time 1 job takes a minute or two: its wait runs in the background while the
 # other tests run, and the last test collects it.
-tjob=$(dispatch submit -H hpc -J "${N}time" -p cpu --time 1 -- "sleep 300") &&
+if tjob=$(dispatch submit -H hpc -J "${N}time" -p cpu --time 1 -- "sleep 300"); then
 	(dispatch --json wait --interval 5 "$tjob" >timeout.json 2>timeout.err; echo $? >timeout.rc) &
+else
+	echo "submit failed" >timeout.err && echo 99 >timeout.rc
+fi
 
 test_expect_success 'a job that completes: exit 0, one summary line' '
 	job=$(dispatch submit -H hpc -J "${N}ok" -p cpu -- "sleep 2") &&
@@ -57,7 +60,7 @@ test_expect_success '--until running prints the first node; a cancelled job: exi
 	test_grep -E "^$job RUNNING on node[12]$" out &&
 	dispatch --json wait --until running "$job" >r.json &&
 	test "$(jget r.json "d[\"jobs\"][0][\"first_node\"]")" = node1 &&
-	(dispatch --json wait --interval 1 "$job" >c.json; echo $? >c.rc) &
+	{ (dispatch --json wait --interval 1 "$job" >c.json; echo $? >c.rc) & } &&
 	sleep 2 && dispatch cancel "$job" >/dev/null &&
 	for i in $(seq 1 300); do [ -s c.rc ] && break; sleep 0.2; done &&
 	test "$(cat c.rc)" = 1 &&
