@@ -8,8 +8,8 @@
  * connection, only for the jobs squeue no longer has active; plain-host jobs from
  * their pid and exit_status files (lib/plainjob.h) in the same command. The interval
  * starts at 2 s and grows by half each poll up to --interval. A poll that fails (the
- * connection, squeue's "slurm_load_jobs error", sacct) is retried at the next one
- * with a fresh connection: only --timeout ends the wait.
+ * connection, squeue's "slurm_load_jobs error", sacct) is retried at the next one,
+ * over a fresh connection when the connection failed: only --timeout ends the wait.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -129,6 +129,8 @@ static void note_change(const struct dp_ctx *ctx, struct wjob *j, const char *st
 {
 	if (j->state && streq(j->state, state))
 		return;
+	if (detail && streq(detail, "None"))
+		detail = NULL;
 	info_msg(ctx, "%s@%s: %s%s%s", j->ref->id, j->ref->host, state, detail && *detail ? " " : "",
 		 detail ? detail : "");
 }
@@ -257,11 +259,15 @@ static void plain_decide(const struct dp_ctx *ctx, struct wjob *j, const struct 
 
 /* ---- one poll of one host ---- */
 
-static void host_failed(const struct dp_ctx *ctx, struct whost *h, const char *why)
+/* A failed poll: counted, said once per outage. The connection is dropped only when
+ * it failed itself (SLURM's own failures leave it good for the next poll). */
+static void host_failed(const struct dp_ctx *ctx, struct whost *h, const char *why, bool drop)
 {
 	h->failures++;
-	ssh_session_free(h->ss);
-	h->ss = NULL;
+	if (drop) {
+		ssh_session_free(h->ss);
+		h->ss = NULL;
+	}
 	if (!h->outage && ctx->verbosity >= 0)
 		warning_msg("cannot ask '%s' about its jobs: %s; retrying", h->host, why);
 	h->outage = true;
@@ -302,7 +308,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 		struct ssh_ctx sc;
 		cmd_ssh_ctx(ctx, &sc);
 		if (ssh_session_open(&sc, job_ssh_destination(ctx, h->host), &h->ss, &err) < 0) {
-			host_failed(ctx, h, err.msg);
+			host_failed(ctx, h, err.msg, true);
 			return;
 		}
 		h->connects++;
@@ -316,14 +322,14 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	if (ids)
 		h->squeue_calls++;
 	if (run(h, cmd.buf, timeout, &out, &errout, &status, &err) < 0) {
-		host_failed(ctx, h, err.msg);
+		host_failed(ctx, h, err.msg, true);
 		return;
 	}
 	int sq = ids ? slurm_parse_exit(out.buf, "squeue") : 0;
 	if (sq < 0 || slurm_squeue_failed(sq, errout.buf)) {
 		_cleanup_free_ char *why = errout.len ? first_line(errout.buf)
 				: xasprintf("squeue failed (exit status %d)", sq < 0 ? status : sq);
-		host_failed(ctx, h, why);
+		host_failed(ctx, h, why, false);
 		return;
 	}
 	struct slurm_job *rows = NULL;
@@ -346,7 +352,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 		h->sacct_calls++;
 		if (run(h, c2.buf, timeout, &o2, &e2, &status, &err) < 0) {
 			slurm_jobs_free(rows, nrows);
-			host_failed(ctx, h, err.msg);
+			host_failed(ctx, h, err.msg, true);
 			return;
 		}
 		int sa = slurm_parse_exit(o2.buf, "sacct");
@@ -355,7 +361,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 			_cleanup_free_ char *why = e2.len ? first_line(e2.buf)
 					: xasprintf("sacct failed (exit status %d)", sa < 0 ? status : sa);
 			slurm_jobs_free(rows, nrows);
-			host_failed(ctx, h, why);
+			host_failed(ctx, h, why, false);
 			return;
 		}
 		struct slurm_job *more = NULL;
@@ -631,8 +637,8 @@ const struct dispatch_cmd dispatch_cmd_wait = {
 		"Polls until every job has ended: one squeue per host and poll for all of its\n"
 		"jobs, sacct only for the jobs that left the queue, plain-host jobs from their\n"
 		"exit files. Polls start 2 s apart and back off to --interval; a failed poll is\n"
-		"retried (with a new connection) and never ends the wait. Exit 0 when every job\n"
-		"COMPLETED, 1 when one ended otherwise, 3 when --timeout ran out.",
+		"retried and never ends the wait. Exit 0 when every job COMPLETED, 1 when one\n"
+		"ended otherwise, 3 when --timeout ran out.",
 	.opts = wait_options,
 	.min_args = 1,
 	.max_args = -1,
