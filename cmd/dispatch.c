@@ -22,12 +22,15 @@ const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_forward,
 	&dispatch_cmd_hostlist,
 	&dispatch_cmd_hosts,
+	&dispatch_cmd_logs,
+	&dispatch_cmd_queue,
 	&dispatch_cmd_run,
 	&dispatch_cmd_ship,
 	&dispatch_cmd_solve,
 	&dispatch_cmd_status,
 	&dispatch_cmd_submit,
 	&dispatch_cmd_submit_packed,
+	&dispatch_cmd_wait,
 };
 const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);
 

@@ -135,11 +135,14 @@ extern const struct dispatch_cmd dispatch_cmd_cp;
 extern const struct dispatch_cmd dispatch_cmd_forward;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
+extern const struct dispatch_cmd dispatch_cmd_logs;
+extern const struct dispatch_cmd dispatch_cmd_queue;
 extern const struct dispatch_cmd dispatch_cmd_run;
 extern const struct dispatch_cmd dispatch_cmd_ship;
 extern const struct dispatch_cmd dispatch_cmd_solve;
 extern const struct dispatch_cmd dispatch_cmd_status;
 extern const struct dispatch_cmd dispatch_cmd_submit;
 extern const struct dispatch_cmd dispatch_cmd_submit_packed;
+extern const struct dispatch_cmd dispatch_cmd_wait;
 
 #endif

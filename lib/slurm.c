@@ -13,6 +13,9 @@
 #define MARK_OUT "dispatch-out"
 #define MARK_ERR "dispatch-err"
 #define MARK_SQUEUE "dispatch-squeue"
+#define MARK_SQUEUE_EXIT "dispatch-squeue-exit "
+#define MARK_SACCT_EXIT "dispatch-sacct-exit "
+#define MARK_USER "dispatch-user "
 
 /* ---- lines and fields ---- */
 
@@ -190,6 +193,60 @@ void slurm_status_command(struct strbuf *sb, char *const *ids)
 	strbuf_adds(sb, " -o '" SACCT_FORMAT "'\n");
 }
 
+void slurm_squeue_command(struct strbuf *sb, char *const *ids)
+{
+	strbuf_adds(sb, "squeue -h -t all -j ");
+	id_list(sb, ids);
+	strbuf_adds(sb, " -o '" SQUEUE_FORMAT "'\necho \"" MARK_SQUEUE_EXIT "$?\"\n");
+}
+
+void slurm_sacct_command(struct strbuf *sb, char *const *ids)
+{
+	strbuf_adds(sb, "echo " SLURM_MARK_SACCT "\nsacct -n -P -X -j ");
+	id_list(sb, ids);
+	strbuf_adds(sb, " -o '" SACCT_FORMAT "'\necho \"" MARK_SACCT_EXIT "$?\"\n");
+}
+
+struct exit_scan {
+	const char *mark;
+	int status;
+};
+
+static void exit_one(void *data, char *line)
+{
+	struct exit_scan *s = data;
+	long v;
+	if (startswith(line, s->mark))
+		s->status = parse_long(line + strlen(s->mark), 0, 255, &v) ? (int)v : -1;
+}
+
+int slurm_parse_exit(const char *out, const char *what)
+{
+	_cleanup_free_ char *mark = xasprintf("dispatch-%s-exit ", what);
+	struct exit_scan s = { .mark = mark, .status = -1 };
+	each_line(out, exit_one, &s);
+	return s.status;
+}
+
+bool slurm_squeue_failed(int exit_status, const char *err)
+{
+	if (exit_status == 0)
+		return false;
+	return !(err && strstr(err, "Invalid job id specified"));
+}
+
+char *slurm_format_seconds(long s)
+{
+	if (s < 0)
+		return xstrdup("");
+	long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+	if (d)
+		return xasprintf("%ld-%02ld:%02ld:%02ld", d, h, m, sec);
+	if (h)
+		return xasprintf("%ld:%02ld:%02ld", h, m, sec);
+	return xasprintf("%ld:%02ld", m, sec);
+}
+
 /* "CANCELLED by 1000" -> "CANCELLED" */
 static char *state_word(const char *s)
 {
@@ -305,6 +362,80 @@ void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
 		if (take)
 			(*out)[(*nout)++] = j;
 	}
+}
+
+/* ---- output paths ---- */
+
+void slurm_job_paths_command(struct strbuf *sb, const char *id)
+{
+	strbuf_adds(sb, "printf '" MARK_USER "%s\\n' \"$(id -un)\"\nscontrol show job ");
+	sh_quote(sb, id);
+	strbuf_adds(sb, "\n");
+}
+
+struct paths_scan {
+	struct slurm_paths *p;
+};
+
+static void paths_one(void *data, char *line)
+{
+	struct paths_scan *s = data;
+	const char *l = line + strspn(line, " \t");
+	if (startswith(line, MARK_USER) && !s->p->user && line[strlen(MARK_USER)]) {
+		s->p->user = xstrdup(line + strlen(MARK_USER));
+		return;
+	}
+	if (startswith(l, "JobId=")) {
+		s->p->records++;
+		return;
+	}
+	if (s->p->records != 1)
+		return; /* only the first job counts */
+	if (startswith(l, "StdOut=") && !s->p->out && l[7])
+		s->p->out = xstrdup(l + 7);
+	else if (startswith(l, "StdErr=") && !s->p->err && l[7])
+		s->p->err = xstrdup(l + 7);
+}
+
+void slurm_parse_job_paths(const char *out, struct slurm_paths *p)
+{
+	struct paths_scan s = { .p = p };
+	memset(p, 0, sizeof(*p));
+	each_line(out, paths_one, &s);
+}
+
+void slurm_paths_release(struct slurm_paths *p)
+{
+	free(p->out);
+	free(p->err);
+	free(p->user);
+	memset(p, 0, sizeof(*p));
+}
+
+char *slurm_expand_pattern(const char *pattern, const char *job_id, const char *task,
+			   const char *name, const char *user)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *p = pattern; *p; p++) {
+		const char *v = NULL;
+		if (p[0] == '%') {
+			switch (p[1]) {
+			case 'j': case 'A': v = job_id; break;
+			case 'a': v = task; break;
+			case 'x': v = name; break;
+			case 'u': v = user; break;
+			case '%': v = "%"; break;
+			default: break;
+			}
+		}
+		if (v) {
+			strbuf_adds(&sb, v);
+			p++;
+		} else {
+			strbuf_addch(&sb, *p);
+		}
+	}
+	return strbuf_detach(&sb);
 }
 
 /* ---- scancel ---- */

@@ -63,6 +63,24 @@ bool slurm_state_active(const char *state);
  * shell command for the login shell running squeue, a marker line, then sacct. */
 void slurm_status_command(struct strbuf *sb, char *const *ids);
 
+/* The two halves of the status query, for callers that ask sacct only about the jobs
+ * that left the queue (wait): squeue for the ids, its stderr left as it is, then a
+ * line "dispatch-squeue-exit N" with its exit status; and the marker line, sacct for
+ * the ids, then "dispatch-sacct-exit N". slurm_parse_status reads either output and
+ * both concatenated. */
+void slurm_squeue_command(struct strbuf *sb, char *const *ids);
+void slurm_sacct_command(struct strbuf *sb, char *const *ids);
+/* The exit status the "dispatch-squeue-exit" / "dispatch-sacct-exit" line (what: "squeue"
+ * or "sacct") reports; -1 when the line is missing (the command did not get that far). */
+int slurm_parse_exit(const char *out, const char *what);
+/* True when squeue's stderr says that it could not ask the controller at all (as
+ * opposed to "Invalid job id specified": every id has left the controller's memory,
+ * an answer). */
+bool slurm_squeue_failed(int exit_status, const char *err);
+
+/* Seconds as SLURM writes elapsed times: "M:SS", "H:MM:SS", "D-HH:MM:SS"; "" for < 0. */
+char *slurm_format_seconds(long s);
+
 /* Parse the status query's output. Lines that do not have the fields asked for
  * (banners, profile noise) are skipped. Returns 0; *jobs lists squeue's rows, then
  * sacct's (from_sacct set), in output order. */
@@ -77,6 +95,25 @@ bool slurm_id_matches(const char *asked, const char *id);
  * off). Pointers into jobs; *out is allocated (free it), *nout may be 0. */
 void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
 		  const struct slurm_job ***out, size_t *nout);
+
+/* The output paths of a job for `logs`: `scontrol show job ID` (multi-line form, where
+ * StdOut= and StdErr= sit on lines of their own, so paths with spaces survive; SLURM
+ * has filled the patterns in) and `id -un` on the host. */
+void slurm_job_paths_command(struct strbuf *sb, const char *id);
+struct slurm_paths {
+	char *out, *err;        /* NULL when scontrol did not say (the job left its memory) */
+	char *user;             /* the login's user name; NULL when not printed */
+	int records;            /* jobs scontrol showed (an array: one per task) */
+};
+void slurm_parse_job_paths(const char *out, struct slurm_paths *p);
+void slurm_paths_release(struct slurm_paths *p);
+
+/* An sbatch --output/--error pattern with what is known filled in: %j (job id; for an
+ * array task the task's own id is unknown here and the array's is used), %A (array
+ * job), %a (task; left alone when task is NULL), %x (name), %u (user), %% ('%'); any
+ * NULL value leaves its pattern as it is. Caller frees. */
+char *slurm_expand_pattern(const char *pattern, const char *job_id, const char *task,
+			   const char *name, const char *user);
 
 /* scancel for the ids. */
 void slurm_cancel_command(struct strbuf *sb, char *const *ids);

@@ -3,7 +3,8 @@
  * The SLURM output parsers on any bytes, aborting on a broken property: the sbatch
  * parser's id is all digits; every status row has an id and a state without spaces,
  * and slurm_select never returns a row of another job; the lookup's job id is all
- * digits; plain-host status answers have a known state.
+ * digits; plain-host status answers have a known state; an exit-status line gives
+ * -1 or 0..255.
  */
 #include <stdint.h>
 
@@ -46,6 +47,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(sel);
 	}
 	slurm_jobs_free(jobs, n);
+
+	int st = slurm_parse_exit(text, "squeue");
+	if (st < -1 || st > 255)
+		abort();
+	(void)slurm_squeue_failed(st, text);
 
 	struct slurm_lookup lk = SLURM_LOOKUP_INIT;
 	slurm_parse_lookup(text, "dsp-00", &lk);

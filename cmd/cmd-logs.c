@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch logs JOB [-f] [--stderr]: the job's output file, printed from its host or
+ * followed until the job ends, over one connection. Where the file is: SLURM says
+ * (`scontrol show job`, patterns filled in) while it knows the job; else the job
+ * ledger (sbatch patterns filled in here); plain-host jobs from the ledger.
+ */
+#include <stdio.h>
+
+#include "dispatch.h"
+#include "joblog.h"
+#include "jobref.h"
+#include "slurm.h"
+#include "ssh.h"
+#include "strbuf.h"
+
+enum { OPT_HOST = 1, OPT_FOLLOW, OPT_STDERR };
+
+static const struct dp_option logs_options[] = {
+	{ OPT_HOST, 'H', "host", "HOST", "the host of a job given by bare ID", "host" },
+	{ OPT_FOLLOW, 'f', "follow", NULL, "print new output as it comes, until the job ends", NULL },
+	{ OPT_STDERR, 0, "stderr", NULL, "the job's error file (sbatch --error) instead of its output", NULL },
+	{ 0 },
+};
+
+static int to_stdout(void *data, const char *buf, size_t len)
+{
+	(void)data;
+	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
+		return -1;
+	return 0;
+}
+
+static int to_stderr(void *data, const char *buf, size_t len)
+{
+	(void)data;
+	if (fwrite(buf, 1, len, stderr) != len)
+		return -1;
+	return 0;
+}
+
+/* The "123" and "4" of "123_4" (task NULL without one). */
+static void split_task(const char *id, char **base, char **task)
+{
+	const char *us = strchr(id, '_');
+	*base = us ? xstrndup(id, (size_t)(us - id)) : xstrdup(id);
+	*task = us ? xstrdup(us + 1) : NULL;
+}
+
+static int slurm_path(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *r,
+		      bool want_err, char **path)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	int status;
+	slurm_job_paths_command(&cmd, r->id);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0)
+		return report_error(&err);
+	_cleanup_(slurm_paths_release) struct slurm_paths p;
+	slurm_parse_job_paths(out.buf, &p);
+	if (p.records > 1)
+		return usage_error(ctx, "job '%s' is an array of %d tasks: name one (%s_N)", r->arg,
+				   p.records, r->id);
+	const char *known = want_err ? p.err : p.out;
+	if (known) {
+		*path = xstrdup(known);
+		return 0;
+	}
+	const char *pattern = !r->in_ledger ? NULL : want_err ? r->rec.err_path : r->rec.log_path;
+	if (!pattern) {
+		if (r->in_ledger && want_err) {
+			error_msg("job '%s' has no error file of its own: its stderr goes to its output "
+				  "('dispatch logs %s')", r->arg, r->arg);
+			return DPE_NOTFOUND;
+		}
+		error_msg("cannot tell where job '%s' writes its output: SLURM on '%s' no longer knows "
+			  "the job and dispatch did not submit it", r->arg, r->host);
+		return DPE_NOTFOUND;
+	}
+	_cleanup_free_ char *base = NULL, *task = NULL;
+	split_task(r->id, &base, &task);
+	*path = slurm_expand_pattern(pattern, base, task, r->rec.name, p.user);
+	return 0;
+}
+
+static int cmd_logs(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	const char *host_opt = NULL;
+	bool follow = false, want_err = false;
+	struct dp_error err = { 0 };
+	for (size_t i = 0; i < args->nopts; i++) {
+		switch (args->opts[i].id) {
+		case OPT_HOST: host_opt = args->opts[i].arg; break;
+		case OPT_FOLLOW: follow = true; break;
+		case OPT_STDERR: want_err = true; break;
+		}
+	}
+	_cleanup_(job_set_release) struct job_set set = { 0 };
+	int r = job_args_resolve(ctx, args->pos, 1, host_opt, &set);
+	if (r)
+		return r;
+	const struct jobref *ref = &set.refs[0];
+	bool plain = job_is_plain(ctx, ref);
+	_cleanup_free_ char *stage = plain ? job_stage_dir(ref) : NULL;
+	if (plain && (!stage || !ref->rec.log_path)) {
+		error_msg("job '%s' not found on '%s': dispatch did not submit it", ref->arg, ref->host);
+		return DPE_NOTFOUND;
+	}
+	if (plain && want_err) {
+		error_msg("job '%s' runs on a plain host, where its stderr goes to its output file "
+			  "('dispatch logs %s')", ref->arg, ref->arg);
+		return DPE_NOTFOUND;
+	}
+
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	if (ssh_session_open(&sc, job_ssh_destination(ctx, ref->host), &ss, &err) < 0)
+		return report_error(&err);
+	_cleanup_free_ char *path = NULL;
+	if (plain) {
+		path = xstrdup(ref->rec.log_path);
+	} else {
+		r = slurm_path(ctx, ss, ref, want_err, &path);
+		if (r)
+			return r;
+	}
+	info_msg(ctx, "%s: %s", ref->host, path);
+
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	if (!follow)
+		joblog_cat_command(&cmd, path);
+	else if (plain)
+		joblog_follow_plain_command(&cmd, path, stage, ref->rec.pid);
+	else
+		joblog_follow_slurm_command(&cmd, path, ref->id);
+	struct ssh_exec x = {
+		.command = cmd.buf,
+		.in_fd = -1,
+		.on_stdout = to_stdout,
+		.on_stderr = to_stderr,
+	};
+	int status;
+	if (ssh_exec(ss, &x, &status, &err) < 0)
+		return report_error(&err);
+	if (status == JOBLOG_NO_FILE) {
+		error_msg("no file '%s' on '%s'%s", path, ref->host,
+			  follow ? ": the job ended without writing it"
+				 : " (yet: the job may not have started; -f waits for it)");
+		return DPE_NOTFOUND;
+	}
+	if (status != 0) {
+		error_msg("cannot read '%s' on '%s' (exit status %d)", path, ref->host, status);
+		return DPE_FAIL;
+	}
+	return 0;
+}
+
+const struct dispatch_cmd dispatch_cmd_logs = {
+	.name = "logs",
+	.summary = "print or follow a job's output file",
+	.usage = "[-H HOST] [-f] [--stderr] JOB",
+	.description =
+		"Prints the job's output file from its host; with -f, follows it until the job\n"
+		"ends, over one connection. The path comes from SLURM (scontrol) while it knows\n"
+		"the job, else from the job ledger; plain-host jobs from the ledger.",
+	.opts = logs_options,
+	.min_args = 1,
+	.max_args = 1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_logs,
+};

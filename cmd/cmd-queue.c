@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch queue: the jobs of SLURM hosts, one connection and one command per host
+ * (lib/slurm_queue.h: squeue --json or a '|'-separated format with the name last,
+ * chosen by the host's SLURM version in the same command).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dispatch.h"
+#include "hostlist.h"
+#include "inventory.h"
+#include "slurm_queue.h"
+#include "ssh.h"
+
+enum { OPT_HOSTS = 1, OPT_ME, OPT_USER, OPT_PARTITION, OPT_STATES };
+
+static const struct dp_option queue_options[] = {
+	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "SLURM hosts, comma-separated, with hostlist ranges (default: every SLURM host of the inventory)", "host" },
+	{ OPT_ME, 0, "me", NULL, "only the jobs of the user dispatch logs in as", NULL },
+	{ OPT_USER, 'u', "user", "USER", "only the jobs of these users (comma-separated)", NULL },
+	{ OPT_PARTITION, 'p', "partition", "PARTITION", "only the jobs of these partitions (comma-separated)", NULL },
+	{ OPT_STATES, 't', "states", "STATES", "only jobs in these states, as squeue -t (PD,R,... or all; default: queued and running)", NULL },
+	{ 0 },
+};
+
+struct host_answer {
+	const char *host;
+	struct slurm_queue q;
+	bool ok;
+	char *error;
+};
+
+static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slurm_queue_filter *f,
+		    enum slurm_queue_format fmt, struct host_answer *a)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	const struct inv_host *ih = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
+	a->host = host;
+	slurm_queue_command(&cmd, f, fmt);
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	int status;
+	if (ssh_session_open(&sc, ih && ih->ssh ? ih->ssh : host, &ss, &err) < 0 ||
+	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+		a->error = xstrdup(err.msg);
+		return report_error(&err);
+	}
+	if (slurm_parse_queue(out.buf, f, &a->q, &err) < 0) {
+		fputs(errout.buf, stderr);
+		a->error = xasprintf("%s", err.msg);
+		error_msg("cannot list the queue of '%s': %s", host, err.msg);
+		return DPE_FAIL;
+	}
+	if (a->q.squeue_status != 0) {
+		fputs(errout.buf, stderr); /* squeue's own words */
+		a->error = xasprintf("squeue failed (exit status %d)", a->q.squeue_status);
+		error_msg("cannot list the queue of '%s': squeue failed (exit status %d)", host,
+			  a->q.squeue_status);
+		return DPE_FAIL;
+	}
+	a->ok = true;
+	return 0;
+}
+
+static const char *where(const struct slurm_qjob *j)
+{
+	return streq(j->state, "PENDING") || !j->nodes[0] ? NULL : j->nodes;
+}
+
+static void print_text(const struct host_answer *a, size_t n)
+{
+	printf("%-16s %-9s %-16s %-12s %-10s %10s %5s %s\n", "JOBID", "PARTITION", "NAME", "USER",
+	       "STATE", "ELAPSED", "NODES", "NODELIST(REASON)");
+	for (size_t h = 0; h < n; h++) {
+		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++) {
+			const struct slurm_qjob *j = &a[h].q.jobs[i];
+			_cleanup_free_ char *id = xasprintf("%s@%s", j->id, a[h].host);
+			_cleanup_free_ char *nodes = j->node_count >= 0 ? xasprintf("%ld", j->node_count)
+									 : xstrdup("-");
+			_cleanup_free_ char *reason = xasprintf("(%s)", j->reason);
+			printf("%-16s %-9s %-16s %-12s %-10s %10s %5s %s\n", id, j->partition, j->name,
+			       j->user, j->state, j->elapsed, nodes, where(j) ? where(j) : reason);
+		}
+	}
+}
+
+static void print_json(const struct host_answer *a, size_t n)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *hosts = cJSON_AddArrayToObject(doc, "hosts");
+	cJSON *jobs = cJSON_AddArrayToObject(doc, "jobs");
+	for (size_t h = 0; h < n; h++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "host", a[h].host);
+		cJSON_AddBoolToObject(o, "ok", a[h].ok);
+		if (a[h].q.version)
+			cJSON_AddStringToObject(o, "slurm_version", a[h].q.version);
+		else
+			cJSON_AddNullToObject(o, "slurm_version");
+		if (a[h].q.format)
+			cJSON_AddStringToObject(o, "format", a[h].q.format);
+		else
+			cJSON_AddNullToObject(o, "format");
+		if (a[h].error)
+			cJSON_AddStringToObject(o, "error", a[h].error);
+		else
+			cJSON_AddNullToObject(o, "error");
+		cJSON_AddItemToArray(hosts, o);
+		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++) {
+			const struct slurm_qjob *j = &a[h].q.jobs[i];
+			cJSON *jo = cJSON_CreateObject();
+			_cleanup_free_ char *job = xasprintf("%s@%s", j->id, a[h].host);
+			cJSON_AddStringToObject(jo, "job", job);
+			cJSON_AddStringToObject(jo, "id", j->id);
+			cJSON_AddStringToObject(jo, "host", a[h].host);
+			cJSON_AddStringToObject(jo, "partition", j->partition);
+			cJSON_AddStringToObject(jo, "name", j->name);
+			cJSON_AddStringToObject(jo, "user", j->user);
+			cJSON_AddStringToObject(jo, "state", j->state);
+			cJSON_AddStringToObject(jo, "elapsed", j->elapsed);
+			if (j->node_count >= 0)
+				cJSON_AddNumberToObject(jo, "node_count", (double)j->node_count);
+			else
+				cJSON_AddNullToObject(jo, "node_count");
+			cJSON_AddStringToObject(jo, "nodes", j->nodes);
+			cJSON_AddStringToObject(jo, "reason", j->reason);
+			cJSON_AddItemToArray(jobs, jo);
+		}
+	}
+	json_print(doc);
+}
+
+static int check_states(const struct dp_ctx *ctx, const char *states)
+{
+	_cleanup_free_ char *a = xstrdup(states);
+	char *save = NULL;
+	for (char *w = strtok_r(a, ",", &save); w; w = strtok_r(NULL, ",", &save))
+		if (strcasecmp(w, "all") && !slurm_state_name(w))
+			return usage_error(ctx, "unknown job state '%s' in -t (squeue's names: PD, R, CG, CD, F, CA, TO, ... or all)", w);
+	return 0;
+}
+
+static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	struct slurm_queue_filter f = { 0 };
+	_cleanup_strv_free_ char **hosts = NULL;
+	struct dp_error err = { 0 };
+	for (size_t i = 0; i < args->nopts; i++) {
+		const struct dp_optval *o = &args->opts[i];
+		switch (o->id) {
+		case OPT_HOSTS: {
+			_cleanup_strv_free_ char **list = NULL;
+			if (hostlist_expand(o->arg, &list, &err) < 0)
+				return report_error(&err);
+			for (char **p = list; *p; p++)
+				if (!strv_contains(hosts, *p))
+					strv_add(&hosts, *p);
+			break;
+		}
+		case OPT_ME: f.me = true; break;
+		case OPT_USER: f.user = o->arg; break;
+		case OPT_PARTITION: f.partitions = o->arg; break;
+		case OPT_STATES:
+			if (check_states(ctx, o->arg))
+				return DPE_INPUT;
+			f.states = o->arg;
+			break;
+		}
+	}
+	if (f.me && f.user)
+		return usage_error(ctx, "--me and -u cannot go together");
+	if (!hosts) {
+		for (size_t i = 0; ctx->inv && i < ctx->inv->nhosts; i++)
+			if (ctx->inv->hosts[i].type == INV_HOST_SLURM)
+				strv_add(&hosts, ctx->inv->hosts[i].name);
+		if (!hosts)
+			return usage_error(ctx, "no SLURM host in the inventory: name one with -H");
+	}
+	for (char **h = hosts; *h; h++) {
+		const struct inv_host *ih = ctx->inv ? inventory_host(ctx->inv, *h) : NULL;
+		if (ih && ih->type != INV_HOST_SLURM)
+			return usage_error(ctx, "'%s' is a %s host, not a SLURM host: it has no queue",
+					   *h, inv_host_type_name(ih->type));
+	}
+	enum slurm_queue_format fmt = SLURM_QUEUE_AUTO;
+	const char *env = getenv("DISPATCH_QUEUE_FORMAT");
+	if (env && streq(env, "json"))
+		fmt = SLURM_QUEUE_JSON;
+	else if (env && streq(env, "text"))
+		fmt = SLURM_QUEUE_TEXT;
+
+	size_t n = strv_len(hosts);
+	struct host_answer *a = xcalloc(n, sizeof(*a));
+	int r = 0;
+	for (size_t h = 0; h < n; h++) {
+		int hr = ask_host(ctx, hosts[h], &f, fmt, &a[h]);
+		if (hr == DPE_CONNECT || (r != DPE_CONNECT && hr > r))
+			r = hr;
+	}
+	if (ctx->json)
+		print_json(a, n);
+	else
+		print_text(a, n);
+	for (size_t h = 0; h < n; h++) {
+		slurm_queue_release(&a[h].q);
+		free(a[h].error);
+	}
+	free(a);
+	return r;
+}
+
+const struct dispatch_cmd dispatch_cmd_queue = {
+	.name = "queue",
+	.summary = "list the jobs of SLURM hosts (squeue), one call per host",
+	.usage = "[-H HOSTS] [--me | -u USER] [-p PARTITION] [-t STATES]",
+	.description =
+		"Lists the jobs queued and running on each SLURM host (every SLURM host of the\n"
+		"inventory when no -H), one connection and one squeue per host: squeue --json\n"
+		"where SLURM has it (21.08 on), a '|'-separated format with the job name last\n"
+		"otherwise, so no job name can shift the columns.",
+	.opts = queue_options,
+	.min_args = 0,
+	.max_args = 0,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_queue,
+};

@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch wait JOB...: polls until every job has ended (or, with --until running,
+ * runs), cheaply for the controller and without giving up on a failed poll.
+ *
+ * Each poll asks each host once: one squeue for all of its jobs still waited on (the
+ * query of lib/slurm.h that status uses, cut in two), then sacct, over the same
+ * connection, only for the jobs squeue no longer has active; plain-host jobs from
+ * their pid and exit_status files (lib/plainjob.h) in the same command. The interval
+ * starts at 2 s and grows by half each poll up to --interval. A poll that fails (the
+ * connection, squeue's "slurm_load_jobs error", sacct) is retried at the next one,
+ * over a fresh connection when the connection failed: only --timeout ends the wait.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "dispatch.h"
+#include "hostlist.h"
+#include "jobref.h"
+#include "plainjob.h"
+#include "slurm.h"
+#include "ssh.h"
+#include "strbuf.h"
+
+enum { OPT_HOST = 1, OPT_INTERVAL, OPT_TIMEOUT, OPT_UNTIL };
+
+static const struct dp_option wait_options[] = {
+	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
+	{ OPT_INTERVAL, 0, "interval", "S", "the longest time between polls, in seconds (default 30; polls start at 2 s and back off)", NULL },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "give up after S seconds (exit 3)", NULL },
+	{ OPT_UNTIL, 0, "until", "WHEN", "'done' (default): until every job ended; 'running': until every job runs (or ended)", "words:running done" },
+	{ 0 },
+};
+
+#define FIRST_INTERVAL 2.0
+#define BACKOFF 1.5
+#define EXEC_TIMEOUT 120.0
+/* Polls in a row in which squeue and sacct disagree (accounting lags) or a job seen
+ * before is known to neither, before squeue's last word (or UNKNOWN) is taken. */
+#define LAG_POLLS 5
+
+struct wjob {
+	const struct jobref *ref;
+	bool plain;
+	bool done;              /* settled, or (--until running) seen running */
+	bool settled;           /* reached an end */
+	bool not_found;
+	bool seen;              /* some answer named it */
+	bool seen_running;
+	int lag, preempted;
+	char *state, *reason, *elapsed, *nodes, *first_node;
+	int exit_code, signal;
+	size_t ntasks;
+};
+
+struct whost {
+	const char *host;
+	struct ssh_session *ss;
+	long polls, squeue_calls, sacct_calls, failures, connects;
+	bool outage;
+};
+
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_seconds(double s)
+{
+	if (s <= 0)
+		return;
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+static void set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = xstrdup(s ? s : "");
+}
+
+/* ---- one command on a host, bounded in time ---- */
+
+struct sinks {
+	struct strbuf *out, *err;
+};
+
+static int to_out(void *data, const char *buf, size_t len)
+{
+	strbuf_add(((struct sinks *)data)->out, buf, len);
+	return 0;
+}
+
+static int to_err(void *data, const char *buf, size_t len)
+{
+	strbuf_add(((struct sinks *)data)->err, buf, len);
+	return 0;
+}
+
+/* The command on the host's session, its output gathered; a hung connection (a
+ * stopped server, a dropped route) ends at timeout. */
+static int run(struct whost *h, const char *command, double timeout, struct strbuf *out,
+	       struct strbuf *errout, int *status, struct dp_error *err)
+{
+	struct sinks sinks = { out, errout };
+	struct ssh_exec x = {
+		.command = command,
+		.in_fd = -1,
+		.on_stdout = to_out,
+		.on_stderr = to_err,
+		.data = &sinks,
+		.timeout = timeout,
+	};
+	return ssh_exec(h->ss, &x, status, err);
+}
+
+/* ---- what an answer means for a job ---- */
+
+static void note_change(const struct dp_ctx *ctx, struct wjob *j, const char *state,
+			const char *detail)
+{
+	if (j->state && streq(j->state, state))
+		return;
+	if (detail && streq(detail, "None"))
+		detail = NULL;
+	info_msg(ctx, "%s@%s: %s%s%s", j->ref->id, j->ref->host, state, detail && *detail ? " " : "",
+		 detail ? detail : "");
+}
+
+static void first_node_of(struct wjob *j, const char *nodes)
+{
+	struct dp_error err = { 0 };
+	char *first = NULL;
+	if (!nodes || !*nodes || streq(nodes, "None assigned"))
+		return;
+	if (hostlist_first(nodes, &first, &err) < 0 || !first)
+		first = xstrdup(nodes);
+	free(j->first_node);
+	j->first_node = first;
+}
+
+static void settle(struct wjob *j, bool until_running)
+{
+	j->settled = true;
+	j->done = true;
+	(void)until_running;
+}
+
+static void slurm_decide(const struct dp_ctx *ctx, struct wjob *j, const struct slurm_job *rows,
+			 size_t n, bool until_running)
+{
+	const struct slurm_job **sel;
+	size_t nsel;
+	bool named = false;
+	for (size_t i = 0; i < n; i++)
+		if (slurm_id_matches(j->ref->id, rows[i].id))
+			named = true;
+	slurm_select(rows, n, j->ref->id, &sel, &nsel);
+	if (nsel == 0) {
+		if (!named && !j->seen) {
+			error_msg("job '%s' not found on '%s': neither squeue nor sacct knows it",
+				  j->ref->id, j->ref->host);
+			j->not_found = true;
+			set_str(&j->state, "NOT_FOUND");
+			settle(j, until_running);
+		} else if (++j->lag >= LAG_POLLS) {
+			/* squeue's finished rows, or nothing at all any more */
+			const struct slurm_job *last = NULL;
+			for (size_t i = 0; i < n; i++)
+				if (!rows[i].from_sacct && slurm_id_matches(j->ref->id, rows[i].id))
+					last = &rows[i];
+			set_str(&j->state, last ? last->state : "UNKNOWN");
+			settle(j, until_running);
+		}
+		free(sel);
+		return;
+	}
+	j->seen = true;
+	j->lag = 0;
+	j->ntasks = nsel;
+	const struct slurm_job *running = NULL, *active = NULL, *worst = NULL;
+	for (size_t k = 0; k < nsel; k++) {
+		const struct slurm_job *r = sel[k];
+		if (streq(r->state, "RUNNING") && !running)
+			running = r;
+		if (slurm_state_active(r->state)) {
+			if (!active)
+				active = r;
+		} else if (!worst || (streq(worst->state, "COMPLETED") && !streq(r->state, "COMPLETED"))) {
+			worst = r;
+		}
+	}
+	if (running && !j->seen_running) {
+		j->seen_running = true;
+		first_node_of(j, running->nodes);
+	}
+	const struct slurm_job *show = running ? running : active ? active : worst;
+	note_change(ctx, j, show->state, running && running->nodes[0] ? running->nodes
+				   : active ? active->reason : "");
+	set_str(&j->state, show->state);
+	set_str(&j->reason, show->reason);
+	set_str(&j->elapsed, show->elapsed);
+	set_str(&j->nodes, show->nodes);
+	j->exit_code = show->exit_code;
+	j->signal = show->exit_signal;
+	if (until_running && j->seen_running)
+		j->done = true;
+	if (active)
+		j->preempted = 0;
+	if (!active) {
+		/* PREEMPTED may be followed by a requeue (PENDING again): take it as an end
+		 * only when the next poll still says so */
+		if (streq(worst->state, "PREEMPTED") && ++j->preempted < 2)
+			goto out;
+		settle(j, until_running);
+	}
+out:
+	free(sel);
+}
+
+static void plain_decide(const struct dp_ctx *ctx, struct wjob *j, const struct plainjob_status *p,
+			 size_t n, bool until_running)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!streq(p[k].id, j->ref->id))
+			continue;
+		j->seen = true;
+		note_change(ctx, j, p[k].state, "");
+		set_str(&j->state, p[k].state);
+		_cleanup_free_ char *el = slurm_format_seconds(p[k].elapsed);
+		set_str(&j->elapsed, el);
+		set_str(&j->nodes, j->ref->host);
+		j->exit_code = p[k].exit_code;
+		j->signal = p[k].exit_signal;
+		if (streq(p[k].state, "RUNNING")) {
+			if (!j->seen_running)
+				j->first_node = xstrdup(j->ref->host);
+			j->seen_running = true;
+			if (until_running)
+				j->done = true;
+		} else {
+			settle(j, until_running);
+		}
+		return;
+	}
+	error_msg("job '%s' not found on '%s': no answer for its stage dir", j->ref->id, j->ref->host);
+	j->not_found = true;
+	set_str(&j->state, "NOT_FOUND");
+	settle(j, until_running);
+}
+
+/* ---- one poll of one host ---- */
+
+/* A failed poll: counted, said once per outage. The connection is dropped only when
+ * it failed itself (SLURM's own failures leave it good for the next poll). */
+static void host_failed(const struct dp_ctx *ctx, struct whost *h, const char *why, bool drop)
+{
+	h->failures++;
+	if (drop) {
+		ssh_session_free(h->ss);
+		h->ss = NULL;
+	}
+	if (!h->outage && ctx->verbosity >= 0)
+		warning_msg("cannot ask '%s' about its jobs: %s; retrying", h->host, why);
+	h->outage = true;
+}
+
+static char *first_line(const char *s)
+{
+	s += strspn(s, "\n");
+	return xstrndup(s, strcspn(s, "\n"));
+}
+
+static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jobs, size_t n,
+		      bool until_running, double timeout)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **ids = NULL, **dirs = NULL;
+	_cleanup_free_ struct plainjob_ref *plain = NULL;
+	size_t nplain = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct wjob *j = &jobs[i];
+		if (j->done || !streq(j->ref->host, h->host))
+			continue;
+		if (!j->plain) {
+			if (!strv_contains(ids, j->ref->id))
+				strv_add(&ids, j->ref->id);
+			continue;
+		}
+		char *dir = job_stage_dir(j->ref);
+		strv_push(&dirs, dir);
+		plain = xrealloc(plain, (nplain + 1) * sizeof(*plain));
+		plain[nplain++] = (struct plainjob_ref){ .id = j->ref->id, .stage_dir = dir,
+							  .pgid = j->ref->rec.pid };
+	}
+	if (!ids && !nplain)
+		return;
+
+	if (!h->ss) {
+		struct ssh_ctx sc;
+		cmd_ssh_ctx(ctx, &sc);
+		if (ssh_session_open(&sc, job_ssh_destination(ctx, h->host), &h->ss, &err) < 0) {
+			host_failed(ctx, h, err.msg, true);
+			return;
+		}
+		h->connects++;
+	}
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	if (ids)
+		slurm_squeue_command(&cmd, ids);
+	if (nplain)
+		plainjob_status_command(&cmd, plain, nplain);
+	int status;
+	if (ids)
+		h->squeue_calls++;
+	if (run(h, cmd.buf, timeout, &out, &errout, &status, &err) < 0) {
+		host_failed(ctx, h, err.msg, true);
+		return;
+	}
+	int sq = ids ? slurm_parse_exit(out.buf, "squeue") : 0;
+	if (sq < 0 || slurm_squeue_failed(sq, errout.buf)) {
+		_cleanup_free_ char *why = errout.len ? first_line(errout.buf)
+				: xasprintf("squeue failed (exit status %d)", sq < 0 ? status : sq);
+		host_failed(ctx, h, why, false);
+		return;
+	}
+	struct slurm_job *rows = NULL;
+	size_t nrows = 0;
+	slurm_parse_status(out.buf, &rows, &nrows);
+
+	/* sacct for the jobs squeue no longer has active */
+	_cleanup_strv_free_ char **gone = NULL;
+	for (size_t i = 0; ids && ids[i]; i++) {
+		bool active = false;
+		for (size_t k = 0; k < nrows; k++)
+			if (slurm_id_matches(ids[i], rows[k].id) && slurm_state_active(rows[k].state))
+				active = true;
+		if (!active)
+			strv_add(&gone, ids[i]);
+	}
+	if (gone) {
+		_cleanup_strbuf_ struct strbuf c2 = STRBUF_INIT, o2 = STRBUF_INIT, e2 = STRBUF_INIT;
+		slurm_sacct_command(&c2, gone);
+		h->sacct_calls++;
+		if (run(h, c2.buf, timeout, &o2, &e2, &status, &err) < 0) {
+			slurm_jobs_free(rows, nrows);
+			host_failed(ctx, h, err.msg, true);
+			return;
+		}
+		int sa = slurm_parse_exit(o2.buf, "sacct");
+		/* without accounting, squeue's rows are all there is */
+		if (sa != 0 && !strstr(e2.buf, "accounting storage is disabled")) {
+			_cleanup_free_ char *why = e2.len ? first_line(e2.buf)
+					: xasprintf("sacct failed (exit status %d)", sa < 0 ? status : sa);
+			slurm_jobs_free(rows, nrows);
+			host_failed(ctx, h, why, false);
+			return;
+		}
+		struct slurm_job *more = NULL;
+		size_t nmore = 0;
+		slurm_parse_status(o2.buf, &more, &nmore);
+		rows = xrealloc(rows, (nrows + nmore + 1) * sizeof(*rows));
+		for (size_t k = 0; k < nmore; k++)
+			rows[nrows++] = more[k];
+		free(more);
+	}
+	struct plainjob_status *ps = NULL;
+	size_t nps = nplain ? plainjob_parse_status(out.buf, &ps) : 0;
+
+	if (h->outage && ctx->verbosity >= 0)
+		fprintf(stderr, "dispatch: '%s' answers again\n", h->host);
+	h->outage = false;
+	h->polls++;
+	for (size_t i = 0; i < n; i++) {
+		struct wjob *j = &jobs[i];
+		if (j->done || !streq(j->ref->host, h->host))
+			continue;
+		if (j->plain)
+			plain_decide(ctx, j, ps, nps, until_running);
+		else
+			slurm_decide(ctx, j, rows, nrows, until_running);
+	}
+	slurm_jobs_free(rows, nrows);
+	plainjob_status_free(ps, nps);
+}
+
+/* ---- output ---- */
+
+static bool job_ok(const struct wjob *j, bool until_running)
+{
+	if (until_running && j->seen_running && !j->settled)
+		return true;
+	return j->state && streq(j->state, "COMPLETED");
+}
+
+static void exit_text(const struct wjob *j, char *buf, size_t size)
+{
+	if (j->exit_code >= 0 && j->signal > 0 && j->exit_code == 0)
+		snprintf(buf, size, "signal %d", j->signal);
+	else if (j->exit_code >= 0)
+		snprintf(buf, size, "exit %d", j->exit_code);
+	else
+		buf[0] = '\0';
+}
+
+static void print_text(const struct wjob *jobs, size_t n, bool until_running, double waited)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct wjob *j = &jobs[i];
+		_cleanup_free_ char *job = xasprintf("%s@%s", j->ref->id, j->ref->host);
+		const char *state = j->state ? j->state : "UNKNOWN";
+		char ex[32];
+		exit_text(j, ex, sizeof(ex));
+		if (until_running && j->seen_running && !j->settled) {
+			printf("%s RUNNING on %s\n", job, j->first_node ? j->first_node : "?");
+		} else if (j->settled && !j->not_found) {
+			printf("%s %s%s%s", job, state, ex[0] ? " " : "", ex);
+			if (j->elapsed && j->elapsed[0])
+				printf(" elapsed %s", j->elapsed);
+			if (j->ntasks > 1)
+				printf(" (%zu tasks)", j->ntasks);
+			if (until_running && !j->seen_running)
+				printf(" (ended before it was seen running)");
+			putchar('\n');
+		} else if (j->not_found) {
+			printf("%s NOT_FOUND\n", job);
+		} else {
+			printf("%s %s%s%s%s (still waiting after %.0f s)\n", job, state,
+			       j->reason && j->reason[0] && !streq(j->reason, "None") ? " (" : "",
+			       j->reason && j->reason[0] && !streq(j->reason, "None") ? j->reason : "",
+			       j->reason && j->reason[0] && !streq(j->reason, "None") ? ")" : "", waited);
+		}
+	}
+}
+
+static void add_int_or_null(cJSON *o, const char *key, int v)
+{
+	if (v >= 0)
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static void add_str_or_null(cJSON *o, const char *key, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static void print_json(const struct wjob *jobs, size_t n, const struct whost *hosts, size_t nh,
+		       long polls, bool until_running, bool timed_out, double waited)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "until", until_running ? "running" : "done");
+	cJSON_AddBoolToObject(doc, "timed_out", timed_out);
+	cJSON_AddNumberToObject(doc, "polls", (double)polls);
+	cJSON_AddNumberToObject(doc, "seconds", (double)(long)(waited * 10 + 0.5) / 10);
+	cJSON *ha = cJSON_AddArrayToObject(doc, "hosts");
+	for (size_t i = 0; i < nh; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "host", hosts[i].host);
+		cJSON_AddNumberToObject(o, "polls", (double)hosts[i].polls);
+		cJSON_AddNumberToObject(o, "squeue_calls", (double)hosts[i].squeue_calls);
+		cJSON_AddNumberToObject(o, "sacct_calls", (double)hosts[i].sacct_calls);
+		cJSON_AddNumberToObject(o, "failed_polls", (double)hosts[i].failures);
+		cJSON_AddNumberToObject(o, "connections", (double)hosts[i].connects);
+		cJSON_AddItemToArray(ha, o);
+	}
+	cJSON *ja = cJSON_AddArrayToObject(doc, "jobs");
+	for (size_t i = 0; i < n; i++) {
+		const struct wjob *j = &jobs[i];
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *job = xasprintf("%s@%s", j->ref->id, j->ref->host);
+		cJSON_AddStringToObject(o, "job", job);
+		cJSON_AddStringToObject(o, "asked", j->ref->arg);
+		cJSON_AddStringToObject(o, "id", j->ref->id);
+		cJSON_AddStringToObject(o, "host", j->ref->host);
+		cJSON_AddStringToObject(o, "type", j->plain ? "plain" : "slurm");
+		add_str_or_null(o, "state", j->state);
+		cJSON_AddBoolToObject(o, "ended", j->settled && !j->not_found);
+		cJSON_AddBoolToObject(o, "ok", job_ok(j, until_running));
+		cJSON_AddBoolToObject(o, "seen_running", j->seen_running);
+		add_str_or_null(o, "first_node", j->first_node);
+		add_int_or_null(o, "exit_code", j->exit_code);
+		add_int_or_null(o, "signal", j->signal);
+		add_str_or_null(o, "elapsed", j->elapsed);
+		add_str_or_null(o, "nodes", j->nodes);
+		add_str_or_null(o, "reason", j->reason);
+		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);
+		cJSON_AddItemToArray(ja, o);
+	}
+	json_print(doc);
+}
+
+/* ---- the command ---- */
+
+static bool parse_seconds(const char *s, double min, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || *end || !(v >= min) || v > 1e9)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	const char *host_opt = NULL;
+	double interval = 30, timeout = 0;
+	bool until_running = false;
+	for (size_t i = 0; i < args->nopts; i++) {
+		const struct dp_optval *o = &args->opts[i];
+		switch (o->id) {
+		case OPT_HOST:
+			host_opt = o->arg;
+			break;
+		case OPT_INTERVAL:
+			if (!parse_seconds(o->arg, 0.1, &interval))
+				return usage_error(ctx, "--interval wants seconds (0.1 or more), not '%s'", o->arg);
+			break;
+		case OPT_TIMEOUT:
+			if (!parse_seconds(o->arg, 0.001, &timeout))
+				return usage_error(ctx, "--timeout wants a positive number of seconds, not '%s'", o->arg);
+			break;
+		case OPT_UNTIL:
+			if (streq(o->arg, "running"))
+				until_running = true;
+			else if (streq(o->arg, "done"))
+				until_running = false;
+			else
+				return usage_error(ctx, "--until wants 'running' or 'done', not '%s'", o->arg);
+			break;
+		}
+	}
+	_cleanup_(job_set_release) struct job_set set = { 0 };
+	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
+	if (r)
+		return r;
+
+	struct wjob *jobs = xcalloc(set.n, sizeof(*jobs));
+	size_t nh = strv_len(set.hosts);
+	struct whost *hosts = xcalloc(nh ? nh : 1, sizeof(*hosts));
+	for (size_t h = 0; h < nh; h++)
+		hosts[h].host = set.hosts[h];
+	for (size_t i = 0; i < set.n; i++) {
+		struct wjob *j = &jobs[i];
+		j->ref = &set.refs[i];
+		j->plain = job_is_plain(ctx, j->ref);
+		j->exit_code = j->signal = -1;
+		_cleanup_free_ char *dir = j->plain ? job_stage_dir(j->ref) : NULL;
+		if (j->plain && !dir) {
+			error_msg("job '%s' not found on '%s': dispatch did not submit it", j->ref->arg,
+				  j->ref->host);
+			j->not_found = true;
+			set_str(&j->state, "NOT_FOUND");
+			settle(j, until_running);
+		}
+	}
+
+	double start = now_seconds(), pause = dmin(FIRST_INTERVAL, interval);
+	long polls = 0;
+	bool timed_out = false;
+	for (;;) {
+		polls++;
+		for (size_t h = 0; h < nh; h++) {
+			double left = timeout > 0 ? timeout - (now_seconds() - start) : EXEC_TIMEOUT;
+			poll_host(ctx, &hosts[h], jobs, set.n, until_running,
+				  dmax(1.0, dmin(EXEC_TIMEOUT, left)));
+		}
+		bool all = true;
+		for (size_t i = 0; i < set.n; i++)
+			all = all && jobs[i].done;
+		if (all)
+			break;
+		double waited = now_seconds() - start;
+		if (timeout > 0 && waited + 0.01 >= timeout) {
+			timed_out = true;
+			break;
+		}
+		sleep_seconds(timeout > 0 ? dmin(pause, timeout - waited) : pause);
+		pause = dmin(pause * BACKOFF, interval);
+		if (timeout > 0 && now_seconds() - start >= timeout) {
+			timed_out = true;
+			break;
+		}
+	}
+	double waited = now_seconds() - start;
+	info_msg(ctx, "%ld polls in %.1f s", polls, waited);
+
+	if (ctx->json)
+		print_json(jobs, set.n, hosts, nh, polls, until_running, timed_out, waited);
+	else if (ctx->verbosity >= 0 || timed_out)
+		print_text(jobs, set.n, until_running, waited);
+
+	r = 0;
+	for (size_t i = 0; i < set.n; i++) {
+		if (jobs[i].not_found)
+			r = DPE_NOTFOUND;
+		else if (jobs[i].done && !job_ok(&jobs[i], until_running) && r == 0)
+			r = DPE_FAIL;
+	}
+	if (timed_out) {
+		error_msg("timed out after %.0f s waiting for %s", waited,
+			  until_running ? "the jobs to run" : "the jobs to end");
+		r = DPE_TIMEOUT;
+	}
+	for (size_t i = 0; i < set.n; i++) {
+		free(jobs[i].state);
+		free(jobs[i].reason);
+		free(jobs[i].elapsed);
+		free(jobs[i].nodes);
+		free(jobs[i].first_node);
+	}
+	for (size_t h = 0; h < nh; h++)
+		ssh_session_free(hosts[h].ss);
+	free(hosts);
+	free(jobs);
+	return r;
+}
+
+const struct dispatch_cmd dispatch_cmd_wait = {
+	.name = "wait",
+	.summary = "wait until jobs end (or run), polling each host once per round",
+	.usage = "[-H HOST] [--interval S] [--timeout S] [--until running|done] JOB...",
+	.description =
+		"Polls until every job has ended: one squeue per host and poll for all of its\n"
+		"jobs, sacct only for the jobs that left the queue, plain-host jobs from their\n"
+		"exit files. Polls start 2 s apart and back off to --interval; a failed poll is\n"
+		"retried and never ends the wait. Exit 0 when every job COMPLETED, 1 when one\n"
+		"ended otherwise, 3 when --timeout ran out.",
+	.opts = wait_options,
+	.min_args = 1,
+	.max_args = -1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_wait,
+};
