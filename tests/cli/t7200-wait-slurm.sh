@@ -14,19 +14,7 @@ test_expect_success 'option errors exit 2' '
 	test_expect_code 2 dispatch wait 2>err
 '
 
-skip_rest() {
-	echo "ok $((test_count + 1)) # skip $1"
-	test_count=$((test_count + 1))
-	test_done
-	exit $?
-}
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd, SLURM and network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-[ -x "$TEST_SRCDIR/tests/testbed/parts/30-slurm" ] || skip_rest "no SLURM part in tests/testbed"
-exports=$(bash "$TEST_SRCDIR/tests/testbed/up" 2>"$TRASH/up.log") ||
-	skip_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
-grep -q "^  hpc:" "$DISPATCH_INVENTORY" || skip_rest "the testbed inventory has no SLURM host hpc"
+testbed_up
 export DISPATCH_STATE_DIR="$TRASH/state"
 N=jw$$
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec("print(" + sys.argv[2] + ")")' "$@"; }
