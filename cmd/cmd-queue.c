@@ -11,6 +11,7 @@
 #include "dispatch.h"
 #include "hostlist.h"
 #include "inventory.h"
+#include "ledger.h"
 #include "slurm_queue.h"
 #include "ssh.h"
 
@@ -38,8 +39,9 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 	struct dp_error err = { 0 };
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	const struct inv_host *ih = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
+	_cleanup_free_ char *eor = ledger_new_token();
 	a->host = host;
-	slurm_queue_command(&cmd, f, fmt);
+	slurm_queue_command(&cmd, f, fmt, eor);
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
@@ -49,7 +51,7 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 		a->error = xstrdup(err.msg);
 		return report_error(&err);
 	}
-	if (slurm_parse_queue(out.buf, f, &a->q, &err) < 0) {
+	if (slurm_parse_queue(out.buf, f, eor, &a->q, &err) < 0) {
 		fputs(errout.buf, stderr);
 		a->error = xasprintf("%s", err.msg);
 		error_msg("cannot list the queue of '%s': %s", host, err.msg);
