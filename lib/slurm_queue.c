@@ -343,7 +343,7 @@ int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, const
 		} else if (!q->format && startswith(line, MARK_NOW)) {
 			if (parse_long(line + strlen(MARK_NOW), 0, 0x7fffffffffffL, &v))
 				now = v;
-		} else if (!q->format && startswith(line, MARK_VERSION)) {
+		} else if (!q->format && !q->version && startswith(line, MARK_VERSION)) {
 			/* "slurm 22.05.8", "slurm-wlm 22.05.8" */
 			const char *sp = strrchr(line, ' ');
 			if (sp && sp[1])
