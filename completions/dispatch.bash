@@ -23,7 +23,7 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts run ship solve status submit submit-packed -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts logs queue run ship solve status submit submit-packed wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	cancel)
 		case $prev in
@@ -66,6 +66,31 @@ _dispatch() {
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W ' --names --check -H --hosts --timeout --fanout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	logs)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --host -f --follow --stderr -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	queue)
+		case $prev in
+		-H|--hosts)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		-u|--user)
+			COMPREPLY=()
+			return ;;
+		-p|--partition)
+			COMPREPLY=()
+			return ;;
+		-t|--states)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --hosts --me -u --user -p --partition -t --states -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	run)
 		case $prev in
@@ -324,6 +349,23 @@ _dispatch() {
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --env --module --uv-group --setup --sbatch --extract-to --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	wait)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--interval)
+			COMPREPLY=()
+			return ;;
+		--timeout)
+			COMPREPLY=()
+			return ;;
+		--until)
+			COMPREPLY=($(compgen -W 'running done' -- "$cur"))
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --host --interval --timeout --until -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	esac
 }
