@@ -59,8 +59,8 @@ static int slurm_path(const struct dp_ctx *ctx, struct ssh_session *ss, const st
 	_cleanup_(slurm_paths_release) struct slurm_paths p;
 	slurm_parse_job_paths(out.buf, &p);
 	if (p.records > 1)
-		return usage_error(ctx, "job '%s' is an array of %d tasks: name one (%s_N)", r->arg,
-				   p.records, r->id);
+		return usage_error(ctx, "job '%s' is an array: name one of its tasks (%s_N)", r->arg,
+				   r->id);
 	const char *known = want_err ? p.err : p.out;
 	if (known) {
 		*path = xstrdup(known);

@@ -11,6 +11,7 @@
 #include "dispatch.h"
 #include "hostlist.h"
 #include "inventory.h"
+#include "ledger.h"
 #include "slurm_queue.h"
 #include "ssh.h"
 
@@ -38,8 +39,9 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 	struct dp_error err = { 0 };
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	const struct inv_host *ih = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
+	_cleanup_free_ char *eor = ledger_new_token();
 	a->host = host;
-	slurm_queue_command(&cmd, f, fmt);
+	slurm_queue_command(&cmd, f, fmt, eor);
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
@@ -49,7 +51,7 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 		a->error = xstrdup(err.msg);
 		return report_error(&err);
 	}
-	if (slurm_parse_queue(out.buf, f, &a->q, &err) < 0) {
+	if (slurm_parse_queue(out.buf, f, eor, &a->q, &err) < 0) {
 		fputs(errout.buf, stderr);
 		a->error = xasprintf("%s", err.msg);
 		error_msg("cannot list the queue of '%s': %s", host, err.msg);
@@ -71,21 +73,66 @@ static const char *where(const struct slurm_qjob *j)
 	return streq(j->state, "PENDING") || !j->nodes[0] ? NULL : j->nodes;
 }
 
+/* A name for the table: control characters (a newline in a job name) shown escaped,
+ * so that each job stays on one line. */
+static char *printable(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '\n')
+			strbuf_adds(&sb, "\\n");
+		else if (c == '\t')
+			strbuf_adds(&sb, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			strbuf_addf(&sb, "\\x%02x", c);
+		else
+			strbuf_addch(&sb, (char)c);
+	}
+	return strbuf_detach(&sb);
+}
+
+enum { COLS = 8 };
+
+/* Columns as wide as their widest value; the last one is not padded. */
 static void print_text(const struct host_answer *a, size_t n)
 {
-	printf("%-16s %-9s %-16s %-12s %-10s %10s %5s %s\n", "JOBID", "PARTITION", "NAME", "USER",
-	       "STATE", "ELAPSED", "NODES", "NODELIST(REASON)");
+	static const char *const head[COLS] = { "JOBID", "PARTITION", "NAME", "USER", "STATE",
+						"ELAPSED", "NODES", "NODELIST(REASON)" };
+	size_t rows = 1, r = 1;
+	for (size_t h = 0; h < n; h++)
+		rows += a[h].ok ? a[h].q.n : 0;
+	char *(*cell)[COLS] = xcalloc(rows, sizeof(*cell));
+	for (int c = 0; c < COLS; c++)
+		cell[0][c] = xstrdup(head[c]);
 	for (size_t h = 0; h < n; h++) {
-		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++) {
+		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++, r++) {
 			const struct slurm_qjob *j = &a[h].q.jobs[i];
-			_cleanup_free_ char *id = xasprintf("%s@%s", j->id, a[h].host);
-			_cleanup_free_ char *nodes = j->node_count >= 0 ? xasprintf("%ld", j->node_count)
-									 : xstrdup("-");
-			_cleanup_free_ char *reason = xasprintf("(%s)", j->reason);
-			printf("%-16s %-9s %-16s %-12s %-10s %10s %5s %s\n", id, j->partition, j->name,
-			       j->user, j->state, j->elapsed, nodes, where(j) ? where(j) : reason);
+			cell[r][0] = xasprintf("%s@%s", j->id, a[h].host);
+			cell[r][1] = printable(j->partition);
+			cell[r][2] = printable(j->name);
+			cell[r][3] = printable(j->user);
+			cell[r][4] = xstrdup(j->state);
+			cell[r][5] = xstrdup(j->elapsed);
+			cell[r][6] = j->node_count >= 0 ? xasprintf("%ld", j->node_count) : xstrdup("-");
+			cell[r][7] = where(j) ? printable(where(j)) : xasprintf("(%s)", j->reason);
 		}
 	}
+	int width[COLS] = { 0 };
+	for (size_t i = 0; i < rows; i++)
+		for (int c = 0; c < COLS; c++)
+			if ((int)strlen(cell[i][c]) > width[c])
+				width[c] = (int)strlen(cell[i][c]);
+	for (size_t i = 0; i < rows; i++) {
+		/* ELAPSED and NODES right-aligned, as squeue */
+		printf("%-*s %-*s %-*s %-*s %-*s %*s %*s %s\n", width[0], cell[i][0], width[1],
+		       cell[i][1], width[2], cell[i][2], width[3], cell[i][3], width[4], cell[i][4],
+		       width[5], cell[i][5], width[6], cell[i][6], cell[i][7]);
+		for (int c = 0; c < COLS; c++)
+			free(cell[i][c]);
+	}
+	free(cell);
 }
 
 static void print_json(const struct host_answer *a, size_t n)

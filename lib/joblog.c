@@ -30,8 +30,11 @@ static void follow_tail(struct strbuf *sb)
 		"\tsleep 1\n"
 		"done\n"
 		"[ -e \"$f\" ] || exit " STR(JOBLOG_NO_FILE) "\n"
+		/* not exec: the watcher would become tail's child, a zombie tail never
+		 * reaps, and kill -0 on a zombie succeeds: tail would never end */
 		"if tail --version 2>/dev/null | grep -q GNU; then\n"
-		"\texec tail -n +1 -f --pid=\"$w\" -- \"$f\"\n"
+		"\ttail -n +1 -f --pid=\"$w\" -- \"$f\"\n"
+		"\texit $?\n"
 		"fi\n"
 		"tail -n +1 -f -- \"$f\" &\n"
 		"t=$!\n"

@@ -386,7 +386,13 @@ static void paths_one(void *data, char *line)
 		return;
 	}
 	if (startswith(l, "JobId=")) {
+		/* A pending array not yet split is one record for every task
+		 * ("ArrayTaskId=0-3"), its %a filled with NO_VAL: no one path. */
+		const char *t = strstr(l, " ArrayTaskId=");
+		t = t ? t + strlen(" ArrayTaskId=") : NULL;
 		s->p->records++;
+		if (t && t[strspn(t, "0123456789")] != ' ' && t[strspn(t, "0123456789")] != '\0')
+			s->p->records++;
 		return;
 	}
 	if (s->p->records != 1)

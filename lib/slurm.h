@@ -103,7 +103,8 @@ void slurm_job_paths_command(struct strbuf *sb, const char *id);
 struct slurm_paths {
 	char *out, *err;        /* NULL when scontrol did not say (the job left its memory) */
 	char *user;             /* the login's user name; NULL when not printed */
-	int records;            /* jobs scontrol showed (an array: one per task) */
+	int records;            /* jobs scontrol showed (an array: one per task; a pending
+				   array not yet split counts as 2) */
 };
 void slurm_parse_job_paths(const char *out, struct slurm_paths *p);
 void slurm_paths_release(struct slurm_paths *p);

@@ -38,7 +38,7 @@ const char *slurm_state_name(const char *word)
 }
 
 void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
-			 enum slurm_queue_format fmt)
+			 enum slurm_queue_format fmt, const char *eor)
 {
 	_cleanup_strbuf_ struct strbuf filters = STRBUF_INIT;
 	if (f->me) {
@@ -66,7 +66,9 @@ void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
 		: "*' '2[1-9].*|*' '[3-9][0-9].*";
 	strbuf_addf(sb, "case $v in\n%s)\n\techo " MARK_FORMAT "json\n\tsqueue --json%s\n\t;;\n",
 		    json_case, filters.buf ? filters.buf : "");
-	strbuf_adds(sb, "*)\n\techo " MARK_FORMAT "text\n\tsqueue -h -o '" QUEUE_FORMAT "'");
+	_cleanup_free_ char *format = eor ? xasprintf("%s|%s", QUEUE_FORMAT, eor) : xstrdup(QUEUE_FORMAT);
+	strbuf_adds(sb, "*)\n\techo " MARK_FORMAT "text\n\tsqueue -h -o ");
+	sh_quote(sb, format);
 	strbuf_addf(sb, "%s\n\t;;\nesac\n", filters.buf ? filters.buf : "");
 	/* squeue --json ends without a newline */
 	strbuf_adds(sb, "st=$?\necho\necho \"" MARK_EXIT "$st\"\n");
@@ -178,6 +180,44 @@ static void text_job(struct slurm_qjob *j, char *line, bool *ok)
 	*ok = true;
 }
 
+static void add_text_job(struct slurm_queue *q, char *record)
+{
+	bool ok;
+	struct slurm_qjob j = { 0 };
+	size_t len = strlen(record);
+	if (len && record[len - 1] == '\r')
+		record[len - 1] = '\0';
+	text_job(&j, record, &ok);
+	if (!ok)
+		return;
+	q->jobs = xrealloc(q->jobs, (q->n + 1) * sizeof(*q->jobs));
+	q->jobs[q->n++] = j;
+}
+
+/* Records end with "|EOR" and a newline (or the end), or with each line without eor. */
+static void parse_text(char *text, const char *eor, struct slurm_queue *q)
+{
+	if (!eor) {
+		char *save = NULL;
+		for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			add_text_job(q, l);
+		return;
+	}
+	_cleanup_free_ char *mark = xasprintf("|%s", eor);
+	size_t ml = strlen(mark);
+	char *p = text;
+	for (char *m = strstr(p, mark); m; m = strstr(p, mark)) {
+		if (m[ml] != '\n' && m[ml] != '\0' && m[ml] != '\r') {
+			p = m + 1; /* not at the end of a line: part of something else */
+			continue;
+		}
+		char *next = m + ml + strspn(m + ml, "\r\n");
+		*m = '\0';
+		add_text_job(q, text);
+		text = p = next;
+	}
+}
+
 /* ---- squeue --json ---- */
 
 /* A number in any shape seen: 5, or {"set": true, "infinite": false, "number": 5}. */
@@ -283,8 +323,8 @@ static int parse_json(const char *text, size_t len, long now, struct slurm_queue
 
 /* ---- the whole answer ---- */
 
-int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, struct slurm_queue *q,
-		      struct dp_error *err)
+int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, const char *eor,
+		      struct slurm_queue *q, struct dp_error *err)
 {
 	memset(q, 0, sizeof(*q));
 	q->squeue_status = -1;
@@ -303,7 +343,7 @@ int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, struc
 		} else if (!q->format && startswith(line, MARK_NOW)) {
 			if (parse_long(line + strlen(MARK_NOW), 0, 0x7fffffffffffL, &v))
 				now = v;
-		} else if (!q->format && startswith(line, MARK_VERSION)) {
+		} else if (!q->format && !q->version && startswith(line, MARK_VERSION)) {
 			/* "slurm 22.05.8", "slurm-wlm 22.05.8" */
 			const char *sp = strrchr(line, ' ');
 			if (sp && sp[1])
@@ -330,19 +370,7 @@ int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, struc
 			return -1;
 	} else {
 		_cleanup_free_ char *text = xstrndup(body, len);
-		char *save = NULL;
-		for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-			bool ok;
-			struct slurm_qjob j = { 0 };
-			size_t ll = strlen(l);
-			if (ll && l[ll - 1] == '\r')
-				l[ll - 1] = '\0';
-			text_job(&j, l, &ok);
-			if (!ok)
-				continue;
-			q->jobs = xrealloc(q->jobs, (q->n + 1) * sizeof(*q->jobs));
-			q->jobs[q->n++] = j;
-		}
+		parse_text(text, eor, q);
 	}
 	/* the filter, for SLURM versions that ignore it with --json */
 	size_t k = 0;

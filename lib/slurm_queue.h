@@ -10,7 +10,10 @@
  *     only the fields listed in struct slurm_qjob are read, each in every shape seen.
  *     SLURM up to 22.05 ignores filters with --json: they are applied here too.
  *   - `squeue -o` with '|' between fields and the job name, the only field a user
- *     can fill with anything, last: a '|' in a name cannot shift the columns.
+ *     can fill with anything, last: a '|' in a name cannot shift the columns. Each
+ *     record ends with '|' and a mark the caller makes fresh for each call (a job
+ *     name can hold a newline, and so could forge a whole row on the next line, but
+ *     it cannot know the mark).
  */
 #ifndef DISPATCH_SLURM_QUEUE_H
 #define DISPATCH_SLURM_QUEUE_H
@@ -35,12 +38,15 @@ enum slurm_queue_format {
 	SLURM_QUEUE_TEXT,
 };
 
+/* eor: the text format's end-of-record mark, letters, digits and '-' only (a fresh
+ * random token: ledger_new_token); NULL: records end at the end of the line. */
 void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
-			 enum slurm_queue_format fmt);
+			 enum slurm_queue_format fmt, const char *eor);
 
 struct slurm_qjob {
 	char *id;               /* "123", "123_4", "123_[5-9%2]", "123+1" */
-	char *partition, *name, *user;
+	char *partition, *user;
+	char *name;             /* as the user gave it: may hold spaces, '|', newlines */
 	char *state;            /* "RUNNING", "PENDING", ... (the base state) */
 	char *elapsed;          /* "0:05", "1:02:03", "1-02:03:04" */
 	long node_count;        /* -1 when not known */
@@ -60,8 +66,8 @@ struct slurm_queue {
 /* Parse the command's output and apply the filter. Returns -1 (DPE_FAIL) when the
  * output has no answer of squeue (the command failed before it) or JSON that does not
  * parse; a failed squeue (squeue_status != 0) is the caller's to report. */
-int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, struct slurm_queue *q,
-		      struct dp_error *err);
+int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, const char *eor,
+		      struct slurm_queue *q, struct dp_error *err);
 void slurm_queue_release(struct slurm_queue *q);
 
 /* The long name of a job state given in either form squeue -t takes ("pd", "R",
