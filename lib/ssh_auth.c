@@ -204,7 +204,8 @@ static int server_takes(struct auth *a, const char *file, const char *shown)
 					   blob.len, probe_sign, &data);
 	if (takes || r == 0)
 		return 1;
-	if (r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
+	/* libssh2 1.10: AUTHENTICATION_FAILED when the server refuses the key */
+	if (r == LIBSSH2_ERROR_AUTHENTICATION_FAILED || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
 		note(a, "key %s: refused by the server", shown);
 		return 0;
 	}
