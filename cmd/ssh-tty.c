@@ -6,12 +6,54 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <termios.h>
 
 #include "dispatch.h"
 #include "ssh.h"
 
 static pthread_mutex_t tty_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* While echo is off for a secret, a signal that ends the program (Ctrl-C at the
+ * prompt) must not leave the terminal without echo: as ssh's readpassphrase, the
+ * handler turns echo back on, then the signal does what it did before. */
+static const int prompt_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static struct sigaction prompt_old_actions[ARRAY_SIZE(prompt_signals)];
+static struct termios prompt_saved;
+static volatile sig_atomic_t prompt_fd = -1;
+
+static void prompt_signal(int sig)
+{
+	int fd = prompt_fd;
+	if (fd >= 0) {
+		tcsetattr(fd, TCSANOW, &prompt_saved);
+		ssize_t w = write(fd, "\n", 1);
+		(void)w;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(prompt_signals); i++)
+		if (prompt_signals[i] == sig)
+			sigaction(sig, &prompt_old_actions[i], NULL);
+	raise(sig);     /* delivered with the old action once this handler returns */
+}
+
+static void prompt_catch_signals(int fd, const struct termios *saved)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = prompt_signal;  /* no SA_RESTART: the read returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	prompt_saved = *saved;
+	prompt_fd = fd;
+	for (size_t i = 0; i < ARRAY_SIZE(prompt_signals); i++)
+		sigaction(prompt_signals[i], &sa, &prompt_old_actions[i]);
+}
+
+static void prompt_release_signals(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(prompt_signals); i++)
+		sigaction(prompt_signals[i], &prompt_old_actions[i], NULL);
+	prompt_fd = -1;
+}
 
 static int tty_prompt(void *data, const char *prompt, bool echo, char *buf, size_t size)
 {
@@ -28,6 +70,7 @@ static int tty_prompt(void *data, const char *prompt, bool echo, char *buf, size
 	if (restore) {
 		quiet = old;
 		quiet.c_lflag &= ~(tcflag_t)ECHO;
+		prompt_catch_signals(fd, &old);
 		tcsetattr(fd, TCSAFLUSH, &quiet);
 	}
 	if (write(fd, prompt, strlen(prompt)) < 0)
@@ -48,6 +91,7 @@ static int tty_prompt(void *data, const char *prompt, bool echo, char *buf, size
 close:
 	if (restore) {
 		tcsetattr(fd, TCSAFLUSH, &old);
+		prompt_release_signals();
 		if (write(fd, "\n", 1) < 0)
 			r = -1;
 	}

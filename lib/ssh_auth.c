@@ -12,7 +12,14 @@
 #include "base64.h"
 #include "ssh_internal.h"
 
-#define PROMPT_TRIES 3
+#define PROMPT_TRIES 3           /* as ssh's NumberOfPasswordPrompts */
+
+/* memset that the compiler may not drop because the buffer dies right after. */
+static void *(*const volatile wipe_)(void *, int, size_t) = memset;
+static void wipe(void *p, size_t n)
+{
+	wipe_(p, 0, n);
+}
 
 struct auth {
 	struct ssh_session *s;
@@ -169,6 +176,45 @@ static int ask(struct auth *a, const char *prompt, bool echo, char *buf, size_t 
 	return ctx->prompt(ctx->prompt_data, prompt, echo, buf, size);
 }
 
+/* The signing callback of a probe: it runs only when the server would take the key. */
+static LIBSSH2_USERAUTH_PUBLICKEY_SIGN_FUNC(probe_sign)
+{
+	bool *takes = *abstract;
+	*takes = true;
+	(void)session;
+	(void)sig;
+	(void)sig_len;
+	(void)data;
+	(void)data_len;
+	return -1;
+}
+
+/* Whether the server would take the public key in FILE.pub (1), would not (0), or the
+ * question failed (-1, noted). As ssh: an encrypted key's passphrase is asked only
+ * for a key the server takes. Without FILE.pub, 1: the key must be opened to know. */
+static int server_takes(struct auth *a, const char *file, const char *shown)
+{
+	_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+	bool takes = false;
+	void *data = &takes;
+
+	if (!pub_blob(file, &blob))
+		return 1;
+	int r = libssh2_userauth_publickey(a->s->ls, a->user, (const unsigned char *)blob.buf,
+					   blob.len, probe_sign, &data);
+	if (takes || r == 0)
+		return 1;
+	/* libssh2 1.10: AUTHENTICATION_FAILED when the server refuses the key */
+	if (r == LIBSSH2_ERROR_AUTHENTICATION_FAILED || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
+		note(a, "key %s: refused by the server", shown);
+		return 0;
+	}
+	char *msg = NULL;
+	libssh2_session_last_error(a->s->ls, &msg, NULL, 0);
+	note(a, "key %s: %s", shown, msg ? msg : "failed");
+	return -1;
+}
+
 static int try_identity(struct auth *a, const char *file)
 {
 	LIBSSH2_SESSION *ls = a->s->ls;
@@ -176,7 +222,6 @@ static int try_identity(struct auth *a, const char *file)
 	_cleanup_free_ char *text = read_file(file, &len);
 	_cleanup_free_ char *shown = pretty_path(file);
 	_cleanup_free_ char *pub = xasprintf("%s.pub", file);
-	const char *pubp = access(pub, R_OK) == 0 ? pub : NULL;
 
 	if (!text) {
 		if (errno != ENOENT || a->s->cfg.identity_files_set)
@@ -184,6 +229,12 @@ static int try_identity(struct auth *a, const char *file)
 		return -1;
 	}
 	bool encrypted = ssh_key_is_encrypted(text, len);
+	wipe(text, len);
+	/* For an encrypted key libssh2 derives the public key from the private one, so
+	 * that a wrong passphrase fails there (LIBSSH2_ERROR_FILE) and not as a refusal. */
+	const char *pubp = !encrypted && access(pub, R_OK) == 0 ? pub : NULL;
+	if (encrypted && server_takes(a, file, shown) <= 0)
+		return -1;
 	if (encrypted && !a->can_prompt) {
 		note(a, "key %s needs a passphrase (%s)", shown, a->why_not);
 		return -1;
@@ -192,14 +243,16 @@ static int try_identity(struct auth *a, const char *file)
 		char pass[1024] = "";
 		if (encrypted) {
 			_cleanup_free_ char *prompt = xasprintf("Enter passphrase for key '%s': ", shown);
-			if (ask(a, prompt, false, pass, sizeof(pass)) < 0) {
+			if (ask(a, prompt, false, pass, sizeof(pass)) < 0 || !pass[0]) {
+				/* as ssh: an empty answer skips the key */
 				note(a, "key %s needs a passphrase (none given)", shown);
+				wipe(pass, sizeof(pass));
 				return -1;
 			}
 		}
 		int r = libssh2_userauth_publickey_fromfile_ex(ls, a->user, (unsigned)strlen(a->user),
 							       pubp, file, pass);
-		memset(pass, 0, sizeof(pass));
+		wipe(pass, sizeof(pass));
 		if (r == 0)
 			return 0;
 		if (r == LIBSSH2_ERROR_FILE && encrypted)
@@ -217,27 +270,48 @@ static int try_identity(struct auth *a, const char *file)
 		note(a, "key %s: %s", shown, msg ? msg : "failed");
 		return -1;
 	}
-	note(a, "key %s: wrong passphrase", shown);
+	note(a, "key %s: wrong passphrase (%d tries)", shown, PROMPT_TRIES);
 	return -1;
 }
 
+/* Server text for the terminal: control characters (escape sequences a hostile
+ * server could send) shown as '?', except newlines and tabs. */
+static void add_server_text(struct strbuf *sb, const char *text, int len)
+{
+	for (int i = 0; text && i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+		strbuf_addch(sb, (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : (char)c);
+	}
+}
+
+/* Asks the server's questions on the terminal, as ssh: its name and instruction
+ * first (if any), each prompt after "(user@host) ". */
 static LIBSSH2_USERAUTH_KBDINT_RESPONSE_FUNC(kbdint_cb)
 {
 	struct ssh_session *s = *abstract;
 	const struct ssh_ctx *ctx = s->ctx;
 	for (int i = 0; i < num_prompts; i++) {
 		char answer[1024] = "";
-		_cleanup_free_ char *text = xasprintf("%.*s%s%.*s", name_len, name ? name : "",
-						      name_len > 0 ? "\n" : "", (int)prompts[i].length,
-						      prompts[i].text);
-		if (ctx->prompt(ctx->prompt_data, text, prompts[i].echo, answer, sizeof(answer)) < 0)
+		_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+		if (i == 0) {
+			add_server_text(&text, name, name_len);
+			if (name_len > 0)
+				strbuf_addch(&text, '\n');
+			add_server_text(&text, instruction, instruction_len);
+			if (instruction_len > 0 && instruction[instruction_len - 1] != '\n')
+				strbuf_addch(&text, '\n');
+		}
+		strbuf_addf(&text, "(%s@%s) ", s->cfg.user, s->name);
+		add_server_text(&text, (const char *)prompts[i].text, (int)prompts[i].length);
+		if (s->kbd_gave_up ||
+		    ctx->prompt(ctx->prompt_data, text.buf, prompts[i].echo, answer, sizeof(answer)) < 0) {
+			s->kbd_gave_up = true;
 			answer[0] = '\0';
+		}
 		responses[i].text = strdup(answer);     /* libssh2 frees it with its allocator: free() */
-		responses[i].length = (unsigned)strlen(answer);
-		memset(answer, 0, sizeof(answer));
+		responses[i].length = responses[i].text ? (unsigned)strlen(answer) : 0;
+		wipe(answer, sizeof(answer));
 	}
-	(void)instruction;
-	(void)instruction_len;
 }
 
 static int try_kbdint(struct auth *a)
@@ -246,10 +320,26 @@ static int try_kbdint(struct auth *a)
 		note(a, "keyboard-interactive: needs a terminal (%s)", a->why_not);
 		return -1;
 	}
-	if (libssh2_userauth_keyboard_interactive_ex(a->s->ls, a->user, (unsigned)strlen(a->user),
-						     kbdint_cb) == 0)
-		return 0;
-	note(a, "keyboard-interactive: refused");
+	/* As ssh: the server's questions up to PROMPT_TRIES times, unless the user gives
+	 * up (end of input at a prompt). */
+	a->s->kbd_gave_up = false;
+	int i;
+	for (i = 0; i < PROMPT_TRIES && !a->s->kbd_gave_up; i++) {
+		int r = libssh2_userauth_keyboard_interactive_ex(a->s->ls, a->user,
+								 (unsigned)strlen(a->user), kbdint_cb);
+		if (r == 0)
+			return 0;
+		if (r != LIBSSH2_ERROR_AUTHENTICATION_FAILED) {
+			char *msg = NULL;
+			libssh2_session_last_error(a->s->ls, &msg, NULL, 0);
+			note(a, "keyboard-interactive: %s", msg ? msg : "failed");
+			return -1;
+		}
+	}
+	if (a->s->kbd_gave_up)
+		note(a, "keyboard-interactive: no answer given");
+	else
+		note(a, "keyboard-interactive: refused (%d tries)", i);
 	return -1;
 }
 
@@ -266,7 +356,7 @@ static int try_password(struct auth *a)
 			break;
 		int r = libssh2_userauth_password_ex(a->s->ls, a->user, (unsigned)strlen(a->user), pass,
 						     (unsigned)strlen(pass), NULL);
-		memset(pass, 0, sizeof(pass));
+		wipe(pass, sizeof(pass));
 		if (r == 0)
 			return 0;
 	}

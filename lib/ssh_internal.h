@@ -27,6 +27,7 @@ struct ssh_session {
 	struct strbuf hop_out;          /* our packets not yet taken by via_chan (bounded by
 					   this session's own SSH windows) */
 	double connect_seconds;
+	bool kbd_gave_up;               /* ssh_auth.c: a keyboard-interactive prompt got no answer */
 };
 
 /* ssh_connect.c: a connected descriptor for cfg (TCP with ConnectTimeout, or the
