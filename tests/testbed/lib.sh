@@ -348,6 +348,11 @@ tb_load_settings() {
 		TB_PORT_BASE | TB_PREFIX | TB_NET | TB_USER) printf -v "$k" '%s' "$v" ;;
 		esac
 	done <"$f"
+	# The parts run as their own processes and read the environment: without this
+	# they would act on the instance the environment (or the defaults) names, and
+	# 'down' of one instance would take another's namespaces and daemons.
+	export DISPATCH_TESTBED_DIR=$TB_DIR DISPATCH_TESTBED_PORT_BASE=$TB_PORT_BASE \
+		DISPATCH_TESTBED_PREFIX=$TB_PREFIX DISPATCH_TESTBED_NET=$TB_NET DISPATCH_TESTBED_USER=$TB_USER
 }
 
 # tb_sq STRING: STRING single-quoted for sh.
