@@ -160,6 +160,17 @@ static int query_host(const struct dp_ctx *ctx, const struct job_set *set, const
 		worst(a, DPE_FAIL);
 		return -1;
 	}
+	/* squeue fails outright when every id has left the controller's memory (sacct
+	 * answers for those); any other failure (slurmctld down or too busy) means no
+	 * answer: a job that just ended may not be in sacct yet, so it is not "not
+	 * found". */
+	int sq = strstr(cmd.buf, "dispatch-squeue-exit") ? slurm_parse_exit(out.buf, "squeue") : 0;
+	if (slurm_squeue_failed(sq, errout.buf)) {
+		fputs(errout.buf, stderr);
+		error_msg("cannot ask '%s' for the jobs' state: squeue failed (exit status %d); try again", host, sq);
+		worst(a, DPE_FAIL);
+		return -1;
+	}
 	slurm_parse_status(out.buf, sjobs, nsjobs);
 	*npjobs = plainjob_parse_status(out.buf, pjobs);
 	return 0;

@@ -183,14 +183,8 @@ static void id_list(struct strbuf *sb, char *const *ids)
 
 void slurm_status_command(struct strbuf *sb, char *const *ids)
 {
-	/* squeue fails outright when every id has left the controller's memory: its
-	 * error is noise here, sacct answers for those. */
-	strbuf_adds(sb, "squeue -h -t all -j ");
-	id_list(sb, ids);
-	strbuf_adds(sb, " -o '" SQUEUE_FORMAT "' 2>/dev/null\necho " SLURM_MARK_SACCT "\n");
-	strbuf_adds(sb, "sacct -n -P -X -j ");
-	id_list(sb, ids);
-	strbuf_adds(sb, " -o '" SACCT_FORMAT "'\n");
+	slurm_squeue_command(sb, ids);
+	slurm_sacct_command(sb, ids);
 }
 
 void slurm_squeue_command(struct strbuf *sb, char *const *ids)
@@ -331,12 +325,15 @@ void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
 			continue;
 		bool take;
 		if (!j->from_sacct) {
-			/* squeue's row, unless it has ended and sacct knows the job */
+			/* squeue's row, unless it has ended and sacct has the end too (with
+			 * the exit code); sacct may still say RUNNING for a job that ended a
+			 * moment ago (accounting lags): then squeue's end is the answer. */
 			take = slurm_state_active(j->state);
 			if (!take) {
 				take = true;
 				for (size_t k = 0; k < n; k++)
-					if (jobs[k].from_sacct && streq(jobs[k].id, j->id))
+					if (jobs[k].from_sacct && streq(jobs[k].id, j->id) &&
+					    !slurm_state_active(jobs[k].state))
 						take = false;
 			}
 		} else {

@@ -60,7 +60,8 @@ void slurm_jobs_free(struct slurm_job *jobs, size_t n);
 bool slurm_state_active(const char *state);
 
 /* The status query for job ids (array tasks "123_4" allowed; each id [0-9_]): one
- * shell command for the login shell running squeue, a marker line, then sacct. */
+ * shell command for the login shell: slurm_squeue_command then slurm_sacct_command
+ * (squeue's stderr goes to the command's stderr, for slurm_squeue_failed). */
 void slurm_status_command(struct strbuf *sb, char *const *ids);
 
 /* The two halves of the status query, for callers that ask sacct only about the jobs

@@ -92,7 +92,7 @@ test_expect_success 'sshd of the login node killed and started again mid-wait: e
 	test "$(jget s.json "d[\"hosts\"][0][\"failed_polls\"] >= 1, d[\"hosts\"][0][\"connections\"] >= 2")" = "True True"
 '
 
-test_expect_success 'slurmctld stopped and started mid-wait: the jobs end as they did, exit 1' '
+test_expect_success 'slurmctld stopped and started mid-wait: the jobs end as they did, exit 1 (status meanwhile: cannot ask, not "not found")' '
 	ok=$(dispatch submit -H hpc -J ctldok -p cpu -- "sleep 6") &&
 	bad=$(dispatch submit -H hpc -J ctldbad -p cpu -- "sleep 6; exit 3") &&
 	{ (dispatch -v --json wait --interval 1 --timeout 150 "$ok" "$bad" >c.json 2>c.err; echo $? >c.rc) 8>&- & } &&
@@ -101,6 +101,9 @@ test_expect_success 'slurmctld stopped and started mid-wait: the jobs end as the
 	ctld=$(cat "$S/run/slurmctld.pid") &&
 	kill "$ctld" && gone "$ctld" &&
 	until_grep "cannot ask .hpc. about its jobs: slurm_load_jobs error" c.err 60 &&
+	test_expect_code 1 dispatch status "$ok" >st.out 2>st.err &&
+	test_grep "cannot ask .hpc. for the jobs. state: squeue failed" st.err &&
+	! grep -q "not found" st.err &&
 	up >/dev/null &&
 	until_file c.rc 90 &&
 	cat c.err >&2 &&

@@ -157,6 +157,29 @@ static void test_status(void)
 	CHECK(find(sel, ns, "114") == NULL);
 	free(sel);
 	slurm_jobs_free(jobs, n);
+	/* a job that ended a moment ago: squeue has its end, sacct still says RUNNING
+	 * (accounting lags): squeue's end is the answer, not "known to neither" */
+	slurm_parse_status("235|COMPLETED|0:00|UNLIMITED|node1|None\ndispatch-squeue-exit 0\n"
+			   "dispatch-sacct\n235|RUNNING|00:00:00|UNLIMITED|node1|0:0|None\n"
+			   "dispatch-sacct-exit 0\n", &jobs, &n);
+	slurm_select(jobs, n, "235", &sel, &ns);
+	CHECK_INT(ns, 1);
+	CHECK(ns == 1 && streq(sel[0]->state, "COMPLETED") && !sel[0]->from_sacct);
+	free(sel);
+	slurm_jobs_free(jobs, n);
+	/* the same for one task of an array: every task is reported */
+	slurm_parse_status("208_2|COMPLETED|0:01|UNLIMITED|node2|None\n"
+			   "208_1|COMPLETED|0:01|UNLIMITED|node2|None\n"
+			   "208_0|COMPLETED|0:01|UNLIMITED|node1|None\n"
+			   "dispatch-sacct\n208_0|COMPLETED|00:00:01|UNLIMITED|node1|0:0|None\n"
+			   "208_1|COMPLETED|00:00:01|UNLIMITED|node2|0:0|None\n"
+			   "208_2|RUNNING|00:00:01|UNLIMITED|node2|0:0|None\n", &jobs, &n);
+	slurm_select(jobs, n, "208", &sel, &ns);
+	CHECK_INT(ns, 3);
+	CHECK(find(sel, ns, "208_2") && streq(find(sel, ns, "208_2")->state, "COMPLETED"));
+	CHECK(find(sel, ns, "208_0") && find(sel, ns, "208_0")->from_sacct);
+	free(sel);
+	slurm_jobs_free(jobs, n);
 	/* a reason with '|' stays whole; short lines are skipped */
 	slurm_parse_status("8|PENDING|0:00|1:00|n|a|b\n9|RUNNING\n", &jobs, &n);
 	CHECK_INT(n, 1);
