@@ -58,6 +58,17 @@ static const char *last_error(LIBSSH2_SESSION *ls)
 	return msg && *msg ? msg : "unknown error";
 }
 
+/* Why a request on an open session failed: a connection the server (or a hop)
+ * closed reads as end of file; libssh2 then says little ("Unexpected error"). */
+static const char *session_error(const struct ssh_session *s)
+{
+	char c;
+	ssize_t n = recv(s->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE)))
+		return "the connection was closed by the server or the network";
+	return last_error(s->ls);
+}
+
 static bool timed_out(LIBSSH2_SESSION *ls)
 {
 	return libssh2_session_last_errno(ls) == LIBSSH2_ERROR_TIMEOUT;
@@ -632,7 +643,7 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 	ch = libssh2_channel_open_session(s->ls);
 	if (!ch)
 		return dp_err(err, DPE_CONNECT, "cannot open a channel to '%s': %s", s->name,
-			      last_error(s->ls));
+			      session_error(s));
 	struct ssh_channel *p = xcalloc(1, sizeof(*p));
 	p->s = s;
 	p->ch = ch;

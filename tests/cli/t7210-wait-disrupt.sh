@@ -88,6 +88,7 @@ test_expect_success 'sshd of the login node killed and started again mid-wait: e
 	cat s.err >&2 &&
 	test "$(cat s.rc)" = 0 &&
 	test_grep "answers again" s.err &&
+	! grep "Unexpected error" s.err &&
 	test "$(jget s.json "d[\"jobs\"][0][\"state\"], d[\"jobs\"][0][\"exit_code\"]")" = "COMPLETED 0" &&
 	test "$(jget s.json "d[\"hosts\"][0][\"failed_polls\"] >= 1, d[\"hosts\"][0][\"connections\"] >= 2")" = "True True"
 '
