@@ -2,7 +2,8 @@
 # t7200: dispatch wait on the testbed cluster (hpc) and plain host box1: a job that
 # completes (exit 0), fails (exit 1, its exit code shown), is cancelled, runs into
 # its --time limit (sbatch's TIMEOUT; runs in the background meanwhile); jobs on two
-# hosts at once (hpc and box1); --until running prints the first node, and notices a
+# hosts at once (hpc and box1); a requeued job is waited through its second run;
+# --until running prints the first node, and notices a
 # job that ended without being seen running; --timeout gives 3. Option errors need
 # no testbed. Job names start with jw$$ (other tests share the cluster).
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,23 @@ if tjob=$(dispatch submit -H hpc -J "${N}time" -p cpu --time 1 -- "sleep 300"); 
 	(dispatch --json wait --interval 5 "$tjob" >timeout.json 2>timeout.err; echo $? >timeout.rc) &
 else
 	echo "submit failed" >timeout.err && echo 99 >timeout.rc
+fi
+
+# A requeued job (scontrol requeue by its owner, as a preemption would) goes back to
+# PENDING with a BeginTime two minutes on (SLURM's own delay), then runs again: its
+# wait must not end at the requeue. Also in the background, collected at the end.
+if rjob=$(dispatch submit -H hpc -J "${N}requeue" -p cpu --requeue -- \
+	'sleep 4; echo "run ${SLURM_RESTART_COUNT:-0}"'); then
+	(dispatch -v --json wait --interval 2 --timeout 400 "$rjob" >requeue.json 2>requeue.err
+		echo $? >requeue.rc) &
+	for i in $(seq 1 100); do
+		grep -q ": RUNNING" requeue.err 2>/dev/null && break
+		sleep 0.2
+	done
+	dispatch run -H hpc -- scontrol requeue "${rjob%@hpc}" 2>>requeue.err ||
+		echo "scontrol requeue failed" >>requeue.err
+else
+	echo "submit failed" >requeue.err && echo 99 >requeue.rc
 fi
 
 test_expect_success 'a job that completes: exit 0, one summary line' '
@@ -90,6 +108,16 @@ test_expect_success 'a job over its --time limit: TIMEOUT, exit 1' '
 	cat timeout.err >&2 &&
 	test "$(cat timeout.rc)" = 1 &&
 	test "$(jget timeout.json "d[\"jobs\"][0][\"state\"]")" = TIMEOUT
+'
+
+test_expect_success 'a requeued job: the wait goes on through PENDING and ends with its second run' '
+	for i in $(seq 1 2000); do [ -s requeue.rc ] && break; sleep 0.2; done &&
+	cat requeue.err >&2 &&
+	test "$(cat requeue.rc)" = 0 &&
+	test "$(jget requeue.json "d[\"jobs\"][0][\"state\"]")" = COMPLETED &&
+	sed -n "/: RUNNING/,\$p" requeue.err | grep -q ": PENDING" &&
+	log=$(dispatch logs "$rjob") &&
+	test "$log" = "run 1"
 '
 
 test_done
