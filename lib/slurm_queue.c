@@ -64,14 +64,18 @@ void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
 	const char *json_case = fmt == SLURM_QUEUE_JSON ? "*"
 		: fmt == SLURM_QUEUE_TEXT ? "dispatch-never"
 		: "*' '2[1-9].*|*' '[3-9][0-9].*";
-	strbuf_addf(sb, "case $v in\n%s)\n\techo " MARK_FORMAT "json\n\tsqueue --json%s\n\t;;\n",
+	/* A SLURM built without its JSON plugin fails --json ("plugin ... not
+	 * found"): then the text format, which every squeue has. */
+	strbuf_addf(sb, "json=0\ncase $v in %s) json=1 ;; esac\n"
+		    "if [ $json = 1 ] && out=$(squeue --json%s); then\n"
+		    "\techo " MARK_FORMAT "json\n\tprintf '%%s' \"$out\"\n\tst=0\nelse\n",
 		    json_case, filters.buf ? filters.buf : "");
 	_cleanup_free_ char *format = eor ? xasprintf("%s|%s", QUEUE_FORMAT, eor) : xstrdup(QUEUE_FORMAT);
-	strbuf_adds(sb, "*)\n\techo " MARK_FORMAT "text\n\tsqueue -h -o ");
+	strbuf_adds(sb, "\techo " MARK_FORMAT "text\n\tsqueue -h -o ");
 	sh_quote(sb, format);
-	strbuf_addf(sb, "%s\n\t;;\nesac\n", filters.buf ? filters.buf : "");
+	strbuf_addf(sb, "%s\n\tst=$?\nfi\n", filters.buf ? filters.buf : "");
 	/* squeue --json ends without a newline */
-	strbuf_adds(sb, "st=$?\necho\necho \"" MARK_EXIT "$st\"\n");
+	strbuf_adds(sb, "echo\necho \"" MARK_EXIT "$st\"\n");
 }
 
 static void qjob_release(struct slurm_qjob *j)

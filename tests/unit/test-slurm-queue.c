@@ -282,14 +282,17 @@ static void test_state_names(void)
 
 /* Runs the queue command in sh with a stand-in squeue that prints `version` for
  * --version and its arguments otherwise; returns its output. */
-static char *run_with_squeue(const char *dir, const char *version, const struct slurm_queue_filter *f)
+static char *run_with_squeue(const char *dir, const char *version, bool json_fails,
+			     const struct slurm_queue_filter *f)
 {
 	_cleanup_free_ char *script = xasprintf("%s/squeue", dir);
 	FILE *fp = fopen(script, "w");
 	if (!fp)
 		return NULL;
 	fprintf(fp, "#!/bin/sh\nif [ \"$1\" = --version ]; then %s; exit 0; fi\n"
-		    "printf 'arg:%%s\\n' \"$@\"\n", version);
+		    "if [ \"$1\" = --json ] && %s; then\n"
+		    "  echo 'squeue: error: cannot load the JSON plugin' >&2; exit 1\nfi\n"
+		    "printf 'arg:%%s\\n' \"$@\"\n", version, json_fails ? "true" : "false");
 	fclose(fp);
 	chmod(script, 0755);
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, full = STRBUF_INIT;
@@ -300,7 +303,7 @@ static char *run_with_squeue(const char *dir, const char *version, const struct 
 		return NULL;
 	fputs(cmd.buf, fp);
 	fclose(fp);
-	strbuf_addf(&full, "PATH='%s':/usr/bin:/bin sh '%s'", dir, cmdfile);
+	strbuf_addf(&full, "PATH='%s':/usr/bin:/bin sh '%s' 2>/dev/null", dir, cmdfile);
 	fp = popen(full.buf, "r");
 	if (!fp)
 		return NULL;
@@ -335,7 +338,7 @@ static void test_version_choice(void)
 	};
 	struct slurm_queue_filter f = { .user = "a b", .partitions = "gpu", .states = "PD,R" };
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		_cleanup_free_ char *out = run_with_squeue(dir, cases[i].version_cmd, &f);
+		_cleanup_free_ char *out = run_with_squeue(dir, cases[i].version_cmd, false, &f);
 		struct slurm_queue q;
 		struct dp_error err = { 0 };
 		CHECK(out != NULL);
@@ -355,8 +358,21 @@ static void test_version_choice(void)
 	}
 	/* --me asks the login's own name in the same shell */
 	struct slurm_queue_filter me = { .me = true };
-	_cleanup_free_ char *out = run_with_squeue(dir, "echo 'slurm 20.11.9'", &me);
+	_cleanup_free_ char *out = run_with_squeue(dir, "echo 'slurm 20.11.9'", false, &me);
 	CHECK(out && strstr(out, "arg:-u\narg:") && !strstr(out, "arg:-u\narg:\n"));
+	/* a 23.02 built without its JSON plugin: --json fails, the text format answers */
+	_cleanup_free_ char *nojson = run_with_squeue(dir, "echo 'slurm 23.02.7'", true, &f);
+	CHECK(nojson != NULL);
+	if (nojson) {
+		struct slurm_queue q;
+		struct dp_error err = { 0 };
+		CHECK(!strstr(nojson, "dispatch-format json"));
+		CHECK_CONTAINS(nojson, "dispatch-format text\narg:-h\narg:-o\n");
+		CHECK_INT(slurm_parse_queue(nojson, &f, EOR, &q, &err), 0);
+		CHECK_STR(q.format, "text");
+		CHECK_INT(q.squeue_status, 0);
+		slurm_queue_release(&q);
+	}
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", dir);
 	CHECK_INT(system(rm), 0);
 }
