@@ -62,18 +62,6 @@ static void worst(struct answer *a, int status)
 		a->status = status;
 }
 
-static char *format_seconds(long s)
-{
-	if (s < 0)
-		return xstrdup("");
-	long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
-	if (d)
-		return xasprintf("%ld-%02ld:%02ld:%02ld", d, h, m, sec);
-	if (h)
-		return xasprintf("%ld:%02ld:%02ld", h, m, sec);
-	return xasprintf("%ld:%02ld", m, sec);
-}
-
 /* ---- one host ---- */
 
 static void query_command(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
@@ -187,7 +175,7 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 			.id = xstrdup(r->id),
 			.state = xstrdup(p[k].state),
 			.reason = xstrdup(""),
-			.elapsed = format_seconds(p[k].elapsed),
+			.elapsed = slurm_format_seconds(p[k].elapsed),
 			.time_limit = xstrdup("UNLIMITED"),
 			.nodes = xstrdup(host),
 			.exit_code = p[k].exit_code,

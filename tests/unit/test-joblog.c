@@ -15,12 +15,7 @@
 
 static char *fixture(const char *name)
 {
-	_cleanup_free_ char *path = xasprintf("%s/slurm/%s", unit_data(), name);
-	size_t len;
-	char *buf = read_file(path, &len);
-	if (!buf)
-		printf("# cannot read %s\n", path);
-	return buf;
+	return unit_fixture("slurm", name);
 }
 
 static void paths(const char *name, struct slurm_paths *p)

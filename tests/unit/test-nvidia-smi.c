@@ -6,12 +6,7 @@
 
 static char *fixture(const char *name)
 {
-	_cleanup_free_ char *path = xasprintf("%s/nvidia-smi/%s", unit_data(), name);
-	size_t len;
-	char *buf = read_file(path, &len);
-	if (!buf)
-		printf("# cannot read %s\n", path);
-	return buf;
+	return unit_fixture("nvidia-smi", name);
 }
 
 static void test_names(void)

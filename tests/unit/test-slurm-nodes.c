@@ -7,12 +7,7 @@
 
 static char *fixture(const char *name)
 {
-	_cleanup_free_ char *path = xasprintf("%s/slurm/scontrol/%s", unit_data(), name);
-	size_t len;
-	char *buf = read_file(path, &len);
-	if (!buf)
-		printf("# cannot read %s\n", path);
-	return buf;
+	return unit_fixture("slurm/scontrol", name);
 }
 
 /* Parses a .probe fixture as HOST_FACTS_AUTO would; 0 on success. */

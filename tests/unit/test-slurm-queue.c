@@ -16,12 +16,7 @@
 
 static char *fixture(const char *name)
 {
-	_cleanup_free_ char *path = xasprintf("%s/slurm/%s", unit_data(), name);
-	size_t len;
-	char *buf = read_file(path, &len);
-	if (!buf)
-		printf("# cannot read %s\n", path);
-	return buf;
+	return unit_fixture("slurm", name);
 }
 
 static int parse(const char *name, const struct slurm_queue_filter *f, const char *eor,

@@ -11,31 +11,7 @@
 
 static char *fixture(const char *name)
 {
-	char *path = xasprintf("%s/slurm/%s", unit_data(), name);
-	size_t len;
-	char *text = read_file(path, &len);
-	if (!text) {
-		printf("# cannot read %s\n", path);
-		exit(1);
-	}
-	free(path);
-	return text;
-}
-
-static void sh_n(const char *what, const char *script)
-{
-	char path[] = "/tmp/dispatch-test-slurm-wait.XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	if (fd < 0)
-		return;
-	CHECK(write(fd, script, strlen(script)) == (ssize_t)strlen(script));
-	close(fd);
-	char *cmd = xasprintf("sh -n %s", path);
-	int r = system(cmd);
-	unit_report(r == 0, __FILE__, __LINE__, what);
-	unlink(path);
-	free(cmd);
+	return unit_fixture("slurm", name);
 }
 
 static void test_commands(void)
@@ -46,14 +22,14 @@ static void test_commands(void)
 	CHECK_CONTAINS(sb.buf, "squeue -h -t all -j '12,13_4' -o ");
 	CHECK_CONTAINS(sb.buf, "echo \"dispatch-squeue-exit $?\"");
 	CHECK(!strstr(sb.buf, "sacct"));
-	sh_n("squeue half parses", sb.buf);
+	CHECK_SH_N("squeue half parses", sb.buf);
 	strbuf_reset(&sb);
 	slurm_sacct_command(&sb, ids);
 	CHECK_CONTAINS(sb.buf, "echo " SLURM_MARK_SACCT "\n");
 	CHECK_CONTAINS(sb.buf, "sacct -n -P -X -j '12,13_4' -o ");
 	CHECK_CONTAINS(sb.buf, "echo \"dispatch-sacct-exit $?\"");
 	CHECK(!strstr(sb.buf, "squeue"));
-	sh_n("sacct half parses", sb.buf);
+	CHECK_SH_N("sacct half parses", sb.buf);
 	strbuf_release(&sb);
 }
 

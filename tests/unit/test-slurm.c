@@ -9,15 +9,7 @@
 
 static char *fixture(const char *name)
 {
-	char *path = xasprintf("%s/slurm/%s", unit_data(), name);
-	size_t len;
-	char *text = read_file(path, &len);
-	if (!text) {
-		printf("# cannot read %s\n", path);
-		exit(1);
-	}
-	free(path);
-	return text;
+	return unit_fixture("slurm", name);
 }
 
 static void check_sbatch(const char *out, const char *want_id, const char *want_cluster)
@@ -226,23 +218,6 @@ static void test_lookup(void)
 	check_lookup("lookup-none.out", -1, NULL);
 }
 
-/* The commands are valid sh, and every id and path reaches them quoted. */
-static void sh_n(const char *what, const char *script)
-{
-	char path[] = "/tmp/dispatch-test-slurm.XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	if (fd < 0)
-		return;
-	CHECK(write(fd, script, strlen(script)) == (ssize_t)strlen(script));
-	close(fd);
-	char *cmd = xasprintf("sh -n %s", path);
-	int r = system(cmd);
-	unit_report(r == 0, __FILE__, __LINE__, what);
-	unlink(path);
-	free(cmd);
-}
-
 static void test_commands(void)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -250,16 +225,16 @@ static void test_commands(void)
 	slurm_status_command(&sb, ids);
 	CHECK_CONTAINS(sb.buf, "squeue -h -t all -j '12,13_4'");
 	CHECK_CONTAINS(sb.buf, "sacct -n -P -X -j '12,13_4'");
-	sh_n("status command parses", sb.buf);
+	CHECK_SH_N("status command parses", sb.buf);
 	strbuf_reset(&sb);
 	slurm_submit_command(&sb, "/w/it's", "/w/.dispatch/x y", token);
 	CHECK_CONTAINS(sb.buf, "--comment='dsp-");
 	CHECK_CONTAINS(sb.buf, "'/w/it'\\''s'");
-	sh_n("submit command parses", sb.buf);
+	CHECK_SH_N("submit command parses", sb.buf);
 	strbuf_reset(&sb);
 	slurm_lookup_command(&sb, "/w/.dispatch/$x", token);
 	CHECK_CONTAINS(sb.buf, "'/w/.dispatch/$x'");
-	sh_n("lookup command parses", sb.buf);
+	CHECK_SH_N("lookup command parses", sb.buf);
 	strbuf_reset(&sb);
 	slurm_cancel_command(&sb, ids);
 	CHECK_STR(sb.buf, "scancel '12' '13_4'\n");

@@ -8,12 +8,7 @@
 
 static char *data(const char *name)
 {
-	_cleanup_free_ char *path = xasprintf("%s/%s", unit_data(), name);
-	size_t len;
-	char *buf = read_file(path, &len);
-	if (!buf)
-		printf("# cannot read %s\n", path);
-	return buf;
+	return unit_fixture(".", name);
 }
 
 static struct inventory *load(const char *text)

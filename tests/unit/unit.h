@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "util.h"
 
 static int unit_n, unit_failed;
 
@@ -55,6 +58,40 @@ static inline const char *unit_data(void)
 {
 	const char *d = getenv("UNIT_DATA");
 	return d ? d : "tests/unit/data";
+}
+
+/* The fixture tests/unit/data/DIR/NAME, whole; a missing one ends the test. */
+static inline char *unit_fixture(const char *dir, const char *name)
+{
+	char *path = xasprintf("%s/%s/%s", unit_data(), dir, name);
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text) {
+		printf("Bail out! cannot read %s\n", path);
+		exit(1);
+	}
+	free(path);
+	return text;
+}
+
+/* One check: SCRIPT is valid sh (sh -n). */
+#define CHECK_SH_N(what, script) unit_sh_n(__FILE__, __LINE__, what, script)
+static inline void unit_sh_n(const char *file, int line, const char *what, const char *script)
+{
+	char path[] = "/tmp/dispatch-unit-sh.XXXXXX";
+	int fd = mkstemp(path);
+	size_t n = strlen(script);
+	int ok = fd >= 0 && write(fd, script, n) == (ssize_t)n;
+	if (fd >= 0)
+		close(fd);
+	if (ok) {
+		char *cmd = xasprintf("sh -n %s", path);
+		ok = system(cmd) == 0;
+		free(cmd);
+	}
+	unit_report(ok, file, line, what);
+	if (fd >= 0)
+		unlink(path);
 }
 
 #endif
