@@ -532,18 +532,23 @@ static int put_disk_file(struct writer *w, const char *full, const char *path,
 	return 0;
 }
 
-/* One path of the work tree, as it is on disk. Returns 1 when it is not there, 2 when
- * it is in an export-ignored directory. */
+/* One path of the work tree, as it is on disk; index_mode is its mode in the index
+ * (0 for an untracked file). Returns 1 when it is not there (a directory where the
+ * index has a file counts as gone: its files come as untracked ones), 2 when it is in
+ * an export-ignored directory. */
 static int put_disk_entry(struct writer *w, const char *workdir, const char *path,
-			  bool filemode, bool index_exec)
+			  bool filemode, git_filemode_t index_mode)
 {
 	_cleanup_free_ char *full = xasprintf("%s%s", workdir, path);
+	bool index_exec = index_mode == GIT_FILEMODE_BLOB_EXECUTABLE;
 	struct stat st;
 	if (lstat(full, &st) < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 1;
 		return dp_err(w->err, DPE_FAIL, "cannot read '%s': %s", path, strerror(errno));
 	}
+	if (S_ISDIR(st.st_mode) && index_mode != GIT_FILEMODE_COMMIT)
+		return 1;
 	int r = put_parents(w, path);
 	if (r != 0)
 		return r < 0 ? -1 : 2;
@@ -750,7 +755,8 @@ static int snapshot_worktree(git_repository *repo, struct writer *w, const struc
 			    (sub && o->mode == SNAPSHOT_FILES && !under_any(named, x)) ||
 			    (sub && w->repo && export_ignored(repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, x)))
 				continue;
-			int r = put_disk_entry(w, workdir, x, filemode != 0, false);
+			int r = put_disk_entry(w, workdir, x, filemode != 0,
+					       sub ? GIT_FILEMODE_COMMIT : GIT_FILEMODE_BLOB);
 			if (r < 0)
 				return -1;
 			if (r == 0 && !sub)
@@ -766,9 +772,9 @@ static int snapshot_worktree(git_repository *repo, struct writer *w, const struc
 			continue;
 		if (w->repo && export_ignored(repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, path))
 			continue;
-		bool index_exec = e->head_to_index ? e->head_to_index->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE
-				  : e->index_to_workdir && e->index_to_workdir->old_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE;
-		int r = put_disk_entry(w, workdir, path, filemode != 0, index_exec);
+		git_filemode_t index_mode = e->head_to_index ? e->head_to_index->new_file.mode :
+					    e->index_to_workdir ? e->index_to_workdir->old_file.mode : 0;
+		int r = put_disk_entry(w, workdir, path, filemode != 0, index_mode);
 		if (r < 0)
 			return -1;
 		if (r == 2)

@@ -154,4 +154,16 @@ assert d[\"dirty\"] == {\"modified\": 1, \"untracked\": 1, \"deleted\": 1}, d
 	test_must_be_empty err
 '
 
+test_expect_success '--dirty: a tracked file replaced by a directory is gone, its files untracked' '
+	git init -q tc &&
+	(cd tc && echo a >typechg && echo b >keep && git add . &&
+	 git -c user.name=t -c user.email=t@t commit -qm one &&
+	 rm typechg && mkdir typechg && echo x >typechg/inside) &&
+	dispatch ship --repo tc --dirty --output tc.tar.gz 2>err &&
+	test_grep "0 modified, 1 untracked, 1 deleted" err &&
+	tar -tzf tc.tar.gz >list &&
+	printf "%s\n" keep typechg/ typechg/inside >want &&
+	test_cmp want list
+'
+
 test_done
