@@ -258,20 +258,33 @@ int kh_add(const char *file, const char *name, const struct kh_key *key, struct 
 	return r;
 }
 
+/* The name a host is looked up by: as ssh, HostKeyAlias when set (as it is, port or
+ * not), else "host" or "[host]:port". */
+static char *lookup_name(const struct ssh_host_config *cfg)
+{
+	return cfg->host_key_alias ? xstrdup(cfg->host_key_alias) :
+	       kh_host_name(cfg->hostname, cfg->port);
+}
+
+/* UserKnownHostsFile then GlobalKnownHostsFile. */
+static char **lookup_files(const struct ssh_host_config *cfg)
+{
+	char **files = strv_copy(cfg->user_known_hosts_files);
+	for (char *const *g = cfg->global_known_hosts_files; g && *g; g++)
+		strv_add(&files, *g);
+	return files;
+}
+
 int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct kh_key *key,
 	      struct dp_error *err)
 {
-	/* As ssh: HostKeyAlias, when set, is the name to look up, as it is, port or not. */
-	_cleanup_free_ char *name = cfg->host_key_alias ? xstrdup(cfg->host_key_alias) :
-				    kh_host_name(cfg->hostname, cfg->port);
+	_cleanup_free_ char *name = lookup_name(cfg);
 	_cleanup_free_ char *fp = kh_fingerprint(key->sha256);
 	_cleanup_free_ char *file = NULL;
-	_cleanup_strv_free_ char **files = strv_copy(cfg->user_known_hosts_files);
+	_cleanup_strv_free_ char **files = lookup_files(cfg);
 	enum kh_result r;
 	int line;
 
-	for (char *const *g = cfg->global_known_hosts_files; g && *g; g++)
-		strv_add(&files, *g);
 	if (kh_check(files, name, key, &r, &file, &line, err) < 0)
 		return -1;
 	if (r == KH_MATCH)
@@ -300,4 +313,50 @@ int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct 
 		      cfg->user_known_hosts_files && cfg->user_known_hosts_files[0] ?
 			      cfg->user_known_hosts_files[0] : "~/.ssh/known_hosts",
 		      port, cfg->hostname);
+}
+
+/* OpenSSH's default HostKeyAlgorithms order (certificates aside), with the key type
+ * each algorithm verifies. */
+static const struct {
+	const char *method;
+	int type;
+} hostkey_methods[] = {
+	{ "ssh-ed25519", LIBSSH2_HOSTKEY_TYPE_ED25519 },
+	{ "ecdsa-sha2-nistp256", LIBSSH2_HOSTKEY_TYPE_ECDSA_256 },
+	{ "ecdsa-sha2-nistp384", LIBSSH2_HOSTKEY_TYPE_ECDSA_384 },
+	{ "ecdsa-sha2-nistp521", LIBSSH2_HOSTKEY_TYPE_ECDSA_521 },
+	{ "rsa-sha2-512", LIBSSH2_HOSTKEY_TYPE_RSA },
+	{ "rsa-sha2-256", LIBSSH2_HOSTKEY_TYPE_RSA },
+	{ "ssh-rsa", LIBSSH2_HOSTKEY_TYPE_RSA },
+	{ "ssh-dss", LIBSSH2_HOSTKEY_TYPE_DSS },
+};
+
+char *kh_hostkey_methods(const struct ssh_host_config *cfg)
+{
+	_cleanup_free_ char *name = lookup_name(cfg);
+	_cleanup_strv_free_ char **files = lookup_files(cfg);
+	bool known[ARRAY_SIZE(key_types)] = { false };
+	struct strbuf sb = STRBUF_INIT;
+
+	/* A one-byte key of each type, which no line holds: a line for the host with
+	 * that type reads as a changed key. An unreadable file counts as holding
+	 * nothing here; kh_verify reports it. */
+	for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
+		struct kh_key probe = { .type = key_types[i].type,
+					.blob = (const unsigned char *)"", .len = 1 };
+		_cleanup_free_ char *file = NULL;
+		enum kh_result r = KH_UNKNOWN;
+		int line;
+		if (kh_check(files, name, &probe, &r, &file, &line, NULL) == 0)
+			known[i] = r != KH_UNKNOWN;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t m = 0; m < ARRAY_SIZE(hostkey_methods); m++) {
+			if (known[key_index(hostkey_methods[m].type)] != (pass == 0))
+				continue;
+			if (sb.len)
+				strbuf_addch(&sb, ',');
+			strbuf_adds(&sb, hostkey_methods[m].method);
+		}
+	return strbuf_detach(&sb);
 }

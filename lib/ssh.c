@@ -238,7 +238,17 @@ static int verify_host_key(struct ssh_session *s, struct dp_error *err)
 			      last_error(s->ls));
 	struct kh_key key = { .type = type, .blob = (const unsigned char *)blob, .len = len };
 	memcpy(key.sha256, hash, 32);
+	_cleanup_free_ char *fp = kh_fingerprint(key.sha256);
+	logf_(s->ctx, "%s: server host key: %s %s", s->name, kh_key_short_name(type), fp);
 	return kh_verify(&s->cfg, s->name, &key, err);
+}
+
+/* Ask for the host key types known_hosts holds for the host first, as ssh does. */
+static void prefer_known_host_keys(const struct ssh_ctx *ctx, struct ssh_session *s)
+{
+	_cleanup_free_ char *methods = kh_hostkey_methods(&s->cfg);
+	if (libssh2_session_method_pref(s->ls, LIBSSH2_METHOD_HOSTKEY, methods) != 0)
+		logf_(ctx, "%s: libssh2 takes none of the host key algorithms %s", s->name, methods);
 }
 
 static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_override,
@@ -306,6 +316,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	libssh2_session_set_blocking(s->ls, 1);
 	s->timeout_ms = (long)timeout * 1000;
 	libssh2_session_set_timeout(s->ls, s->timeout_ms);
+	prefer_known_host_keys(ctx, s);
 	if (libssh2_session_handshake(s->ls, s->fd) != 0) {
 		*retry = true;
 		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_HANDSHAKE;

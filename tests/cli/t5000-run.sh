@@ -103,6 +103,25 @@ test_expect_success 'an unknown host key is refused, and accept-new records it' 
 	test_cmp kh.before kh
 '
 
+test_expect_success 'the host key type known_hosts holds is the one asked for' '
+	port=$((DISPATCH_TESTBED_PORT_BASE + 2)) &&
+	cat >cfg <<-EOF &&
+	Host ecdsakey
+		HostName 127.0.0.1
+		Port $port
+		User $DISPATCH_TESTBED_USER
+		IdentityFile $TB/keys/id_ed25519
+		UserKnownHostsFile $PWD/kh-ecdsa
+		BatchMode yes
+	EOF
+	echo "[127.0.0.1]:$port $(cut -d" " -f1,2 "$TB/sshd/box2/host_ecdsa.pub")" >kh-ecdsa &&
+	dispatch -v -F cfg run -H ecdsakey -- echo ok >out 2>err &&
+	echo ok >want && test_cmp want out &&
+	test_grep "server host key: ECDSA" err &&
+	dispatch -v run -H box2 -- true 2>err &&
+	test_grep "server host key: ED25519" err
+'
+
 test_expect_success 'a key that needs a passphrase in BatchMode: 255, the key named' '
 	test_expect_code 255 dispatch run -H pass1 -- true 2>err &&
 	test_grep "key $TB/keys/id_pass needs a passphrase (BatchMode)" err &&

@@ -70,12 +70,13 @@ tb_write() {
 	return 0
 }
 
-# tb_keygen FILE [COMMENT] [PASSPHRASE]: an ed25519 key, kept if it already exists.
+# tb_keygen FILE [COMMENT] [PASSPHRASE] [TYPE]: a key (ed25519 unless TYPE), kept if
+# it already exists.
 tb_keygen() {
-	local f=$1 comment=${2:-dispatch-testbed} pass=${3:-}
+	local f=$1 comment=${2:-dispatch-testbed} pass=${3:-} type=${4:-ed25519}
 	[ -f "$f" ] && [ -f "$f.pub" ] && return 0
 	rm -f "$f" "$f.pub"
-	ssh-keygen -q -t ed25519 -N "$pass" -C "$comment" -f "$f" </dev/null >/dev/null
+	ssh-keygen -q -t "$type" -N "$pass" -C "$comment" -f "$f" </dev/null >/dev/null
 }
 
 # tb_ns_run NS CMD...: CMD in network namespace NS, or here if NS is empty.
@@ -184,7 +185,10 @@ tb_sshd_up() {
 	keys=$(for line; do printf '%s\n' "${line%% *}"; done)
 	d=$TB_DIR/sshd/$name
 	mkdir -p "$d"
+	# Two host keys, as a stock sshd has (it has RSA too): known_hosts holds only the
+	# ED25519 one, the one ssh prefers, so a client must ask for that type first.
 	tb_keygen "$d/host_ed25519" "testbed-host-$name"
+	tb_keygen "$d/host_ecdsa" "testbed-host-$name" "" ecdsa
 	# Since OpenSSH 9.8 sshd penalizes sources whose logins fail, which would refuse
 	# the tests' own failures (pass1, badkey1) on 127.0.0.1.
 	tb_keygen "$TB_DIR/keys/probe_host" probe
@@ -200,6 +204,7 @@ tb_sshd_up() {
 		Port $port
 		ListenAddress $addr
 		HostKey $d/host_ed25519
+		HostKey $d/host_ecdsa
 		PidFile $d/pid
 		AuthorizedKeysFile $TB_DIR/authorized_keys
 		PubkeyAuthentication yes

@@ -193,6 +193,40 @@ static void test_verify_messages(void)
 	CHECK_CONTAINS(err.msg, "(plain.example) has CHANGED");
 }
 
+/* The host-key algorithms offered: those of known key types first, in ssh's order. */
+static void test_hostkey_methods(void)
+{
+	_cleanup_free_ char *kh = data_path("known_hosts");
+	char *files[] = { "/nonexistent/known_hosts", kh, NULL };
+	struct ssh_host_config cfg = { .hostname = "plain.example", .port = 22,
+				       .global_known_hosts_files = files };
+	static const char rest_after_ed25519[] =
+		"ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,"
+		"rsa-sha2-512,rsa-sha2-256,ssh-rsa,ssh-dss";
+	_cleanup_free_ char *all = xasprintf("ssh-ed25519,%s", rest_after_ed25519);
+	static const struct { const char *host; int port; const char *want; } cases[] = {
+		{ "plain.example", 22, NULL },          /* ED25519 known: ssh's own order */
+		{ "unknown.example", 22, NULL },        /* nothing known: ssh's own order */
+		{ "hashed.example", 22, NULL },
+		{ "multi.example", 22, "ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256,ssh-rsa,"
+				       "ssh-ed25519,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,ssh-dss" },
+		{ "multi.example", 2222, NULL },        /* [multi.example]:2222 is another host */
+		{ "hashedecdsa.example", 22, "ecdsa-sha2-nistp256,ssh-ed25519,ecdsa-sha2-nistp384,"
+					     "ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256,ssh-rsa,ssh-dss" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		cfg.hostname = (char *)cases[i].host;
+		cfg.port = cases[i].port;
+		_cleanup_free_ char *got = kh_hostkey_methods(&cfg);
+		CHECK_STR(got, cases[i].want ? cases[i].want : all);
+	}
+	/* HostKeyAlias is the name looked up. */
+	cfg.hostname = "10.0.0.9";
+	cfg.host_key_alias = "multi.example";
+	_cleanup_free_ char *aliased = kh_hostkey_methods(&cfg);
+	CHECK(strncmp(aliased, "ecdsa-sha2-nistp256,", 20) == 0);
+}
+
 static void test_fingerprint(void)
 {
 	_cleanup_free_ char *hex = data_text("hostkey_a.sha256", NULL);
@@ -280,6 +314,7 @@ int main(void)
 	test_login_command();
 	test_known_hosts();
 	test_verify_messages();
+	test_hostkey_methods();
 	test_fingerprint();
 	test_encrypted();
 	test_base64();
