@@ -626,12 +626,20 @@ static int run_sbatch(struct dp_ctx *ctx, struct ssh_session *ss, const struct s
 	slurm_submit_command(&cmd, d->work, d->stage, s->token);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)
 		return recover_slurm(ctx, s, d, &lost, o, err);
-	if (status != 0) {
+	int sbatch_status = slurm_parse_exit(out.buf, "sbatch");
+	if (sbatch_status < 0) {
+		/* The shell died (a signal, a killed session) before it could say what
+		 * sbatch answered: sbatch may have submitted the job. */
+		dp_err(&lost, DPE_FAIL, "the remote shell on '%s' ended (exit status %d) before "
+		       "it reported sbatch's answer", s->host->name, status);
+		return recover_slurm(ctx, s, d, &lost, o, err);
+	}
+	if (sbatch_status != 0) {
 		/* sbatch's own words, as it wrote them */
 		fputs(errout.buf, stderr);
 		o->refused = true;
 		return dp_err(err, DPE_FAIL, "sbatch on '%s' refused the job (exit status %d)",
-			      s->host->name, status);
+			      s->host->name, sbatch_status);
 	}
 	if (errout.len && ctx->verbosity >= 0)
 		fputs(errout.buf, stderr); /* sbatch's warnings */

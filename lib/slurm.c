@@ -129,7 +129,7 @@ void slurm_submit_command(struct strbuf *sb, const char *workdir, const char *st
 	sh_quote(sb, stage_dir);
 	strbuf_adds(sb, "\ncd -- ");
 	sh_quote(sb, workdir);
-	strbuf_adds(sb, " || exit 1\nsbatch --parsable --comment=");
+	strbuf_adds(sb, " || { echo 'dispatch-sbatch-exit 1'; exit 1; }\nsbatch --parsable --comment=");
 	sh_quote(sb, token);
 	strbuf_adds(sb,
 		" \"$d/sbatch.sh\" >\"$d/sbatch.out\" 2>\"$d/sbatch.err\" </dev/null\n"
@@ -137,6 +137,7 @@ void slurm_submit_command(struct strbuf *sb, const char *workdir, const char *st
 		"echo \"$st\" >\"$d/sbatch.status.tmp\" && mv -f \"$d/sbatch.status.tmp\" \"$d/sbatch.status\"\n"
 		"cat \"$d/sbatch.out\"\n"
 		"cat \"$d/sbatch.err\" >&2\n"
+		"echo \"dispatch-sbatch-exit $st\"\n"
 		"exit \"$st\"\n");
 }
 

@@ -32,7 +32,10 @@ int slurm_parse_sbatch(const char *out, char **job_id, char **cluster);
  * stdout, stderr and exit status go to files in the stage dir first (sbatch.out,
  * sbatch.err, sbatch.status), then to the command's own stdout, stderr and exit
  * status: when the connection breaks while sbatch runs, the files still tell what
- * happened (slurm_lookup_command). Both paths are absolute. */
+ * happened (slurm_lookup_command). Last, a line "dispatch-sbatch-exit N" (read by
+ * slurm_parse_exit): without it, the shell ended before it knew sbatch's answer (killed,
+ * say), and an exit status other than 0 does not mean that sbatch refused the job.
+ * Both paths are absolute. */
 void slurm_submit_command(struct strbuf *sb, const char *workdir, const char *stage_dir,
 			  const char *token);
 

@@ -127,7 +127,9 @@ test_expect_success 'sbatch'"'"'s own error is shown verbatim, exit 1, nothing r
 # adds): it runs the real sbatch and then drops the SSH connection by killing its
 # sshd session process, only for jobs named droptest* (others pass straight through).
 # droptesta*: the submitting shell lives on and saves sbatch's answer; droptestb*: the
-# shell dies too, so dispatch must find the job by its token in squeue.
+# shell dies too, so dispatch must find the job by its token in squeue; droptestc*: only
+# the shell is killed, the connection stays up and reports a signal, which is no
+# refusal by sbatch either.
 install_wrapper() {
 	mkdir -p "$TBHOME/bin" &&
 	cat >"$TBHOME/bin/sbatch" <<-'EOF' &&
@@ -142,7 +144,10 @@ install_wrapper() {
 	while p=$(ps -o ppid= -p "$p" | tr -d ' ') && [ "${p:-0}" -gt 1 ]; do
 		if [ "$(ps -o comm= -p "$p")" = sshd ]; then sshd=$p; break; fi
 	done
-	case "$*" in */droptestb*) kill -9 "$PPID" ;; esac
+	case "$*" in
+	*/droptestb*) kill -9 "$PPID" ;;
+	*/droptestc*) kill -9 "$PPID"; exit $st ;;
+	esac
 	[ -n "$sshd" ] && kill -9 "$sshd"
 	exit $st
 	EOF
@@ -173,6 +178,11 @@ test_expect_success 'connection dropped right after sbatch (answer saved): exact
 
 test_expect_success 'connection and shell dropped right after sbatch: found by its token, exactly one job' '
 	drop_test "droptestb$$"
+'
+
+test_expect_success 'the shell killed right after sbatch, the connection up: found by its token' '
+	drop_test "droptestc$$" &&
+	test_grep "remote shell on .hpc. ended (exit status 137) before it reported" err
 '
 
 test_expect_success '20 concurrent submissions are all recorded in the ledger' '

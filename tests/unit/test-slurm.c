@@ -231,6 +231,12 @@ static void test_commands(void)
 	CHECK_CONTAINS(sb.buf, "--comment='dsp-");
 	CHECK_CONTAINS(sb.buf, "'/w/it'\\''s'");
 	CHECK_SH_N("submit command parses", sb.buf);
+	/* sbatch's exit status is reported on a line of its own, after its answer */
+	CHECK_CONTAINS(sb.buf, "cat \"$d/sbatch.out\"\ncat \"$d/sbatch.err\" >&2\n"
+			       "echo \"dispatch-sbatch-exit $st\"\n");
+	CHECK_INT(slurm_parse_exit("4242\ndispatch-sbatch-exit 0\n", "sbatch"), 0);
+	CHECK_INT(slurm_parse_exit("dispatch-sbatch-exit 1\n", "sbatch"), 1);
+	CHECK_INT(slurm_parse_exit("4242\n", "sbatch"), -1);
 	strbuf_reset(&sb);
 	slurm_lookup_command(&sb, "/w/.dispatch/$x", token);
 	CHECK_CONTAINS(sb.buf, "'/w/.dispatch/$x'");
