@@ -18,6 +18,7 @@
 #include <locale.h>
 #include <sys/stat.h>
 
+#include "export_subst.h"
 #include "sha256.h"
 #include "snapshot.h"
 #include "strbuf.h"
@@ -234,6 +235,7 @@ struct walk {
 	bool attrs;             /* some attributes file exists: look them up per path */
 	bool autocrlf;          /* core.autocrlf converts text even without attributes */
 	const git_oid *commit;  /* where text filters take attributes from, or NULL */
+	struct export_subst *xs; /* the commit's export-subst, or NULL (a tree) */
 	int status;
 	struct strbuf path;
 };
@@ -314,9 +316,9 @@ static bool autocrlf_on(git_repository *repo)
 }
 
 /* The blob's bytes as 'git archive' writes them: through the to-work-tree filters
- * (eol conversion, ident) when attributes ask for any. */
+ * (eol conversion, ident) when attributes ask for any, then export-subst. */
 static int put_blob(struct walk *wk, const char *path, const git_tree_entry *te, enum kind k,
-		    bool filter)
+		    bool filter, bool subst)
 {
 	git_blob *blob = NULL;
 	if (git_blob_lookup(&blob, wk->repo, git_tree_entry_id(te)) < 0)
@@ -343,6 +345,12 @@ static int put_blob(struct walk *wk, const char *path, const git_tree_entry *te,
 			len = filtered.size;
 		}
 		git_filter_list_free(fl);
+	}
+	_cleanup_strbuf_ struct strbuf substituted = STRBUF_INIT;
+	if (k != K_LINK && subst && wk->xs) {
+		export_subst_apply(wk->xs, data, len, &substituted);
+		data = substituted.buf ? substituted.buf : "";
+		len = substituted.len;
 	}
 
 	int r;
@@ -371,9 +379,10 @@ static int walk_cb(const char *root, const git_tree_entry *te, void *payload)
 	strbuf_adds(p, git_tree_entry_name(te));
 	/* Attributes from the archived tree only (the in-memory index), as git archive;
 	 * one lookup for export-ignore and whether any filter applies. */
-	bool filter = wk->autocrlf;
+	bool filter = wk->autocrlf, subst = false;
 	if (wk->attrs) {
-		static const char *names[] = { "export-ignore", "text", "eol", "crlf", "ident", "filter" };
+		static const char *names[] = { "export-ignore", "export-subst", "text", "eol", "crlf",
+					       "ident", "filter" };
 		const char *v[ARRAY_SIZE(names)] = { 0 };
 		if (git_attr_get_many(v, wk->repo, GIT_ATTR_CHECK_INDEX_ONLY, p->buf, ARRAY_SIZE(names),
 				      names) < 0) {
@@ -382,7 +391,8 @@ static int walk_cb(const char *root, const git_tree_entry *te, void *payload)
 		} else {
 			if (GIT_ATTR_IS_TRUE(v[0]))
 				return 1; /* and for a tree: not its contents either */
-			for (size_t i = 1; i < ARRAY_SIZE(names); i++)
+			subst = GIT_ATTR_IS_TRUE(v[1]);
+			for (size_t i = 2; i < ARRAY_SIZE(names); i++)
 				filter = filter || v[i] != NULL;
 		}
 	}
@@ -395,13 +405,13 @@ static int walk_cb(const char *root, const git_tree_entry *te, void *payload)
 		r = put_header(wk->w, p->buf, K_DIR, 0, NULL);
 		break;
 	case GIT_FILEMODE_BLOB:
-		r = put_blob(wk, p->buf, te, K_FILE, filter);
+		r = put_blob(wk, p->buf, te, K_FILE, filter, subst);
 		break;
 	case GIT_FILEMODE_BLOB_EXECUTABLE:
-		r = put_blob(wk, p->buf, te, K_EXEC, filter);
+		r = put_blob(wk, p->buf, te, K_EXEC, filter, subst);
 		break;
 	case GIT_FILEMODE_LINK:
-		r = put_blob(wk, p->buf, te, K_LINK, false);
+		r = put_blob(wk, p->buf, te, K_LINK, false, false);
 		break;
 	default:
 		break;
@@ -451,13 +461,15 @@ static int snapshot_ref(git_repository *repo, struct writer *w, const char *ref)
 	    git_repository_set_index(repo, index) < 0)
 		return dp_err(err, DPE_FAIL, "cannot read the tree of '%s': %s", ref, git_msg());
 
+	struct export_subst xs = EXPORT_SUBST_INIT(repo, (const git_commit *)commit);
 	struct walk wk = { .w = w, .repo = repo, .path = STRBUF_INIT,
-			   .commit = commit ? git_object_id(commit) : NULL,
+			   .commit = commit ? git_object_id(commit) : NULL, .xs = commit ? &xs : NULL,
 			   .attrs = attribute_files_outside_tree(repo), .autocrlf = autocrlf_on(repo) };
 	for (size_t i = 0; !wk.attrs && i < git_index_entrycount(index); i++)
 		wk.attrs = is_gitattributes(git_index_get_byindex(index, i)->path);
 	r = git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &wk);
 	strbuf_release(&wk.path);
+	export_subst_release(&xs);
 	if (wk.status < 0)
 		return -1;
 	if (r < 0)

@@ -31,6 +31,12 @@ static inline bool startswith(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
+/* What follows prefix in s, or NULL when s does not start with it (git's skip_prefix). */
+static inline const char *after_prefix(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
 
 /* Cleanup helpers, one per handle type. */
 static inline void freep(void *p) { free(*(void **)p); }

@@ -3,9 +3,11 @@
 # order (names as bytes, types, modes, link targets, sizes, mtimes, contents), and the
 # same tree once extracted by tar; for --dirty, the files a commit of the work tree
 # would hold. The fixture has what breaks naive archivers: an executable, symlinks to
-# a file and a directory, a 200-character path, non-UTF-8 and unicode names, spaces
+# a file and a directory, a 200-character path, a name and a link target longer than
+# ustar holds (pax), non-UTF-8 and unicode names, spaces
 # and a newline in names, an empty file, a 20 MB random file, export-ignore, a
-# submodule and nested .gitignore files; and text filters (eol, ident, autocrlf).
+# submodule and nested .gitignore files; text filters (eol, ident, autocrlf); and
+# export-subst.
 . "$TEST_SRCDIR/tests/cli/lib.sh"
 
 tarcmp() { python3 "$TEST_SRCDIR/tests/cli/lib-tarcmp.py" "$@"; }
@@ -20,6 +22,8 @@ commit() { # commit DATE MESSAGE
 
 long=$(printf 'a%.0s' $(seq 60))/$(printf 'b%.0s' $(seq 60))/$(printf 'c%.0s' $(seq 74)).txt
 latin1=$(printf 'caf\351.txt')
+# one name and one link target longer than ustar's 100 bytes: pax headers
+longname=$(printf 'p%.0s' $(seq 150)).txt
 
 test_expect_success 'set up the fixture repository' '
 	git init -q subrepo &&
@@ -39,6 +43,7 @@ test_expect_success 'set up the fixture repository' '
 	echo newline >"new
 line.txt" &&
 	: >empty &&
+	echo pax >"$longname" && ln -s "$longname" link-long &&
 	printf "secret.txt export-ignore\nprivate export-ignore\n*.crlf text eol=crlf\nident.txt ident\n" >.gitattributes &&
 	printf "one\ntwo\n" >dos.crlf && printf "\$Id\$\n" >ident.txt &&
 	echo s >secret.txt && mkdir private && echo p >private/p.txt &&
@@ -78,6 +83,37 @@ test_expect_success '--ref without any .gitattributes, and with core.autocrlf' '
 	tar -xOf want.tar s.txt | od -c | test_grep "\\r" &&
 	dispatch ship --repo crlf --output got.tar.gz &&
 	tarcmp members got.tar.gz want.tar
+'
+
+# export-subst: what version tools put in .git_archival.txt (setuptools-scm, hatch-vcs)
+# and every placeholder dispatch knows, in two files (git expands one %(describe) per
+# archive, the first in tree order); refs of every kind; HEAD on a branch and detached.
+test_expect_success 'export-subst: $Format:...$ expanded as git archive does' '
+	git init -q subst && (
+		cd subst &&
+		printf "node: \$Format:%%H\$\nnode-date: \$Format:%%cI\$\ndescribe-name: \$Format:%%(describe:tags=true,match=*[0-9]*)\$\nref-names: \$Format:%%D\$\n" >.git_archival.txt &&
+		printf "%s\n" ".git_archival.txt export-subst" "all.txt export-subst" >.gitattributes &&
+		printf "\$Format:%%H %%h %%T %%t %%P %%p|%%an <%%ae> %%al|%%ad|%%aD|%%ai|%%aI|%%as|%%at|%%cn %%ce %%cd %%cI|%%s|%%b|%%B|%%d|%%x41%%n%%%%|%%Z|%%(describe)|%%x4|\$ \$Format\$ \$Format:%%h\n" >all.txt &&
+		git add -A &&
+		GIT_AUTHOR_DATE="2021-03-04 05:06:07 -0530" GIT_COMMITTER_DATE="2022-01-02 03:04:05 +1345" \
+			git commit -q -m "first line
+second line
+
+the body" &&
+		git tag v1.0 && echo more >>all.txt && git add -A && commit "2023-05-06 07:08:09 +0200" two &&
+		git tag -a v1.1 -m v1.1 && git branch other && git update-ref refs/remotes/origin/main HEAD
+	) &&
+	for rev in HEAD HEAD~1; do
+		git -C subst archive --format=tar $rev >want.tar &&
+		dispatch ship --repo subst --ref $rev --output got.tar.gz &&
+		tarcmp members got.tar.gz want.tar || return 1
+	done &&
+	tar -xOf want.tar .git_archival.txt | test_grep "^describe-name: v1.0$" &&
+	git -C subst checkout -q --detach &&
+	git -C subst archive --format=tar HEAD >want.tar &&
+	dispatch ship --repo subst --output got.tar.gz &&
+	tarcmp members got.tar.gz want.tar &&
+	tar -xzOf got.tar.gz .git_archival.txt | test_grep "^ref-names: HEAD, tag: v1.1, origin/main, other, main$"
 '
 
 test_expect_success '--ref of a tree: the same members, each dated 1980-01-01' '

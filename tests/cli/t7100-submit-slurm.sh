@@ -75,7 +75,14 @@ test_expect_success 'a 2-node job runs the bootstrap on both nodes, one master a
 test_expect_success 'a failing job shows FAILED and its exit code' '
 	job=$(dispatch submit -H hpc -J failjob -p cpu -- "exit 3") &&
 	wait_end "$job" &&
-	test "$(field state)" = FAILED && test "$(field exit_code)" = 3
+	test "$(field state)" = FAILED &&
+	# a moment after the end only squeue may know it (no exit code there) while
+	# accounting still says RUNNING: the code comes with sacct
+	for i in $(seq 1 50); do
+		test "$(field exit_code)" != None && break
+		sleep 0.2 && dispatch --json status "$job" >st.json
+	done &&
+	test "$(field exit_code)" = 3
 '
 
 test_expect_success 'cancel of a running job gives CANCELLED' '
