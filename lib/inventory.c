@@ -80,7 +80,8 @@ static int expect_map(struct loader *l, const struct ynode *n, const char *path)
 }
 
 /* A string value: NULL (unset) for YAML null; lists and mappings are errors. */
-static int get_string(struct loader *l, const struct ynode *n, const char *path, char **out)
+/* Any string: free text (annotations) may hold newlines. */
+static int get_text(struct loader *l, const struct ynode *n, const char *path, char **out)
 {
 	*out = NULL;
 	if (!n || ynode_is_null(n))
@@ -88,6 +89,22 @@ static int get_string(struct loader *l, const struct ynode *n, const char *path,
 	if (n->kind != YN_SCALAR)
 		return fail(l, n, "%s: expected a string, got %s", path, ynode_kind_name(n));
 	*out = xstrdup(n->value);
+	return 0;
+}
+
+/* A string on one line: these become #SBATCH values, paths and commands in scripts,
+ * where a newline would start a line of its own. */
+static int get_string(struct loader *l, const struct ynode *n, const char *path, char **out)
+{
+	if (get_text(l, n, path, out) < 0)
+		return -1;
+	for (const char *p = *out; p && *p; p++)
+		if (iscntrl((unsigned char)*p) && *p != '\t') {
+			free(*out);
+			*out = NULL;
+			return fail(l, n, "%s: the value holds a newline or another control "
+				    "character: give it on one line", path);
+		}
 	return 0;
 }
 
@@ -390,7 +407,7 @@ static int load_annotations(struct loader *l, const struct ynode *n, const char 
 	for (size_t i = 0; i < n->n; i++) {
 		_cleanup_free_ char *apath = xasprintf("%s.%s", path, n->keys[i]->value);
 		char *value = NULL;
-		if (get_string(l, n->items[i], apath, &value) < 0)
+		if (get_text(l, n->items[i], apath, &value) < 0)
 			return -1;
 		h->annotations[h->nannotations].key = xstrdup(n->keys[i]->value);
 		h->annotations[h->nannotations].value = value ? value : xstrdup("");

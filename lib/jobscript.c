@@ -4,6 +4,8 @@
  * every user string goes through sh_quote (or quote_path, which adds $VAR and ~/
  * expansion around sh_quote'd pieces, or sbatch_quote for #SBATCH lines).
  */
+#include <ctype.h>
+
 #include "jobscript.h"
 
 #include <errno.h>
@@ -630,6 +632,18 @@ int jobscript_generate(const struct jobspec *spec, const struct jobscript_target
 	out->bootstrap = make_bootstrap(spec, t);
 	if (is_slurm(t)) {
 		out->directives = make_directives(spec, t);
+		/* An #SBATCH line ends at a newline: what follows would be a directive of
+		 * its own. The inventory and the job options refuse such values already. */
+		for (char **d = out->directives; *d; d++)
+			for (const char *c = *d; *c; c++)
+				if (iscntrl((unsigned char)*c) && *c != '\t') {
+					char *name = xstrndup(*d, strcspn(*d, "="));
+					dp_err(err, DPE_INPUT, "the value of #SBATCH %s holds a newline or "
+					       "another control character", name);
+					free(name);
+					jobscript_release(out);
+					return -1;
+				}
 		out->sbatch = make_sbatch(spec, t, out->directives);
 	} else {
 		out->ignored = slurm_only(spec);

@@ -136,6 +136,7 @@ static void test_values(void)
 static void test_errors(void)
 {
 	struct dp_error err;
+	struct inventory *inv;
 	CHECK(parse("a: [1\n", &err) == NULL);
 	CHECK_CONTAINS(err.msg, "inv.yaml:2:1: malformed YAML");
 
@@ -170,6 +171,20 @@ static void test_errors(void)
 	CHECK_STR(error_of(BASE "hosts:\n  h:\n"), "inv.yaml:4:3: hosts.h: needs at least 'cluster'");
 	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    ssh: -oProxyCommand=x\n"),
 		  "inv.yaml:6:10: hosts.h.ssh: expected a single word not starting with '-', got '-oProxyCommand=x'");
+	/* A newline would start an #SBATCH line of its own: refused, annotations aside. */
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n"
+			   "    partitions: [{name: gpu, constraint: \"a100\\n#SBATCH --uid=0\"}]\n"),
+		  "inv.yaml:7:42: hosts.h.partitions[0].constraint: the value holds a newline or "
+		  "another control character: give it on one line");
+	CHECK_STR(error_of("clusters:\n  c1:\n    root: /r\n    work: /w\n    log: \"/l\\n#SBATCH -x\"\n"
+			   "hosts: {}\n"),
+		  "inv.yaml:5:10: clusters.c1.log: the value holds a newline or another control "
+		  "character: give it on one line");
+	inv = parse(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    annotations: {note: \"two\\nlines\"}\n", &err);
+	CHECK(inv != NULL);
+	if (inv)
+		CHECK_STR(inv->hosts[0].annotations[0].value, "two\nlines");
+	inventory_free(inv);
 	CHECK_STR(error_of(BASE "hosts:\n  'a b':\n    cluster: c1\n"),
 		  "inv.yaml:4:3: hosts.a b: a host name is letters, digits, '.', '_' and '-', and does not start with '-'");
 	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    mem: 64GB\n"),
@@ -214,7 +229,7 @@ static void test_errors(void)
 	CHECK_STR(error_of(BASE "hosts:\n  h: {cluster: c1, \"\\e[31mx\": 1}\n"),
 		  "inv.yaml:4:20: unknown key '?[31mx' in hosts.h");
 
-	struct inventory *inv = NULL;
+	inv = NULL;
 	CHECK_INT(inventory_load("/nonexistent/inv.yaml", &inv, &err), -1);
 	CHECK_INT(err.kind, DPE_NOTFOUND);
 	CHECK_STR(err.msg, "cannot read inventory '/nonexistent/inv.yaml': No such file or directory");

@@ -275,6 +275,17 @@ static void test_directive_quoting(void)
 	CHECK_CONTAINS(s.bootstrap, "cd -- \"${HOME}\"'/runs'\n");
 	CHECK_CONTAINS(s.bootstrap, "# bootstrap.sh for job 'my \"big\" run #1 \\o/', generated");
 	jobscript_release(&s);
+
+	/* A newline in a value from elsewhere (an inventory made by a program, say)
+	 * would start a directive of its own: refused, whatever the loader let by. */
+	struct inv_partition bad[] = { { .name = "gpu", .is_default = true,
+					 .constraint = "a100\n#SBATCH --uid=0" } };
+	h.partitions = bad;
+	h.npartitions = 1;
+	struct jobscript_target t = { .host = &h, .bootstrap_path = "/b" };
+	CHECK(jobscript_generate(&js, &t, &s, &err) < 0);
+	CHECK_STR(err.msg, "the value of #SBATCH --constraint holds a newline or another control character");
+	CHECK(s.sbatch == NULL && s.directives == NULL);
 	jobspec_release(&js);
 }
 
