@@ -131,8 +131,11 @@ test_expect_success 'a key that needs a passphrase in BatchMode: 255, the key na
 test_expect_success 'ProxyJump over one and two hops' '
 	dispatch run -H inner -- "echo \$SSH_CONNECTION" >one &&
 	test_grep " $DISPATCH_TESTBED_NET.1.2 22\$" one &&
+	before=$(grep -c "Accepted publickey" "$TB/sshd/box1/log") &&
 	dispatch run -H inner2 -- "echo \$SSH_CONNECTION" >two &&
 	test_grep " $DISPATCH_TESTBED_NET.1.2 22\$" two &&
+	after=$(grep -c "Accepted publickey" "$TB/sshd/box1/log") &&
+	test "$after" -gt "$before" &&  # the first hop was box1
 	head -c 300000 /dev/urandom >in &&
 	dispatch run -H inner2 -- cat <in >out && cmp in out
 '

@@ -22,6 +22,12 @@ static void test_names(void)
 		{ "NVIDIA A100 80GB PCIe", 81920, "a100-pcie-80gb" },
 		/* the name says 80GB, memory decides */
 		{ "NVIDIA A100-SXM-80GB", 81920, "a100-sxm4-80gb" },
+		/* names without the size, or with the wrong one: memory decides */
+		{ "NVIDIA A100-SXM4", 81920, "a100-sxm4-80gb" },
+		{ "NVIDIA A100-SXM4", 40960, "a100-sxm4-40gb" },
+		{ "NVIDIA A100-SXM4-40GB", 81920, "a100-sxm4-80gb" },
+		{ "NVIDIA A100-PCIE-80GB", 40536, "a100-pcie-40gb" },
+		{ "NVIDIA A100-SXM4-40GB", -1, "a100-sxm4-40gb" },
 		{ "NVIDIA A100-SXM4-80GB", -1, "a100-sxm4-80gb" },
 		{ "NVIDIA H100 80GB HBM3", 81559, "h100" },
 		{ "NVIDIA H100 PCIe", 81559, "h100-pcie" },
@@ -93,6 +99,12 @@ static void test_dgx(void)
 	for (size_t i = 0; i < g.n; i++)
 		busy += g.gpus[i].busy;
 	CHECK_INT(busy, 3);
+	nvidia_gpus_release(&g);
+
+	/* the threshold: a process of 100 MiB makes its GPU busy, one of 99 does not */
+	static const char two[] = "GPU-a, NVIDIA A100-SXM4-80GB, 81920\nGPU-b, NVIDIA A100-SXM4-80GB, 81920\n";
+	CHECK_INT(nvidia_smi_parse(two, "GPU-a, 99\nGPU-b, 100\n", &g, &err), 0);
+	CHECK(g.n == 2 && !g.gpus[0].busy && g.gpus[1].busy);
 	nvidia_gpus_release(&g);
 
 	/* no compute apps at all */
