@@ -122,6 +122,42 @@ static int next_event(struct builder *b, yaml_event_t *ev)
 	return 0;
 }
 
+/* Keys by text, then by place in the file. */
+static int cmp_keys(const void *pa, const void *pb)
+{
+	const struct ynode *a = *(struct ynode *const *)pa, *b = *(struct ynode *const *)pb;
+	int c = strcmp(a->value, b->value);
+	if (c)
+		return c;
+	return a->line != b->line ? (a->line < b->line ? -1 : 1) : (a->col > b->col) - (a->col < b->col);
+}
+
+static bool before(const struct ynode *a, const struct ynode *b)
+{
+	return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+/* A key given twice: the first second occurrence in the file is the error. Sorted
+ * once the map is complete, so that a map of many keys costs n log n, not n^2. */
+static int check_duplicate_keys(struct builder *b, const struct ynode *map)
+{
+	if (map->n < 2)
+		return 0;
+	struct ynode **k = xmalloc(map->n * sizeof(*k));
+	const struct ynode *dup = NULL;
+	memcpy(k, map->keys, map->n * sizeof(*k));
+	qsort(k, map->n, sizeof(*k), cmp_keys);
+	for (size_t i = 1; i < map->n; i++)
+		if (streq(k[i - 1]->value, k[i]->value) && (i < 2 || !streq(k[i - 2]->value, k[i]->value)) &&
+		    (!dup || before(k[i], dup)))
+			dup = k[i];
+	free(k);
+	if (!dup)
+		return 0;
+	return dp_err(b->err, DPE_INPUT, "%s:%d:%d: duplicate key '%s'", b->name, dup->line, dup->col,
+		      dup->value);
+}
+
 static int build_collection(struct builder *b, struct ynode *n, int depth)
 {
 	for (;;) {
@@ -130,7 +166,7 @@ static int build_collection(struct builder *b, struct ynode *n, int depth)
 			return -1;
 		if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
 			yaml_event_delete(&ev);
-			return 0;
+			return n->kind == YN_MAP ? check_duplicate_keys(b, n) : 0;
 		}
 		struct ynode *key = NULL, *value = NULL;
 		if (build_node(b, &ev, depth + 1, n->kind == YN_MAP ? &key : &value) < 0)
@@ -141,12 +177,6 @@ static int build_collection(struct builder *b, struct ynode *n, int depth)
 				ynode_free(key);
 				return dp_err(b->err, DPE_INPUT, "%s:%d:%d: a mapping key must be a plain string",
 					      b->name, line, col);
-			}
-			if (ynode_get(n, key->value)) {
-				dp_err(b->err, DPE_INPUT, "%s:%d:%d: duplicate key '%s'", b->name, key->line,
-				       key->col, key->value);
-				ynode_free(key);
-				return -1;
 			}
 			if (next_event(b, &ev) < 0 || build_node(b, &ev, depth + 1, &value) < 0) {
 				ynode_free(key);

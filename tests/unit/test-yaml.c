@@ -37,6 +37,21 @@ int main(void)
 	CHECK(parse("a: 1\na: 2\n", &err) == NULL);
 	CHECK_STR(err.msg, "t.yaml:2:1: duplicate key 'a'");
 	CHECK_INT(err.kind, DPE_INPUT);
+	/* the first key in the file that repeats an earlier one, however many repeat */
+	CHECK(parse("b: 1\na: 1\nc: 1\na: 2\nb: 2\nb: 3\n", &err) == NULL);
+	CHECK_STR(err.msg, "t.yaml:4:1: duplicate key 'a'");
+	CHECK(parse("x:\n  k: {q: 1, p: 2, q: 3}\n", &err) == NULL);
+	CHECK_STR(err.msg, "t.yaml:2:19: duplicate key 'q'");
+	/* many keys: checked once the map is complete, in n log n */
+	_cleanup_strbuf_ struct strbuf big = STRBUF_INIT;
+	for (int i = 0; i < 50000; i++)
+		strbuf_addf(&big, "k%d: %d\n", i, i);
+	r = parse(big.buf, &err);
+	CHECK(r != NULL && r->n == 50000);
+	ynode_free(r);
+	strbuf_addf(&big, "k49999: again\n");
+	CHECK(parse(big.buf, &err) == NULL);
+	CHECK_STR(err.msg, "t.yaml:50001:1: duplicate key 'k49999'");
 	CHECK(parse("a: [1, 2\n", &err) == NULL);
 	CHECK_CONTAINS(err.msg, "t.yaml:2:1: malformed YAML");
 	CHECK(parse("a:\n  b: 1\n c: 2\n", &err) == NULL);
