@@ -66,6 +66,54 @@ test_expect_success 'stdin end reaches the remote side' '
 	printf "abc\nend\n" >want && test_cmp want out
 '
 
+# A server that drops its first connection before the key exchange and then carries
+# the next ones to box1: a failure before anything was sent is tried again.
+test_expect_success 'a connection dropped before the key exchange is tried again' '
+	port=$((DISPATCH_TESTBED_PORT_BASE + 90)) &&
+	cat >flaky.py <<-\PY &&
+	import socket, sys, threading
+	srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	srv.bind(("127.0.0.1", int(sys.argv[1]))); srv.listen(8); srv.settimeout(20)
+	print("ready", flush=True)
+	def pipe(a, b):
+	    while (d := a.recv(65536)):
+	        b.sendall(d)
+	    b.shutdown(socket.SHUT_WR)
+	c, _ = srv.accept(); c.close()              # the first: dropped at once
+	c, _ = srv.accept()
+	up = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+	threading.Thread(target=pipe, args=(up, c), daemon=True).start()
+	pipe(c, up)
+	PY
+	{ python3 flaky.py $port $((DISPATCH_TESTBED_PORT_BASE + 1)) >flaky.out & } &&
+	for i in $(seq 50); do test -s flaky.out && break; sleep 0.1; done &&
+	cat >cfg <<-EOF &&
+	Host flaky
+		HostName 127.0.0.1
+		Port $port
+		HostKeyAlias [127.0.0.1]:$((DISPATCH_TESTBED_PORT_BASE + 1))
+		User $DISPATCH_TESTBED_USER
+		IdentityFile $TB/keys/id_ed25519
+		UserKnownHostsFile $TB/known_hosts
+		BatchMode yes
+	EOF
+	dispatch -v -F cfg run -H flaky -- echo ran >out 2>err &&
+	echo ran >want && test_cmp want out &&
+	test_grep "flaky: .*trying again in [0-9.]* s" err &&
+	test "$(grep -c "flaky: connecting to 127.0.0.1 port $port" err)" = 2
+'
+
+# Once the command is sent, a broken connection is never a reason to send it again.
+test_expect_success 'a connection lost after the command started: 255, the command ran once' '
+	rm -f "$TB/cluster/work/ran-once" &&
+	test_expect_code 255 dispatch run -H box2 -- "echo run >>$TB/cluster/work/ran-once; p=\$\$;
+		while p=\$(ps -o ppid= -p \$p | tr -d \" \") && [ \"\${p:-0}\" -gt 1 ]; do
+			[ \"\$(ps -o comm= -p \$p)\" = sshd ] && kill -9 \$p && break
+		done; sleep 5" 2>err &&
+	test_grep "connection to .box2. lost" err &&
+	test "$(cat "$TB/cluster/work/ran-once")" = run
+'
+
 test_expect_success 'a dead host: 255 and a clear message' '
 	test_expect_code 255 dispatch run -H down1 -- true 2>err &&
 	test_grep "cannot connect to .down1. (127.0.0.1 port $((DISPATCH_TESTBED_PORT_BASE + 5))): Connection refused" err
