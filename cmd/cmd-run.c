@@ -30,7 +30,7 @@ static const struct dp_option run_options[] = {
 	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "hosts: inventory names or ssh destinations, comma-separated, with hostlist ranges (box[1-4])", "host" },
 	{ OPT_ALL, 0, "all", NULL, "every host of the inventory", NULL },
 	{ OPT_FANOUT, 0, "fanout", "N", "at most N connections at once (default 32)", NULL },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "stop the command after S seconds (exit 3 on one host)", NULL },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "give each host S seconds, connecting included (exit 3 on one host)", NULL },
 	{ OPT_GATHER, 'b', "gather", NULL, "print each distinct output once, under the hosts that gave it", NULL },
 	{ OPT_TTY, 't', "tty", NULL, "run the command on a terminal (as ssh -t)", NULL },
 	{ 0 },
@@ -106,14 +106,48 @@ static void tty_make_raw(void)
 		tty_raw = true;
 }
 
+/* --timeout S bounds connecting too: a host that does not answer uses up S, not
+ * ConnectTimeout times the attempts. */
+static int open_bounded(const struct ssh_ctx *sc, struct ssh_ctx *bounded, const char *host,
+			double timeout, struct ssh_session **s, struct dp_error *err)
+{
+	*bounded = *sc;
+	bounded->deadline = timeout > 0 ? monotonic_seconds() + timeout : 0;
+	if (ssh_session_open(bounded, host, s, err) == 0)
+		return 0;
+	if (bounded->deadline > 0 && monotonic_seconds() >= bounded->deadline) {
+		_cleanup_free_ char *cause = xstrdup(err->msg);
+		dp_err(err, DPE_TIMEOUT, "--timeout of %g s ran out while connecting to '%s' (%s)",
+		       timeout, host, cause);
+	}
+	return -1;
+}
+
+/* The command ran out of what --timeout left it: say so with the whole timeout. */
+static void timed_out(struct dp_error *err, const char *host, double timeout)
+{
+	if (err->kind == DPE_TIMEOUT)
+		dp_err(err, DPE_TIMEOUT, "command on '%s' timed out after %g s", host, timeout);
+}
+
+/* What --timeout leaves for the command once connected; 0 without --timeout. */
+static double time_left(const struct ssh_ctx *bounded)
+{
+	if (bounded->deadline <= 0)
+		return 0;
+	double left = bounded->deadline - monotonic_seconds();
+	return left > 0.001 ? left : 0.001;
+}
+
 static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *host,
 		   const char *command, bool pty, double timeout)
 {
 	struct dp_error err = { 0 };
 	_cleanup_ssh_session_ struct ssh_session *s = NULL;
+	struct ssh_ctx bounded;
 	int status;
 
-	if (ssh_session_open(sc, host, &s, &err) < 0)
+	if (open_bounded(sc, &bounded, host, timeout, &s, &err) < 0)
 		return report_error(&err);
 	struct ssh_exec x = {
 		.command = command,
@@ -122,7 +156,7 @@ static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *hos
 		.in_fd = STDIN_FILENO,
 		.on_stdout = to_stdout,
 		.on_stderr = to_stderr,
-		.timeout = timeout,
+		.timeout = time_left(&bounded),
 	};
 	if (pty) {
 		struct winsize ws;
@@ -135,6 +169,7 @@ static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *hos
 	int r = ssh_exec(s, &x, &status, &err);
 	tty_restore();
 	if (r < 0) {
+		timed_out(&err, host, timeout);
 		if (err.kind == DPE_FAIL && errno == EPIPE)
 			return DPE_FAIL;
 		return report_error(&err);
@@ -216,9 +251,11 @@ static void run_host(struct fan *fan, struct host_result *h)
 	struct host_io io = { fan, h, LINE_PREFIX_INIT(h->name), LINE_PREFIX_INIT(h->name) };
 	struct timespec t0, t1;
 
+	struct ssh_ctx bounded;
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	h->status = -1;
-	if (ssh_session_open(fan->sc, h->name, &s, &err) == 0) {
+	if (open_bounded(fan->sc, &bounded, h->name, fan->timeout, &s, &err) == 0) {
 		struct ssh_exec x = {
 			.command = fan->command,
 			.pty = fan->pty,
@@ -226,10 +263,12 @@ static void run_host(struct fan *fan, struct host_result *h)
 			.on_stdout = fan_stdout,
 			.on_stderr = fan_stderr,
 			.data = &io,
-			.timeout = fan->timeout,
+			.timeout = time_left(&bounded),
 		};
-		if (ssh_exec(s, &x, &h->status, &err) < 0)
+		if (ssh_exec(s, &x, &h->status, &err) < 0) {
+			timed_out(&err, h->name, fan->timeout);
 			h->status = -1;
+		}
 		ssh_session_free(s);
 	}
 	_cleanup_strbuf_ struct strbuf rest = STRBUF_INIT;

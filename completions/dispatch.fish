@@ -44,7 +44,7 @@ complete -c dispatch -n '__fish_seen_subcommand_from queue' -s t -l states -x -d
 complete -c dispatch -n '__fish_seen_subcommand_from run' -s H -l hosts -x -a '(dispatch hosts --names 2>/dev/null)' -d 'hosts  inventory names or ssh destinations, comma-separated, with hostlist ranges (box(1-4))'
 complete -c dispatch -n '__fish_seen_subcommand_from run' -l all -d 'every host of the inventory'
 complete -c dispatch -n '__fish_seen_subcommand_from run' -l fanout -x -d 'at most N connections at once (default 32)'
-complete -c dispatch -n '__fish_seen_subcommand_from run' -l timeout -x -d 'stop the command after S seconds (exit 3 on one host)'
+complete -c dispatch -n '__fish_seen_subcommand_from run' -l timeout -x -d 'give each host S seconds, connecting included (exit 3 on one host)'
 complete -c dispatch -n '__fish_seen_subcommand_from run' -s b -l gather -d 'print each distinct output once, under the hosts that gave it'
 complete -c dispatch -n '__fish_seen_subcommand_from run' -s t -l tty -d 'run the command on a terminal (as ssh -t)'
 complete -c dispatch -n '__fish_seen_subcommand_from ship' -s o -l output -r -F -d 'write the tar.gz to FILE ('\''-'\'' for stdout)'

@@ -275,6 +275,16 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	s->target = xasprintf("%s@%s:%d", s->cfg.user, s->cfg.hostname, s->cfg.port);
 	timeout = ctx->connect_timeout > 0 ? ctx->connect_timeout :
 		  s->cfg.connect_timeout > 0 ? s->cfg.connect_timeout : DEFAULT_CONNECT_TIMEOUT;
+	if (ctx->deadline > 0) {
+		double left = ctx->deadline - monotonic_seconds();
+		if (left <= 0) {
+			*why = SSH_FAILED_TIMEOUT;
+			dp_err(err, DPE_CONNECT, "cannot connect to '%s': out of time", name);
+			goto fail;
+		}
+		if (left < timeout)
+			timeout = (int)left + 1;
+	}
 
 	char **jumps = jumps_override ? jumps_override : s->cfg.proxy_jump;
 	size_t njumps = strv_len(jumps);
@@ -380,6 +390,8 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 		double wait = 0.25 * (double)(1 << i) * (0.5 + (double)rand_r(&seed) / RAND_MAX);
 		if (waited + wait > MAX_RETRY_WAIT)
 			wait = MAX_RETRY_WAIT - waited;
+		if (ctx->deadline > 0 && monotonic_seconds() + wait >= ctx->deadline)
+			return -1;
 		logf_(ctx, "%s: %s; trying again in %.1f s", host, err->msg, wait);
 		struct timespec ts = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)

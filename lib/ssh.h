@@ -50,6 +50,8 @@ struct ssh_ctx {
 	bool batch_mode;                /* never prompt, whatever the config says */
 	int connect_timeout;            /* seconds; > 0 overrides ConnectTimeout */
 	int attempts;                   /* connection attempts before giving up; 0: 3 */
+	double deadline;                /* monotonic_seconds(); > 0: connecting, retries
+					   and every hop included, ends by then (a timeout) */
 };
 
 /* Connect, verify the host key and log in to host: an inventory host name, an ssh

@@ -226,6 +226,40 @@ test_expect_success '--timeout stops the remote command and exits 3' '
 	! pgrep -f "^sleep 424[2]"
 '
 
+# A server that takes the connection and never says a word: --timeout bounds the
+# connecting too (else ConnectTimeout 5 times three attempts, and exit 255).
+test_expect_success '--timeout counts the connecting: a silent host exits 3' '
+	port=$((DISPATCH_TESTBED_PORT_BASE + 91)) &&
+	cat >silent.py <<-\PY &&
+	import socket, sys, time
+	srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	srv.bind(("127.0.0.1", int(sys.argv[1]))); srv.listen(8)
+	print("ready", flush=True)
+	held, end = [], time.time() + 15
+	srv.settimeout(1)
+	while time.time() < end:
+	    try:
+	        held.append(srv.accept()[0])
+	    except socket.timeout:
+	        pass
+	PY
+	{ python3 silent.py $port >silent.out & } && spid=$! &&
+	for i in $(seq 50); do test -s silent.out && break; sleep 0.1; done &&
+	{ printf "Host silent\n\tHostName 127.0.0.1\n\tPort %s\n\tConnectTimeout 5\n\tBatchMode yes\n\n" $port &&
+	  cat "$DISPATCH_SSH_CONFIG"; } >cfg &&
+	test_expect_code 3 dispatch -F cfg run --timeout 2 -H silent -- true 2>err &&
+	test_grep "dispatch: --timeout of 2 s ran out while connecting to .silent." err &&
+	test_expect_code 1 dispatch -F cfg --json run --timeout 2 -H silent,box1 -- true >j.json 2>err &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = {x[\"host\"]: x for x in d[\"hosts\"]}
+assert \"ran out while connecting\" in h[\"silent\"][\"error\"], h
+assert h[\"box1\"][\"exit_status\"] == 0, h
+" j.json &&
+	kill $spid
+'
+
 test_expect_success '-t gives the command a terminal' '
 	dispatch run -H box1 -t -- "test -t 0 && test -t 1 && echo tty" </dev/null >out &&
 	test_grep "^tty" out &&
