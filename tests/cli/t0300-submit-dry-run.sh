@@ -275,6 +275,18 @@ test_expect_success 'inside a (faked) SLURM job: rank, nodes, master from the no
 	test -z "$(ls -d slurmtmp/code.* 2>/dev/null)"
 '
 
+test_expect_success 'without scontrol, the master is the first host of any hostlist' '
+	sed -n "/^dispatch_first_node() {/,/^}/p" fake/bootstrap.sh >first.sh &&
+	test -s first.sh &&
+	for list in "gpu[07-09,12],cpu1" "rack[1-2]-n[01-02]" "n[3]x" "a[09-11]b[2,1]c,d" \
+		    "cpu1,gpu[1-2]" "plain" "x-[001-002].y"; do
+		want=$(dispatch hostlist --expand "$list" | head -n 1) &&
+		got=$(bash -c ". ./first.sh && dispatch_first_node \"\$1\"" - "$list") &&
+		test "$got" = "$want" || { echo "$list: got $got, want $want"; return 1; }
+	done &&
+	test "$(timeout 5 bash -c ". ./first.sh && dispatch_first_node \"a[1\"")" = a
+'
+
 test_expect_success 'the master address uses scontrol when there is one' '
 	mkdir -p bin2 &&
 	printf "#!/bin/sh\nprintf \"first\\\\nsecond\\\\n\"\n" >bin2/scontrol &&
