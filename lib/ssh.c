@@ -243,12 +243,29 @@ static int verify_host_key(struct ssh_session *s, struct dp_error *err)
 	return kh_verify(&s->cfg, s->name, &key, err);
 }
 
-/* Ask for the host key types known_hosts holds for the host first, as ssh does. */
+/* Ask for the host key types known_hosts holds for the host first, as ssh does. Only
+ * the algorithms this libssh2 has are named: libssh2 1.10 drops the others from the
+ * list with an overlapping memcpy (ASan caught it). */
 static void prefer_known_host_keys(const struct ssh_ctx *ctx, struct ssh_session *s)
 {
 	_cleanup_free_ char *methods = kh_hostkey_methods(&s->cfg);
-	if (libssh2_session_method_pref(s->ls, LIBSSH2_METHOD_HOSTKEY, methods) != 0)
-		logf_(ctx, "%s: libssh2 takes none of the host key algorithms %s", s->name, methods);
+	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
+	const char **algs = NULL;
+	int n = libssh2_session_supported_algs(s->ls, LIBSSH2_METHOD_HOSTKEY, &algs);
+	char *save = NULL;
+	for (char *m = strtok_r(methods, ",", &save); m && n > 0; m = strtok_r(NULL, ",", &save))
+		for (int i = 0; i < n; i++)
+			if (algs[i] && streq(algs[i], m)) {
+				if (list.len)
+					strbuf_addch(&list, ',');
+				strbuf_adds(&list, m);
+				break;
+			}
+	if (n > 0)
+		libssh2_free(s->ls, algs);
+	if (!list.len || libssh2_session_method_pref(s->ls, LIBSSH2_METHOD_HOSTKEY, list.buf) != 0)
+		logf_(ctx, "%s: libssh2 takes none of the host key algorithms %s", s->name,
+		      list.len ? list.buf : "(none it has)");
 }
 
 static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_override,
