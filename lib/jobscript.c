@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "base64.h"
 #include "shquote.h"
 #include "strbuf.h"
 
@@ -416,28 +417,15 @@ static void boot_env(struct strbuf *sb, const struct jobspec *spec)
 	}
 }
 
-static void base64(struct strbuf *sb, const unsigned char *p, size_t n)
+/* Base64 in lines of 76 characters, as base64(1) writes and reads it. */
+static void base64_lines(struct strbuf *sb, const unsigned char *p, size_t n)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t col = 0;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		strbuf_addch(sb, tab[(v >> 18) & 63]);
-		strbuf_addch(sb, tab[(v >> 12) & 63]);
-		strbuf_addch(sb, i + 1 < n ? tab[(v >> 6) & 63] : '=');
-		strbuf_addch(sb, i + 2 < n ? tab[v & 63] : '=');
-		col += 4;
-		if (col == 76) {
-			strbuf_addch(sb, '\n');
-			col = 0;
-		}
-	}
-	if (col)
+	_cleanup_strbuf_ struct strbuf flat = STRBUF_INIT;
+	base64_encode(&flat, p, n, true);
+	for (size_t at = 0; at < flat.len; at += 76) {
+		strbuf_add(sb, flat.buf + at, flat.len - at < 76 ? flat.len - at : 76);
 		strbuf_addch(sb, '\n');
+	}
 }
 
 static void boot_payload(struct strbuf *sb, const struct jobspec *spec,
@@ -473,7 +461,7 @@ static void boot_payload(struct strbuf *sb, const struct jobspec *spec,
 		jobscript_quote_path(sb, t->payload_path);
 		strbuf_addch(sb, '\n');
 	} else {
-		base64(sb, t->payload, t->payload_len);
+		base64_lines(sb, t->payload, t->payload_len);
 		strbuf_adds(sb, "DISPATCH_PAYLOAD\n");
 	}
 	if (!spec->extract_to)

@@ -114,7 +114,14 @@ static int spawn_proxy(const struct ssh_host_config *cfg, int *fd, pid_t *pid, s
 	_cleanup_free_ char *expanded = ssh_host_config_proxy_command(cfg);
 	_cleanup_free_ char *script = xasprintf("exec %s", expanded);
 
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
+	/* Close-on-exec, so that what other threads start (their own ProxyCommands) does
+	 * not hold this pair open; dup2 onto the child's 0 and 1 drops the flag there. */
+#ifdef SOCK_CLOEXEC
+	int type = SOCK_STREAM | SOCK_CLOEXEC;
+#else
+	int type = SOCK_STREAM;
+#endif
+	if (socketpair(AF_UNIX, type, 0, sp) < 0)
 		return dp_err(err, DPE_CONNECT, "cannot start ProxyCommand for '%s': %s",
 			      cfg->alias, strerror(errno));
 	pid_t child = fork();
@@ -136,6 +143,7 @@ static int spawn_proxy(const struct ssh_host_config *cfg, int *fd, pid_t *pid, s
 		_exit(127);
 	}
 	close(sp[1]);
+	fcntl(sp[0], F_SETFD, FD_CLOEXEC); /* where SOCK_CLOEXEC is missing */
 	set_flags(sp[0]);
 	*fd = sp[0];
 	*pid = child;
