@@ -15,6 +15,8 @@ struct anchor {
 
 struct builder {
 	const char *name;
+	const char *buf;        /* the input, for the line and column of a byte */
+	size_t len;
 	yaml_parser_t parser;
 	struct anchor *anchors;
 	size_t nanchors;
@@ -91,9 +93,16 @@ static int parser_fail(struct builder *b)
 	const yaml_mark_t *m = &p->problem_mark;
 	if (p->error == YAML_MEMORY_ERROR)
 		abort();
-	if (p->error == YAML_READER_ERROR)
-		return dp_err(b->err, DPE_INPUT, "%s: malformed YAML: %s at byte %zu", b->name,
+	if (p->error == YAML_READER_ERROR) {
+		/* libyaml gives a byte offset only: count the lines up to it */
+		size_t line = 1, col = 1;
+		for (size_t i = 0; i < p->problem_offset && i < b->len; i++, col++)
+			if (b->buf[i] == '\n')
+				line++, col = 0;
+		return dp_err(b->err, DPE_INPUT, "%s:%zu:%zu: malformed YAML: %s (byte %zu): the file "
+			      "must be UTF-8", b->name, line, col,
 			      p->problem ? p->problem : "unreadable input", p->problem_offset);
+	}
 	if (p->context)
 		return dp_err(b->err, DPE_INPUT, "%s:%zu:%zu: malformed YAML: %s %s", b->name,
 			      m->line + 1, m->column + 1, p->problem ? p->problem : "syntax error",
@@ -250,7 +259,7 @@ done:
 int yaml_parse(const char *name, const char *buf, size_t len, struct ynode **root,
 	       struct dp_error *err)
 {
-	struct builder b = { .name = name, .err = err };
+	struct builder b = { .name = name, .buf = buf, .len = len, .err = err };
 	yaml_event_t ev;
 	int r = -1;
 

@@ -52,6 +52,10 @@ int main(void)
 	strbuf_addf(&big, "k49999: again\n");
 	CHECK(parse(big.buf, &err) == NULL);
 	CHECK_STR(err.msg, "t.yaml:50001:1: duplicate key 'k49999'");
+	/* bytes that are not UTF-8: where they are, as line:col */
+	CHECK(parse("a: 1\nb: caf\xe9\n", &err) == NULL);
+	CHECK_STR(err.msg, "t.yaml:2:7: malformed YAML: incomplete UTF-8 octet sequence (byte 11): "
+			   "the file must be UTF-8");
 	CHECK(parse("a: [1, 2\n", &err) == NULL);
 	CHECK_CONTAINS(err.msg, "t.yaml:2:1: malformed YAML");
 	CHECK(parse("a:\n  b: 1\n c: 2\n", &err) == NULL);
