@@ -50,11 +50,15 @@ void ynode_free(struct ynode *n)
 
 static void node_append(struct ynode *parent, struct ynode *key, struct ynode *value)
 {
-	parent->items = xrealloc(parent->items, (parent->n + 1) * sizeof(*parent->items));
-	if (parent->kind == YN_MAP) {
-		parent->keys = xrealloc(parent->keys, (parent->n + 1) * sizeof(*parent->keys));
-		parent->keys[parent->n] = key;
+	/* grown by doubling: a collection of n items costs n, not n^2, in copies */
+	if (parent->n == parent->cap) {
+		parent->cap = parent->cap ? 2 * parent->cap : 4;
+		parent->items = xrealloc(parent->items, parent->cap * sizeof(*parent->items));
+		if (parent->kind == YN_MAP)
+			parent->keys = xrealloc(parent->keys, parent->cap * sizeof(*parent->keys));
 	}
+	if (parent->kind == YN_MAP)
+		parent->keys[parent->n] = key;
 	parent->items[parent->n++] = value;
 }
 

@@ -17,6 +17,7 @@ struct ynode {
 	char *value;            /* scalars: the text; NULL otherwise */
 	bool quoted;            /* scalars: written in quotes (so never null/bool) */
 	size_t n;               /* sequences and maps: number of items */
+	size_t cap;             /* room in items (and keys) */
 	struct ynode **items;   /* sequence items, or map values */
 	struct ynode **keys;    /* maps: keys (always scalars), parallel to items */
 };
