@@ -26,7 +26,8 @@ typedef int (*dp_write_fn)(void *arg, const void *buf, size_t len);
 
 struct pgzip;
 
-/* level 1..9 (0 means 6, as gzip); threads 0 means one per online CPU. */
+/* level 1..9 (0 means 6, as gzip); threads 0 means one worker per online CPU but
+ * one (the caller's thread compresses too), and at least one. */
 struct pgzip *pgzip_new(int level, int threads, dp_write_fn write, void *arg);
 int pgzip_write(struct pgzip *z, const void *buf, size_t len, struct dp_error *err);
 /* Compresses what is left and writes the gzip trailer. */
