@@ -179,6 +179,7 @@ int kh_check(char *const *files, const char *name, const struct kh_key *key,
 {
 	int i = key_index(key->type);
 	_cleanup_(session_freep) LIBSSH2_SESSION *ls = NULL;
+	bool matched = false;
 
 	*result = KH_UNKNOWN;
 	*file = NULL;
@@ -206,22 +207,38 @@ int kh_check(char *const *files, const char *name, const struct kh_key *key,
 			p += n + 1;
 			while (n && (*s == ' ' || *s == '\t'))
 				s++, n--;
-			if (!n || *s == '#' || *s == '@')     /* markers (@cert-authority, @revoked): not ours */
+			bool revoked = n > 9 && strncmp(s, "@revoked", 8) == 0 && (s[8] == ' ' || s[8] == '\t');
+			if (revoked) {
+				s += 9, n -= 9;
+				while (n && (*s == ' ' || *s == '\t'))
+					s++, n--;
+			}
+			if (!n || *s == '#' || *s == '@')     /* @cert-authority: no certificates here */
 				continue;
 			enum kh_result r = check_line(ls, s, n, name, key, i);
-			if (r == KH_MATCH) {
+			if (revoked) {
+				if (r != KH_MATCH)
+					continue;       /* another key revoked: nothing to say of this one */
 				free(*file);
-				*file = NULL;
-				*line = 0;
-				*result = KH_MATCH;
+				*file = xstrdup(*files);
+				*line = lineno;
+				*result = KH_REVOKED;
 				return 0;
 			}
+			if (r == KH_MATCH)
+				matched = true; /* the rest is read still, for @revoked lines */
 			if (r == KH_CHANGED && *result != KH_CHANGED) {
 				*result = KH_CHANGED;
 				*file = xstrdup(*files);
 				*line = lineno;
 			}
 		}
+	}
+	if (matched) {
+		free(*file);
+		*file = NULL;
+		*line = 0;
+		*result = KH_MATCH;
 	}
 	return 0;
 }
@@ -289,6 +306,11 @@ int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct 
 		return -1;
 	if (r == KH_MATCH)
 		return 0;
+	if (r == KH_REVOKED)
+		return dp_err(err, DPE_CONNECT,
+			      "host key for '%s' (%s) is REVOKED: the server sent %s key %s, which "
+			      "%s:%d marks @revoked; do not connect until the host has a new key",
+			      what, name, kh_key_short_name(key->type), fp, file, line);
 	if (r == KH_CHANGED)
 		return dp_err(err, DPE_CONNECT,
 			      "host key for '%s' (%s) has CHANGED: the server sent %s key %s, which "

@@ -18,6 +18,7 @@ enum kh_result {
 	KH_MATCH,
 	KH_UNKNOWN,
 	KH_CHANGED,
+	KH_REVOKED,     /* an @revoked line for the host holds this very key */
 };
 
 struct kh_key {
@@ -38,9 +39,10 @@ char *kh_fingerprint(const unsigned char sha256[32]);
 /* The line ssh appends for a new key: "name keytype base64\n". */
 void kh_format_line(struct strbuf *sb, const char *name, const struct kh_key *key);
 
-/* Look name up in files (a strv; missing files are skipped). On KH_CHANGED, *file and
- * *line say where the offending key is (caller frees *file). Returns -1 only when a
- * file exists but cannot be read. */
+/* Look name up in files (a strv; missing files are skipped). On KH_CHANGED and
+ * KH_REVOKED, *file and *line say where the offending line is (caller frees *file). A
+ * revoked key is refused whatever else matches. Returns -1 only when a file exists but
+ * cannot be read. */
 int kh_check(char *const *files, const char *name, const struct kh_key *key,
 	     enum kh_result *result, char **file, int *line, struct dp_error *err);
 

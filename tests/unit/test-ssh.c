@@ -121,6 +121,15 @@ static void test_known_hosts(void)
 			CHECK_STR(file, kh);
 		free(file);
 	}
+	/* @revoked wins over a match, wherever it stands; it names its line. */
+	CHECK_INT(kh_check(files, "revoked.example", &a, &r, &file, &line, &err), 0);
+	CHECK_INT(r, KH_REVOKED);
+	CHECK_INT(line, 13);
+	CHECK_STR(file, kh);
+	free(file);
+	CHECK_INT(kh_check(files, "revoked.example", &b, &r, &file, &line, &err), 0);
+	CHECK_INT(r, KH_CHANGED);       /* another key: revoked or not, it is not known */
+	free(file);
 	/* A key of another type for a known host is unknown, not changed (as ssh). */
 	struct kh_key rsa = a;
 	rsa.type = LIBSSH2_HOSTKEY_TYPE_RSA;
@@ -182,6 +191,21 @@ static void test_verify_messages(void)
 	CHECK_CONTAINS(err.msg, "ssh-keyscan -p 2222 new.example");
 	cfg.strict_host_key_checking = SSH_STRICT_YES;
 	CHECK_INT(kh_verify(&cfg, "new", &b, &err), -1);
+
+	/* A revoked key is refused with its line, whatever StrictHostKeyChecking says. */
+	_cleanup_strbuf_ struct strbuf ra = STRBUF_INIT;
+	struct kh_key rk;
+	load_key("hostkey_a.pub", &rk, &ra);
+	cfg.hostname = "revoked.example";
+	cfg.port = 22;
+	cfg.strict_host_key_checking = SSH_STRICT_NO;
+	CHECK_INT(kh_verify(&cfg, "rv", &rk, &err), -1);
+	CHECK_CONTAINS(err.msg, "host key for 'rv' (revoked.example) is REVOKED");
+	_cleanup_free_ char *rwhere = xasprintf("%s:13 marks @revoked", kh);
+	CHECK_CONTAINS(err.msg, rwhere);
+	cfg.strict_host_key_checking = SSH_STRICT_YES;
+	cfg.hostname = "new.example";
+	cfg.port = 2222;
 
 	/* HostKeyAlias is the name looked up, without the port. */
 	_cleanup_strbuf_ struct strbuf ba = STRBUF_INIT;
