@@ -265,6 +265,10 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 	if (s->host) {
 		if (s->spec.chip)
 			s->gres_type = inventory_gres_type(ctx->inv, s->spec.chip);
+		if (s->spec.chip && !s->gres_type && s->host->type == INV_HOST_SLURM)
+			warning_msg("the inventory's gres_mapping has no entry for chip '%s': asking "
+				    "'%s' for GRES type '%s' (map it under gres_mapping if the cluster "
+				    "names it otherwise)", s->spec.chip, s->host->name, s->spec.chip);
 		return 0;
 	}
 	/* Not an inventory host: an ssh alias of a SLURM login, with no defaults. */

@@ -287,6 +287,14 @@ test_expect_success 'without scontrol, the master is the first host of any hostl
 	test "$(timeout 5 bash -c ". ./first.sh && dispatch_first_node \"a[1\"")" = a
 '
 
+test_expect_success 'a chip without a gres_mapping entry: the chip name as GRES type, with a warning' '
+	dispatch submit -H hpc --chip l4 --gpus 1 --dry-run -- true >out 2>err &&
+	test_grep "gres_mapping has no entry for chip .l4.: asking .hpc. for GRES type .l4." err &&
+	test_grep "^#SBATCH --gres=gpu:l4:1$" out &&
+	dispatch submit -H hpc --chip h100 --gpus 1 --dry-run -- true >out 2>err &&
+	! test_grep "gres_mapping" err
+'
+
 test_expect_success 'the master address uses scontrol when there is one' '
 	mkdir -p bin2 &&
 	printf "#!/bin/sh\nprintf \"first\\\\nsecond\\\\n\"\n" >bin2/scontrol &&
