@@ -174,21 +174,21 @@ static void session_freep(LIBSSH2_SESSION **ls)
 		libssh2_session_free(*ls);
 }
 
-int kh_check(char *const *files, const char *name, const struct kh_key *key,
-	     enum kh_result *result, char **file, int *line, struct dp_error *err)
-{
-	int i = key_index(key->type);
-	_cleanup_(session_freep) LIBSSH2_SESSION *ls = NULL;
-	bool matched = false;
+/* One line of a known_hosts file, blanks and the @revoked marker taken off. */
+struct kh_line {
+	const char *file;
+	int lineno;
+	const char *s;
+	size_t n;
+	bool revoked;
+};
 
-	*result = KH_UNKNOWN;
-	*file = NULL;
-	*line = 0;
-	if (i < 0)
-		return 0;
-	ls = libssh2_session_init();
-	if (!ls)
-		abort();
+/* Calls fn for every host line of files (comments, blank and @cert-authority lines
+ * skipped; missing files too) until it returns true. Returns -1 only when a file
+ * exists but cannot be read. */
+static int each_line(char *const *files, bool (*fn)(const struct kh_line *l, void *data),
+		     void *data, struct dp_error *err)
+{
 	for (; files && *files; files++) {
 		size_t len;
 		_cleanup_free_ char *buf = read_file(*files, &len);
@@ -198,43 +198,90 @@ int kh_check(char *const *files, const char *name, const struct kh_key *key,
 			return dp_err(err, DPE_CONNECT, "cannot read known hosts file '%s': %s", *files,
 				      strerror(errno));
 		}
-		int lineno = 0;
+		struct kh_line l = { .file = *files };
 		for (char *p = buf; p < buf + len;) {
 			char *nl = memchr(p, '\n', (size_t)(buf + len - p));
 			size_t n = nl ? (size_t)(nl - p) : (size_t)(buf + len - p);
-			char *s = p;
-			lineno++;
+			const char *s = p;
+			l.lineno++;
 			p += n + 1;
 			while (n && (*s == ' ' || *s == '\t'))
 				s++, n--;
-			bool revoked = n > 9 && strncmp(s, "@revoked", 8) == 0 && (s[8] == ' ' || s[8] == '\t');
-			if (revoked) {
+			l.revoked = n > 9 && strncmp(s, "@revoked", 8) == 0 && (s[8] == ' ' || s[8] == '\t');
+			if (l.revoked) {
 				s += 9, n -= 9;
 				while (n && (*s == ' ' || *s == '\t'))
 					s++, n--;
 			}
 			if (!n || *s == '#' || *s == '@')     /* @cert-authority: no certificates here */
 				continue;
-			enum kh_result r = check_line(ls, s, n, name, key, i);
-			if (revoked) {
-				if (r != KH_MATCH)
-					continue;       /* another key revoked: nothing to say of this one */
-				free(*file);
-				*file = xstrdup(*files);
-				*line = lineno;
-				*result = KH_REVOKED;
+			l.s = s;
+			l.n = n;
+			if (fn(&l, data))
 				return 0;
-			}
-			if (r == KH_MATCH)
-				matched = true; /* the rest is read still, for @revoked lines */
-			if (r == KH_CHANGED && *result != KH_CHANGED) {
-				*result = KH_CHANGED;
-				*file = xstrdup(*files);
-				*line = lineno;
-			}
 		}
 	}
-	if (matched) {
+	return 0;
+}
+
+static LIBSSH2_SESSION *new_session(void)
+{
+	LIBSSH2_SESSION *ls = libssh2_session_init();
+	if (!ls)
+		abort();
+	return ls;
+}
+
+struct check {
+	LIBSSH2_SESSION *ls;
+	const char *name;
+	const struct kh_key *key;
+	int index;
+	bool matched;
+	enum kh_result *result;
+	char **file;
+	int *line;
+};
+
+static bool check_one(const struct kh_line *l, void *data)
+{
+	struct check *c = data;
+	enum kh_result r = check_line(c->ls, l->s, l->n, c->name, c->key, c->index);
+	if (l->revoked) {
+		if (r != KH_MATCH)
+			return false;   /* another key revoked: nothing to say of this one */
+		free(*c->file);
+		*c->file = xstrdup(l->file);
+		*c->line = l->lineno;
+		*c->result = KH_REVOKED;
+		return true;
+	}
+	if (r == KH_MATCH)
+		c->matched = true;      /* the rest is read still, for @revoked lines */
+	if (r == KH_CHANGED && *c->result != KH_CHANGED) {
+		*c->result = KH_CHANGED;
+		*c->file = xstrdup(l->file);
+		*c->line = l->lineno;
+	}
+	return false;
+}
+
+int kh_check(char *const *files, const char *name, const struct kh_key *key,
+	     enum kh_result *result, char **file, int *line, struct dp_error *err)
+{
+	_cleanup_(session_freep) LIBSSH2_SESSION *ls = NULL;
+	struct check c = { .name = name, .key = key, .index = key_index(key->type),
+			   .result = result, .file = file, .line = line };
+
+	*result = KH_UNKNOWN;
+	*file = NULL;
+	*line = 0;
+	if (c.index < 0)
+		return 0;
+	c.ls = ls = new_session();
+	if (each_line(files, check_one, &c, err) < 0)
+		return -1;
+	if (c.matched && *result != KH_REVOKED) {
 		free(*file);
 		*file = NULL;
 		*line = 0;
@@ -353,28 +400,52 @@ static const struct {
 	{ "ssh-dss", LIBSSH2_HOSTKEY_TYPE_DSS },
 };
 
+struct known_types {
+	LIBSSH2_SESSION *ls;
+	const char *name;
+	bool known[ARRAY_SIZE(key_types)];
+};
+
+/* The line's key type (its second field), when the line is for the host. */
+static bool note_type(const struct kh_line *l, void *data)
+{
+	struct known_types *k = data;
+	const char *p = l->s, *end = l->s + l->n;
+	if (l->revoked)
+		return false;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	size_t tlen = 0;
+	while (p + tlen < end && p[tlen] != ' ' && p[tlen] != '\t')
+		tlen++;
+	for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
+		if (k->known[i] || strlen(key_types[i].name) != tlen ||
+		    strncmp(p, key_types[i].name, tlen) != 0)
+			continue;
+		/* A one-byte key, which no line holds: the host's line reads as changed. */
+		struct kh_key probe = { .type = key_types[i].type,
+					.blob = (const unsigned char *)"", .len = 1 };
+		k->known[i] = check_line(k->ls, l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN;
+	}
+	return false;
+}
+
 char *kh_hostkey_methods(const struct ssh_host_config *cfg)
 {
 	_cleanup_free_ char *name = lookup_name(cfg);
 	_cleanup_strv_free_ char **files = lookup_files(cfg);
-	bool known[ARRAY_SIZE(key_types)] = { false };
+	_cleanup_(session_freep) LIBSSH2_SESSION *ls = new_session();
+	struct known_types k = { .ls = ls, .name = name };
 	struct strbuf sb = STRBUF_INIT;
 
-	/* A one-byte key of each type, which no line holds: a line for the host with
-	 * that type reads as a changed key. An unreadable file counts as holding
-	 * nothing here; kh_verify reports it. */
-	for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
-		struct kh_key probe = { .type = key_types[i].type,
-					.blob = (const unsigned char *)"", .len = 1 };
-		_cleanup_free_ char *file = NULL;
-		enum kh_result r = KH_UNKNOWN;
-		int line;
-		if (kh_check(files, name, &probe, &r, &file, &line, NULL) == 0)
-			known[i] = r != KH_UNKNOWN;
-	}
+	/* One pass over the files; one that cannot be read counts as holding nothing
+	 * here (kh_verify reports it). */
+	each_line(files, note_type, &k, NULL);
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t m = 0; m < ARRAY_SIZE(hostkey_methods); m++) {
-			if (known[key_index(hostkey_methods[m].type)] != (pass == 0))
+			if (k.known[key_index(hostkey_methods[m].type)] != (pass == 0))
 				continue;
 			if (sb.len)
 				strbuf_addch(&sb, ',');
