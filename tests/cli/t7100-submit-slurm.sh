@@ -2,7 +2,9 @@
 # t7100: SLURM jobs end to end on the testbed cluster (host hpc, tests/testbed
 # parts/30-slurm): a GPU job sees env values with spaces, quotes and $ unchanged and
 # CUDA_VISIBLE_DEVICES; a 2-node job runs the bootstrap on both nodes (ranks 0 and 1,
-# one master address); submit-packed at a ref runs that code; a failing job's exit
+# one master address); submit-packed at a ref runs that code, --dirty an uncommitted
+# edit and an untracked file, and a large snapshot is uploaded once and extracted on
+# both nodes of each job; a failing job's exit
 # code shows in status; cancel gives CANCELLED; --dependency afterok and --array;
 # sbatch's own error verbatim with nothing recorded; the connection dropped right
 # after sbatch (twice: with and without sbatch's answer saved) gives exactly one job,
@@ -120,6 +122,34 @@ test_expect_success 'submit-packed at a ref runs the code of that ref' '
 	dispatch --json submit-packed -H hpc -p cpu --repo repo --ref v1 -- "sh run.sh" >sub.json &&
 	wait_end "$(jfield sub.json job)" && test "$(field state)" = COMPLETED &&
 	test "$(cat "$(jfield sub.json log)")" = code=v1
+'
+
+test_expect_success 'submit-packed --dirty runs an uncommitted edit and an untracked file' '
+	echo "echo code=dirty; cat extra.txt" >repo/run.sh && echo untracked >repo/extra.txt &&
+	dispatch --json submit-packed -H hpc -p cpu --repo repo --dirty -- "sh run.sh" >sub.json 2>err &&
+	test_grep "1 modified, 1 untracked" err &&
+	wait_end "$(jfield sub.json job)" && test "$(field state)" = COMPLETED &&
+	printf "code=dirty\nuntracked\n" >want && test_cmp want "$(jfield sub.json log)"
+'
+
+# Over the 1 MiB that goes inside the script: uploaded into {share}/code once, then
+# extracted from there on every node of every job.
+test_expect_success 'a large snapshot is uploaded once and extracted on both nodes of each job' '
+	git init -q big && head -c 3000000 /dev/urandom >big/blob &&
+	git -C big add blob && git -C big -c user.email=t@t -c user.name=t commit -qm big &&
+	want=$(sha256sum <big/blob | cut -d" " -f1) &&
+	for i in 1 2; do
+		dispatch -v --json submit-packed -H hpc -p cpu --nodes 2 --repo big -- \
+			"echo \$DISPATCH_NODE_RANK \$(sha256sum <blob | cut -d\" \" -f1)" >big$i.json 2>bigerr$i ||
+			return 1
+	done &&
+	test_grep "uploaded the code" bigerr1 &&
+	test_grep "on the host already" bigerr2 && ! test_grep "uploaded the code" bigerr2 &&
+	printf "0 %s\n1 %s\n" "$want" "$want" >want &&
+	for i in 1 2; do
+		wait_end "$(jfield big$i.json job)" && test "$(field state)" = COMPLETED &&
+		sort "$(jfield big$i.json log)" >got && test_cmp want got || return 1
+	done
 '
 
 test_expect_success 'sbatch'"'"'s own error is shown verbatim, exit 1, nothing recorded' '
