@@ -250,7 +250,6 @@ static void run_host(struct fan *fan, struct host_result *h)
 	struct ssh_session *s = NULL;
 	struct host_io io = { fan, h, LINE_PREFIX_INIT(h->name), LINE_PREFIX_INIT(h->name) };
 	struct timespec t0, t1;
-
 	struct ssh_ctx bounded;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -4,10 +4,9 @@
  * every user string goes through sh_quote (or quote_path, which adds $VAR and ~/
  * expansion around sh_quote'd pieces, or sbatch_quote for #SBATCH lines).
  */
-#include <ctype.h>
-
 #include "jobscript.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
