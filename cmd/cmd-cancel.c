@@ -9,10 +9,10 @@
 
 #include "dispatch.h"
 #include "jobref.h"
-#include "plainjob.h"
-#include "slurm.h"
-#include "ssh.h"
-#include "strbuf.h"
+#include "slurm/plainjob.h"
+#include "slurm/slurm.h"
+#include "transport/ssh.h"
+#include "base/strbuf.h"
 
 enum { OPT_HOST = 1 };
 

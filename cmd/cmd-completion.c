@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 static const struct dp_option completion_options[] = { { 0 } };
 

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch cp SRC... DEST: files and trees to or from one host over SFTP (lib/sftp.h),
+ * dispatch cp SRC... DEST: files and trees to or from one host over SFTP (lib/transport/sftp.h),
  * on one connection, with a progress line per file on a terminal and --json.
  */
 #include <cjson/cJSON.h>
 #include <signal.h>
 
 #include "dispatch.h"
-#include "sftp.h"
-#include "ssh.h"
+#include "transport/sftp.h"
+#include "transport/ssh.h"
 
 enum {
 	OPT_RECURSIVE = 1,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch forward HOST [LOCAL_PORT:]REMOTE_PORT [--background]: ssh -L for one port
- * (lib/forward.h). The local port is bound before connecting, so a busy port fails at
+ * (lib/transport/forward.h). The local port is bound before connecting, so a busy port fails at
  * once; --background detaches only once the port is bound and the session logged in,
  * so every error is seen before the prompt comes back.
  */
@@ -11,8 +11,8 @@
 #include <signal.h>
 
 #include "dispatch.h"
-#include "forward.h"
-#include "ssh.h"
+#include "transport/forward.h"
+#include "transport/ssh.h"
 
 enum {
 	OPT_BACKGROUND = 1,

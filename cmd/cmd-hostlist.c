@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "hostlist.h"
+#include "slurm/hostlist.h"
 
 enum { OPT_EXPAND = 1, OPT_FOLD };
 

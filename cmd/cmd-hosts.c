@@ -8,9 +8,9 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "inventory.h"
-#include "ssh_config.h"
-#include "strbuf.h"
+#include "inventory/inventory.h"
+#include "transport/ssh_config.h"
+#include "base/strbuf.h"
 
 enum { OPT_NAMES = 1, OPT_CHECK, OPT_HOSTS, OPT_TIMEOUT, OPT_FANOUT };
 

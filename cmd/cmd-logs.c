@@ -8,11 +8,11 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "joblog.h"
+#include "slurm/joblog.h"
 #include "jobref.h"
-#include "slurm.h"
-#include "ssh.h"
-#include "strbuf.h"
+#include "slurm/slurm.h"
+#include "transport/ssh.h"
+#include "base/strbuf.h"
 
 enum { OPT_HOST = 1, OPT_FOLLOW, OPT_STDERR };
 

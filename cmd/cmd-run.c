@@ -12,10 +12,10 @@
 #include <termios.h>
 
 #include "dispatch.h"
-#include "hostlist.h"
-#include "inventory.h"
-#include "line_prefix.h"
-#include "ssh.h"
+#include "slurm/hostlist.h"
+#include "inventory/inventory.h"
+#include "base/line_prefix.h"
+#include "transport/ssh.h"
 
 enum {
 	OPT_HOSTS = 1,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch ship: a snapshot of the repository (lib/snapshot.h)
+ * dispatch ship: a snapshot of the repository (lib/code/snapshot.h)
  *   HOST:PATH           streamed over one SSH channel into `tar -x` on the host: the
  *                       snapshot's write callback connects on its first call (so a
  *                       bad ref never connects) and writes into the channel with
@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 
 #include "dispatch.h"
-#include "shquote.h"
-#include "snapshot.h"
-#include "ssh.h"
+#include "base/shquote.h"
+#include "code/snapshot.h"
+#include "transport/ssh.h"
 
 enum { OPT_OUTPUT = 1, OPT_REPO, OPT_REF, OPT_DIRTY, OPT_FILES };
 

@@ -3,9 +3,9 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-#include "chips.h"
+#include "inventory/chips.h"
 #include "dispatch.h"
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "solver.h"
 
 enum { OPT_CHIP = 1, OPT_CHIPS, OPT_CPU, OPT_PREFER, OPT_FORBID, OPT_CHECK };

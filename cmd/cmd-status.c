@@ -2,18 +2,18 @@
 /*
  * dispatch status JOB...: where each job stands. One connection and one command per
  * host however many jobs: squeue for the jobs still in the queue, then sacct for
- * those that left it (lib/slurm.h); plain-host jobs from their stage dir's pid and
- * exit_status files (lib/plainjob.h).
+ * those that left it (lib/slurm/slurm.h); plain-host jobs from their stage dir's pid and
+ * exit_status files (lib/slurm/plainjob.h).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
 #include "dispatch.h"
 #include "jobref.h"
-#include "plainjob.h"
-#include "slurm.h"
-#include "ssh.h"
-#include "strbuf.h"
+#include "slurm/plainjob.h"
+#include "slurm/slurm.h"
+#include "transport/ssh.h"
+#include "base/strbuf.h"
 
 enum { OPT_HOST = 1 };
 

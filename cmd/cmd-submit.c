@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch submit: a job from options and/or a job file, to a host named with -H or
- * chosen by the solver. Generation is lib/jobscript.c; this file parses, picks the
+ * chosen by the solver. Generation is lib/slurm/jobscript.c; this file parses, picks the
  * host, and submits over one SSH connection:
  *
  *   1. a shell command makes the share, stage, work and log dirs (umask 077) and
@@ -10,7 +10,7 @@
  *      packed code into {share}/code/ when it is large and not there yet);
  *   3. the job ledger records the intent with a fresh token;
  *   4. SLURM: sbatch --parsable --comment=TOKEN; a plain host: the bootstrap starts
- *      detached (lib/plainjob.h).
+ *      detached (lib/slurm/plainjob.h).
  *
  * When the connection breaks during step 4, dispatch connects once more and looks the
  * token up (the stage dir's record of sbatch's answer, then squeue and sacct) rather
@@ -24,20 +24,20 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "chips.h"
+#include "inventory/chips.h"
 #include "dispatch.h"
-#include "inventory.h"
-#include "jobscript.h"
-#include "jobspec.h"
+#include "inventory/inventory.h"
+#include "slurm/jobscript.h"
+#include "inventory/jobspec.h"
 #include "ledger.h"
-#include "plainjob.h"
-#include "shquote.h"
-#include "slurm.h"
-#include "snapshot.h"
+#include "slurm/plainjob.h"
+#include "base/shquote.h"
+#include "slurm/slurm.h"
+#include "code/snapshot.h"
 #include "solver.h"
-#include "ssh.h"
-#include "strbuf.h"
-#include "upload.h"
+#include "transport/ssh.h"
+#include "base/strbuf.h"
+#include "transport/upload.h"
 
 /* Packed code up to this size goes inside bootstrap.sh; larger code is uploaded once
  * to {share}/code/SHA256.tar.gz and every job extracts it from there. */

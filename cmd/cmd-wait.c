@@ -4,9 +4,9 @@
  * runs), cheaply for the controller and without giving up on a failed poll.
  *
  * Each poll asks each host once: one squeue for all of its jobs still waited on (the
- * query of lib/slurm.h that status uses, cut in two), then sacct, over the same
+ * query of lib/slurm/slurm.h that status uses, cut in two), then sacct, over the same
  * connection, only for the jobs squeue no longer has active; plain-host jobs from
- * their pid and exit_status files (lib/plainjob.h) in the same command. The interval
+ * their pid and exit_status files (lib/slurm/plainjob.h) in the same command. The interval
  * starts at 2 s and grows by half each poll up to --interval. A poll that fails (the
  * connection, squeue's "slurm_load_jobs error", sacct) is retried at the next one,
  * over a fresh connection when the connection failed: only --timeout ends the wait.
@@ -17,12 +17,12 @@
 #include <time.h>
 
 #include "dispatch.h"
-#include "hostlist.h"
+#include "slurm/hostlist.h"
 #include "jobref.h"
-#include "plainjob.h"
-#include "slurm.h"
-#include "ssh.h"
-#include "strbuf.h"
+#include "slurm/plainjob.h"
+#include "slurm/slurm.h"
+#include "transport/ssh.h"
+#include "base/strbuf.h"
 
 enum { OPT_HOST = 1, OPT_INTERVAL, OPT_TIMEOUT, OPT_UNTIL };
 

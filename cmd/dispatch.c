@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "dispatch.h"
-#include "inventory.h"
+#include "inventory/inventory.h"
 
 #ifndef DISPATCH_VERSION
 #define DISPATCH_VERSION "unknown"

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 struct inventory;
 

@@ -12,8 +12,8 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "inventory.h"
-#include "ssh.h"
+#include "inventory/inventory.h"
+#include "transport/ssh.h"
 
 #define THREAD_STACK (512 * 1024)
 

@@ -8,12 +8,12 @@
 #include <ctype.h>
 #include <stdio.h>
 
-#include "chips.h"
+#include "inventory/chips.h"
 #include "dispatch.h"
 #include "host_facts.h"
-#include "inventory.h"
-#include "ssh.h"
-#include "strbuf.h"
+#include "inventory/inventory.h"
+#include "transport/ssh.h"
+#include "base/strbuf.h"
 
 #define FACTS_TIMEOUT 60
 

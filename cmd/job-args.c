@@ -5,10 +5,10 @@
  * command however many of its jobs were named.
  */
 #include "dispatch.h"
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "jobref.h"
 #include "ledger.h"
-#include "plainjob.h"
+#include "slurm/plainjob.h"
 
 int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,
 		     struct job_set *set)

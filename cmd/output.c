@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "dispatch.h"
-#include "hostlist.h"
+#include "slurm/hostlist.h"
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap) _printf_(2, 0);
 static void vmsg(const char *prefix, const char *fmt, va_list ap)

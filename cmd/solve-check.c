@@ -11,9 +11,9 @@
 
 #include "dispatch.h"
 #include "host_facts.h"
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "solver.h"
-#include "ssh.h"
+#include "transport/ssh.h"
 
 #define CHECK_CONNECT_TIMEOUT 10
 #define CHECK_EXEC_TIMEOUT 30

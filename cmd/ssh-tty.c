@@ -10,7 +10,7 @@
 #include <termios.h>
 
 #include "dispatch.h"
-#include "ssh.h"
+#include "transport/ssh.h"
 
 static pthread_mutex_t tty_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* One remote command for a host's facts, and its sections: host_facts.h. */
 #include "host_facts.h"
-#include "ssh.h"
-#include "util.h"
+#include "transport/ssh.h"
+#include "base/util.h"
 
 #define MARK "@dispatch "
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a host has and has free now, asked in ONE remote command (one SSH exec):
- * a SLURM host's partitions and nodes (lib/slurm_nodes.h), a plain host's GPUs and
- * their compute processes (lib/nvidia_smi.h). Used by hosts show, hosts discover and
+ * a SLURM host's partitions and nodes (lib/slurm/slurm_nodes.h), a plain host's GPUs and
+ * their compute processes (lib/slurm/nvidia_smi.h). Used by hosts show, hosts discover and
  * solve --check.
  *
  * The command prints sections, each opened by a line "@dispatch NAME", holding the
@@ -16,10 +16,10 @@
 #ifndef DISPATCH_HOST_FACTS_H
 #define DISPATCH_HOST_FACTS_H
 
-#include "error.h"
-#include "nvidia_smi.h"
-#include "slurm_nodes.h"
-#include "strbuf.h"
+#include "base/error.h"
+#include "slurm/nvidia_smi.h"
+#include "slurm/slurm_nodes.h"
+#include "base/strbuf.h"
 
 enum host_facts_ask {
 	HOST_FACTS_AUTO,        /* SLURM if sbatch is there, else nvidia-smi if there */

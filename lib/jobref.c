@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 bool jobref_is_slurm_id(const char *id)
 {

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 struct ledger {
 	sqlite3 *db;

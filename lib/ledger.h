@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 struct ledger;
 

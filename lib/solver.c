@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The offline solver: rules in solver.h. Every host gets a verdict with its reason. */
-#include "chips.h"
-#include "hostlist.h"
+#include "inventory/chips.h"
+#include "slurm/hostlist.h"
 #include "solver.h"
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 struct fit {
 	bool fits;

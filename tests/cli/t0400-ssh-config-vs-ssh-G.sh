@@ -1,5 +1,5 @@
 #!/bin/bash
-# lib/ssh_config.c against the real thing: for tricky configs and several host names,
+# lib/transport/ssh_config.c against the real thing: for tricky configs and several host names,
 # `ssh -G -F CONFIG HOST` and tests/helpers/ssh-config-G (the same resolution by
 # dispatch, printed in ssh -G's format) must agree on every keyword dispatch uses.
 #

@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 
-#include "sftp.h"
+#include "transport/sftp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "export_subst.h"
+#include "code/export_subst.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
  */
 #include <stdint.h>
 
-#include "hostlist.h"
+#include "slurm/hostlist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 /* The inventory loader on arbitrary bytes; a loaded inventory is also solved for. */
 #include <stdint.h>
 
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "solver.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

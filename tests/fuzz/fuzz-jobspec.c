@@ -3,8 +3,8 @@
  * a spec that validates also generates scripts for both host types. */
 #include <stdint.h>
 
-#include "jobscript.h"
-#include "jobspec.h"
+#include "slurm/jobscript.h"
+#include "inventory/jobspec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

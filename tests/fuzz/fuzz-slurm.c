@@ -8,8 +8,8 @@
  */
 #include <stdint.h>
 
-#include "plainjob.h"
-#include "slurm.h"
+#include "slurm/plainjob.h"
+#include "slurm/slurm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

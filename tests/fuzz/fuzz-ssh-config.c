@@ -3,7 +3,7 @@
  * Include lines are checked but not followed from a buffer, so nothing is read. */
 #include <stdint.h>
 
-#include "ssh_config.h"
+#include "transport/ssh_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdint.h>
 
-#include "yaml_tree.h"
+#include "inventory/yaml_tree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test helper: resolve HOST through CONFIG with lib/ssh_config.c and print the result
+ * Test helper: resolve HOST through CONFIG with lib/transport/ssh_config.c and print the result
  * the way `ssh -G -F CONFIG HOST` prints it, for the keywords dispatch uses, so that
  * tests/cli/t0400-ssh-config-vs-ssh-G.sh can diff the two. Exit 255 on a config error
  * (as ssh), with the message on stderr.
  */
 #include <stdio.h>
 
-#include "ssh_config.h"
+#include "transport/ssh_config.h"
 
 static void print_list(const char *key, char **v, const char *sep)
 {

@@ -6,8 +6,8 @@
  */
 #include <stdint.h>
 
-#include "hostlist.h"
-#include "strbuf.h"
+#include "slurm/hostlist.h"
+#include "base/strbuf.h"
 #include "unit.h"
 
 /* The hosts of expr, one a line, or "error: MESSAGE". */

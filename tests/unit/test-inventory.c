@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The inventory loader: the reference inventory's values, and every error's exact message. */
-#include "chips.h"
-#include "inventory.h"
-#include "strbuf.h"
+#include "inventory/chips.h"
+#include "inventory/inventory.h"
+#include "base/strbuf.h"
 #include "unit.h"
 
 static struct inventory *parse(const char *text, struct dp_error *err)

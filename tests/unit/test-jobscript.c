@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <sys/stat.h>
 
-#include "jobscript.h"
+#include "slurm/jobscript.h"
 #include "unit.h"
 
 static struct dp_error err;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "jobspec.h"
+#include "inventory/jobspec.h"
 #include "unit.h"
 
 static struct dp_error err;

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <zlib.h>
 
-#include "pgzip.h"
-#include "strbuf.h"
+#include "code/pgzip.h"
+#include "base/strbuf.h"
 #include "unit.h"
 
 static int sink(void *arg, const void *buf, size_t len)

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "plainjob.h"
-#include "shquote.h"
+#include "slurm/plainjob.h"
+#include "base/shquote.h"
 #include "unit.h"
 
 static char *run_sh(const char *script, int *status)

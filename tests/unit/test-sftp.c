@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/sftp.c: how cp operands split into HOST and PATH (scp's rules). */
-#include "sftp.h"
+/* lib/transport/sftp.c: how cp operands split into HOST and PATH (scp's rules). */
+#include "transport/sftp.h"
 #include "unit.h"
-#include "util.h"
+#include "base/util.h"
 
 static void check(const char *arg, const char *host, const char *path)
 {

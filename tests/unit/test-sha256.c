@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* SHA-256 against the FIPS 180-4 / NIST example vectors. */
-#include "sha256.h"
-#include "util.h"
+#include "base/sha256.h"
+#include "base/util.h"
 #include "unit.h"
 
 static const char *hex(const void *data, size_t len, size_t step)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "shquote.h"
+#include "base/shquote.h"
 #include "unit.h"
 
 static char *shell_roundtrip(const char *value)

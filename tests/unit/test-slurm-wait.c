@@ -6,7 +6,7 @@
  * test cluster, tests/unit/data/slurm/wait-*. */
 #include <stdlib.h>
 
-#include "slurm.h"
+#include "slurm/slurm.h"
 #include "unit.h"
 
 static char *fixture(const char *name)

@@ -4,7 +4,7 @@
  * text of the commands (run through sh -n). Fixtures: tests/unit/data/slurm/. */
 #include <stdlib.h>
 
-#include "slurm.h"
+#include "slurm/slurm.h"
 #include "unit.h"
 
 static char *fixture(const char *name)

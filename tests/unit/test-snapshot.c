@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <zlib.h>
 
-#include "sha256.h"
-#include "snapshot.h"
-#include "strbuf.h"
+#include "base/sha256.h"
+#include "code/snapshot.h"
+#include "base/strbuf.h"
 #include "unit.h"
 
 static int fail_after_first(void *arg, const void *buf, size_t len)

@@ -2,7 +2,7 @@
 /* solve --check: the solver with live facts injected, from outputs captured on the
  * test cluster (tests/unit/data/slurm/scontrol) and nvidia-smi fixtures. */
 #include "host_facts.h"
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "solver.h"
 #include "unit.h"
 

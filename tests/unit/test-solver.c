@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The solver, rule by rule, on small inventories and on the reference one. */
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "solver.h"
 #include "unit.h"
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/ssh_config.c on hand-made configs in a temporary HOME (never the real ~/.ssh). */
+/* lib/transport/ssh_config.c on hand-made configs in a temporary HOME (never the real ~/.ssh). */
 #include <errno.h>
 #include <pwd.h>
 #include <sys/stat.h>
 
-#include "ssh_config.h"
+#include "transport/ssh_config.h"
 #include "unit.h"
-#include "util.h"
+#include "base/util.h"
 
 static char home[256];
 

@@ -6,11 +6,11 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "base64.h"
-#include "known_hosts.h"
-#include "line_prefix.h"
-#include "ssh.h"
-#include "ssh_internal.h"
+#include "base/base64.h"
+#include "transport/known_hosts.h"
+#include "base/line_prefix.h"
+#include "transport/ssh.h"
+#include "transport/ssh_internal.h"
 #include "unit.h"
 
 static char *data_path(const char *name)

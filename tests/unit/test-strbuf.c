@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "strbuf.h"
+#include "base/strbuf.h"
 #include "unit.h"
 
 int main(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-#include "strbuf.h"
+#include "base/strbuf.h"
 #include "unit.h"
-#include "yaml_tree.h"
+#include "inventory/yaml_tree.h"
 
 static struct ynode *parse(const char *text, struct dp_error *err)
 {

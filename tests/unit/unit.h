@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static int unit_n, unit_failed;
 

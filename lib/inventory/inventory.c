@@ -1,0 +1,733 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inventory loader: YAML (through yaml_tree) into struct inventory, validating
+ * every key and value on the way. The first problem found is the error; it names
+ * file:line:col, the dotted path of the key (hosts.gpu1.chips.h100) and, for unknown
+ * keys and names, the closest valid one.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+
+#include "inventory/chips.h"
+#include "inventory/inventory.h"
+#include "base/strbuf.h"
+#include "inventory/yaml_tree.h"
+
+struct loader {
+	const char *file;
+	struct dp_error *err;
+	struct inventory *inv;
+};
+
+static int fail(struct loader *l, const struct ynode *at, const char *fmt, ...) _printf_(3, 4);
+static int fail(struct loader *l, const struct ynode *at, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* Keys and values are quoted into the message: no terminal escapes from the file. */
+	for (char *p = msg; *p; p++)
+		if (iscntrl((unsigned char)*p))
+			*p = '?';
+	if (at)
+		return dp_err(l->err, DPE_INPUT, "%s:%d:%d: %s", l->file, at->line, at->col, msg);
+	return dp_err(l->err, DPE_INPUT, "%s: %s", l->file, msg);
+}
+
+/* A value quoted into a message, shortened so a message never drowns in it. */
+static const char *shown(const struct ynode *n, char *buf, size_t size)
+{
+	if (!n || n->kind != YN_SCALAR)
+		return ynode_kind_name(n);
+	size_t len = strlen(n->value);
+	if (len > 40)
+		snprintf(buf, size, "'%.37s...'", n->value);
+	else
+		snprintf(buf, size, "'%s'", n->value);
+	return buf;
+}
+
+static int check_keys(struct loader *l, const struct ynode *map, const char *path,
+		      const char *const *allowed, size_t nallowed)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		const char *key = map->keys[i]->value;
+		bool ok = false;
+		for (size_t j = 0; j < nallowed && !ok; j++)
+			ok = streq(key, allowed[j]);
+		if (ok)
+			continue;
+		const char *guess = suggest_word(key, allowed, nallowed);
+		char where[300] = "";
+		if (path)
+			snprintf(where, sizeof(where), " in %s", path);
+		if (guess)
+			return fail(l, map->keys[i], "unknown key '%s'%s (did you mean '%s'?)", key, where,
+				    guess);
+		return fail(l, map->keys[i], "unknown key '%s'%s", key, where);
+	}
+	return 0;
+}
+
+static int expect_map(struct loader *l, const struct ynode *n, const char *path)
+{
+	if (n->kind == YN_MAP)
+		return 0;
+	return fail(l, n, "%s: expected a mapping, got %s", path, ynode_kind_name(n));
+}
+
+/* A string value: NULL (unset) for YAML null; lists and mappings are errors. */
+/* Any string: free text (annotations) may hold newlines. */
+static int get_text(struct loader *l, const struct ynode *n, const char *path, char **out)
+{
+	*out = NULL;
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (n->kind != YN_SCALAR)
+		return fail(l, n, "%s: expected a string, got %s", path, ynode_kind_name(n));
+	*out = xstrdup(n->value);
+	return 0;
+}
+
+/* A string on one line: these become #SBATCH values, paths and commands in scripts,
+ * where a newline would start a line of its own. */
+static int get_string(struct loader *l, const struct ynode *n, const char *path, char **out)
+{
+	if (get_text(l, n, path, out) < 0)
+		return -1;
+	for (const char *p = *out; p && *p; p++)
+		if (iscntrl((unsigned char)*p) && *p != '\t') {
+			free(*out);
+			*out = NULL;
+			return fail(l, n, "%s: the value holds a newline or another control "
+				    "character: give it on one line", path);
+		}
+	return 0;
+}
+
+static bool is_word(const char *s, const char *extra)
+{
+	if (!*s || *s == '-')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr(extra, *s))
+			return false;
+	return true;
+}
+
+/* A string without spaces or control characters, not starting with '-' (so it can
+ * never read as an option to ssh or sbatch). */
+static int get_token(struct loader *l, const struct ynode *n, const char *path, char **out)
+{
+	if (get_string(l, n, path, out) < 0)
+		return -1;
+	if (!*out)
+		return 0;
+	char buf[64];
+	bool ok = **out && **out != '-';
+	for (const char *p = *out; ok && *p; p++)
+		ok = !isspace((unsigned char)*p) && !iscntrl((unsigned char)*p);
+	if (ok)
+		return 0;
+	free(*out);
+	*out = NULL;
+	return fail(l, n, "%s: expected a single word not starting with '-', got %s", path,
+		    shown(n, buf, sizeof(buf)));
+}
+
+static int get_required(struct loader *l, const struct ynode *map, const char *key,
+			const char *path, char **out)
+{
+	const struct ynode *n = ynode_get(map, key);
+	_cleanup_free_ char *kpath = xasprintf("%s.%s", path, key);
+	if (get_string(l, n, kpath, out) < 0)
+		return -1;
+	if (!*out)
+		return fail(l, n ? n : map, "%s: '%s' is required", path, key);
+	if (!**out)
+		return fail(l, n, "%s: must not be empty", kpath);
+	return 0;
+}
+
+static int get_string_list(struct loader *l, const struct ynode *n, const char *path, char ***out)
+{
+	*out = NULL;
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (n->kind != YN_SEQ) {
+		if (n->kind == YN_SCALAR)
+			return fail(l, n, "%s: expected a list, got a string (write [%s])", path, n->value);
+		return fail(l, n, "%s: expected a list, got %s", path, ynode_kind_name(n));
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		const struct ynode *it = n->items[i];
+		char buf[64];
+		if (it->kind != YN_SCALAR || ynode_is_null(it) ||
+		    !is_word(it->value, "._-+@:%[],=/")) {
+			strv_free(*out);
+			*out = NULL;
+			return fail(l, it, "%s[%zu]: expected a name, got %s", path, i,
+				    shown(it, buf, sizeof(buf)));
+		}
+		strv_add(out, it->value);
+	}
+	return 0;
+}
+
+static int get_bool(struct loader *l, const struct ynode *n, const char *path, bool *out)
+{
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (n->kind == YN_SCALAR && !n->quoted) {
+		const char *v = n->value;
+		if (streq(v, "true") || streq(v, "True") || streq(v, "TRUE")) {
+			*out = true;
+			return 0;
+		}
+		if (streq(v, "false") || streq(v, "False") || streq(v, "FALSE")) {
+			*out = false;
+			return 0;
+		}
+	}
+	char buf[64];
+	return fail(l, n, "%s: expected true or false, got %s", path, shown(n, buf, sizeof(buf)));
+}
+
+/* sbatch --mem syntax: a whole number with an optional K, M, G or T suffix. */
+static bool valid_mem(const char *s)
+{
+	size_t digits = strspn(s, "0123456789");
+	if (digits == 0 || digits > 12)
+		return false;
+	s += digits;
+	if (*s && strchr("KMGTkmgt", *s))
+		s++;
+	return *s == '\0';
+}
+
+static const char *chip_names_hint(void)
+{
+	return "'dispatch solve --chip' completes them; see dispatch-solve(1)";
+}
+
+/* A catalogue chip name as a key: the canonical spelling, or an error. */
+static int get_chip_name(struct loader *l, const struct ynode *key, const char *path,
+			 const char **out)
+{
+	const struct chip *c = chip_find(key->value);
+	if (c) {
+		*out = c->name;
+		return 0;
+	}
+	const char *hint = chip_suggestion(key->value);
+	if (*hint)
+		return fail(l, key, "%s: unknown chip '%s'%s", path, key->value, hint);
+	return fail(l, key, "%s: unknown chip '%s' (%s)", path, key->value, chip_names_hint());
+}
+
+/* ---- top level pieces ---- */
+
+static int load_gres_mapping(struct loader *l, const struct ynode *n)
+{
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (expect_map(l, n, "gres_mapping") < 0)
+		return -1;
+	struct inventory *inv = l->inv;
+	inv->gres_mapping = xcalloc(n->n, sizeof(*inv->gres_mapping));
+	for (size_t i = 0; i < n->n; i++) {
+		_cleanup_free_ char *path = xasprintf("gres_mapping.%s", n->keys[i]->value);
+		const char *chip = NULL;
+		char *type = NULL;
+		if (get_chip_name(l, n->keys[i], "gres_mapping", &chip) < 0)
+			return -1;
+		for (size_t j = 0; j < inv->ngres_mapping; j++)
+			if (streq(inv->gres_mapping[j].key, chip))
+				return fail(l, n->keys[i], "%s: chip '%s' is mapped twice", path, chip);
+		if (get_token(l, n->items[i], path, &type) < 0)
+			return -1;
+		if (!type || strpbrk(type, ":,")) {
+			char buf[64];
+			free(type);
+			return fail(l, n->items[i], "%s: expected a GRES type such as 'a100_80g', got %s",
+				    path, shown(n->items[i], buf, sizeof(buf)));
+		}
+		inv->gres_mapping[inv->ngres_mapping].key = xstrdup(chip);
+		inv->gres_mapping[inv->ngres_mapping].value = type;
+		inv->ngres_mapping++;
+	}
+	return 0;
+}
+
+static const char *const cluster_keys[] = {
+	"root", "work", "log", "share", "mount", "cache_size", "cache_dir",
+};
+
+static int load_cluster(struct loader *l, const char *name, const struct ynode *key,
+			const struct ynode *n, struct inv_cluster *c)
+{
+	_cleanup_free_ char *path = xasprintf("clusters.%s", name);
+	c->name = xstrdup(name);
+	c->line = key->line;
+	c->col = key->col;
+	if (!is_word(name, "._-"))
+		return fail(l, key, "%s: a cluster name is letters, digits, '.', '_' and '-'", path);
+	if (ynode_is_null(n))
+		return fail(l, key, "%s: needs at least 'root' and 'work'", path);
+	if (expect_map(l, n, path) < 0 ||
+	    check_keys(l, n, path, cluster_keys, ARRAY_SIZE(cluster_keys)) < 0)
+		return -1;
+	struct {
+		const char *key;
+		char **field;
+	} fields[] = {
+		{ "log", &c->log }, { "share", &c->share }, { "mount", &c->mount },
+		{ "cache_size", &c->cache_size }, { "cache_dir", &c->cache_dir },
+	};
+	if (get_required(l, n, "root", path, &c->root) < 0 ||
+	    get_required(l, n, "work", path, &c->work) < 0)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		_cleanup_free_ char *p = xasprintf("%s.%s", path, fields[i].key);
+		if (get_string(l, ynode_get(n, fields[i].key), p, fields[i].field) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int load_clusters(struct loader *l, const struct ynode *n)
+{
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (expect_map(l, n, "clusters") < 0)
+		return -1;
+	struct inventory *inv = l->inv;
+	inv->clusters = xcalloc(n->n, sizeof(*inv->clusters));
+	for (size_t i = 0; i < n->n; i++) {
+		inv->nclusters++;
+		if (load_cluster(l, n->keys[i]->value, n->keys[i], n->items[i], &inv->clusters[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- hosts ---- */
+
+static const char *const host_keys[] = {
+	"type", "ssh", "cluster", "chips", "uv_groups",
+	"partitions", "cpu_partitions", "partitions_cpu", "account", "qos", "mem", "exclude",
+	"annotations",
+};
+static const size_t host_keys_common = 5; /* the first five are for every host */
+
+static int load_chips(struct loader *l, const struct ynode *n, const char *hpath, struct inv_host *h)
+{
+	_cleanup_free_ char *path = xasprintf("%s.chips", hpath);
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (expect_map(l, n, path) < 0)
+		return -1;
+	h->chips_set = true;
+	h->chips = xcalloc(n->n, sizeof(*h->chips));
+	for (size_t i = 0; i < n->n; i++) {
+		_cleanup_free_ char *cpath = xasprintf("%s.%s", path, n->keys[i]->value);
+		const char *chip = NULL;
+		long count;
+		char buf[64];
+		if (get_chip_name(l, n->keys[i], path, &chip) < 0)
+			return -1;
+		for (size_t j = 0; j < h->nchips; j++)
+			if (streq(h->chips[j].chip, chip))
+				return fail(l, n->keys[i], "%s: chip '%s' is listed twice", path, chip);
+		const struct ynode *v = n->items[i];
+		if (v->kind != YN_SCALAR || !parse_long(v->value, 1, 1000000, &count))
+			return fail(l, v, "%s: expected a whole number > 0, got %s", cpath,
+				    shown(v, buf, sizeof(buf)));
+		h->chips[h->nchips].chip = xstrdup(chip);
+		h->chips[h->nchips].count = (int)count;
+		h->nchips++;
+	}
+	return 0;
+}
+
+static const char *const partition_keys[] = { "name", "default", "constraint" };
+
+static int load_partitions(struct loader *l, const struct ynode *n, const char *hpath,
+			   struct inv_host *h)
+{
+	_cleanup_free_ char *path = xasprintf("%s.partitions", hpath);
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (n->kind != YN_SEQ)
+		return fail(l, n, "%s: expected a list of partition names or {name, default, "
+			    "constraint}, got %s", path, ynode_kind_name(n));
+	h->partitions = xcalloc(n->n, sizeof(*h->partitions));
+	for (size_t i = 0; i < n->n; i++) {
+		_cleanup_free_ char *ipath = xasprintf("%s[%zu]", path, i);
+		const struct ynode *it = n->items[i], *name_node = it;
+		struct inv_partition *p = &h->partitions[h->npartitions++];
+		char buf[64];
+		if (it->kind == YN_MAP) {
+			if (check_keys(l, it, ipath, partition_keys, ARRAY_SIZE(partition_keys)) < 0)
+				return -1;
+			name_node = ynode_get(it, "name");
+			if (!name_node)
+				return fail(l, it, "%s: 'name' is required", ipath);
+			_cleanup_free_ char *dpath = xasprintf("%s.default", ipath);
+			_cleanup_free_ char *cpath = xasprintf("%s.constraint", ipath);
+			if (get_bool(l, ynode_get(it, "default"), dpath, &p->is_default) < 0 ||
+			    get_string(l, ynode_get(it, "constraint"), cpath, &p->constraint) < 0)
+				return -1;
+		}
+		if (name_node->kind != YN_SCALAR || ynode_is_null(name_node) ||
+		    !is_word(name_node->value, "._-+"))
+			return fail(l, name_node, "%s: expected a partition name, got %s", ipath,
+				    shown(name_node, buf, sizeof(buf)));
+		p->name = xstrdup(name_node->value);
+		for (size_t j = 0; j + 1 < h->npartitions; j++)
+			if (streq(h->partitions[j].name, p->name))
+				return fail(l, name_node, "%s: partition '%s' is listed twice", ipath,
+					    p->name);
+	}
+	return 0;
+}
+
+static int load_annotations(struct loader *l, const struct ynode *n, const char *hpath,
+			    struct inv_host *h)
+{
+	_cleanup_free_ char *path = xasprintf("%s.annotations", hpath);
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (expect_map(l, n, path) < 0)
+		return -1;
+	h->annotations = xcalloc(n->n, sizeof(*h->annotations));
+	for (size_t i = 0; i < n->n; i++) {
+		_cleanup_free_ char *apath = xasprintf("%s.%s", path, n->keys[i]->value);
+		char *value = NULL;
+		if (get_text(l, n->items[i], apath, &value) < 0)
+			return -1;
+		h->annotations[h->nannotations].key = xstrdup(n->keys[i]->value);
+		h->annotations[h->nannotations].value = value ? value : xstrdup("");
+		h->nannotations++;
+	}
+	return 0;
+}
+
+static int load_host_type(struct loader *l, const struct ynode *n, const char *path,
+			  struct inv_host *h)
+{
+	static const char *const types[] = { "plain", "slurm" };
+	char *type = NULL;
+	_cleanup_free_ char *tpath = xasprintf("%s.type", path);
+	if (get_string(l, n, tpath, &type) < 0)
+		return -1;
+	_cleanup_free_ char *t = type;
+	if (!t || streq(t, "plain")) {
+		h->type = INV_HOST_PLAIN;
+		return 0;
+	}
+	if (streq(t, "slurm")) {
+		h->type = INV_HOST_SLURM;
+		return 0;
+	}
+	const char *guess = suggest_word(t, types, ARRAY_SIZE(types));
+	char buf[64];
+	if (guess)
+		return fail(l, n, "%s: unknown host type %s (did you mean '%s'?)", tpath,
+			    shown(n, buf, sizeof(buf)), guess);
+	return fail(l, n, "%s: unknown host type %s: use 'plain' or 'slurm'", tpath,
+		    shown(n, buf, sizeof(buf)));
+}
+
+static int load_host(struct loader *l, const struct ynode *key, const struct ynode *n,
+		     struct inv_host *h)
+{
+	const char *name = key->value;
+	_cleanup_free_ char *path = xasprintf("hosts.%s", name);
+	h->name = xstrdup(name);
+	h->line = key->line;
+	h->col = key->col;
+	if (!is_word(name, "._-"))
+		return fail(l, key, "%s: a host name is letters, digits, '.', '_' and '-', and does "
+			    "not start with '-'", path);
+	if (ynode_is_null(n))
+		return fail(l, key, "%s: needs at least 'cluster'", path);
+	if (expect_map(l, n, path) < 0)
+		return -1;
+	if (load_host_type(l, ynode_get(n, "type"), path, h) < 0)
+		return -1;
+	if (h->type == INV_HOST_PLAIN) {
+		/* Say that a slurm key is misplaced rather than unknown. */
+		for (size_t i = 0; i < n->n; i++)
+			for (size_t j = host_keys_common; j < ARRAY_SIZE(host_keys); j++)
+				if (streq(n->keys[i]->value, host_keys[j]))
+					return fail(l, n->keys[i], "%s.%s: only for slurm hosts (add "
+						    "'type: slurm', or remove it)", path, host_keys[j]);
+		if (check_keys(l, n, path, host_keys, host_keys_common) < 0)
+			return -1;
+	} else if (check_keys(l, n, path, host_keys, ARRAY_SIZE(host_keys)) < 0) {
+		return -1;
+	}
+
+	_cleanup_free_ char *spath = xasprintf("%s.ssh", path);
+	if (get_token(l, ynode_get(n, "ssh"), spath, &h->ssh) < 0)
+		return -1;
+	if (!h->ssh)
+		h->ssh = xstrdup(name);
+
+	if (get_required(l, n, "cluster", path, &h->cluster_name) < 0)
+		return -1;
+	h->cluster = inventory_cluster(l->inv, h->cluster_name);
+	if (!h->cluster) {
+		const struct ynode *at = ynode_get(n, "cluster");
+		struct inventory *inv = l->inv;
+		if (inv->nclusters == 0)
+			return fail(l, at, "%s.cluster: no cluster '%s': the inventory defines no "
+				    "clusters", path, h->cluster_name);
+		const char **names = xcalloc(inv->nclusters, sizeof(*names));
+		for (size_t i = 0; i < inv->nclusters; i++)
+			names[i] = inv->clusters[i].name;
+		const char *guess = suggest_word(h->cluster_name, names, inv->nclusters);
+		struct strbuf all = STRBUF_INIT;
+		for (size_t i = 0; i < inv->nclusters; i++)
+			strbuf_addf(&all, "%s%s", i ? ", " : "", names[i]);
+		if (guess)
+			fail(l, at, "%s.cluster: no cluster '%s' (did you mean '%s'?)", path,
+			     h->cluster_name, guess);
+		else
+			fail(l, at, "%s.cluster: no cluster '%s' (clusters: %s)", path, h->cluster_name,
+			     all.buf);
+		strbuf_release(&all);
+		free(names);
+		return -1;
+	}
+
+	_cleanup_free_ char *upath = xasprintf("%s.uv_groups", path);
+	if (load_chips(l, ynode_get(n, "chips"), path, h) < 0 ||
+	    get_string_list(l, ynode_get(n, "uv_groups"), upath, &h->uv_groups) < 0)
+		return -1;
+	if (h->type == INV_HOST_PLAIN)
+		return 0;
+
+	const struct ynode *cpu = ynode_get(n, "cpu_partitions"), *cpu2 = ynode_get(n, "partitions_cpu");
+	if (cpu && cpu2)
+		return fail(l, cpu2, "%s.partitions_cpu: the same as cpu_partitions, which is also set; "
+			    "keep one", path);
+	_cleanup_free_ char *cpath = xasprintf("%s.%s", path, cpu2 ? "partitions_cpu" : "cpu_partitions");
+	_cleanup_free_ char *epath = xasprintf("%s.exclude", path);
+	_cleanup_free_ char *apath = xasprintf("%s.account", path);
+	_cleanup_free_ char *qpath = xasprintf("%s.qos", path);
+	_cleanup_free_ char *mpath = xasprintf("%s.mem", path);
+	if (load_partitions(l, ynode_get(n, "partitions"), path, h) < 0 ||
+	    get_string_list(l, cpu ? cpu : cpu2, cpath, &h->cpu_partitions) < 0 ||
+	    get_token(l, ynode_get(n, "account"), apath, &h->account) < 0 ||
+	    get_token(l, ynode_get(n, "qos"), qpath, &h->qos) < 0 ||
+	    get_string(l, ynode_get(n, "mem"), mpath, &h->mem) < 0 ||
+	    get_string_list(l, ynode_get(n, "exclude"), epath, &h->exclude) < 0 ||
+	    load_annotations(l, ynode_get(n, "annotations"), path, h) < 0)
+		return -1;
+	if (h->mem && !valid_mem(h->mem)) {
+		char buf[64];
+		return fail(l, ynode_get(n, "mem"), "%s: expected a size as sbatch --mem takes it "
+			    "(a number with K, M, G or T, e.g. 64G), got %s", mpath,
+			    shown(ynode_get(n, "mem"), buf, sizeof(buf)));
+	}
+	return 0;
+}
+
+static int load_hosts(struct loader *l, const struct ynode *n)
+{
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (expect_map(l, n, "hosts") < 0)
+		return -1;
+	struct inventory *inv = l->inv;
+	inv->hosts = xcalloc(n->n, sizeof(*inv->hosts));
+	for (size_t i = 0; i < n->n; i++) {
+		inv->nhosts++;
+		if (load_host(l, n->keys[i], n->items[i], &inv->hosts[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int load_priority(struct loader *l, const struct ynode *n)
+{
+	struct inventory *inv = l->inv;
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (n->kind != YN_SEQ)
+		return fail(l, n, "priority: expected a list of host names, got %s", ynode_kind_name(n));
+	for (size_t i = 0; i < n->n; i++) {
+		const struct ynode *it = n->items[i];
+		char buf[64];
+		if (it->kind != YN_SCALAR || ynode_is_null(it))
+			return fail(l, it, "priority[%zu]: expected a host name, got %s", i,
+				    shown(it, buf, sizeof(buf)));
+		if (strv_contains(inv->priority, it->value))
+			return fail(l, it, "priority[%zu]: host '%s' is listed twice", i, it->value);
+		if (!inventory_host(inv, it->value)) {
+			const char **names = xcalloc(inv->nhosts + 1, sizeof(*names));
+			for (size_t j = 0; j < inv->nhosts; j++)
+				names[j] = inv->hosts[j].name;
+			const char *guess = suggest_word(it->value, names, inv->nhosts);
+			if (guess)
+				fail(l, it, "priority[%zu]: no host '%s' in hosts (did you mean '%s'?)", i,
+				     it->value, guess);
+			else
+				fail(l, it, "priority[%zu]: no host '%s' in hosts", i, it->value);
+			free(names);
+			return -1;
+		}
+		strv_add(&inv->priority, it->value);
+	}
+	return 0;
+}
+
+static const char *const top_keys[] = {
+	"mount", "proxy", "priority", "gres_mapping", "clusters", "hosts",
+};
+
+static int load(struct loader *l, const struct ynode *root)
+{
+	if (!root)
+		return 0;       /* an empty file: an empty inventory */
+	if (root->kind != YN_MAP)
+		return fail(l, root, "expected a mapping with 'clusters' and 'hosts' at the top, got %s",
+			    ynode_kind_name(root));
+	if (check_keys(l, root, NULL, top_keys, ARRAY_SIZE(top_keys)) < 0)
+		return -1;
+	struct inventory *inv = l->inv;
+	if (get_string(l, ynode_get(root, "mount"), "mount", &inv->mount) < 0 ||
+	    get_string(l, ynode_get(root, "proxy"), "proxy", &inv->proxy) < 0)
+		return -1;
+	if (inv->mount && inv->proxy) {
+		const struct ynode *m = ynode_get(root, "mount"), *p = ynode_get(root, "proxy");
+		const struct ynode *later = m->line > p->line || (m->line == p->line && m->col > p->col) ? m : p;
+		return fail(l, later, "'mount' and 'proxy' are both set: they are mutually exclusive "
+			    "(keep one)");
+	}
+	return load_gres_mapping(l, ynode_get(root, "gres_mapping")) < 0 ||
+	       load_clusters(l, ynode_get(root, "clusters")) < 0 ||
+	       load_hosts(l, ynode_get(root, "hosts")) < 0 ||
+	       load_priority(l, ynode_get(root, "priority")) < 0 ? -1 : 0;
+}
+
+int inventory_parse(const char *name, const char *buf, size_t len, struct inventory **out,
+		    struct dp_error *err)
+{
+	_cleanup_ynode_ struct ynode *root = NULL;
+	*out = NULL;
+	if (yaml_parse(name, buf, len, &root, err) < 0)
+		return -1;
+	struct inventory *inv = xcalloc(1, sizeof(*inv));
+	inv->path = xstrdup(name);
+	struct loader l = { .file = name, .err = err, .inv = inv };
+	if (load(&l, root) < 0) {
+		inventory_free(inv);
+		return -1;
+	}
+	*out = inv;
+	return 0;
+}
+
+int inventory_load(const char *path, struct inventory **out, struct dp_error *err)
+{
+	size_t len;
+	*out = NULL;
+	_cleanup_free_ char *buf = read_file(path, &len);
+	if (!buf)
+		return dp_err(err, errno == ENOENT ? DPE_NOTFOUND : DPE_INPUT,
+			      "cannot read inventory '%s': %s", path, strerror(errno));
+	return inventory_parse(path, buf, len, out, err);
+}
+
+static void host_release(struct inv_host *h)
+{
+	free(h->name);
+	free(h->ssh);
+	free(h->cluster_name);
+	for (size_t i = 0; i < h->nchips; i++)
+		free(h->chips[i].chip);
+	free(h->chips);
+	strv_free(h->uv_groups);
+	for (size_t i = 0; i < h->npartitions; i++) {
+		free(h->partitions[i].name);
+		free(h->partitions[i].constraint);
+	}
+	free(h->partitions);
+	strv_free(h->cpu_partitions);
+	free(h->account);
+	free(h->qos);
+	free(h->mem);
+	strv_free(h->exclude);
+	for (size_t i = 0; i < h->nannotations; i++) {
+		free(h->annotations[i].key);
+		free(h->annotations[i].value);
+	}
+	free(h->annotations);
+}
+
+void inventory_free(struct inventory *inv)
+{
+	if (!inv)
+		return;
+	free(inv->path);
+	free(inv->mount);
+	free(inv->proxy);
+	strv_free(inv->priority);
+	for (size_t i = 0; i < inv->ngres_mapping; i++) {
+		free(inv->gres_mapping[i].key);
+		free(inv->gres_mapping[i].value);
+	}
+	free(inv->gres_mapping);
+	for (size_t i = 0; i < inv->nclusters; i++) {
+		struct inv_cluster *c = &inv->clusters[i];
+		free(c->name);
+		free(c->root);
+		free(c->work);
+		free(c->log);
+		free(c->share);
+		free(c->mount);
+		free(c->cache_size);
+		free(c->cache_dir);
+	}
+	free(inv->clusters);
+	for (size_t i = 0; i < inv->nhosts; i++)
+		host_release(&inv->hosts[i]);
+	free(inv->hosts);
+	free(inv);
+}
+
+const struct inv_host *inventory_host(const struct inventory *inv, const char *name)
+{
+	for (size_t i = 0; inv && name && i < inv->nhosts; i++)
+		if (inv->hosts[i].name && streq(inv->hosts[i].name, name))
+			return &inv->hosts[i];
+	return NULL;
+}
+
+const struct inv_cluster *inventory_cluster(const struct inventory *inv, const char *name)
+{
+	for (size_t i = 0; inv && name && i < inv->nclusters; i++)
+		if (inv->clusters[i].name && streq(inv->clusters[i].name, name))
+			return &inv->clusters[i];
+	return NULL;
+}
+
+const char *inventory_gres_type(const struct inventory *inv, const char *chip)
+{
+	const struct chip *c = chip_find(chip);
+	for (size_t i = 0; inv && c && i < inv->ngres_mapping; i++)
+		if (streq(inv->gres_mapping[i].key, c->name))
+			return inv->gres_mapping[i].value;
+	return NULL;
+}
+
+const char *inv_host_type_name(enum inv_host_type t)
+{
+	return t == INV_HOST_SLURM ? "slurm" : "plain";
+}

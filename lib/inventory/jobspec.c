@@ -1,0 +1,757 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Job options: one table (name, kind, where in struct jobspec, checker) drives setting
+ * from the command line, reading a job file and merging the two.
+ */
+#include "inventory/jobspec.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <strings.h>
+
+#include "base/shquote.h"
+#include "base/strbuf.h"
+#include "inventory/yaml_tree.h"
+
+enum jo_kind { JO_STR, JO_COUNT, JO_FLAG, JO_LIST, JO_ENV };
+
+struct jobopt {
+	const char *name;
+	enum jo_kind kind;
+	size_t off;
+	bool (*check)(const char *s);   /* JO_STR and JO_LIST values; NULL: any text */
+	const char *expect;             /* what a valid value looks like */
+	bool uniq;                      /* JO_LIST: drop repeats */
+};
+
+#define MAX_COUNT 1000000L
+#define MAX_NAME 200
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+static bool check_line(const char *s)   /* one line of text: paths, module names */
+{
+	return *s && !has_control(s);
+}
+
+static bool check_word(const char *s)   /* no spaces either: partitions, accounts, nodes */
+{
+	if (!*s || has_control(s))
+		return false;
+	for (; *s; s++)
+		if (*s == ' ')
+			return false;
+	return true;
+}
+
+static bool check_name(const char *s)
+{
+	return check_line(s) && strlen(s) <= MAX_NAME;
+}
+
+static bool check_ident(const char *s)  /* chips, uv groups: [A-Za-z0-9._-]+ */
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '.' || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+static bool check_text(const char *s)   /* shell text: setup commands */
+{
+	for (const char *p = s; *p; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n')
+			return true;
+	return false;
+}
+
+static bool check_sbatch(const char *s)
+{
+	return check_line(s) && s[0] == '-' && s[1] != '\0';
+}
+
+/* ---- value syntax, as sbatch reads it ---- */
+
+/* Reads 1-9 digits at *p into *v. */
+static bool digits(const char **p, long *v)
+{
+	const char *s = *p;
+	long n = 0;
+	int len = 0;
+	while (*s >= '0' && *s <= '9' && len < 10) {
+		n = n * 10 + (*s - '0');
+		s++;
+		len++;
+	}
+	if (len == 0 || len > 9)
+		return false;
+	*p = s;
+	*v = n;
+	return true;
+}
+
+bool jobspec_valid_time(const char *s)
+{
+	if (!strcasecmp(s, "unlimited") || !strcasecmp(s, "infinite"))
+		return true;
+	long f[3], days = -1;
+	int n = 0;
+	const char *p = s;
+	if (strchr(s, '-')) {
+		if (!digits(&p, &days) || *p++ != '-')
+			return false;
+	}
+	for (;;) {
+		if (n == 3 || !digits(&p, &f[n]))
+			return false;
+		n++;
+		if (*p == '\0')
+			break;
+		if (*p++ != ':')
+			return false;
+	}
+	if (days >= 0) /* D-HH, D-HH:MM, D-HH:MM:SS */
+		return f[0] < 24 && (n < 2 || f[1] < 60) && (n < 3 || f[2] < 60);
+	if (n == 1) /* minutes */
+		return true;
+	if (n == 2) /* MM:SS */
+		return f[1] < 60;
+	return f[1] < 60 && f[2] < 60; /* HH:MM:SS */
+}
+
+bool jobspec_valid_mem(const char *s)
+{
+	long v;
+	if (!digits(&s, &v))
+		return false;
+	if (*s && strchr("KMGTkmgt", *s))
+		s++;
+	return *s == '\0';
+}
+
+bool jobspec_valid_array(const char *s)
+{
+	const char *p = s;
+	for (;;) {
+		long a, b, step;
+		if (!digits(&p, &a))
+			return false;
+		if (*p == '-') {
+			p++;
+			if (!digits(&p, &b) || b < a)
+				return false;
+			if (*p == ':') {
+				p++;
+				if (!digits(&p, &step) || step < 1)
+					return false;
+			}
+		}
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		break;
+	}
+	if (*p == '%') {
+		long throttle;
+		p++;
+		if (!digits(&p, &throttle) || throttle < 1)
+			return false;
+	}
+	return *p == '\0';
+}
+
+bool jobspec_valid_dependency(const char *s)
+{
+	static const char *const types[] = { "after", "afterany", "afterburstbuffer", "aftercorr",
+					     "afternotok", "afterok" };
+	bool comma = strchr(s, ',') != NULL, any = strchr(s, '?') != NULL;
+	if (comma && any) /* sbatch takes all-of (,) or any-of (?), not both */
+		return false;
+	const char *p = s;
+	for (;;) {
+		size_t len = strcspn(p, ":,?");
+		if (len == 9 && !strncmp(p, "singleton", 9)) {
+			p += 9;
+		} else {
+			bool known = false;
+			for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+				if (strlen(types[i]) == len && !strncmp(p, types[i], len))
+					known = true;
+			if (!known || p[len] != ':')
+				return false;
+			p += len;
+			while (*p == ':') { /* :JOBID[_TASK][+MINUTES] ... */
+				long v;
+				p++;
+				if (!digits(&p, &v))
+					return false;
+				if (*p == '_' && (p++, !digits(&p, &v)))
+					return false;
+				if (*p == '+' && (p++, !digits(&p, &v)))
+					return false;
+			}
+		}
+		if (*p == '\0')
+			return true;
+		if (*p != ',' && *p != '?')
+			return false;
+		p++;
+	}
+}
+
+bool jobspec_valid_signal(const char *s)
+{
+	static const char *const names[] = { "HUP", "INT", "QUIT", "ABRT", "KILL", "ALRM", "TERM",
+					     "USR1", "USR2", "CONT", "STOP", "TSTP", "TTIN", "TTOU",
+					     "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "PIPE" };
+	const char *p = s;
+	if (!strncmp(p, "RB:", 3) || !strncmp(p, "BR:", 3))
+		p += 3;
+	else if (!strncmp(p, "R:", 2) || !strncmp(p, "B:", 2))
+		p += 2;
+	size_t len = strcspn(p, "@");
+	const char *end = p + len;
+	long v;
+	if (*p >= '0' && *p <= '9') {
+		const char *q = p;
+		if (!digits(&q, &v) || q != p + len || v < 1 || v > 64)
+			return false;
+	} else {
+		const char *name = p;
+		if (len > 3 && !strncasecmp(name, "SIG", 3)) {
+			name += 3;
+			len -= 3;
+		}
+		bool known = false;
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+			if (strlen(names[i]) == len && !strncasecmp(name, names[i], len))
+				known = true;
+		if (!known)
+			return false;
+	}
+	p = end;
+	if (*p == '@') {
+		p++;
+		if (!digits(&p, &v) || v > 65535)
+			return false;
+	}
+	return *p == '\0';
+}
+
+/* ---- the table ---- */
+
+#define O(f) offsetof(struct jobspec, f)
+static const struct jobopt options[] = {
+	{ "job-name", JO_STR, O(job_name), check_name, "expected one line of at most 200 characters", false },
+	{ "partition", JO_STR, O(partition), check_word, "expected a partition name (or a comma-separated list)", false },
+	{ "nodes", JO_COUNT, O(nodes), NULL, NULL, false },
+	{ "ntasks", JO_COUNT, O(ntasks), NULL, NULL, false },
+	{ "ntasks-per-node", JO_COUNT, O(ntasks_per_node), NULL, NULL, false },
+	{ "cpus-per-task", JO_COUNT, O(cpus_per_task), NULL, NULL, false },
+	{ "mem", JO_STR, O(mem), jobspec_valid_mem, "expected megabytes, or a number with a unit K, M, G or T (64G)", false },
+	{ "mem-per-cpu", JO_STR, O(mem_per_cpu), jobspec_valid_mem, "expected megabytes, or a number with a unit K, M, G or T (4G)", false },
+	{ "time", JO_STR, O(time), jobspec_valid_time, "expected MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED", false },
+	{ "output", JO_STR, O(output), check_line, "expected a path on one line", false },
+	{ "error", JO_STR, O(error), check_line, "expected a path on one line", false },
+	{ "chdir", JO_STR, O(chdir), check_line, "expected a path on one line", false },
+	{ "dependency", JO_STR, O(dependency), jobspec_valid_dependency, "expected TYPE:JOBID[:JOBID...] (after, afterany, afterok, afternotok, aftercorr, afterburstbuffer) or singleton, joined by ',' or '?'", false },
+	{ "exclusive", JO_FLAG, O(exclusive), NULL, NULL, false },
+	{ "constraint", JO_STR, O(constraint), check_word, "expected node features without spaces (a100&nvlink)", false },
+	{ "account", JO_STR, O(account), check_word, "expected an account name without spaces", false },
+	{ "qos", JO_STR, O(qos), check_word, "expected a QOS name without spaces", false },
+	{ "exclude", JO_LIST, O(exclude), check_word, "expected node names or a hostlist without spaces", true },
+	{ "array", JO_STR, O(array), jobspec_valid_array, "expected indexes like 0-15, 1,3,5-7, 0-15:4, optionally with a %N throttle", false },
+	{ "signal", JO_STR, O(signal), jobspec_valid_signal, "expected [R:|B:]SIGNAL[@SECONDS], e.g. B:USR1@120", false },
+	{ "requeue", JO_FLAG, O(requeue), NULL, NULL, false },
+	{ "gpus", JO_COUNT, O(gpus), NULL, NULL, false },
+	{ "gpus-per-node", JO_COUNT, O(gpus_per_node), NULL, NULL, false },
+	{ "chip", JO_STR, O(chip), check_ident, "expected a chip name from the catalogue (h100, a100-sxm4-80gb)", false },
+	{ "env", JO_ENV, O(env), NULL, NULL, false },
+	{ "module", JO_LIST, O(modules), check_line, "expected a module name on one line", true },
+	{ "uv-group", JO_LIST, O(uv_groups), check_ident, "expected a dependency group name ([A-Za-z0-9._-])", true },
+	{ "setup", JO_LIST, O(setup), check_text, "expected a shell command", false },
+	{ "sbatch", JO_LIST, O(sbatch), check_sbatch, "expected one sbatch option such as '--mail-type=END'", false },
+	{ "extract-to", JO_STR, O(extract_to), check_line, "expected a path on one line", false },
+};
+#undef O
+
+const char *const jobspec_option_names[] = {
+	"job-name", "partition", "nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
+	"mem-per-cpu", "time", "output", "error", "chdir", "dependency", "exclusive", "constraint",
+	"account", "qos", "exclude", "array", "signal", "requeue", "gpus", "gpus-per-node", "chip",
+	"env", "module", "uv-group", "setup", "sbatch", "extract-to",
+};
+const size_t jobspec_noption_names = ARRAY_SIZE(jobspec_option_names);
+
+/* Job file spellings that are not option names. */
+static const struct {
+	const char *alias, *name;
+} aliases[] = {
+	{ "modules", "module" },
+	{ "uv-groups", "uv-group" },
+	{ "workdir", "chdir" },
+};
+
+/* "cpus_per_task" -> "cpus-per-task", and the aliases; NULL when unknown. */
+static const struct jobopt *find_option(const char *name)
+{
+	char canon[64];
+	size_t n = strlen(name);
+	if (n >= sizeof(canon))
+		return NULL;
+	for (size_t i = 0; i <= n; i++)
+		canon[i] = name[i] == '_' ? '-' : name[i];
+	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
+		if (streq(canon, aliases[i].alias))
+			return find_option(aliases[i].name);
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		if (streq(canon, options[i].name))
+			return &options[i];
+	return NULL;
+}
+
+#define FIELD(js, o, type) ((type *)((char *)(js) + (o)->off))
+
+void jobspec_release(struct jobspec *js)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		const struct jobopt *o = &options[i];
+		if (o->kind == JO_STR)
+			free(*FIELD(js, o, char *));
+		else if (o->kind == JO_LIST)
+			strv_free(*FIELD(js, o, char **));
+	}
+	for (size_t i = 0; i < js->nenv; i++) {
+		free(js->env[i].key);
+		free(js->env[i].value);
+		free(js->env[i].where);
+	}
+	free(js->env);
+	free(js->command);
+	memset(js, 0, sizeof(*js));
+}
+
+/* The value as it may appear in a message: control characters as '?', cut short. */
+static const char *shown(const char *s, char *buf, size_t size)
+{
+	size_t i = 0;
+	for (; s[i] && i + 4 < size; i++)
+		buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+	if (s[i]) {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+static int bad_value(struct dp_error *err, const char *where, const char *name, const char *value,
+		     const char *expect)
+{
+	char buf[128];
+	if (where)
+		return dp_err(err, DPE_INPUT, "%s: invalid %s '%s': %s", where, name,
+			      shown(value, buf, sizeof(buf)), expect);
+	return dp_err(err, DPE_INPUT, "invalid --%s '%s': %s", name, shown(value, buf, sizeof(buf)),
+		      expect);
+}
+
+static void env_put(struct jobspec *js, const char *key, const char *value, const char *where)
+{
+	struct job_env *e = NULL;
+	for (size_t i = 0; i < js->nenv && !e; i++)
+		if (streq(js->env[i].key, key))
+			e = &js->env[i];
+	if (!e) {
+		js->env = xrealloc(js->env, (js->nenv + 1) * sizeof(*js->env));
+		e = &js->env[js->nenv++];
+		e->key = xstrdup(key);
+	} else if (!value) {
+		return; /* an unresolved name does not undo a value */
+	} else {
+		free(e->value);
+		free(e->where);
+	}
+	e->value = value ? xstrdup(value) : NULL;
+	e->where = !value && where ? xstrdup(where) : NULL;
+}
+
+/* "K=V", or "K" alone for the local value. The value never reaches a message. */
+static int set_env(struct jobspec *js, const char *spec, const char *where, struct dp_error *err)
+{
+	const char *eq = strchr(spec, '=');
+	_cleanup_free_ char *key = eq ? xstrndup(spec, (size_t)(eq - spec)) : xstrdup(spec);
+	char buf[128];
+	if (!sh_is_name(key)) {
+		const char *fmt = "expected NAME=VALUE or NAME, NAME being a shell variable name "
+				  "([A-Za-z_][A-Za-z0-9_]*)";
+		if (where)
+			return dp_err(err, DPE_INPUT, "%s: invalid env name '%s': %s", where,
+				      shown(key, buf, sizeof(buf)), fmt);
+		return dp_err(err, DPE_INPUT, "invalid --env name '%s': %s",
+			      shown(key, buf, sizeof(buf)), fmt);
+	}
+	const char *value = eq ? eq + 1 : getenv(key);
+	if (!value && !where)
+		return dp_err(err, DPE_INPUT, "--env '%s' is not set locally (give --env %s=VALUE, or "
+			      "export it before running dispatch)", key, key);
+	env_put(js, key, value, where); /* a job file's may still come from the command line */
+	return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = -1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static const char *strip_sbatch_prefix(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (startswith(s, "#SBATCH"))
+		s += 7;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+int jobspec_set(struct jobspec *js, const char *name, const char *value, const char *where,
+		struct dp_error *err)
+{
+	const struct jobopt *o = find_option(name);
+	if (!o)
+		return dp_err(err, DPE_INPUT, "%s%sunknown job option '%s'", where ? where : "",
+			      where ? ": " : "", name);
+	switch (o->kind) {
+	case JO_FLAG:
+		if (!value) {
+			*FIELD(js, o, int) = 1;
+			return 0;
+		}
+		if (parse_bool(value, FIELD(js, o, int)) < 0)
+			return bad_value(err, where, o->name, value, "expected true or false");
+		return 0;
+	case JO_COUNT: {
+		long v;
+		if (!value || !parse_long(value, 1, MAX_COUNT, &v))
+			return bad_value(err, where, o->name, value ? value : "",
+					 "expected a whole number from 1 to 1000000");
+		*FIELD(js, o, long) = v;
+		return 0;
+	}
+	case JO_ENV:
+		return set_env(js, value ? value : "", where, err);
+	case JO_STR:
+	case JO_LIST:
+		break;
+	}
+	if (!value)
+		value = "";
+	if (streq(o->name, "sbatch"))
+		value = strip_sbatch_prefix(value);
+	if (o->check && !o->check(value))
+		return bad_value(err, where, o->name, value, o->expect);
+	if (o->kind == JO_STR) {
+		char **f = FIELD(js, o, char *);
+		free(*f);
+		*f = xstrdup(value);
+	} else {
+		char ***f = FIELD(js, o, char **);
+		if (!o->uniq || !strv_contains(*f, value))
+			strv_add(f, value);
+	}
+	return 0;
+}
+
+static void set_command_words(struct jobspec *js, char *const *argv, size_t argc)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < argc; i++) {
+		if (i)
+			strbuf_addch(&sb, ' ');
+		sh_quote(&sb, argv[i]);
+	}
+	free(js->command);
+	js->command = strbuf_detach(&sb);
+}
+
+void jobspec_set_command_argv(struct jobspec *js, char *const *argv, size_t argc)
+{
+	if (argc == 1) {
+		free(js->command);
+		js->command = xstrdup(argv[0]);
+		return;
+	}
+	set_command_words(js, argv, argc);
+}
+
+/* ---- job files ---- */
+
+static char *where_of(const char *name, const struct ynode *n)
+{
+	return xasprintf("%s:%d:%d", name, n->line, n->col);
+}
+
+static int yaml_command(struct jobspec *js, const char *name, const struct ynode *v,
+			struct dp_error *err)
+{
+	if (v->kind == YN_SCALAR) {
+		if (!check_text(v->value))
+			return dp_err(err, DPE_INPUT, "%s:%d:%d: 'command' is empty", name, v->line,
+				      v->col);
+		free(js->command);
+		js->command = xstrdup(v->value);
+		return 0;
+	}
+	if (v->kind != YN_SEQ || v->n == 0)
+		return dp_err(err, DPE_INPUT, "%s:%d:%d: 'command' must be a string or a list of words, "
+			      "not %s", name, v->line, v->col, v->kind == YN_SEQ ? "an empty list" :
+			      ynode_kind_name(v));
+	_cleanup_strv_free_ char **words = NULL;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ynode *w = v->items[i];
+		if (w->kind != YN_SCALAR || ynode_is_null(w))
+			return dp_err(err, DPE_INPUT, "%s:%d:%d: each word of 'command' must be a string, "
+				      "not %s", name, w->line, w->col,
+				      w->kind == YN_SCALAR ? "null" : ynode_kind_name(w));
+		strv_add(&words, w->value);
+	}
+	set_command_words(js, words, v->n);
+	return 0;
+}
+
+static int yaml_env(struct jobspec *js, const char *name, const struct ynode *v,
+		    struct dp_error *err)
+{
+	if (v->kind == YN_SEQ) {
+		for (size_t i = 0; i < v->n; i++) {
+			const struct ynode *e = v->items[i];
+			_cleanup_free_ char *where = where_of(name, e);
+			if (e->kind != YN_SCALAR)
+				return dp_err(err, DPE_INPUT, "%s: each item of 'env' must be NAME=VALUE or "
+					      "NAME, not %s", where, ynode_kind_name(e));
+			if (set_env(js, e->value, where, err) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (v->kind != YN_MAP)
+		return dp_err(err, DPE_INPUT, "%s:%d:%d: 'env' must be a mapping (NAME: VALUE) or a "
+			      "list, not %s", name, v->line, v->col, ynode_kind_name(v));
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ynode *k = v->keys[i], *e = v->items[i];
+		_cleanup_free_ char *where = where_of(name, k);
+		if (e->kind != YN_SCALAR)
+			return dp_err(err, DPE_INPUT, "%s:%d:%d: the value of env '%s' must be a string, "
+				      "not %s", name, e->line, e->col, k->value, ynode_kind_name(e));
+		/* the name is checked on its own: a '=' inside it must not shift part of
+		 * the name into the value */
+		if (!sh_is_name(k->value)) {
+			char buf[128];
+			return dp_err(err, DPE_INPUT, "%s: invalid env name '%s': expected a shell "
+				      "variable name ([A-Za-z_][A-Za-z0-9_]*)", where,
+				      shown(k->value, buf, sizeof(buf)));
+		}
+		_cleanup_free_ char *spec = ynode_is_null(e) ? xstrdup(k->value)
+							     : xasprintf("%s=%s", k->value, e->value);
+		if (set_env(js, spec, where, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int unknown_key(const char *name, const struct ynode *k, struct dp_error *err)
+{
+	const char *cands[ARRAY_SIZE(jobspec_option_names) + 3];
+	size_t n = 0;
+	for (size_t i = 0; i < jobspec_noption_names; i++)
+		cands[n++] = jobspec_option_names[i];
+	cands[n++] = "command";
+	cands[n++] = "modules";
+	cands[n++] = "uv-groups";
+	char canon[128], buf[128];
+	snprintf(canon, sizeof(canon), "%s", k->value);
+	for (char *p = canon; *p; p++)
+		if (*p == '_')
+			*p = '-';
+	const char *guess = suggest_word(canon, cands, n);
+	if (guess)
+		return dp_err(err, DPE_INPUT, "%s:%d:%d: unknown key '%s' (did you mean '%s'?)", name,
+			      k->line, k->col, shown(k->value, buf, sizeof(buf)), guess);
+	return dp_err(err, DPE_INPUT, "%s:%d:%d: unknown key '%s' (the job options are listed in "
+		      "dispatch-submit(1))", name, k->line, k->col, shown(k->value, buf, sizeof(buf)));
+}
+
+static int yaml_option(struct jobspec *js, const char *name, const struct jobopt *o,
+		       const struct ynode *k, const struct ynode *v, struct dp_error *err)
+{
+	if (v->kind == YN_SCALAR && ynode_is_null(v))
+		return 0; /* "partition:" with nothing: not given */
+	if (v->kind == YN_SEQ && o->kind == JO_LIST) {
+		for (size_t i = 0; i < v->n; i++) {
+			const struct ynode *item = v->items[i];
+			if (item->kind != YN_SCALAR)
+				return dp_err(err, DPE_INPUT, "%s:%d:%d: each item of '%s' must be a string, "
+					      "not %s", name, item->line, item->col, k->value,
+					      ynode_kind_name(item));
+			_cleanup_free_ char *where = where_of(name, item);
+			if (jobspec_set(js, o->name, item->value, where, err) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (v->kind != YN_SCALAR)
+		return dp_err(err, DPE_INPUT, "%s:%d:%d: '%s' must be %s, not %s", name, v->line, v->col,
+			      k->value, o->kind == JO_LIST ? "a string or a list of strings" :
+			      o->kind == JO_FLAG ? "true or false" : o->kind == JO_COUNT ? "a number" :
+			      "a string", ynode_kind_name(v));
+	_cleanup_free_ char *where = where_of(name, v);
+	return jobspec_set(js, o->name, v->value, where, err);
+}
+
+int jobspec_parse_yaml(struct jobspec *js, const char *name, const char *buf, size_t len,
+		       struct dp_error *err)
+{
+	_cleanup_ynode_ struct ynode *root = NULL;
+	if (yaml_parse(name, buf, len, &root, err) < 0)
+		return -1;
+	if (!root)
+		return 0;
+	if (root->kind != YN_MAP)
+		return dp_err(err, DPE_INPUT, "%s:%d:%d: a job file is a mapping of job options, not %s",
+			      name, root->line, root->col, ynode_kind_name(root));
+	for (size_t i = 0; i < root->n; i++) {
+		const struct ynode *k = root->keys[i], *v = root->items[i];
+		if (streq(k->value, "command")) {
+			if (!ynode_is_null(v) && yaml_command(js, name, v, err) < 0)
+				return -1;
+			continue;
+		}
+		if (streq(k->value, "env")) {
+			if (!ynode_is_null(v) && yaml_env(js, name, v, err) < 0)
+				return -1;
+			continue;
+		}
+		const struct jobopt *o = find_option(k->value);
+		if (!o)
+			return unknown_key(name, k, err);
+		if (yaml_option(js, name, o, k, v, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int jobspec_load_file(struct jobspec *js, const char *path, struct dp_error *err)
+{
+	size_t len;
+	_cleanup_free_ char *buf = read_file(path, &len);
+	if (!buf)
+		return dp_err(err, errno == ENOENT ? DPE_NOTFOUND : DPE_INPUT,
+			      "cannot read job file '%s': %s", path, strerror(errno));
+	return jobspec_parse_yaml(js, path, buf, len, err);
+}
+
+/* ---- merging and whole-spec checks ---- */
+
+void jobspec_merge(struct jobspec *js, const struct jobspec *over)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		const struct jobopt *o = &options[i];
+		switch (o->kind) {
+		case JO_STR: {
+			char *v = *FIELD(over, o, char *);
+			if (v) {
+				free(*FIELD(js, o, char *));
+				*FIELD(js, o, char *) = xstrdup(v);
+			}
+			break;
+		}
+		case JO_COUNT:
+			if (*FIELD(over, o, long))
+				*FIELD(js, o, long) = *FIELD(over, o, long);
+			break;
+		case JO_FLAG:
+			if (*FIELD(over, o, int))
+				*FIELD(js, o, int) = *FIELD(over, o, int);
+			break;
+		case JO_LIST: {
+			char **v = *FIELD(over, o, char **);
+			for (size_t j = 0; v && v[j]; j++)
+				if (!o->uniq || !strv_contains(*FIELD(js, o, char **), v[j]))
+					strv_add(FIELD(js, o, char **), v[j]);
+			break;
+		}
+		case JO_ENV:
+			for (size_t j = 0; j < over->nenv; j++)
+				env_put(js, over->env[j].key, over->env[j].value, over->env[j].where);
+			break;
+		}
+	}
+	if (over->command) {
+		free(js->command);
+		js->command = xstrdup(over->command);
+	}
+}
+
+int jobspec_validate(const struct jobspec *js, struct dp_error *err)
+{
+	if (!js->command || !check_text(js->command))
+		return dp_err(err, DPE_INPUT, "no command to run: give it after '--' (dispatch submit "
+			      "-H HOST -- python train.py) or as 'command:' in the job file");
+	for (size_t i = 0; i < js->nenv; i++)
+		if (!js->env[i].value)
+			return dp_err(err, DPE_INPUT, "%s: env '%s' has no value and is not set locally "
+				      "(give it a value, export it, or add --env %s=VALUE)",
+				      js->env[i].where ? js->env[i].where : "job file", js->env[i].key,
+				      js->env[i].key);
+	if (js->mem && js->mem_per_cpu)
+		return dp_err(err, DPE_INPUT, "--mem and --mem-per-cpu exclude each other (as in "
+			      "sbatch): give one");
+	if (js->gpus && js->gpus_per_node)
+		return dp_err(err, DPE_INPUT, "--gpus and --gpus-per-node exclude each other: give "
+			      "--gpus for a total, or --gpus-per-node");
+	if (js->chip && !js->gpus && !js->gpus_per_node)
+		return dp_err(err, DPE_INPUT, "--chip '%s' needs a GPU count: add --gpus N or "
+			      "--gpus-per-node N", js->chip);
+	if (js->ntasks && js->nodes && js->ntasks < js->nodes)
+		return dp_err(err, DPE_INPUT, "--ntasks %ld is fewer than --nodes %ld: every node needs "
+			      "a task", js->ntasks, js->nodes);
+	return 0;
+}
+
+long jobspec_total_gpus(const struct jobspec *js)
+{
+	if (js->gpus)
+		return js->gpus;
+	return js->gpus_per_node * (js->nodes > 0 ? js->nodes : 1);
+}
+
+long jobspec_gpus_per_node(const struct jobspec *js)
+{
+	if (js->gpus_per_node)
+		return js->gpus_per_node;
+	long nodes = js->nodes > 0 ? js->nodes : 1;
+	return js->gpus % nodes == 0 ? js->gpus / nodes : 0;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A job's options (CLI.md "Job options"): what the user asked for, before any host
+ * adds its defaults. Filled from the command line (jobspec_set with the long option
+ * name) and/or a job YAML file (jobspec_parse_yaml: the same names, dashes or
+ * underscores); two specs merge with the command line winning (jobspec_merge).
+ * Every value is checked as it is set, so a bad one is reported against its option:
+ * "invalid --time '25:99': ..." or "job.yaml:4:7: invalid time '25:99': ...".
+ * Env values are secrets: no error message ever contains one.
+ */
+#ifndef DISPATCH_JOBSPEC_H
+#define DISPATCH_JOBSPEC_H
+
+#include "base/error.h"
+
+struct job_env {
+	char *key;
+	char *value;            /* NULL: a job file named it without a value and it is not set
+				   locally; jobspec_validate reports it unless the command
+				   line gave one */
+	char *where;            /* for that message: FILE:LINE:COL */
+};
+
+struct jobspec {
+	/* sbatch's options, NULL / 0 when not given */
+	char *job_name, *partition;
+	long nodes, ntasks, ntasks_per_node, cpus_per_task;
+	char *mem, *mem_per_cpu, *time, *output, *error, *chdir, *dependency;
+	int exclusive, requeue;         /* 0 not given, 1 yes, -1 no (a job file's "false") */
+	char *constraint, *account, *qos;
+	char **exclude;                 /* strv; each entry a node name or hostlist */
+	char *array, *signal;
+	/* dispatch's own */
+	long gpus, gpus_per_node;
+	char *chip;                     /* catalogue name, e.g. "h100" */
+	struct job_env *env;            /* values resolved (--env K takes the local value) */
+	size_t nenv;
+	char **modules, **uv_groups, **setup, **sbatch;  /* strv; sbatch: "--mail-type=END" */
+	char *extract_to;
+	char *command;                  /* shell text of the main command, NULL when not given */
+};
+
+/* The job option names, as the command line spells them (without "--"). */
+extern const char *const jobspec_option_names[];
+extern const size_t jobspec_noption_names;
+
+void jobspec_release(struct jobspec *js);
+static inline void jobspec_releasep(struct jobspec *js) { jobspec_release(js); }
+#define _cleanup_jobspec_ _cleanup_(jobspec_releasep)
+
+/* Set one option from its text, checking it. name is the long option name without
+ * dashes ("cpus-per-task"; "cpus_per_task" works too); flags take NULL or a boolean
+ * word; repeatable options append. where is NULL for the command line (messages say
+ * "--time"), or "FILE:LINE:COL" for a job file (messages start with it). */
+int jobspec_set(struct jobspec *js, const char *name, const char *value, const char *where,
+		struct dp_error *err);
+
+/* The main command from operands: one operand is shell text used as written (as ssh
+ * and sbatch --wrap take it); several are words, each quoted (as srun takes them). */
+void jobspec_set_command_argv(struct jobspec *js, char *const *argv, size_t argc);
+
+/* Read a job YAML file (a mapping of option names, plus "command:" as a string or a
+ * list of words, and "env:" as a mapping or a list of K=V / K). Errors name
+ * name:line:col; unknown keys get a did-you-mean. */
+int jobspec_parse_yaml(struct jobspec *js, const char *name, const char *buf, size_t len,
+		       struct dp_error *err);
+int jobspec_load_file(struct jobspec *js, const char *path, struct dp_error *err);
+
+/* Apply over on top of js: options over gives win; lists append (repeats dropped for
+ * modules, uv groups and excludes); env merges by key, over's value winning. */
+void jobspec_merge(struct jobspec *js, const struct jobspec *over);
+
+/* Checks that need the whole spec (run after merging): options that exclude each
+ * other, a command to run, --chip without a GPU count. */
+int jobspec_validate(const struct jobspec *js, struct dp_error *err);
+
+/* GPUs per node the spec implies (0 when it asks for none or they do not divide). */
+long jobspec_gpus_per_node(const struct jobspec *js);
+/* Total GPUs the spec asks for (--gpus, or --gpus-per-node times the nodes). */
+long jobspec_total_gpus(const struct jobspec *js);
+
+/* The value checkers, exposed for the tests: true when s is valid. */
+bool jobspec_valid_time(const char *s);
+bool jobspec_valid_mem(const char *s);
+bool jobspec_valid_array(const char *s);
+bool jobspec_valid_dependency(const char *s);
+bool jobspec_valid_signal(const char *s);
+
+#endif

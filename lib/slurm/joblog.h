@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The remote side of `dispatch logs`: print a job's output file, or follow it until
+ * the job ends, all in one command on one connection. Following runs a watcher in
+ * the same remote shell (squeue for a SLURM job, the exit_status file and the
+ * process group for a plain-host job) and GNU `tail -f --pid` on the watcher, so
+ * tail prints what is left and ends by itself when the job ends; with another tail,
+ * the shell stops it a second after the watcher.
+ */
+#ifndef DISPATCH_JOBLOG_H
+#define DISPATCH_JOBLOG_H
+
+#include "base/strbuf.h"
+
+/* The exit status of these commands when the file is not there (job pending, or it
+ * ended without writing one). */
+#define JOBLOG_NO_FILE 104
+
+/* cat the file. */
+void joblog_cat_command(struct strbuf *sb, const char *path);
+/* Follow path while SLURM job id is in the queue (pending, running, ...). */
+void joblog_follow_slurm_command(struct strbuf *sb, const char *path, const char *id);
+/* Follow path while the plain-host job of stage_dir (group pgid) runs. */
+void joblog_follow_plain_command(struct strbuf *sb, const char *path, const char *stage_dir,
+				 long pgid);
+
+#endif

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * known_hosts checking, line by line, so that a changed key is reported with its
+ * file:line as ssh does. Plain lines are matched here (patterns with * ? and !
+ * negation, which libssh2 1.10 does not know); hashed lines (|1|salt|hash) by libssh2,
+ * each in a one-entry collection.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libssh2.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "base/base64.h"
+#include "transport/known_hosts.h"
+
+static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+
+char *kh_host_name(const char *host, int port)
+{
+	if (port == 22 || port <= 0)
+		return xstrdup(host);
+	return xasprintf("[%s]:%d", host, port);
+}
+
+static const struct {
+	int type;
+	int mask;
+	const char *name, *short_name;
+} key_types[] = {
+	{ LIBSSH2_HOSTKEY_TYPE_RSA, LIBSSH2_KNOWNHOST_KEY_SSHRSA, "ssh-rsa", "RSA" },
+	{ LIBSSH2_HOSTKEY_TYPE_DSS, LIBSSH2_KNOWNHOST_KEY_SSHDSS, "ssh-dss", "DSA" },
+	{ LIBSSH2_HOSTKEY_TYPE_ECDSA_256, LIBSSH2_KNOWNHOST_KEY_ECDSA_256, "ecdsa-sha2-nistp256", "ECDSA" },
+	{ LIBSSH2_HOSTKEY_TYPE_ECDSA_384, LIBSSH2_KNOWNHOST_KEY_ECDSA_384, "ecdsa-sha2-nistp384", "ECDSA" },
+	{ LIBSSH2_HOSTKEY_TYPE_ECDSA_521, LIBSSH2_KNOWNHOST_KEY_ECDSA_521, "ecdsa-sha2-nistp521", "ECDSA" },
+	{ LIBSSH2_HOSTKEY_TYPE_ED25519, LIBSSH2_KNOWNHOST_KEY_ED25519, "ssh-ed25519", "ED25519" },
+};
+
+static int key_index(int type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(key_types); i++)
+		if (key_types[i].type == type)
+			return (int)i;
+	return -1;
+}
+
+const char *kh_key_type_name(int type)
+{
+	int i = key_index(type);
+	return i < 0 ? NULL : key_types[i].name;
+}
+
+const char *kh_key_short_name(int type)
+{
+	int i = key_index(type);
+	return i < 0 ? "unknown" : key_types[i].short_name;
+}
+
+char *kh_fingerprint(const unsigned char sha256[32])
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "SHA256:");
+	base64_encode(&sb, sha256, 32, false);
+	return strbuf_detach(&sb);
+}
+
+void kh_format_line(struct strbuf *sb, const char *name, const struct kh_key *key)
+{
+	const char *type = kh_key_type_name(key->type);
+	strbuf_addf(sb, "%s %s ", name, type ? type : "unknown");
+	base64_encode(sb, key->blob, key->len, true);
+	strbuf_addch(sb, '\n');
+}
+
+/* ssh's match_pattern: '*' and '?', case-insensitive. */
+static bool glob_match(const char *pat, size_t plen, const char *s)
+{
+	while (plen) {
+		if (*pat == '*') {
+			for (;; s++) {
+				if (glob_match(pat + 1, plen - 1, s))
+					return true;
+				if (!*s)
+					return false;
+			}
+		}
+		if (!*s || (*pat != '?' && tolower((unsigned char)*pat) != tolower((unsigned char)*s)))
+			return false;
+		pat++, plen--, s++;
+	}
+	return !*s;
+}
+
+/* A comma-separated list of patterns, '!' negating (a negated match wins). */
+static bool hosts_match(const char *list, size_t len, const char *name)
+{
+	bool matched = false;
+	while (len) {
+		const char *comma = memchr(list, ',', len);
+		size_t n = comma ? (size_t)(comma - list) : len;
+		bool neg = n && list[0] == '!';
+		if (glob_match(list + neg, n - neg, name)) {
+			if (neg)
+				return false;
+			matched = true;
+		}
+		list += n + (comma ? 1 : 0);
+		len -= n + (comma ? 1 : 0);
+	}
+	return matched;
+}
+
+/* A hashed line (|1|salt|hash): libssh2 knows the HMAC. */
+static enum kh_result check_hashed(LIBSSH2_SESSION *ls, const char *line, size_t len,
+				   const char *name, const struct kh_key *key, int mask)
+{
+	enum kh_result r = KH_UNKNOWN;
+	/* libssh2 peeks at the byte after len (a newline there shortens the key): give it
+	 * the line NUL-terminated. */
+	_cleanup_free_ char *copy = xstrndup(line, len);
+	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(ls);
+	if (!kh)
+		return r;
+	if (libssh2_knownhost_readline(kh, copy, len, LIBSSH2_KNOWNHOST_FILE_OPENSSH) == 0) {
+		int c = libssh2_knownhost_checkp(kh, name, -1, (const char *)key->blob, key->len,
+						 LIBSSH2_KNOWNHOST_TYPE_PLAIN |
+						 LIBSSH2_KNOWNHOST_KEYENC_RAW | mask, NULL);
+		if (c == LIBSSH2_KNOWNHOST_CHECK_MATCH)
+			r = KH_MATCH;
+		else if (c == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
+			r = KH_CHANGED;
+	}
+	libssh2_knownhost_free(kh);
+	return r;
+}
+
+/* One line against the key: MATCH, CHANGED (same type, other key), or UNKNOWN. */
+static enum kh_result check_line(LIBSSH2_SESSION *ls, const char *line, size_t len,
+				 const char *name, const struct kh_key *key, int index)
+{
+	if (line[0] == '|')
+		return check_hashed(ls, line, len, name, key, key_types[index].mask);
+	const char *end = line + len, *p = line;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	if (!hosts_match(line, (size_t)(p - line), name))
+		return KH_UNKNOWN;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	const char *type = p;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	size_t tlen = (size_t)(p - type);
+	const char *want = key_types[index].name;
+	if (tlen != strlen(want) || strncmp(type, want, tlen) != 0)
+		return KH_UNKNOWN;      /* another key type: not a change (as ssh) */
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	const char *b64 = p;
+	while (p < end && *p != ' ' && *p != '\t' && *p != '\r')
+		p++;
+	_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+	if (base64_decode(&blob, b64, (size_t)(p - b64)) < 0)
+		return KH_UNKNOWN;
+	if (blob.len == key->len && memcmp(blob.buf, key->blob, key->len) == 0)
+		return KH_MATCH;
+	return KH_CHANGED;
+}
+
+static void session_freep(LIBSSH2_SESSION **ls)
+{
+	if (*ls)
+		libssh2_session_free(*ls);
+}
+
+/* One line of a known_hosts file, blanks and the @revoked marker taken off. */
+struct kh_line {
+	const char *file;
+	int lineno;
+	const char *s;
+	size_t n;
+	bool revoked;
+};
+
+/* Calls fn for every host line of files (comments, blank and @cert-authority lines
+ * skipped; missing files too) until it returns true. Returns -1 only when a file
+ * exists but cannot be read. */
+static int each_line(char *const *files, bool (*fn)(const struct kh_line *l, void *data),
+		     void *data, struct dp_error *err)
+{
+	for (; files && *files; files++) {
+		size_t len;
+		_cleanup_free_ char *buf = read_file(*files, &len);
+		if (!buf) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				continue;
+			return dp_err(err, DPE_CONNECT, "cannot read known hosts file '%s': %s", *files,
+				      strerror(errno));
+		}
+		struct kh_line l = { .file = *files };
+		for (char *p = buf; p < buf + len;) {
+			char *nl = memchr(p, '\n', (size_t)(buf + len - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(buf + len - p);
+			const char *s = p;
+			l.lineno++;
+			p += n + 1;
+			while (n && (*s == ' ' || *s == '\t'))
+				s++, n--;
+			l.revoked = n > 9 && strncmp(s, "@revoked", 8) == 0 && (s[8] == ' ' || s[8] == '\t');
+			if (l.revoked) {
+				s += 9, n -= 9;
+				while (n && (*s == ' ' || *s == '\t'))
+					s++, n--;
+			}
+			if (!n || *s == '#' || *s == '@')     /* @cert-authority: no certificates here */
+				continue;
+			l.s = s;
+			l.n = n;
+			if (fn(&l, data))
+				return 0;
+		}
+	}
+	return 0;
+}
+
+static LIBSSH2_SESSION *new_session(void)
+{
+	LIBSSH2_SESSION *ls = libssh2_session_init();
+	if (!ls)
+		abort();
+	return ls;
+}
+
+struct check {
+	LIBSSH2_SESSION *ls;
+	const char *name;
+	const struct kh_key *key;
+	int index;
+	bool matched;
+	enum kh_result *result;
+	char **file;
+	int *line;
+};
+
+static bool check_one(const struct kh_line *l, void *data)
+{
+	struct check *c = data;
+	enum kh_result r = check_line(c->ls, l->s, l->n, c->name, c->key, c->index);
+	if (l->revoked) {
+		if (r != KH_MATCH)
+			return false;   /* another key revoked: nothing to say of this one */
+		free(*c->file);
+		*c->file = xstrdup(l->file);
+		*c->line = l->lineno;
+		*c->result = KH_REVOKED;
+		return true;
+	}
+	if (r == KH_MATCH)
+		c->matched = true;      /* the rest is read still, for @revoked lines */
+	if (r == KH_CHANGED && *c->result != KH_CHANGED) {
+		*c->result = KH_CHANGED;
+		*c->file = xstrdup(l->file);
+		*c->line = l->lineno;
+	}
+	return false;
+}
+
+int kh_check(char *const *files, const char *name, const struct kh_key *key,
+	     enum kh_result *result, char **file, int *line, struct dp_error *err)
+{
+	_cleanup_(session_freep) LIBSSH2_SESSION *ls = NULL;
+	struct check c = { .name = name, .key = key, .index = key_index(key->type),
+			   .result = result, .file = file, .line = line };
+
+	*result = KH_UNKNOWN;
+	*file = NULL;
+	*line = 0;
+	if (c.index < 0)
+		return 0;
+	c.ls = ls = new_session();
+	if (each_line(files, check_one, &c, err) < 0)
+		return -1;
+	if (c.matched && *result != KH_REVOKED) {
+		free(*file);
+		*file = NULL;
+		*line = 0;
+		*result = KH_MATCH;
+	}
+	return 0;
+}
+
+static int mkdir_parent(const char *file)
+{
+	_cleanup_free_ char *dir = xstrdup(file);
+	char *slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int kh_add(const char *file, const char *name, const struct kh_key *key, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
+	int r = 0;
+
+	kh_format_line(&line, name, key);
+	pthread_mutex_lock(&add_lock);
+	int fd = -1;
+	if (mkdir_parent(file) == 0)
+		fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, line.buf, line.len) != (ssize_t)line.len)
+		r = dp_err(err, DPE_CONNECT, "cannot record the host key of '%s' in '%s': %s", name,
+			   file, strerror(errno));
+	if (fd >= 0 && close(fd) < 0 && r == 0)
+		r = dp_err(err, DPE_CONNECT, "cannot record the host key of '%s' in '%s': %s", name,
+			   file, strerror(errno));
+	pthread_mutex_unlock(&add_lock);
+	return r;
+}
+
+/* The name a host is looked up by: as ssh, HostKeyAlias when set (as it is, port or
+ * not), else "host" or "[host]:port". */
+static char *lookup_name(const struct ssh_host_config *cfg)
+{
+	return cfg->host_key_alias ? xstrdup(cfg->host_key_alias) :
+	       kh_host_name(cfg->hostname, cfg->port);
+}
+
+/* UserKnownHostsFile then GlobalKnownHostsFile. */
+static char **lookup_files(const struct ssh_host_config *cfg)
+{
+	char **files = strv_copy(cfg->user_known_hosts_files);
+	for (char *const *g = cfg->global_known_hosts_files; g && *g; g++)
+		strv_add(&files, *g);
+	return files;
+}
+
+int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct kh_key *key,
+	      struct dp_error *err)
+{
+	_cleanup_free_ char *name = lookup_name(cfg);
+	_cleanup_free_ char *fp = kh_fingerprint(key->sha256);
+	_cleanup_free_ char *file = NULL;
+	_cleanup_strv_free_ char **files = lookup_files(cfg);
+	enum kh_result r;
+	int line;
+
+	if (kh_check(files, name, key, &r, &file, &line, err) < 0)
+		return -1;
+	if (r == KH_MATCH)
+		return 0;
+	if (r == KH_REVOKED)
+		return dp_err(err, DPE_CONNECT,
+			      "host key for '%s' (%s) is REVOKED: the server sent %s key %s, which "
+			      "%s:%d marks @revoked; do not connect until the host has a new key",
+			      what, name, kh_key_short_name(key->type), fp, file, line);
+	if (r == KH_CHANGED)
+		return dp_err(err, DPE_CONNECT,
+			      "host key for '%s' (%s) has CHANGED: the server sent %s key %s, which "
+			      "does not match %s:%d; someone may be intercepting the connection, or "
+			      "the host was reinstalled; if you trust the new key, remove the old one "
+			      "with: ssh-keygen -R '%s' -f '%s'",
+			      what, name, kh_key_short_name(key->type), fp, file, line, name, file);
+	if (cfg->strict_host_key_checking == SSH_STRICT_ACCEPT_NEW ||
+	    cfg->strict_host_key_checking == SSH_STRICT_NO) {
+		if (!cfg->user_known_hosts_files || !cfg->user_known_hosts_files[0])
+			return 0;
+		return kh_add(cfg->user_known_hosts_files[0], name, key, err);
+	}
+	char port[32] = "";
+	if (cfg->port != 22)
+		snprintf(port, sizeof(port), " -p %d", cfg->port);
+	return dp_err(err, DPE_CONNECT,
+		      "host key for '%s' (%s) is not known: the server sent %s key %s; check it, "
+		      "then add it to %s (ssh-keyscan%s %s), or set StrictHostKeyChecking "
+		      "accept-new for this host",
+		      what, name, kh_key_short_name(key->type), fp,
+		      cfg->user_known_hosts_files && cfg->user_known_hosts_files[0] ?
+			      cfg->user_known_hosts_files[0] : "~/.ssh/known_hosts",
+		      port, cfg->hostname);
+}
+
+/* OpenSSH's default HostKeyAlgorithms order (certificates aside), with the key type
+ * each algorithm verifies. */
+static const struct {
+	const char *method;
+	int type;
+} hostkey_methods[] = {
+	{ "ssh-ed25519", LIBSSH2_HOSTKEY_TYPE_ED25519 },
+	{ "ecdsa-sha2-nistp256", LIBSSH2_HOSTKEY_TYPE_ECDSA_256 },
+	{ "ecdsa-sha2-nistp384", LIBSSH2_HOSTKEY_TYPE_ECDSA_384 },
+	{ "ecdsa-sha2-nistp521", LIBSSH2_HOSTKEY_TYPE_ECDSA_521 },
+	{ "rsa-sha2-512", LIBSSH2_HOSTKEY_TYPE_RSA },
+	{ "rsa-sha2-256", LIBSSH2_HOSTKEY_TYPE_RSA },
+	{ "ssh-rsa", LIBSSH2_HOSTKEY_TYPE_RSA },
+	{ "ssh-dss", LIBSSH2_HOSTKEY_TYPE_DSS },
+};
+
+struct known_types {
+	LIBSSH2_SESSION *ls;
+	const char *name;
+	bool known[ARRAY_SIZE(key_types)];
+};
+
+/* The line's key type (its second field), when the line is for the host. */
+static bool note_type(const struct kh_line *l, void *data)
+{
+	struct known_types *k = data;
+	const char *p = l->s, *end = l->s + l->n;
+	if (l->revoked)
+		return false;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	size_t tlen = 0;
+	while (p + tlen < end && p[tlen] != ' ' && p[tlen] != '\t')
+		tlen++;
+	for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
+		if (k->known[i] || strlen(key_types[i].name) != tlen ||
+		    strncmp(p, key_types[i].name, tlen) != 0)
+			continue;
+		/* A one-byte key, which no line holds: the host's line reads as changed. */
+		struct kh_key probe = { .type = key_types[i].type,
+					.blob = (const unsigned char *)"", .len = 1 };
+		k->known[i] = check_line(k->ls, l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN;
+	}
+	return false;
+}
+
+char *kh_hostkey_methods(const struct ssh_host_config *cfg)
+{
+	_cleanup_free_ char *name = lookup_name(cfg);
+	_cleanup_strv_free_ char **files = lookup_files(cfg);
+	_cleanup_(session_freep) LIBSSH2_SESSION *ls = new_session();
+	struct known_types k = { .ls = ls, .name = name };
+	struct strbuf sb = STRBUF_INIT;
+
+	/* One pass over the files; one that cannot be read counts as holding nothing
+	 * here (kh_verify reports it). */
+	each_line(files, note_type, &k, NULL);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t m = 0; m < ARRAY_SIZE(hostkey_methods); m++) {
+			if (k.known[key_index(hostkey_methods[m].type)] != (pass == 0))
+				continue;
+			if (sb.len)
+				strbuf_addch(&sb, ',');
+			strbuf_adds(&sb, hostkey_methods[m].method);
+		}
+	return strbuf_detach(&sb);
+}

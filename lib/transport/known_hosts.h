@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host-key checking against OpenSSH known_hosts files, as ssh does it: plain and
+ * hashed (|1|salt|hash) entries, "[host]:port" for ports other than 22, patterns; a key
+ * of the same type that differs is a changed key (always refused), a host known only
+ * with other key types is unknown. New keys are appended the way ssh appends them.
+ */
+#ifndef DISPATCH_KNOWN_HOSTS_H
+#define DISPATCH_KNOWN_HOSTS_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "transport/ssh_config.h"
+#include "base/strbuf.h"
+
+enum kh_result {
+	KH_MATCH,
+	KH_UNKNOWN,
+	KH_CHANGED,
+	KH_REVOKED,     /* an @revoked line for the host holds this very key */
+};
+
+struct kh_key {
+	int type;                       /* LIBSSH2_HOSTKEY_TYPE_* */
+	const unsigned char *blob;      /* the key as the server sent it */
+	size_t len;
+	unsigned char sha256[32];       /* its SHA-256 (libssh2_hostkey_hash) */
+};
+
+/* The name known_hosts files use: "host" on port 22, else "[host]:port". */
+char *kh_host_name(const char *host, int port);
+/* "ssh-ed25519", "ecdsa-sha2-nistp256", ...; NULL for an unknown type. */
+const char *kh_key_type_name(int type);
+/* "ED25519", "ECDSA", "RSA", "DSA", as ssh names a key in messages. */
+const char *kh_key_short_name(int type);
+/* "SHA256:" + unpadded base64 of the key's SHA-256, as ssh and ssh-keygen -l print it. */
+char *kh_fingerprint(const unsigned char sha256[32]);
+/* The line ssh appends for a new key: "name keytype base64\n". */
+void kh_format_line(struct strbuf *sb, const char *name, const struct kh_key *key);
+
+/* Look name up in files (a strv; missing files are skipped). On KH_CHANGED and
+ * KH_REVOKED, *file and *line say where the offending line is (caller frees *file). A
+ * revoked key is refused whatever else matches. Returns -1 only when a file exists but
+ * cannot be read. */
+int kh_check(char *const *files, const char *name, const struct kh_key *key,
+	     enum kh_result *result, char **file, int *line, struct dp_error *err);
+
+/* Append the key for name to file (creating it, and its directory with mode 700).
+ * Serialized within the process. */
+int kh_add(const char *file, const char *name, const struct kh_key *key, struct dp_error *err);
+
+/* The whole policy for one host: check cfg's UserKnownHostsFile then
+ * GlobalKnownHostsFile; accept a match, record an unknown key when
+ * StrictHostKeyChecking allows it, refuse the rest with a message (DPE_CONNECT) that
+ * names the fingerprint and, for a changed key, the file:line to remove. what names
+ * the host in messages ("box1"). */
+int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct kh_key *key,
+	      struct dp_error *err);
+
+/* The host-key algorithms to offer the server, as ssh orders them: first those of the
+ * key types cfg's known_hosts files hold for the host, then the rest, each group in
+ * OpenSSH's default order (ED25519, ECDSA, RSA). A server with several host keys then
+ * shows the one the user already knows; libssh2's own order (ECDSA first) would read
+ * as an unknown host where ssh connects. A comma-separated list; free it. */
+char *kh_hostkey_methods(const struct ssh_host_config *cfg);
+
+#endif

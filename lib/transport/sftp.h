@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copying files and trees to and from a host over SFTP, on one SSH session (as scp -r
+ * and cp -r): permission bits kept (and times with preserve), symlinks inside a tree
+ * copied as symlinks, symlinks named on the command line followed (cp -H). A file is
+ * written under a temporary name in its destination directory and renamed into place
+ * once complete, so a partial file never appears under the final name; a failed copy
+ * removes its temporary file (except on a remote side whose connection died).
+ *
+ * One copy algorithm runs over two file systems, the local one and the SFTP one:
+ * upload and download are the same code with the sides swapped.
+ */
+#ifndef DISPATCH_SFTP_H
+#define DISPATCH_SFTP_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+struct ssh_session;
+
+enum sftp_item_type { SFTP_FILE, SFTP_DIR, SFTP_SYMLINK };
+
+struct sftp_item {
+	const char *src, *dest;
+	enum sftp_item_type type;
+	uint64_t bytes;                 /* regular files: the size copied */
+	unsigned mode;                  /* permission bits */
+};
+
+struct sftp_copy {
+	bool recursive;                 /* directories too (cp -r); else they are refused */
+	bool preserve;                  /* modification and access times too (cp -p) */
+	/* A regular file's progress: at its start (done 0), as data goes, at its end. */
+	void (*progress)(void *data, const char *src, uint64_t done, uint64_t total);
+	/* Each item once it is in place. */
+	void (*copied)(void *data, const struct sftp_item *it);
+	/* A source (or an entry of a tree) that could not be copied: the copy goes on
+	 * with the next one, unless the connection is lost or cancel is set. Failures
+	 * before any item (a bad dest, no SFTP) come only in the return value. */
+	void (*failed)(void *data, const struct dp_error *err);
+	void *data;
+	volatile sig_atomic_t *cancel;  /* set (by a signal handler) to stop */
+};
+
+/* Copy local srcs to the remote dest (upload) or remote srcs to the local dest
+ * (download). As cp: with an existing directory as dest each source goes into it
+ * under its own name; else there must be one source, which becomes dest. Remote
+ * paths are relative to the remote home; "~" and "~/..." name it too.
+ * Returns 0 when everything was copied; -1 otherwise, err holding the first failure
+ * (DPE_NOTFOUND a missing source, DPE_CONNECT a lost connection, DPE_FAIL others). */
+int sftp_upload(struct ssh_session *s, char *const *srcs, const char *dest,
+		const struct sftp_copy *c, struct dp_error *err);
+int sftp_download(struct ssh_session *s, char *const *srcs, const char *dest,
+		  const struct sftp_copy *c, struct dp_error *err);
+
+/* Split a cp operand as scp does: "HOST:PATH" is remote (HOST an alias, user@host,
+ * [v6addr] or host:PORT written as "host:PORT:PATH"), anything whose first ':'
+ * comes after a '/', or that starts with '/' or '.', is a local path. Returns true
+ * for a remote operand, with *host and *path allocated (path may be empty: the
+ * home directory). */
+bool sftp_split_operand(const char *arg, char **host, char **path);
+
+#endif

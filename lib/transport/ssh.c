@@ -1,0 +1,823 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sessions and channels. A session over ProxyJump hops is a chain: the hop's
+ * direct-tcpip channel carries the next session through libssh2's send/recv
+ * callbacks, so the whole chain runs on the one TCP socket, in the caller's thread,
+ * and every wait is a poll on that socket.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "inventory/inventory.h"
+#include "transport/known_hosts.h"
+#include "base/shquote.h"
+#include "transport/ssh_internal.h"
+
+#define DEFAULT_CONNECT_TIMEOUT 30      /* seconds, when ConnectTimeout is unset */
+#define DEFAULT_ATTEMPTS 3
+#define MAX_RETRY_WAIT 5.0              /* seconds of backoff in all, at most */
+#define MAX_HOPS 8
+#define IO_CHUNK 32768
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_libssh2(void)
+{
+	libssh2_init(0);
+}
+
+static void logf_(const struct ssh_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
+static void logf_(const struct ssh_ctx *ctx, const char *fmt, ...)
+{
+	if (!ctx->log)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	ctx->log(ctx->log_data, sb.buf);
+}
+
+static struct ssh_session *root_of(struct ssh_session *s)
+{
+	while (s->via)
+		s = s->via;
+	return s;
+}
+
+static const char *last_error(LIBSSH2_SESSION *ls)
+{
+	char *msg = NULL;
+	libssh2_session_last_error(ls, &msg, NULL, 0);
+	return msg && *msg ? msg : "unknown error";
+}
+
+/* Why a request on an open session failed: a connection the server (or a hop)
+ * closed reads as end of file; libssh2 then says little ("Unexpected error"). */
+static const char *session_error(const struct ssh_session *s)
+{
+	char c;
+	ssize_t n = recv(s->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE)))
+		return "the connection was closed by the server or the network";
+	return last_error(s->ls);
+}
+
+static bool timed_out(LIBSSH2_SESSION *ls)
+{
+	return libssh2_session_last_errno(ls) == LIBSSH2_ERROR_TIMEOUT;
+}
+
+/* ---- destinations ---- */
+
+static int resolve(const struct ssh_ctx *ctx, const char *dest, struct ssh_host_config *cfg,
+		   struct dp_error *err)
+{
+	return ssh_config_resolve_dest(ctx->config_path, dest, cfg, err);
+}
+
+/* ---- I/O callbacks ---- */
+
+static LIBSSH2_SEND_FUNC(fd_send)
+{
+	struct ssh_session *s = *abstract;
+	int f = flags;
+#ifdef MSG_NOSIGNAL
+	f |= MSG_NOSIGNAL;
+#endif
+	ssize_t n = send(socket, buffer, length, f);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			s->out_blocked = true;
+			return -EAGAIN;
+		}
+		return -errno;
+	}
+	s->out_blocked = false;
+	return n;
+}
+
+/* Push what the session queued into its hop channel, as far as the hop takes it.
+ * The queue is what keeps libssh2 from ever seeing EAGAIN from hop_send: a session
+ * whose send blocked halfway may send nothing else (LIBSSH2_ERROR_BAD_USE), a window
+ * adjustment included, which can deadlock a chain. -1 when the hop failed. */
+static int hop_flush(struct ssh_session *s)
+{
+	size_t off = 0;
+	while (off < s->hop_out.len) {
+		ssize_t n = libssh2_channel_write(s->via_chan, s->hop_out.buf + off, s->hop_out.len - off);
+		if (n == LIBSSH2_ERROR_EAGAIN)
+			break;
+		if (n < 0)
+			return -1;
+		off += (size_t)n;
+	}
+	if (off) {
+		memmove(s->hop_out.buf, s->hop_out.buf + off, s->hop_out.len - off);
+		s->hop_out.len -= off;
+		s->hop_out.buf[s->hop_out.len] = '\0';
+	}
+	return 0;
+}
+
+static LIBSSH2_RECV_FUNC(hop_recv)
+{
+	struct ssh_session *s = *abstract;
+	(void)socket;
+	(void)flags;
+	if (hop_flush(s) < 0)
+		return -ECONNRESET;
+	ssize_t n = libssh2_channel_read(s->via_chan, buffer, length);
+	if (n == LIBSSH2_ERROR_EAGAIN)
+		return -EAGAIN;
+	if (n < 0)
+		return -ECONNRESET;
+	if (n == 0 && !libssh2_channel_eof(s->via_chan))
+		return -EAGAIN;
+	return n;
+}
+
+static LIBSSH2_SEND_FUNC(hop_send)
+{
+	struct ssh_session *s = *abstract;
+	(void)socket;
+	(void)flags;
+	strbuf_add(&s->hop_out, buffer, length);
+	if (hop_flush(s) < 0)
+		return -ECONNRESET;
+	return (ssize_t)length;
+}
+
+/* Every hop's queue, innermost first (its data feeds the next). */
+static int pump_hops(struct ssh_session *s)
+{
+	for (; s->via; s = s->via)
+		if (hop_flush(s) < 0)
+			return -1;
+	return 0;
+}
+
+/* Only the innermost session of a chain ever blocks: a hop that blocked inside a
+ * callback would wait on its own channel while the data it needs is for another. */
+static void set_blocking(struct ssh_session *s, bool on)
+{
+	libssh2_session_set_blocking(s->ls, on);
+}
+
+int ssh_session_wait(struct ssh_session *s, int ms)
+{
+	struct ssh_session *root = root_of(s);
+	struct pollfd p = { .fd = root->fd, .events = POLLIN };
+	if (root->out_blocked)
+		p.events |= POLLOUT;
+	int r = poll(&p, 1, ms);
+	return r < 0 && errno != EINTR ? -1 : 0;
+}
+
+int ssh_session_pump(struct ssh_session *s)
+{
+	if (pump_hops(s) < 0)
+		return -1;
+	for (; s->via; s = s->via) {
+		unsigned long avail = 0;
+		libssh2_channel_window_read_ex(s->via_chan, &avail, NULL);
+		if (avail)
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- opening ---- */
+
+void ssh_session_free(struct ssh_session *s)
+{
+	if (!s)
+		return;
+	if (s->ls) {
+		set_blocking(s, true);
+		libssh2_session_set_timeout(s->ls, 2000);
+		libssh2_session_disconnect(s->ls, "bye");
+		libssh2_session_free(s->ls);
+	}
+	if (s->via_chan) {
+		set_blocking(s->via, true);
+		libssh2_session_set_timeout(s->via->ls, 2000);
+		hop_flush(s);
+		libssh2_session_set_timeout(s->via->ls, 2000);
+		libssh2_channel_free(s->via_chan);
+	}
+	ssh_session_free(s->via);
+	if (s->own_fd && s->fd >= 0)
+		close(s->fd);
+	if (s->proxy_pid > 0) {
+		kill(s->proxy_pid, SIGHUP);
+		while (waitpid(s->proxy_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	ssh_host_config_release(&s->cfg);
+	strbuf_release(&s->hop_out);
+	free(s->name);
+	free(s->target);
+	free(s);
+}
+
+static int verify_host_key(struct ssh_session *s, struct dp_error *err)
+{
+	size_t len = 0;
+	int type = 0;
+	const char *blob = libssh2_session_hostkey(s->ls, &len, &type);
+	const char *hash = libssh2_hostkey_hash(s->ls, LIBSSH2_HOSTKEY_HASH_SHA256);
+	if (!blob || !hash)
+		return dp_err(err, DPE_CONNECT, "cannot get the host key of '%s': %s", s->name,
+			      last_error(s->ls));
+	struct kh_key key = { .type = type, .blob = (const unsigned char *)blob, .len = len };
+	memcpy(key.sha256, hash, 32);
+	_cleanup_free_ char *fp = kh_fingerprint(key.sha256);
+	logf_(s->ctx, "%s: server host key: %s %s", s->name, kh_key_short_name(type), fp);
+	return kh_verify(&s->cfg, s->name, &key, err);
+}
+
+/* Ask for the host key types known_hosts holds for the host first, as ssh does. Only
+ * the algorithms this libssh2 has are named: libssh2 1.10 drops the others from the
+ * list with an overlapping memcpy (ASan caught it). */
+static void prefer_known_host_keys(const struct ssh_ctx *ctx, struct ssh_session *s)
+{
+	_cleanup_free_ char *methods = kh_hostkey_methods(&s->cfg);
+	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
+	const char **algs = NULL;
+	int n = libssh2_session_supported_algs(s->ls, LIBSSH2_METHOD_HOSTKEY, &algs);
+	char *save = NULL;
+	for (char *m = strtok_r(methods, ",", &save); m && n > 0; m = strtok_r(NULL, ",", &save))
+		for (int i = 0; i < n; i++)
+			if (algs[i] && streq(algs[i], m)) {
+				if (list.len)
+					strbuf_addch(&list, ',');
+				strbuf_adds(&list, m);
+				break;
+			}
+	if (n > 0)
+		libssh2_free(s->ls, algs);
+	if (!list.len || libssh2_session_method_pref(s->ls, LIBSSH2_METHOD_HOSTKEY, list.buf) != 0)
+		logf_(ctx, "%s: libssh2 takes none of the host key algorithms %s", s->name,
+		      list.len ? list.buf : "(none it has)");
+}
+
+static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_override,
+		      int depth, struct ssh_session **out, bool *retry, enum ssh_failure *why,
+		      struct dp_error *err)
+{
+	struct ssh_session *s = xcalloc(1, sizeof(*s));
+	double start = monotonic_seconds();
+	strbuf_init(&s->hop_out);
+	int timeout;
+
+	*out = NULL;
+	*retry = false;
+	*why = SSH_FAILED_CONFIG;
+	s->name = xstrdup(name);
+	s->ctx = ctx;
+	s->fd = -1;
+	if (depth > MAX_HOPS) {
+		dp_err(err, DPE_INPUT, "too many ProxyJump hops on the way to '%s' (a loop?)", name);
+		goto fail;
+	}
+	if (resolve(ctx, name, &s->cfg, err) < 0)
+		goto fail;
+	s->target = xasprintf("%s@%s:%d", s->cfg.user, s->cfg.hostname, s->cfg.port);
+	timeout = ctx->connect_timeout > 0 ? ctx->connect_timeout :
+		  s->cfg.connect_timeout > 0 ? s->cfg.connect_timeout : DEFAULT_CONNECT_TIMEOUT;
+	if (ctx->deadline > 0) {
+		double left = ctx->deadline - monotonic_seconds();
+		if (left <= 0) {
+			*why = SSH_FAILED_TIMEOUT;
+			dp_err(err, DPE_CONNECT, "cannot connect to '%s': out of time", name);
+			goto fail;
+		}
+		if (left < timeout)
+			timeout = (int)left + 1;
+	}
+
+	char **jumps = jumps_override ? jumps_override : s->cfg.proxy_jump;
+	size_t njumps = strv_len(jumps);
+	if (njumps) {
+		/* As ssh -J a,b: b is reached through a; a through its own config. */
+		_cleanup_strv_free_ char **before = NULL;
+		for (size_t i = 0; i + 1 < njumps; i++)
+			strv_add(&before, jumps[i]);
+		if (open_chain(ctx, jumps[njumps - 1], before, depth + 1, &s->via, retry, why, err) < 0)
+			goto fail;
+		logf_(ctx, "%s: connecting to %s port %d through %s", name, s->cfg.hostname,
+		      s->cfg.port, s->via->name);
+		s->via_chan = libssh2_channel_direct_tcpip_ex(s->via->ls, s->cfg.hostname, s->cfg.port,
+							      "127.0.0.1", 22);
+		if (!s->via_chan) {
+			*retry = true;
+			*why = timed_out(s->via->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_CONNECT;
+			dp_err(err, DPE_CONNECT, "cannot reach %s port %d through '%s': %s",
+			       s->cfg.hostname, s->cfg.port, s->via->name, last_error(s->via->ls));
+			goto fail;
+		}
+		s->fd = s->via->fd;
+		set_blocking(s->via, false);
+	} else {
+		logf_(ctx, "%s: connecting to %s port %d%s", name, s->cfg.hostname, s->cfg.port,
+		      s->cfg.proxy_command ? " (ProxyCommand)" : "");
+		if (ssh_connect_fd(&s->cfg, timeout, &s->fd, &s->proxy_pid, retry, why, err) < 0)
+			goto fail;
+		s->own_fd = true;
+	}
+
+	s->ls = libssh2_session_init_ex(NULL, NULL, NULL, s);
+	if (!s->ls)
+		abort();
+	libssh2_session_callback_set(s->ls, LIBSSH2_CALLBACK_SEND,
+				     s->via ? (void *)hop_send : (void *)fd_send);
+	if (s->via)
+		libssh2_session_callback_set(s->ls, LIBSSH2_CALLBACK_RECV, (void *)hop_recv);
+	libssh2_session_set_blocking(s->ls, 1);
+	s->timeout_ms = (long)timeout * 1000;
+	libssh2_session_set_timeout(s->ls, s->timeout_ms);
+	prefer_known_host_keys(ctx, s);
+	if (libssh2_session_handshake(s->ls, s->fd) != 0) {
+		*retry = true;
+		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_HANDSHAKE;
+		dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): key exchange failed: %s",
+		       name, s->cfg.hostname, s->cfg.port, last_error(s->ls));
+		goto fail;
+	}
+	*why = SSH_FAILED_HOSTKEY;
+	if (verify_host_key(s, err) < 0)
+		goto fail;
+	if (ssh_auth(s, err) < 0) {
+		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_AUTH;
+		goto fail;
+	}
+	logf_(ctx, "%s: logged in as %s", name, s->cfg.user);
+	s->connect_seconds = monotonic_seconds() - start;
+	s->ctx = NULL;
+	*why = SSH_FAILED_NOT;
+	*out = s;
+	return 0;
+fail:
+	ssh_session_free(s);
+	return -1;
+}
+
+int ssh_session_open(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
+		     struct dp_error *err)
+{
+	return ssh_session_open_why(ctx, host, out, NULL, err);
+}
+
+int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh_session **out,
+			 enum ssh_failure *why, struct dp_error *err)
+{
+	enum ssh_failure ignored;
+	const char *dest = host;
+	int attempts = ctx->attempts > 0 ? ctx->attempts : DEFAULT_ATTEMPTS;
+	double waited = 0;
+	unsigned seed = (unsigned)(monotonic_seconds() * 1e6) ^ (unsigned)getpid();
+
+	pthread_once(&init_once, init_libssh2);
+	*out = NULL;
+	if (ctx->inv) {
+		const struct inv_host *h = inventory_host(ctx->inv, host);
+		if (h && h->ssh)
+			dest = h->ssh;
+	}
+	for (int i = 0;; i++) {
+		bool retry = false;
+		if (open_chain(ctx, dest, NULL, 0, out, &retry, why ? why : &ignored, err) == 0) {
+			if (dest != host) {
+				free((*out)->name);
+				(*out)->name = xstrdup(host);
+			}
+			(*out)->connect_seconds += waited;
+			return 0;
+		}
+		if (!retry || i + 1 >= attempts || waited >= MAX_RETRY_WAIT)
+			return -1;
+		/* Exponential backoff with jitter: 0.25 s, 0.5 s, 1 s... times 0.5 to 1.5. */
+		double wait = 0.25 * (double)(1 << i) * (0.5 + (double)rand_r(&seed) / RAND_MAX);
+		if (waited + wait > MAX_RETRY_WAIT)
+			wait = MAX_RETRY_WAIT - waited;
+		if (ctx->deadline > 0 && monotonic_seconds() + wait >= ctx->deadline)
+			return -1;
+		logf_(ctx, "%s: %s; trying again in %.1f s", host, err->msg, wait);
+		struct timespec ts = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		waited += wait;
+	}
+}
+
+const char *ssh_session_name(const struct ssh_session *s) { return s->name; }
+const char *ssh_session_target(const struct ssh_session *s) { return s->target; }
+double ssh_session_connect_seconds(const struct ssh_session *s) { return s->connect_seconds; }
+void *ssh_session_libssh2(struct ssh_session *s) { return s->ls; }
+int ssh_session_fd(const struct ssh_session *s) { return s->fd; }
+
+/* ---- commands ---- */
+
+void ssh_login_command(struct strbuf *sb, const char *command)
+{
+	/* The server hands the string to the login shell, which may be csh or fish: give it
+	 * only `exec /bin/sh -c '...'`, which every shell reads alike; sh then starts the
+	 * user's shell as a login shell (profiles, modules, conda) on the command. */
+	_cleanup_strbuf_ struct strbuf inner = STRBUF_INIT;
+	strbuf_adds(&inner, "exec \"${SHELL:-/bin/sh}\" -l -c ");
+	sh_quote(&inner, command);
+	strbuf_adds(sb, "exec /bin/sh -c ");
+	sh_quote(sb, inner.buf);
+}
+
+int ssh_signal_status(const char *name)
+{
+	static const struct { const char *name; int num; } sigs[] = {
+		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "ILL", SIGILL },
+		{ "TRAP", SIGTRAP }, { "ABRT", SIGABRT }, { "BUS", SIGBUS }, { "FPE", SIGFPE },
+		{ "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
+		{ "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM }, { "XCPU", SIGXCPU },
+		{ "XFSZ", SIGXFSZ },
+	};
+	if (startswith(name, "SIG"))
+		name += 3;
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		if (streq(sigs[i].name, name))
+			return 128 + sigs[i].num;
+	return -1;
+}
+
+/* Call op until it stops saying EAGAIN, waiting on the socket in between (bounded by
+ * deadline when > 0). */
+#define RETRY_EAGAIN(s, rc, op, deadline)                                               \
+	while (((rc) = (op)) == LIBSSH2_ERROR_EAGAIN) {                                 \
+		if ((deadline) > 0 && monotonic_seconds() > (deadline))                           \
+			break;                                                          \
+		ssh_session_wait((s), 100);                                             \
+	}
+
+/* Kill the command of a channel that is still running. libssh2 1.10 cannot send a
+ * "signal" request on a channel that has started, so a second channel does it: sshd
+ * makes each command the leader of its own process group, as a child of the
+ * connection's sshd process, which is also the parent of the second channel's sh; so
+ * every other child of that parent is the command, and its group gets TERM. With a
+ * PTY, ^C goes first, as a user would type it. */
+static const char kill_siblings[] =
+	"exec /bin/sh -c 'me=$$; ps -e -o pid= -o ppid= | while read p pp; do "
+	"if [ \"$pp\" = \"$PPID\" ] && [ \"$p\" != \"$me\" ]; then kill -TERM -\"$p\" 2>/dev/null "
+	"|| kill -TERM \"$p\" 2>/dev/null; fi; done'";
+
+static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
+{
+	int rc;
+	double deadline = monotonic_seconds() + 2;
+	if (pty)
+		RETRY_EAGAIN(s, rc, libssh2_channel_write(ch, "\003", 1), deadline);
+	set_blocking(s, true);
+	libssh2_session_set_timeout(s->ls, 3000);
+	LIBSSH2_CHANNEL *killer = libssh2_channel_open_session(s->ls);
+	if (killer) {
+		char buf[256];
+		if (libssh2_channel_exec(killer, kill_siblings) == 0)
+			while (libssh2_channel_read(killer, buf, sizeof(buf)) > 0)
+				;
+		libssh2_channel_free(killer);
+	}
+	libssh2_session_set_timeout(s->ls, s->timeout_ms);
+}
+
+/* A running command: its channel and the state of the loop that moves data both ways
+ * (stdin from x.in_fd, x.in_buf or ssh_exec_write; stdout and stderr to x's
+ * callbacks). */
+struct ssh_channel {
+	struct ssh_session *s;
+	LIBSSH2_CHANNEL *ch;
+	struct ssh_exec x;
+	char inbuf[IO_CHUNK];
+	const char *in;                 /* pending stdin */
+	size_t in_left;
+	bool in_eof, eof_sent;
+	bool in_readable;
+	bool send_stuck;                /* a packet is half sent: finish it before anything else */
+	bool remote_eof;                /* the command closed its output: it ended */
+	double deadline;                /* x.timeout's end; 0: none */
+	double last_rx;
+	int interval, countmax;         /* ServerAliveInterval, ServerAliveCountMax */
+	struct dp_error broken;         /* kind != 0: the channel is unusable, and why */
+};
+
+static int feed_stdin(struct ssh_channel *p, struct dp_error *err)
+{
+	const struct ssh_exec *x = &p->x;
+	if (!p->in_left && !p->in_eof && x->in_fd >= 0 && p->in_readable) {
+		ssize_t n = read(x->in_fd, p->inbuf, sizeof(p->inbuf));
+		if (n > 0) {
+			p->in = p->inbuf;
+			p->in_left = (size_t)n;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			p->in_eof = true;
+		}
+		p->in_readable = false;
+	}
+	p->send_stuck = false;
+	while (p->in_left) {
+		ssize_t n = libssh2_channel_write(p->ch, p->in, p->in_left);
+		if (n == LIBSSH2_ERROR_EAGAIN) {
+			/* libssh2 refuses (LIBSSH2_ERROR_BAD_USE) any other packet, a window
+			 * adjustment from a read included, until this one is out. */
+			p->send_stuck = libssh2_session_block_directions(p->s->ls) &
+					LIBSSH2_SESSION_BLOCK_OUTBOUND;
+			return 0;
+		}
+		if (n < 0)
+			return dp_err(err, DPE_CONNECT, "connection to '%s' lost while sending input: %s",
+				      p->s->name, last_error(p->s->ls));
+		p->in += n;
+		p->in_left -= (size_t)n;
+	}
+	if (p->in_eof && !p->eof_sent) {
+		int rc = libssh2_channel_send_eof(p->ch);
+		if (rc == 0)
+			p->eof_sent = true;
+		else if (rc != LIBSSH2_ERROR_EAGAIN)
+			p->eof_sent = true;     /* the remote side closed its input: nothing to do */
+	}
+	return 0;
+}
+
+/* Read one stream until it would block; 1 when something was read. */
+static int drain(struct ssh_channel *p, int stream, int *got, struct dp_error *err)
+{
+	char buf[IO_CHUNK];
+	int (*cb)(void *, const char *, size_t) = stream ? p->x.on_stderr : p->x.on_stdout;
+	*got = 0;
+	for (;;) {
+		ssize_t n = libssh2_channel_read_ex(p->ch, stream, buf, sizeof(buf));
+		if (n == LIBSSH2_ERROR_EAGAIN || n == 0)
+			return 0;
+		if (n < 0)
+			return dp_err(err, DPE_CONNECT, "connection to '%s' lost: %s", p->s->name,
+				      last_error(p->s->ls));
+		*got = 1;
+		if (cb && cb(p->x.data, buf, (size_t)n) != 0)
+			return dp_err(err, DPE_FAIL, "stopped reading the output of '%s'", p->s->name);
+	}
+}
+
+/* Data already taken off the socket and queued in libssh2, for the channel or for a
+ * hop's channel on the way: poll would not wake up for it. */
+static bool data_queued(struct ssh_session *s, LIBSSH2_CHANNEL *ch)
+{
+	unsigned long avail = 0;
+	libssh2_channel_window_read_ex(ch, &avail, NULL);
+	for (; !avail && s->via; s = s->via)
+		libssh2_channel_window_read_ex(s->via_chan, &avail, NULL);
+	return avail > 0;
+}
+
+static int exit_status_of(LIBSSH2_CHANNEL *ch)
+{
+	char *sig = NULL;
+	size_t siglen = 0;
+	if (libssh2_channel_get_exit_signal(ch, &sig, &siglen, NULL, NULL, NULL, NULL) == 0 && sig) {
+		int st = ssh_signal_status(sig);
+		free(sig);      /* allocated with the session's allocator: malloc */
+		return st < 0 ? 255 : st;
+	}
+	return libssh2_channel_get_exit_status(ch);
+}
+
+/* Move data both ways until the command closed its output (remote_eof) or, with
+ * until_sent, until libssh2 took all pending input. A failure breaks the channel. */
+static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err)
+{
+	struct ssh_session *s = p->s, *root = root_of(s);
+
+	for (;;) {
+		int got_out = 0, got_err = 0, next = 0;
+		if (feed_stdin(p, err) < 0)
+			goto broken;
+		if (pump_hops(s) < 0) {
+			dp_err(err, DPE_CONNECT, "connection to '%s' lost: a ProxyJump hop failed", s->name);
+			goto broken;
+		}
+		if (!p->send_stuck) {
+			if (p->interval > 0)
+				libssh2_keepalive_send(s->ls, &next);
+			if (drain(p, 0, &got_out, err) < 0 || drain(p, 1, &got_err, err) < 0)
+				goto broken;
+			if (libssh2_channel_eof(p->ch)) {
+				p->remote_eof = true;
+				return 0;
+			}
+		}
+		if (until_sent && !p->in_left)
+			return 0;
+
+		double now = monotonic_seconds();
+		if (p->deadline > 0 && now >= p->deadline) {
+			stop_remote(s, p->ch, p->x.pty);
+			dp_err(err, DPE_TIMEOUT, "command on '%s' timed out after %g s", s->name, p->x.timeout);
+			goto broken;
+		}
+		if (p->interval > 0 && now - p->last_rx > (double)p->interval * (p->countmax + 1)) {
+			dp_err(err, DPE_CONNECT, "connection to '%s' lost: no answer to %d keepalives "
+			       "(ServerAliveInterval %d)", s->name, p->countmax, p->interval);
+			goto broken;
+		}
+		int ms = 1000;
+		if (!p->send_stuck && (got_out || got_err || data_queued(s, p->ch)))
+			ms = 0;         /* read already, into libssh2's queues: no wakeup will come */
+		if (!p->send_stuck && p->in_left && libssh2_channel_window_write_ex(p->ch, NULL) > 0)
+			ms = 0;         /* a window adjustment came in with what drain read */
+		if (p->deadline > 0 && (p->deadline - now) * 1000 < ms)
+			ms = (int)((p->deadline - now) * 1000) + 1;
+		if (next > 0 && next * 1000 < ms)
+			ms = next * 1000;
+		struct pollfd fds[2] = { { .fd = root->fd, .events = POLLIN }, { .fd = -1 } };
+		if (root->out_blocked)
+			fds[0].events |= POLLOUT;
+		if (p->x.in_fd >= 0 && !p->in_eof && !p->in_left) {
+			fds[1].fd = p->x.in_fd;
+			fds[1].events = POLLIN;
+		}
+		if (poll(fds, 2, ms) < 0 && errno != EINTR) {
+			dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
+			goto broken;
+		}
+		if (fds[0].revents)
+			p->last_rx = monotonic_seconds();
+		if (fds[1].revents)
+			p->in_readable = true;
+	}
+broken:
+	p->broken = *err;
+	return -1;
+}
+
+static void channel_free(struct ssh_channel *p)
+{
+	struct ssh_session *s = p->s;
+	set_blocking(s, true);
+	libssh2_session_set_timeout(s->ls, 2000);
+	libssh2_channel_free(p->ch);
+	libssh2_session_set_timeout(s->ls, s->timeout_ms);
+	free(p);
+}
+
+int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_channel **out,
+		   struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	LIBSSH2_CHANNEL *ch;
+
+	*out = NULL;
+	set_blocking(s, true);
+	ch = libssh2_channel_open_session(s->ls);
+	if (!ch)
+		return dp_err(err, DPE_CONNECT, "cannot open a channel to '%s': %s", s->name,
+			      session_error(s));
+	struct ssh_channel *p = xcalloc(1, sizeof(*p));
+	p->s = s;
+	p->ch = ch;
+	p->x = *x;
+	p->x.in_fd = -1;
+	p->x.in_buf = NULL;
+	if (x->pty && libssh2_channel_request_pty_ex(ch, x->term ? x->term : "xterm",
+						     (unsigned)strlen(x->term ? x->term : "xterm"),
+						     NULL, 0, x->cols > 0 ? x->cols : 80,
+						     x->rows > 0 ? x->rows : 24, 0, 0) != 0) {
+		dp_err(err, DPE_CONNECT, "cannot get a terminal on '%s': %s", s->name, last_error(s->ls));
+		goto fail;
+	}
+	if (x->raw)
+		strbuf_adds(&cmd, x->command);
+	else
+		ssh_login_command(&cmd, x->command);
+	if (libssh2_channel_exec(ch, cmd.buf) != 0) {
+		dp_err(err, DPE_CONNECT, "cannot run a command on '%s': %s", s->name, last_error(s->ls));
+		goto fail;
+	}
+
+	/* From here on the command runs: whatever happens, it is never sent again. */
+	set_blocking(s, false);
+	p->deadline = x->timeout > 0 ? monotonic_seconds() + x->timeout : 0;
+	p->interval = s->cfg.server_alive_interval;
+	p->countmax = s->cfg.server_alive_count_max > 0 ? s->cfg.server_alive_count_max : 3;
+	p->last_rx = monotonic_seconds();
+	if (p->interval > 0)
+		libssh2_keepalive_config(s->ls, 1, (unsigned)p->interval);
+	*out = p;
+	return 0;
+fail:
+	channel_free(p);
+	return -1;
+}
+
+int ssh_exec_write(struct ssh_channel *p, const void *buf, size_t len, struct dp_error *err)
+{
+	if (p->broken.kind) {
+		*err = p->broken;
+		return -1;
+	}
+	if (p->remote_eof)
+		return dp_err(err, DPE_FAIL, "the command on '%s' ended before reading all its input",
+			      p->s->name);
+	p->in = buf;
+	p->in_left = len;
+	int r = pump_run(p, true, err);
+	size_t left = p->in_left;
+	p->in = NULL;
+	p->in_left = 0;
+	if (r < 0)
+		return -1;
+	if (left)
+		return dp_err(err, DPE_FAIL, "the command on '%s' ended before reading all its input",
+			      p->s->name);
+	return 0;
+}
+
+/* Run until the command ended, take its status and free the channel. */
+static int channel_end(struct ssh_channel *p, int *status, struct dp_error *err)
+{
+	struct ssh_session *s = p->s;
+	int rc, r = -1;
+
+	*status = -1;
+	if (p->broken.kind)
+		*err = p->broken;
+	else if (pump_run(p, false, err) == 0) {
+		RETRY_EAGAIN(s, rc, libssh2_channel_close(p->ch), 0);
+		RETRY_EAGAIN(s, rc, libssh2_channel_wait_closed(p->ch), monotonic_seconds() + 5);
+		*status = exit_status_of(p->ch);
+		r = 0;
+	}
+	channel_free(p);
+	return r;
+}
+
+int ssh_exec_finish(struct ssh_channel *p, int *status, struct dp_error *err)
+{
+	p->in_eof = true;
+	return channel_end(p, status, err);
+}
+
+int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err)
+{
+	struct ssh_channel *p;
+
+	*status = -1;
+	if (ssh_exec_start(s, x, &p, err) < 0)
+		return -1;
+	p->x.in_fd = x->in_fd;
+	if (x->in_fd < 0) {
+		p->in = x->in_buf;
+		p->in_left = x->in_buf ? x->in_len : 0;
+		p->in_eof = true;
+	}
+	return channel_end(p, status, err);
+}
+
+static int add_to(void *data, const char *buf, size_t len)
+{
+	if (data)
+		strbuf_add(data, buf, len);
+	return 0;
+}
+
+struct capture {
+	struct strbuf *out, *err;
+};
+
+static int cap_out(void *data, const char *buf, size_t len)
+{
+	return add_to(((struct capture *)data)->out, buf, len);
+}
+
+static int cap_err(void *data, const char *buf, size_t len)
+{
+	return add_to(((struct capture *)data)->err, buf, len);
+}
+
+int ssh_exec_capture(struct ssh_session *s, const char *command, const struct strbuf *in,
+		     struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err)
+{
+	struct capture c = { out, errout };
+	struct ssh_exec x = {
+		.command = command,
+		.in_fd = -1,
+		.in_buf = in ? in->buf : NULL,
+		.in_len = in ? in->len : 0,
+		.on_stdout = cap_out,
+		.on_stderr = cap_err,
+		.data = &c,
+	};
+	return ssh_exec(s, &x, status, err);
+}

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logging in, in ssh's order: the agent (SSH_AUTH_SOCK or IdentityAgent), the
+ * identity files (asking for an encrypted key's passphrase), keyboard-interactive,
+ * then password. Prompts go through the caller's callback; without one (no terminal)
+ * or with BatchMode nothing is asked and the failure says what was tried and why each
+ * method failed.
+ */
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "base/base64.h"
+#include "transport/ssh_internal.h"
+
+#define PROMPT_TRIES 3           /* as ssh's NumberOfPasswordPrompts */
+
+/* memset that the compiler may not drop because the buffer dies right after. */
+static void *(*const volatile wipe_)(void *, int, size_t) = memset;
+static void wipe(void *p, size_t n)
+{
+	wipe_(p, 0, n);
+}
+
+struct auth {
+	struct ssh_session *s;
+	const char *user;
+	const char *methods;            /* what the server offers, comma-separated */
+	bool can_prompt;
+	const char *why_not;            /* "BatchMode" or "no terminal" */
+	struct strbuf tried;            /* "agent: no agent; key ~/.ssh/id_ed25519: ..." */
+};
+
+static void note(struct auth *a, const char *fmt, ...) _printf_(2, 3);
+static void note(struct auth *a, const char *fmt, ...)
+{
+	va_list ap;
+	if (a->tried.len)
+		strbuf_adds(&a->tried, "; ");
+	va_start(ap, fmt);
+	strbuf_vaddf(&a->tried, fmt, ap);
+	va_end(ap);
+}
+
+static bool offered(const struct auth *a, const char *method)
+{
+	size_t n = strlen(method);
+	for (const char *p = a->methods; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == n && strncmp(p, method, n) == 0)
+			return true;
+		p = comma ? comma + 1 : p + len;
+	}
+	return false;
+}
+
+/* ~/x for paths under $HOME, as ssh shows them. */
+static char *pretty_path(const char *path)
+{
+	const char *home = getenv("HOME");
+	size_t n = home ? strlen(home) : 0;
+	if (n > 1 && strncmp(path, home, n) == 0 && path[n] == '/')
+		return xasprintf("~%s", path + n);
+	return xstrdup(path);
+}
+
+bool ssh_key_is_encrypted(const char *text, size_t len)
+{
+	static const char openssh_begin[] = "-----BEGIN OPENSSH PRIVATE KEY-----";
+	_cleanup_free_ char *copy = xstrndup(text, len);
+
+	if (strstr(copy, "Proc-Type: 4,ENCRYPTED") || strstr(copy, "BEGIN ENCRYPTED PRIVATE KEY"))
+		return true;
+	char *b = strstr(copy, openssh_begin);
+	if (!b)
+		return false;
+	b += sizeof(openssh_begin) - 1;
+	char *e = strstr(b, "-----END");
+	if (!e)
+		return false;
+	_cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
+	if (base64_decode(&raw, b, (size_t)(e - b)) < 0)
+		return false;
+	/* "openssh-key-v1\0", then string ciphername (uint32 length, bytes). */
+	static const char magic[] = "openssh-key-v1";
+	if (raw.len < sizeof(magic) + 4 || memcmp(raw.buf, magic, sizeof(magic)) != 0)
+		return false;
+	const unsigned char *p = (const unsigned char *)raw.buf + sizeof(magic);
+	size_t clen = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+	if (clen > raw.len - sizeof(magic) - 4)
+		return false;
+	return !(clen == 4 && memcmp(p + 4, "none", 4) == 0);
+}
+
+/* The public key blob of an identity file, from FILE.pub; NULL when there is none. */
+static bool pub_blob(const char *file, struct strbuf *blob)
+{
+	_cleanup_free_ char *pub = xasprintf("%s.pub", file);
+	_cleanup_free_ char *text = read_file(pub, NULL);
+	if (!text)
+		return false;
+	char *sp = strchr(text, ' ');
+	if (!sp)
+		return false;
+	char *end = sp + 1;
+	while (*end && *end != ' ' && *end != '\n')
+		end++;
+	return base64_decode(blob, sp + 1, (size_t)(end - sp - 1)) == 0;
+}
+
+static bool identity_listed(const struct auth *a, const struct libssh2_agent_publickey *id)
+{
+	for (char **f = a->s->cfg.identity_files; f && *f; f++) {
+		_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+		if (pub_blob(*f, &blob) && blob.len == id->blob_len &&
+		    memcmp(blob.buf, id->blob, blob.len) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int try_agent(struct auth *a)
+{
+	LIBSSH2_SESSION *ls = a->s->ls;
+	const struct ssh_host_config *cfg = &a->s->cfg;
+
+	if (cfg->identity_agent && streq(cfg->identity_agent, "none")) {
+		note(a, "agent: disabled (IdentityAgent none)");
+		return -1;
+	}
+	const char *sock = ssh_host_config_agent_socket(cfg);
+	if (!sock) {
+		note(a, "agent: no agent (SSH_AUTH_SOCK is not set)");
+		return -1;
+	}
+	LIBSSH2_AGENT *agent = libssh2_agent_init(ls);
+	if (!agent) {
+		note(a, "agent: cannot start the agent client");
+		return -1;
+	}
+	int r = -1, tried = 0;
+	struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+	libssh2_agent_set_identity_path(agent, sock);
+	if (libssh2_agent_connect(agent) != 0) {
+		note(a, "agent: cannot connect to %s", sock);
+		goto out;
+	}
+	if (libssh2_agent_list_identities(agent) != 0) {
+		note(a, "agent: cannot list its keys");
+		goto disconnect;
+	}
+	while (libssh2_agent_get_identity(agent, &id, prev) == 0) {
+		prev = id;
+		if (cfg->identities_only && !identity_listed(a, id))
+			continue;
+		tried++;
+		if (libssh2_agent_userauth(agent, a->user, id) == 0) {
+			r = 0;
+			break;
+		}
+	}
+	if (r < 0 && tried)
+		note(a, "agent: %d key%s refused", tried, tried == 1 ? "" : "s");
+	else if (r < 0)
+		note(a, "agent: no keys");
+disconnect:
+	libssh2_agent_disconnect(agent);
+out:
+	libssh2_agent_free(agent);
+	return r;
+}
+
+static int ask(struct auth *a, const char *prompt, bool echo, char *buf, size_t size)
+{
+	const struct ssh_ctx *ctx = a->s->ctx;
+	return ctx->prompt(ctx->prompt_data, prompt, echo, buf, size);
+}
+
+/* The signing callback of a probe: it runs only when the server would take the key. */
+static LIBSSH2_USERAUTH_PUBLICKEY_SIGN_FUNC(probe_sign)
+{
+	bool *takes = *abstract;
+	*takes = true;
+	(void)session;
+	(void)sig;
+	(void)sig_len;
+	(void)data;
+	(void)data_len;
+	return -1;
+}
+
+/* Whether the server would take the public key in FILE.pub (1), would not (0), or the
+ * question failed (-1, noted). As ssh: an encrypted key's passphrase is asked only
+ * for a key the server takes. Without FILE.pub, 1: the key must be opened to know. */
+static int server_takes(struct auth *a, const char *file, const char *shown)
+{
+	_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+	bool takes = false;
+	void *data = &takes;
+
+	if (!pub_blob(file, &blob))
+		return 1;
+	int r = libssh2_userauth_publickey(a->s->ls, a->user, (const unsigned char *)blob.buf,
+					   blob.len, probe_sign, &data);
+	if (takes || r == 0)
+		return 1;
+	/* libssh2 1.10: AUTHENTICATION_FAILED when the server refuses the key */
+	if (r == LIBSSH2_ERROR_AUTHENTICATION_FAILED || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
+		note(a, "key %s: refused by the server", shown);
+		return 0;
+	}
+	char *msg = NULL;
+	libssh2_session_last_error(a->s->ls, &msg, NULL, 0);
+	note(a, "key %s: %s", shown, msg ? msg : "failed");
+	return -1;
+}
+
+static int try_identity(struct auth *a, const char *file)
+{
+	LIBSSH2_SESSION *ls = a->s->ls;
+	size_t len;
+	_cleanup_free_ char *text = read_file(file, &len);
+	_cleanup_free_ char *shown = pretty_path(file);
+	_cleanup_free_ char *pub = xasprintf("%s.pub", file);
+
+	if (!text) {
+		if (errno != ENOENT || a->s->cfg.identity_files_set)
+			note(a, "key %s: %s", shown, strerror(errno));
+		return -1;
+	}
+	bool encrypted = ssh_key_is_encrypted(text, len);
+	wipe(text, len);
+	/* For an encrypted key libssh2 derives the public key from the private one, so
+	 * that a wrong passphrase fails there (LIBSSH2_ERROR_FILE) and not as a refusal. */
+	const char *pubp = !encrypted && access(pub, R_OK) == 0 ? pub : NULL;
+	if (encrypted && server_takes(a, file, shown) <= 0)
+		return -1;
+	if (encrypted && !a->can_prompt) {
+		note(a, "key %s needs a passphrase (%s)", shown, a->why_not);
+		return -1;
+	}
+	for (int i = 0; i < (encrypted ? PROMPT_TRIES : 1); i++) {
+		char pass[1024] = "";
+		if (encrypted) {
+			_cleanup_free_ char *prompt = xasprintf("Enter passphrase for key '%s': ", shown);
+			if (ask(a, prompt, false, pass, sizeof(pass)) < 0 || !pass[0]) {
+				/* as ssh: an empty answer skips the key */
+				note(a, "key %s needs a passphrase (none given)", shown);
+				wipe(pass, sizeof(pass));
+				return -1;
+			}
+		}
+		int r = libssh2_userauth_publickey_fromfile_ex(ls, a->user, (unsigned)strlen(a->user),
+							       pubp, file, pass);
+		wipe(pass, sizeof(pass));
+		if (r == 0)
+			return 0;
+		if (r == LIBSSH2_ERROR_FILE && encrypted)
+			continue;       /* wrong passphrase: ask again, as ssh does */
+		if (r == LIBSSH2_ERROR_FILE) {
+			note(a, "key %s: cannot load it (format not supported)", shown);
+			return -1;
+		}
+		if (r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED || r == LIBSSH2_ERROR_AUTHENTICATION_FAILED) {
+			note(a, "key %s: refused by the server", shown);
+			return -1;
+		}
+		char *msg = NULL;
+		libssh2_session_last_error(ls, &msg, NULL, 0);
+		note(a, "key %s: %s", shown, msg ? msg : "failed");
+		return -1;
+	}
+	note(a, "key %s: wrong passphrase (%d tries)", shown, PROMPT_TRIES);
+	return -1;
+}
+
+/* Server text for the terminal: control characters (escape sequences a hostile
+ * server could send) shown as '?', except newlines and tabs. */
+static void add_server_text(struct strbuf *sb, const char *text, int len)
+{
+	for (int i = 0; text && i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+		strbuf_addch(sb, (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : (char)c);
+	}
+}
+
+/* Asks the server's questions on the terminal, as ssh: its name and instruction
+ * first (if any), each prompt after "(user@host) ". */
+static LIBSSH2_USERAUTH_KBDINT_RESPONSE_FUNC(kbdint_cb)
+{
+	struct ssh_session *s = *abstract;
+	const struct ssh_ctx *ctx = s->ctx;
+	for (int i = 0; i < num_prompts; i++) {
+		char answer[1024] = "";
+		_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+		if (i == 0) {
+			add_server_text(&text, name, name_len);
+			if (name_len > 0)
+				strbuf_addch(&text, '\n');
+			add_server_text(&text, instruction, instruction_len);
+			if (instruction_len > 0 && instruction[instruction_len - 1] != '\n')
+				strbuf_addch(&text, '\n');
+		}
+		strbuf_addf(&text, "(%s@%s) ", s->cfg.user, s->name);
+		add_server_text(&text, (const char *)prompts[i].text, (int)prompts[i].length);
+		if (s->kbd_gave_up ||
+		    ctx->prompt(ctx->prompt_data, text.buf, prompts[i].echo, answer, sizeof(answer)) < 0) {
+			s->kbd_gave_up = true;
+			answer[0] = '\0';
+		}
+		responses[i].text = strdup(answer);     /* libssh2 frees it with its allocator: free() */
+		responses[i].length = responses[i].text ? (unsigned)strlen(answer) : 0;
+		wipe(answer, sizeof(answer));
+	}
+}
+
+static int try_kbdint(struct auth *a)
+{
+	if (!a->can_prompt) {
+		note(a, "keyboard-interactive: needs a terminal (%s)", a->why_not);
+		return -1;
+	}
+	/* As ssh: the server's questions up to PROMPT_TRIES times, unless the user gives
+	 * up (end of input at a prompt). */
+	a->s->kbd_gave_up = false;
+	int i;
+	for (i = 0; i < PROMPT_TRIES && !a->s->kbd_gave_up; i++) {
+		int r = libssh2_userauth_keyboard_interactive_ex(a->s->ls, a->user,
+								 (unsigned)strlen(a->user), kbdint_cb);
+		if (r == 0)
+			return 0;
+		if (r != LIBSSH2_ERROR_AUTHENTICATION_FAILED) {
+			char *msg = NULL;
+			libssh2_session_last_error(a->s->ls, &msg, NULL, 0);
+			note(a, "keyboard-interactive: %s", msg ? msg : "failed");
+			return -1;
+		}
+	}
+	if (a->s->kbd_gave_up)
+		note(a, "keyboard-interactive: no answer given");
+	else
+		note(a, "keyboard-interactive: refused (%d tries)", i);
+	return -1;
+}
+
+static int try_password(struct auth *a)
+{
+	if (!a->can_prompt) {
+		note(a, "password: needs a terminal (%s)", a->why_not);
+		return -1;
+	}
+	_cleanup_free_ char *prompt = xasprintf("%s@%s's password: ", a->user, a->s->cfg.hostname);
+	for (int i = 0; i < PROMPT_TRIES; i++) {
+		char pass[1024];
+		if (ask(a, prompt, false, pass, sizeof(pass)) < 0)
+			break;
+		int r = libssh2_userauth_password_ex(a->s->ls, a->user, (unsigned)strlen(a->user), pass,
+						     (unsigned)strlen(pass), NULL);
+		wipe(pass, sizeof(pass));
+		if (r == 0)
+			return 0;
+	}
+	note(a, "password: refused");
+	return -1;
+}
+
+int ssh_auth(struct ssh_session *s, struct dp_error *err)
+{
+	const struct ssh_ctx *ctx = s->ctx;
+	struct auth a = { .s = s, .user = s->cfg.user, .tried = STRBUF_INIT };
+	int r = -1;
+
+	a.can_prompt = ctx->prompt && !ctx->batch_mode && !s->cfg.batch_mode;
+	a.why_not = ctx->batch_mode || s->cfg.batch_mode ? "BatchMode" : "no terminal";
+
+	char *methods = libssh2_userauth_list(s->ls, a.user, (unsigned)strlen(a.user));
+	if (!methods) {
+		if (libssh2_userauth_authenticated(s->ls))
+			return 0;
+		char *msg = NULL;
+		libssh2_session_last_error(s->ls, &msg, NULL, 0);
+		return dp_err(err, DPE_CONNECT, "cannot log in to '%s' as '%s': %s", s->name, a.user,
+			      msg ? msg : "the server closed the connection");
+	}
+	a.methods = methods;
+	if (offered(&a, "publickey")) {
+		r = try_agent(&a);
+		for (char **f = s->cfg.identity_files; r < 0 && f && *f; f++)
+			r = try_identity(&a, *f);
+	}
+	if (r < 0 && offered(&a, "keyboard-interactive"))
+		r = try_kbdint(&a);
+	if (r < 0 && offered(&a, "password"))
+		r = try_password(&a);
+	if (r < 0) {
+		if (!a.tried.len)
+			note(&a, "no method dispatch knows");
+		dp_err(err, DPE_CONNECT, "cannot log in to '%s' as '%s' (the server offers %s): %s",
+		       s->name, a.user, methods, a.tried.buf);
+	}
+	strbuf_release(&a.tried);
+	return r;
+}

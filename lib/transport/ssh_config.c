@@ -1,0 +1,1272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssh_config(5) read the way OpenSSH's readconf.c reads it (checked against `ssh -G`
+ * by tests/cli/t0400-ssh-config-vs-ssh-G.sh):
+ *
+ *  - A line is a keyword, then `=` or blanks, then arguments split like ssh's
+ *    argv_split(): blanks separate, "double" or 'single' quotes group, a backslash
+ *    escapes a quote, a backslash or a blank, and `#` at the start of an argument ends
+ *    the line. Keywords are case-insensitive; an unknown keyword is an error (as in
+ *    ssh) unless IgnoreUnknown names it.
+ *  - `Host` and `Match` start a block. A Host line is active when one of its patterns
+ *    matches the host as typed (case-sensitive, * and ?) and none of its !patterns does.
+ *    `Match all` matches; every other Match is taken as never matching.
+ *  - The first value found wins, except IdentityFile which accumulates (duplicates
+ *    dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
+ *  - Include takes globs, relative to ~/.ssh (user configs) or /etc/ssh (the system
+ *    one), and nests at most 16 deep. An included file starts in the includer's state;
+ *    when the Include sits in an inactive block, no Host in the included file matches.
+ *  - After reading: HostName's %h is the host as typed; the result is lower-cased
+ *    (unless an address). IdentityFile, UserKnownHostsFile and IdentityAgent get ~ and
+ *    the client %-tokens, where %h is the final host name.
+ *
+ * One deliberate difference: ~ and %d are $HOME (the passwd entry when HOME is unset),
+ * where ssh reads only the passwd entry, so that tests and users can point HOME
+ * elsewhere without ssh's config leaking in.
+ */
+#include "transport/ssh_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <strings.h>
+#include <arpa/inet.h>
+#include <glob.h>
+#include <limits.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "base/strbuf.h"
+
+#define MAX_INCLUDE_DEPTH 16    /* ssh's READCONF_MAX_DEPTH */
+#define MAX_IDENTITY_FILES 100  /* ssh's SSH_MAX_IDENTITY_FILES */
+#define MAX_HOSTS_FILES 32      /* ssh's SSH_MAX_HOSTS_FILES */
+#define WHITESPACE " \t\r\n"
+
+enum {
+	CONF_USER = 1 << 0,       /* a user config: relative Includes are under ~/.ssh */
+	CONF_CHECKPERM = 1 << 1,  /* refuse a file others can write, as ssh does */
+	CONF_NEVERMATCH = 1 << 2, /* included from an inactive block: no Host matches */
+};
+
+enum opcode {
+	O_IGNORE = 0, O_HOST, O_MATCH, O_INCLUDE, O_HOSTNAME, O_USER, O_PORT, O_IDENTITYFILE,
+	O_IDENTITIESONLY, O_IDENTITYAGENT, O_PROXYJUMP, O_PROXYCOMMAND, O_CONNECTTIMEOUT,
+	O_SERVERALIVEINTERVAL, O_SERVERALIVECOUNTMAX, O_STRICTHOSTKEYCHECKING,
+	O_USERKNOWNHOSTSFILE, O_GLOBALKNOWNHOSTSFILE, O_BATCHMODE, O_HOSTKEYALIAS,
+	O_IGNOREUNKNOWN,
+};
+
+/* Every keyword of OpenSSH's client (up to 10.x, with Debian's GSSAPI key exchange
+ * and Apple's UseKeychain): the ones dispatch does not use are accepted and skipped.
+ * Sorted (strcmp order) for find_keyword's binary search. */
+static const struct keyword {
+	const char *name;
+	enum opcode op;
+} keywords[] = {
+	{ "addkeystoagent", O_IGNORE }, { "addressfamily", O_IGNORE },
+	{ "afstokenpassing", O_IGNORE }, { "batchmode", O_BATCHMODE },
+	{ "bindaddress", O_IGNORE }, { "bindinterface", O_IGNORE },
+	{ "canonicaldomains", O_IGNORE }, { "canonicalizefallbacklocal", O_IGNORE },
+	{ "canonicalizehostname", O_IGNORE }, { "canonicalizemaxdots", O_IGNORE },
+	{ "canonicalizepermittedcnames", O_IGNORE }, { "casignaturealgorithms", O_IGNORE },
+	{ "certificatefile", O_IGNORE }, { "challengeresponseauthentication", O_IGNORE },
+	{ "channeltimeout", O_IGNORE }, { "checkhostip", O_IGNORE }, { "cipher", O_IGNORE },
+	{ "ciphers", O_IGNORE }, { "clearallforwardings", O_IGNORE },
+	{ "compression", O_IGNORE }, { "compressionlevel", O_IGNORE },
+	{ "connectionattempts", O_IGNORE }, { "connecttimeout", O_CONNECTTIMEOUT },
+	{ "controlmaster", O_IGNORE }, { "controlpath", O_IGNORE },
+	{ "controlpersist", O_IGNORE }, { "dsaauthentication", O_IGNORE },
+	{ "dynamicforward", O_IGNORE }, { "enableescapecommandline", O_IGNORE },
+	{ "enablesshkeysign", O_IGNORE }, { "escapechar", O_IGNORE },
+	{ "exitonforwardfailure", O_IGNORE }, { "fallbacktorsh", O_IGNORE },
+	{ "fingerprinthash", O_IGNORE }, { "forkafterauthentication", O_IGNORE },
+	{ "forwardagent", O_IGNORE }, { "forwardx11", O_IGNORE },
+	{ "forwardx11timeout", O_IGNORE }, { "forwardx11trusted", O_IGNORE },
+	{ "gatewayports", O_IGNORE }, { "globalknownhostsfile", O_GLOBALKNOWNHOSTSFILE },
+	{ "globalknownhostsfile2", O_IGNORE }, { "gssapiauthentication", O_IGNORE },
+	{ "gssapiclientidentity", O_IGNORE }, { "gssapidelegatecredentials", O_IGNORE },
+	{ "gssapikexalgorithms", O_IGNORE }, { "gssapikeyexchange", O_IGNORE },
+	{ "gssapirenewalforcesrekey", O_IGNORE }, { "gssapiserveridentity", O_IGNORE },
+	{ "gssapitrustdns", O_IGNORE }, { "hashknownhosts", O_IGNORE }, { "host", O_HOST },
+	{ "hostbasedacceptedalgorithms", O_IGNORE }, { "hostbasedauthentication", O_IGNORE },
+	{ "hostbasedkeytypes", O_IGNORE }, { "hostkeyalgorithms", O_IGNORE },
+	{ "hostkeyalias", O_HOSTKEYALIAS }, { "hostname", O_HOSTNAME },
+	{ "identitiesonly", O_IDENTITIESONLY }, { "identityagent", O_IDENTITYAGENT },
+	{ "identityfile", O_IDENTITYFILE }, { "identityfile2", O_IDENTITYFILE },
+	{ "ignoreunknown", O_IGNOREUNKNOWN }, { "include", O_INCLUDE }, { "ipqos", O_IGNORE },
+	{ "kbdinteractiveauthentication", O_IGNORE }, { "kbdinteractivedevices", O_IGNORE },
+	{ "keepalive", O_IGNORE }, { "kerberosauthentication", O_IGNORE },
+	{ "kerberostgtpassing", O_IGNORE }, { "kexalgorithms", O_IGNORE },
+	{ "knownhostscommand", O_IGNORE }, { "localcommand", O_IGNORE },
+	{ "localforward", O_IGNORE }, { "loglevel", O_IGNORE }, { "logverbose", O_IGNORE },
+	{ "macs", O_IGNORE }, { "match", O_MATCH },
+	{ "nohostauthenticationforlocalhost", O_IGNORE },
+	{ "numberofpasswordprompts", O_IGNORE }, { "obscurekeystroketiming", O_IGNORE },
+	{ "passwordauthentication", O_IGNORE }, { "permitlocalcommand", O_IGNORE },
+	{ "permitremoteopen", O_IGNORE }, { "pkcs11provider", O_IGNORE }, { "port", O_PORT },
+	{ "preferredauthentications", O_IGNORE }, { "protocol", O_IGNORE },
+	{ "proxycommand", O_PROXYCOMMAND }, { "proxyjump", O_PROXYJUMP },
+	{ "proxyusefdpass", O_IGNORE }, { "pubkeyacceptedalgorithms", O_IGNORE },
+	{ "pubkeyacceptedkeytypes", O_IGNORE }, { "pubkeyauthentication", O_IGNORE },
+	{ "refuseconnection", O_IGNORE }, { "rekeylimit", O_IGNORE },
+	{ "remotecommand", O_IGNORE }, { "remoteforward", O_IGNORE },
+	{ "requesttty", O_IGNORE }, { "requestty", O_IGNORE }, { "requiredrsasize", O_IGNORE },
+	{ "revokedhostkeys", O_IGNORE }, { "rhostsauthentication", O_IGNORE },
+	{ "rhostsrsaauthentication", O_IGNORE }, { "rsaauthentication", O_IGNORE },
+	{ "securitykeyprovider", O_IGNORE }, { "sendenv", O_IGNORE },
+	{ "serveralivecountmax", O_SERVERALIVECOUNTMAX },
+	{ "serveraliveinterval", O_SERVERALIVEINTERVAL }, { "sessiontype", O_IGNORE },
+	{ "setenv", O_IGNORE }, { "skeyauthentication", O_IGNORE },
+	{ "smartcarddevice", O_IGNORE }, { "stdinnull", O_IGNORE },
+	{ "streamlocalbindmask", O_IGNORE }, { "streamlocalbindunlink", O_IGNORE },
+	{ "stricthostkeychecking", O_STRICTHOSTKEYCHECKING }, { "syslogfacility", O_IGNORE },
+	{ "tag", O_IGNORE }, { "tcpkeepalive", O_IGNORE }, { "tisauthentication", O_IGNORE },
+	{ "tunnel", O_IGNORE }, { "tunneldevice", O_IGNORE }, { "updatehostkeys", O_IGNORE },
+	{ "usekeychain", O_IGNORE }, { "useprivilegedport", O_IGNORE }, { "user", O_USER },
+	{ "userknownhostsfile", O_USERKNOWNHOSTSFILE }, { "userknownhostsfile2", O_IGNORE },
+	{ "useroaming", O_IGNORE }, { "usersh", O_IGNORE },
+	{ "verifyhostkeydns", O_IGNORE }, { "versionaddendum", O_IGNORE },
+	{ "visualhostkey", O_IGNORE }, { "warnweakcrypto", O_IGNORE },
+	{ "xauthlocation", O_IGNORE },
+};
+
+/* A value and where it was read, for messages about it after parsing. */
+struct located {
+	char *value;
+	char *where; /* "file:line" */
+};
+
+/* What the files said, before defaults and expansion. -1 / NULL: not set. */
+struct parse {
+	const char *host;      /* as typed; NULL when only collecting aliases */
+	char ***aliases;       /* collecting aliases (every Host and Include is followed) */
+	bool no_include;       /* parsing a buffer: Include is checked, not followed */
+	const char *home;
+
+	struct located hostname;
+	char *user;
+	int port;
+	char **identity_files;
+	char **identity_wheres;
+	int identities_only;
+	struct located identity_agent;
+	char *proxy_jump;      /* the raw value, "none" included */
+	char *proxy_command;   /* "none" also when a ProxyJump came first */
+	int connect_timeout;
+	int server_alive_interval;
+	int server_alive_count_max;
+	int strict;
+	char **user_known_hosts;
+	char *user_known_hosts_where;
+	char **global_known_hosts;
+	int batch_mode;
+	char *host_key_alias;
+	char *ignore_unknown;
+};
+
+static void parse_init(struct parse *p)
+{
+	*p = (struct parse){ .port = -1, .identities_only = -1, .connect_timeout = -1,
+			     .server_alive_interval = -1, .server_alive_count_max = -1,
+			     .strict = -1, .batch_mode = -1 };
+}
+
+static void parse_release(struct parse *p)
+{
+	free(p->hostname.value);
+	free(p->hostname.where);
+	free(p->user);
+	strv_free(p->identity_files);
+	strv_free(p->identity_wheres);
+	free(p->identity_agent.value);
+	free(p->identity_agent.where);
+	free(p->proxy_jump);
+	free(p->proxy_command);
+	strv_free(p->user_known_hosts);
+	free(p->user_known_hosts_where);
+	strv_free(p->global_known_hosts);
+	free(p->host_key_alias);
+	free(p->ignore_unknown);
+}
+
+/* ---- matching ---------------------------------------------------------------- */
+
+/* ssh's match_pattern(): * and ?, case-sensitive; iterative, so no blow-up. */
+static bool match_pattern(const char *s, const char *pat)
+{
+	const char *star = NULL, *resume = NULL;
+	while (*s) {
+		if (*pat == '*') {
+			star = pat++;
+			resume = s;
+		} else if (*pat && (*pat == '?' || *pat == *s)) {
+			pat++;
+			s++;
+		} else if (star) {
+			pat = star + 1;
+			s = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return *pat == '\0';
+}
+
+/* ssh's match_pattern_list() on a lower-case word: comma-separated, !negates. */
+static bool match_pattern_list(const char *word, const char *list)
+{
+	bool positive = false;
+	_cleanup_free_ char *copy = xstrdup(list);
+	char *save = NULL;
+	for (char *pat = strtok_r(copy, ",", &save); pat; pat = strtok_r(NULL, ",", &save)) {
+		bool neg = *pat == '!';
+		if (neg)
+			pat++;
+		for (char *c = pat; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		if (match_pattern(word, pat)) {
+			if (neg)
+				return false;
+			positive = true;
+		}
+	}
+	return positive;
+}
+
+/* ---- tokens ------------------------------------------------------------------ */
+
+/* ssh's strdelim(): the next word of *s, splitting at blanks or one `=`; a leading
+ * double quote runs to the next one. NULL on an unmatched quote. */
+static char *strdelim(char **s)
+{
+	if (!*s)
+		return NULL;
+	char *old = *s;
+	*s = strpbrk(*s, WHITESPACE "\"=");
+	if (!*s)
+		return old;
+	if (**s == '"') {
+		memmove(*s, *s + 1, strlen(*s));
+		*s = strpbrk(*s, "\"");
+		if (!*s)
+			return NULL;
+		**s = '\0';
+		*s += strspn(*s + 1, WHITESPACE) + 1;
+		return old;
+	}
+	bool equals = **s == '=';
+	**s = '\0';
+	*s += strspn(*s + 1, WHITESPACE) + 1;
+	if (**s == '=' && !equals)
+		*s += strspn(*s + 1, WHITESPACE) + 1;
+	return old;
+}
+
+/* ssh's argv_split(s, ..., terminate_on_comment=1). -1 on an unterminated quote. */
+static int split_args(const char *s, char ***out)
+{
+	char **v = xcalloc(1, sizeof(char *));
+	for (size_t i = 0; s[i]; i++) {
+		if (s[i] == ' ' || s[i] == '\t')
+			continue;
+		if (s[i] == '#')
+			break;
+		char quote = 0;
+		struct strbuf arg = STRBUF_INIT;
+		for (; s[i]; i++) {
+			char c = s[i];
+			if (c == '\\') {
+				char n = s[i + 1];
+				if (n == '\'' || n == '"' || n == '\\' || (!quote && n == ' '))
+					c = s[++i];
+				strbuf_addch(&arg, c);
+			} else if (!quote && (c == ' ' || c == '\t')) {
+				break;
+			} else if (!quote && (c == '"' || c == '\'')) {
+				quote = c;
+			} else if (quote && c == quote) {
+				quote = 0;
+			} else {
+				strbuf_addch(&arg, c);
+			}
+		}
+		strv_push(&v, strbuf_detach(&arg));
+		if (!s[i]) {
+			if (quote) {
+				strv_free(v);
+				return -1;
+			}
+			break;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+/* ssh's a2port(): 1..65535 or a service name; -1 otherwise. */
+static int parse_port(const char *s)
+{
+	long v;
+	if (parse_long(s, 0, 65535, &v))
+		return v > 0 ? (int)v : -1;
+	struct servent *se = getservbyname(s, "tcp");
+	return se ? ntohs((unsigned short)se->s_port) : -1;
+}
+
+/* ssh's convtime(): "90", "1m30s", "2h"...; -1 when malformed. */
+static long parse_time(const char *s)
+{
+	long total = 0;
+	if (!*s)
+		return -1;
+	while (*s) {
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		char *end;
+		errno = 0;
+		long secs = strtol(s, &end, 10);
+		if (errno)
+			return -1;
+		long mult = 1;
+		switch (*end) {
+		case '\0': break;
+		case 's': case 'S': end++; break;
+		case 'm': case 'M': mult = 60; end++; break;
+		case 'h': case 'H': mult = 3600; end++; break;
+		case 'd': case 'D': mult = 86400; end++; break;
+		case 'w': case 'W': mult = 604800; end++; break;
+		default: return -1;
+		}
+		if (secs > INT_MAX / mult || total > INT_MAX - secs * mult)
+			return -1;
+		total += secs * mult;
+		s = end;
+	}
+	return total;
+}
+
+static int parse_flag(const char *s)
+{
+	if (!strcasecmp(s, "yes") || !strcasecmp(s, "true"))
+		return 1;
+	if (!strcasecmp(s, "no") || !strcasecmp(s, "false"))
+		return 0;
+	return -1;
+}
+
+static int parse_strict(const char *s)
+{
+	if (!strcasecmp(s, "yes") || !strcasecmp(s, "true"))
+		return SSH_STRICT_YES;
+	if (!strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off"))
+		return SSH_STRICT_NO;
+	if (!strcasecmp(s, "ask"))
+		return SSH_STRICT_ASK;
+	if (!strcasecmp(s, "accept-new"))
+		return SSH_STRICT_ACCEPT_NEW;
+	return -1;
+}
+
+/* ---- destinations and ProxyJump hops ----------------------------------------- */
+
+static int parse_host_port(const char *what, char *s, char **host, int *port,
+			   struct dp_error *err)
+{
+	char *p = NULL;
+	if (*s == '[') {
+		char *close = strchr(s, ']');
+		if (!close || (close[1] && close[1] != ':' && close[1] != '/'))
+			return dp_err(err, DPE_INPUT, "invalid address in '%s'", what);
+		*close = '\0';
+		s++;
+		if (close[1])
+			p = close + 2;
+	} else if ((p = strpbrk(s, ":/"))) {
+		*p++ = '\0';
+	}
+	if (!*s)
+		return dp_err(err, DPE_INPUT, "missing host name in '%s'", what);
+	if (p && *p && (*port = parse_port(p)) < 0)
+		return dp_err(err, DPE_INPUT, "bad port '%s' in '%s'", p, what);
+	*host = xstrdup(s);
+	return 0;
+}
+
+int ssh_parse_destination(const char *dest, char **user, char **host, int *port,
+			  struct dp_error *err)
+{
+	_cleanup_free_ char *copy = NULL;
+	char *s, *at;
+	*user = *host = NULL;
+	*port = 0;
+	if (startswith(dest, "ssh://")) {
+		copy = xstrdup(dest + 6);
+		s = copy;
+		size_t n = strlen(s);
+		if (n && s[n - 1] == '/')
+			s[n - 1] = '\0';
+		if ((at = strchr(s, '@'))) {
+			*at = '\0';
+			char *params = strchr(s, ';'); /* connection parameters: ignored, as ssh */
+			if (params)
+				*params = '\0';
+		}
+	} else {
+		copy = xstrdup(dest);
+		s = copy;
+		at = strrchr(s, '@');
+		if (at)
+			*at = '\0';
+	}
+	if (at) {
+		if (!*s)
+			return dp_err(err, DPE_INPUT, "empty user name in '%s'", dest);
+		*user = xstrdup(s);
+		s = at + 1;
+	}
+	if (parse_host_port(dest, s, host, port, err) < 0) {
+		free(*user);
+		*user = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* A hop as `[user@]host[:port]` (ssh -G prints the last one so), IPv6 in brackets. */
+static char *normalize_hop(const char *hop)
+{
+	char *user, *host;
+	int port;
+	if (ssh_parse_destination(hop, &user, &host, &port, NULL) < 0)
+		return xstrdup(hop); /* checked while parsing: cannot happen */
+	bool v6 = strchr(host, ':') != NULL;
+	struct strbuf sb = STRBUF_INIT;
+	if (user)
+		strbuf_addf(&sb, "%s@", user);
+	strbuf_addf(&sb, v6 ? "[%s]" : "%s", host);
+	if (port > 0)
+		strbuf_addf(&sb, ":%d", port);
+	free(user);
+	free(host);
+	return strbuf_detach(&sb);
+}
+
+/* ---- the reader -------------------------------------------------------------- */
+
+struct ctx {
+	struct parse *p;
+	const char *file;
+	int line;
+	struct dp_error *err;
+};
+
+_printf_(2, 3) static int conf_err(const struct ctx *c, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return dp_err(c->err, DPE_INPUT, "%s:%d: %s", c->file, c->line, msg);
+}
+
+static char *where(const struct ctx *c)
+{
+	return xasprintf("%s:%d", c->file, c->line);
+}
+
+static int read_conf_file(struct parse *p, const char *path, int flags, int *active, int depth,
+			  struct dp_error *err);
+
+/* ssh's tilde_expand_filename(): ~ and ~/x are the home directory, ~user/x that user's. */
+static int expand_tilde(const char *home, const char *path, char **out, struct dp_error *err)
+{
+	if (path[0] != '~') {
+		*out = xstrdup(path);
+		return 0;
+	}
+	const char *slash = strchr(path, '/');
+	size_t ulen = slash ? (size_t)(slash - path - 1) : strlen(path + 1);
+	const char *dir = home;
+	if (ulen) {
+		_cleanup_free_ char *name = xstrndup(path + 1, ulen);
+		struct passwd *pw = getpwnam(name);
+		if (!pw)
+			return dp_err(err, DPE_INPUT, "no such user '%s' in '%s'", name, path);
+		dir = pw->pw_dir;
+	}
+	if (!slash || !slash[1]) {
+		*out = xstrdup(dir);
+		return 0;
+	}
+	size_t dl = strlen(dir);
+	*out = xasprintf("%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", slash + 1);
+	return 0;
+}
+
+static int do_include(const struct ctx *c, char **args, int flags, int *active, int depth)
+{
+	for (size_t i = 0; args[i]; i++) {
+		if (!*args[i])
+			return conf_err(c, "empty argument to 'include'");
+		if (c->p->no_include)
+			continue;
+		_cleanup_free_ char *rel = NULL, *pattern = NULL;
+		const char *arg = args[i];
+		if (arg[0] != '/' && arg[0] != '~') {
+			rel = xasprintf("%s/%s", (flags & CONF_USER) ? "~/.ssh" : "/etc/ssh", arg);
+			arg = rel;
+		}
+		struct dp_error e;
+		if (expand_tilde(c->p->home, arg, &pattern, &e) < 0)
+			return conf_err(c, "%s", e.msg);
+		glob_t gl;
+		int r = glob(pattern, 0, NULL, &gl);
+		if (r == GLOB_NOMATCH)
+			continue;
+		if (r != 0) {
+			globfree(&gl);
+			return conf_err(c, "cannot expand include '%s'", pattern);
+		}
+		int oactive = *active;
+		int ret = 0;
+		for (size_t j = 0; j < gl.gl_pathc && ret == 0; j++) {
+			int sub = flags | CONF_CHECKPERM | (oactive ? 0 : CONF_NEVERMATCH);
+			ret = read_conf_file(c->p, gl.gl_pathv[j], sub, active, depth + 1, c->err);
+			*active = oactive; /* a Host in the included file ends there */
+		}
+		globfree(&gl);
+		if (ret < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int do_host(const struct ctx *c, char **args, int flags, int *active)
+{
+	*active = 0;
+	bool never = (flags & CONF_NEVERMATCH) != 0;
+	for (size_t i = 0; args[i]; i++) {
+		const char *pat = args[i];
+		if (!*pat)
+			return conf_err(c, "empty pattern in 'host'");
+		if (c->p->aliases) {
+			if (!strpbrk(pat, "*?!") && !strv_contains(*c->p->aliases, pat))
+				strv_add(c->p->aliases, pat);
+			continue;
+		}
+		if (never)
+			break;
+		bool neg = *pat == '!';
+		if (match_pattern(c->p->host, pat + neg)) {
+			if (neg) {
+				*active = 0;
+				break;
+			}
+			*active = 1;
+		}
+	}
+	return 0;
+}
+
+/* Match is parsed for its syntax; only `Match all` matches (see the top of the file). */
+static int do_match(const struct ctx *c, char **args, int flags, int *active)
+{
+	static const char *const with_arg[] = { "exec", "host", "localnetwork", "localuser",
+						"originalhost", "tagged", "user", "version",
+						"sessiontype", "command" };
+	bool all = false, other = false;
+	*active = 0;
+	for (size_t i = 0; args[i]; i++) {
+		const char *a = args[i];
+		bool neg = *a == '!';
+		a += neg;
+		if (!strcasecmp(a, "all")) {
+			all = true;
+			continue;
+		}
+		if (!strcasecmp(a, "canonical") || !strcasecmp(a, "final")) {
+			other = true;
+			continue;
+		}
+		bool known = false;
+		for (size_t k = 0; k < ARRAY_SIZE(with_arg); k++)
+			known = known || !strcasecmp(a, with_arg[k]);
+		if (!known)
+			return conf_err(c, "unsupported match attribute '%s'", a);
+		if (!args[i + 1] || !*args[i + 1])
+			return conf_err(c, "missing argument to match attribute '%s'", a);
+		i++;
+		other = true;
+	}
+	if (all && other)
+		return conf_err(c, "match 'all' cannot be combined with other attributes");
+	*active = all && !(flags & CONF_NEVERMATCH) && !c->p->aliases;
+	return 0;
+}
+
+/* ProxyJump: each hop is checked; the first active value wins, unless a ProxyCommand
+ * (or a ProxyJump) came first. A real jump also shuts out later ProxyCommands. */
+static int do_proxy_jump(const struct ctx *c, const char *raw, bool active)
+{
+	_cleanup_free_ char *value = xstrdup(raw);
+	char *hash = strchr(value, '#');
+	if (hash)
+		*hash = '\0';
+	size_t n = strlen(value);
+	while (n && strchr(WHITESPACE, value[n - 1]))
+		value[--n] = '\0';
+	if (strcasecmp(value, "none") != 0) {
+		_cleanup_free_ char *copy = xstrdup(value);
+		char *save = NULL;
+		size_t hops = 0;
+		for (char *hop = strtok_r(copy, ",", &save); hop; hop = strtok_r(NULL, ",", &save)) {
+			char *user, *host;
+			int port;
+			struct dp_error e;
+			if (ssh_parse_destination(hop, &user, &host, &port, &e) < 0)
+				return conf_err(c, "invalid proxyjump '%s': %s", value, e.msg);
+			free(user);
+			free(host);
+			hops++;
+		}
+		if (!hops || value[0] == ',' || value[n - 1] == ',' || strstr(value, ",,"))
+			return conf_err(c, "invalid proxyjump '%s'", value);
+	}
+	struct parse *p = c->p;
+	if (!active || p->proxy_jump || p->proxy_command)
+		return 0;
+	if (strcasecmp(value, "none") == 0) {
+		p->proxy_jump = xstrdup("none");
+	} else {
+		p->proxy_jump = xstrdup(value);
+		p->proxy_command = xstrdup("none");
+	}
+	return 0;
+}
+
+static int known_hosts_list(const struct ctx *c, const char *kw, char **args, bool active,
+			    char ***list, char **list_where)
+{
+	bool empty = *list == NULL;
+	size_t n = 0;
+	for (size_t i = 0; args[i]; i++) {
+		if (!*args[i])
+			return conf_err(c, "empty argument to '%s'", kw);
+		if (!strcasecmp(args[i], "none") && (i > 0 || args[i + 1]))
+			return conf_err(c, "'none' must appear alone in '%s'", kw);
+		if (active && empty) {
+			if (n >= MAX_HOSTS_FILES)
+				return conf_err(c, "too many files in '%s'", kw);
+			strv_add(list, args[i]);
+			n++;
+		}
+	}
+	if (active && empty && list_where) {
+		free(*list_where);
+		*list_where = where(c);
+	}
+	return 0;
+}
+
+static void set_str(char **slot, const char *v, bool active)
+{
+	if (active && !*slot)
+		*slot = xstrdup(v);
+}
+
+static void set_int(int *slot, long v, bool active)
+{
+	if (active && *slot == -1)
+		*slot = (int)v;
+}
+
+static int keyword_cmp(const void *name, const void *k)
+{
+	return strcmp(name, ((const struct keyword *)k)->name);
+}
+
+/* Every line of every config is looked up, for every host resolved (a fan-out resolves
+ * each host): a binary search, then, should the table ever be out of order, a scan. */
+static const struct keyword *find_keyword(const char *kw)
+{
+	const struct keyword *key = bsearch(kw, keywords, ARRAY_SIZE(keywords), sizeof(keywords[0]),
+					    keyword_cmp);
+	for (size_t i = 0; i < ARRAY_SIZE(keywords) && !key; i++)
+		if (streq(keywords[i].name, kw))
+			key = &keywords[i];
+	return key;
+}
+
+static int process_line(struct ctx *c, char *line, int flags, int *active, int depth)
+{
+	struct parse *p = c->p;
+	size_t len = strlen(line);
+	while (len && strchr(WHITESPACE "\f", line[len - 1]))
+		line[--len] = '\0';
+
+	char *str = line;
+	char *kw = strdelim(&str);
+	if (kw && !*kw)
+		kw = strdelim(&str);
+	if (!kw || !*kw || *kw == '#')
+		return 0;
+	for (char *k = kw; *k; k++)
+		*k = (char)tolower((unsigned char)*k);
+	if (str)
+		str += strspn(str, WHITESPACE);
+	if (!str || !*str)
+		return conf_err(c, "no argument after keyword '%s'", kw);
+
+	const struct keyword *key = find_keyword(kw);
+	if (!key) {
+		if (p->ignore_unknown && match_pattern_list(kw, p->ignore_unknown))
+			return 0;
+		const char *names[ARRAY_SIZE(keywords)];
+		for (size_t i = 0; i < ARRAY_SIZE(keywords); i++)
+			names[i] = keywords[i].name;
+		const char *hint = suggest_word(kw, names, ARRAY_SIZE(keywords));
+		if (hint)
+			return conf_err(c, "bad configuration option '%s' (did you mean '%s'?)", kw,
+					hint);
+		return conf_err(c, "bad configuration option '%s'", kw);
+	}
+
+	_cleanup_strv_free_ char **args = NULL;
+	if (split_args(str, &args) < 0)
+		return conf_err(c, "invalid quotes");
+	size_t nargs = strv_len(args);
+	if (key->op == O_IGNORE)
+		return 0;
+	if (key->op == O_HOST)
+		return do_host(c, args, flags, active);
+	if (key->op == O_MATCH)
+		return do_match(c, args, flags, active);
+	if (key->op == O_INCLUDE)
+		return do_include(c, args, flags, active, depth);
+
+	bool on = *active && !p->aliases;
+	if (key->op == O_PROXYCOMMAND) { /* the raw rest of the line, comments included */
+		set_str(&p->proxy_command, str + strspn(str, WHITESPACE "="), on);
+		return 0;
+	}
+	if (key->op == O_PROXYJUMP) {
+		if (!nargs || !*args[0])
+			return conf_err(c, "missing argument to 'proxyjump'");
+		return do_proxy_jump(c, str + strspn(str, WHITESPACE "="), on);
+	}
+	if (key->op == O_USERKNOWNHOSTSFILE)
+		return known_hosts_list(c, kw, args, on, &p->user_known_hosts,
+					&p->user_known_hosts_where);
+	if (key->op == O_GLOBALKNOWNHOSTSFILE)
+		return known_hosts_list(c, kw, args, on, &p->global_known_hosts, NULL);
+
+	/* The rest take exactly one argument. */
+	if (!nargs || !*args[0])
+		return conf_err(c, "missing argument to '%s'", kw);
+	if (nargs > 1)
+		return conf_err(c, "extra arguments at end of line for '%s'", kw);
+	const char *arg = args[0];
+	long v;
+	switch (key->op) {
+	case O_HOSTNAME:
+		if (on && !p->hostname.value) {
+			p->hostname.value = xstrdup(arg);
+			p->hostname.where = where(c);
+		}
+		break;
+	case O_USER:
+		set_str(&p->user, arg, on);
+		break;
+	case O_HOSTKEYALIAS:
+		set_str(&p->host_key_alias, arg, on);
+		break;
+	case O_IGNOREUNKNOWN: /* collecting aliases: whatever the block, to stay lenient */
+		set_str(&p->ignore_unknown, arg, *active || p->aliases);
+		break;
+	case O_PORT:
+		if ((v = parse_port(arg)) < 0)
+			return conf_err(c, "bad port '%s'", arg);
+		set_int(&p->port, v, on);
+		break;
+	case O_IDENTITYFILE:
+		if (!on || strv_contains(p->identity_files, arg))
+			break;
+		if (strv_len(p->identity_files) >= MAX_IDENTITY_FILES)
+			return conf_err(c, "too many identity files (at most %d)", MAX_IDENTITY_FILES);
+		strv_add(&p->identity_files, arg);
+		strv_push(&p->identity_wheres, where(c));
+		break;
+	case O_IDENTITYAGENT:
+		if (strstr(arg, "${") && !strchr(strstr(arg, "${"), '}'))
+			return conf_err(c, "invalid environment expansion '%s'", arg);
+		if (on && !p->identity_agent.value) {
+			p->identity_agent.value = xstrdup(arg);
+			p->identity_agent.where = where(c);
+		}
+		break;
+	case O_IDENTITIESONLY:
+	case O_BATCHMODE:
+		if ((v = parse_flag(arg)) < 0)
+			return conf_err(c, "unsupported value '%s' for '%s' (use yes or no)", arg, kw);
+		set_int(key->op == O_BATCHMODE ? &p->batch_mode : &p->identities_only, v, on);
+		break;
+	case O_STRICTHOSTKEYCHECKING:
+		if ((v = parse_strict(arg)) < 0)
+			return conf_err(c, "unsupported value '%s' for '%s' (use yes, accept-new, "
+					"no or ask)", arg, kw);
+		set_int(&p->strict, v, on);
+		break;
+	case O_CONNECTTIMEOUT:
+	case O_SERVERALIVEINTERVAL:
+		if (streq(arg, "none"))
+			break; /* as ssh: none leaves it unset */
+		if ((v = parse_time(arg)) < 0)
+			return conf_err(c, "invalid time value '%s' for '%s'", arg, kw);
+		set_int(key->op == O_CONNECTTIMEOUT ? &p->connect_timeout
+						    : &p->server_alive_interval, v, on);
+		break;
+	case O_SERVERALIVECOUNTMAX:
+		if (!parse_long(arg, 0, INT_MAX, &v))
+			return conf_err(c, "invalid number '%s' for '%s'", arg, kw);
+		set_int(&p->server_alive_count_max, v, on);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int read_conf_buffer(struct parse *p, const char *name, const char *buf, size_t len,
+			    int flags, int *active, int depth, struct dp_error *err)
+{
+	struct ctx c = { .p = p, .file = name, .line = 0, .err = err };
+	const char *end = buf + len;
+	while (buf < end) {
+		const char *nl = memchr(buf, '\n', (size_t)(end - buf));
+		size_t n = nl ? (size_t)(nl - buf) : (size_t)(end - buf);
+		_cleanup_free_ char *line = xstrndup(buf, n);
+		c.line++;
+		if (process_line(&c, line, flags, active, depth) < 0)
+			return -1;
+		buf += n + (nl ? 1 : 0);
+	}
+	return 0;
+}
+
+/* 0 when read, 1 when it does not exist, -1 on error. */
+static int read_conf_file(struct parse *p, const char *path, int flags, int *active, int depth,
+			  struct dp_error *err)
+{
+	if (depth > MAX_INCLUDE_DEPTH)
+		return dp_err(err, DPE_INPUT, "%s: too many nested includes (at most %d)", path,
+			      MAX_INCLUDE_DEPTH);
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		return dp_err(err, DPE_INPUT, "cannot read ssh config '%s': %s", path,
+			      strerror(errno));
+	}
+	if (S_ISDIR(st.st_mode))
+		return 0; /* ssh reads nothing from a directory */
+	if ((flags & CONF_CHECKPERM) && ((st.st_uid != 0 && st.st_uid != getuid()) ||
+					 (st.st_mode & 022)))
+		return dp_err(err, DPE_INPUT,
+			      "bad owner or permissions on '%s' (ssh refuses it too: chmod go-w)",
+			      path);
+	size_t len;
+	_cleanup_free_ char *buf = read_file(path, &len);
+	if (!buf) {
+		if (errno == ENOENT)
+			return 1;
+		return dp_err(err, DPE_INPUT, "cannot read ssh config '%s': %s", path,
+			      strerror(errno));
+	}
+	return read_conf_buffer(p, path, buf, len, flags, active, depth, err);
+}
+
+/* ---- expansion and defaults -------------------------------------------------- */
+
+struct tokens {
+	const char *h, *n, *p, *r, *u, *d, *l, *L, *i, *k, *j;
+};
+
+/* ssh's percent/dollar expansion: %x from t (NULL entries are unknown), %%, ${VAR}. */
+static int expand_tokens(const char *in, const struct tokens *t, bool dollar, char **out,
+			 const char *what, const char *where_, struct dp_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *s = in; *s; s++) {
+		if (dollar && s[0] == '$' && s[1] == '{') {
+			const char *close = strchr(s + 2, '}');
+			if (!close) {
+				strbuf_release(&sb);
+				return dp_err(err, DPE_INPUT, "%s: %s '%s': unterminated '${'",
+					      where_, what, in);
+			}
+			_cleanup_free_ char *name = xstrndup(s + 2, (size_t)(close - s - 2));
+			const char *val = getenv(name);
+			if (!val) {
+				strbuf_release(&sb);
+				return dp_err(err, DPE_INPUT,
+					      "%s: %s '%s': environment variable '%s' is not set",
+					      where_, what, in, name);
+			}
+			strbuf_adds(&sb, val);
+			s = close;
+			continue;
+		}
+		if (*s != '%') {
+			strbuf_addch(&sb, *s);
+			continue;
+		}
+		const char *val = NULL;
+		switch (s[1]) {
+		case '%': val = "%"; break;
+		case 'h': val = t->h; break;
+		case 'n': val = t->n; break;
+		case 'p': val = t->p; break;
+		case 'r': val = t->r; break;
+		case 'u': val = t->u; break;
+		case 'd': val = t->d; break;
+		case 'l': val = t->l; break;
+		case 'L': val = t->L; break;
+		case 'i': val = t->i; break;
+		case 'k': val = t->k; break;
+		case 'j': val = t->j; break;
+		default: break;
+		}
+		if (!val) {
+			strbuf_release(&sb);
+			if (!s[1])
+				return dp_err(err, DPE_INPUT, "%s: %s '%s': '%%' at the end", where_,
+					      what, in);
+			return dp_err(err, DPE_INPUT, "%s: %s '%s': unknown token '%%%c'", where_,
+				      what, in, s[1]);
+		}
+		strbuf_adds(&sb, val);
+		s++;
+	}
+	*out = strbuf_detach(&sb);
+	return 0;
+}
+
+static int expand_path(const char *in, const struct tokens *t, const char *home, char **out,
+		       const char *what, const char *where_, struct dp_error *err)
+{
+	_cleanup_free_ char *tilde = NULL;
+	struct dp_error e;
+	if (expand_tilde(home, in, &tilde, &e) < 0)
+		return dp_err(err, DPE_INPUT, "%s: %s: %s", where_, what, e.msg);
+	return expand_tokens(tilde, t, true, out, what, where_, err);
+}
+
+static bool is_address(const char *host)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST, .ai_family = AF_UNSPEC };
+	struct addrinfo *ai = NULL;
+	if (getaddrinfo(host, NULL, &hints, &ai) != 0)
+		return false;
+	freeaddrinfo(ai);
+	return true;
+}
+
+static char *local_user(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	if (pw && pw->pw_name && *pw->pw_name)
+		return xstrdup(pw->pw_name);
+	const char *u = getenv("USER");
+	if (!u || !*u)
+		u = getenv("LOGNAME");
+	return xstrdup(u && *u ? u : "unknown");
+}
+
+static char *home_dir(void)
+{
+	const char *h = getenv("HOME");
+	if (h && *h)
+		return xstrdup(h);
+	struct passwd *pw = getpwuid(getuid());
+	return xstrdup(pw && pw->pw_dir ? pw->pw_dir : "/");
+}
+
+static int finish(struct parse *p, const char *host, const char *dest_user, int dest_port,
+		  struct ssh_host_config *out, struct dp_error *err)
+{
+	static const char *const default_ids[] = {
+		"~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/id_ecdsa_sk", "~/.ssh/id_ed25519",
+		"~/.ssh/id_ed25519_sk", "~/.ssh/id_xmss", "~/.ssh/id_dsa",
+	};
+	struct ssh_host_config c = { 0 };
+	_cleanup_free_ char *luser = NULL, *shost = NULL, *jhost = NULL;
+	c.alias = xstrdup(host);
+	if (p->hostname.value) {
+		struct tokens t = { .h = host };
+		if (expand_tokens(p->hostname.value, &t, false, &c.hostname, "hostname",
+				  p->hostname.where, err) < 0)
+			goto fail;
+	} else {
+		c.hostname = xstrdup(host);
+	}
+	if (!is_address(c.hostname))
+		for (char *s = c.hostname; *s; s++)
+			*s = (char)tolower((unsigned char)*s);
+	c.user = dest_user ? xstrdup(dest_user) : p->user ? xstrdup(p->user) : local_user();
+	c.port = dest_port > 0 ? dest_port : p->port > 0 ? p->port : 22;
+	c.identities_only = p->identities_only == 1;
+	c.batch_mode = p->batch_mode == 1;
+	c.connect_timeout = p->connect_timeout > 0 ? p->connect_timeout : 0;
+	c.server_alive_interval = p->server_alive_interval >= 0 ? p->server_alive_interval
+				  : c.batch_mode ? 300 : 0; /* ssh's default in batch mode */
+	c.server_alive_count_max = p->server_alive_count_max >= 0 ? p->server_alive_count_max : 3;
+	c.strict_host_key_checking = p->strict >= 0 ? (enum ssh_strict_hostkey)p->strict
+						    : SSH_STRICT_ASK;
+	c.host_key_alias = p->host_key_alias ? xstrdup(p->host_key_alias) : NULL;
+	if (p->proxy_command && !streq(p->proxy_command, "none"))
+		c.proxy_command = xstrdup(p->proxy_command);
+	if (p->proxy_jump && strcasecmp(p->proxy_jump, "none") != 0) {
+		_cleanup_free_ char *copy = xstrdup(p->proxy_jump);
+		char *save = NULL;
+		for (char *hop = strtok_r(copy, ",", &save); hop; hop = strtok_r(NULL, ",", &save))
+			strv_push(&c.proxy_jump, normalize_hop(hop));
+	}
+
+	/* The client tokens, as ssh sets them up once the host is known. */
+	char port[16], uid[32], lhost[256] = "";
+	snprintf(port, sizeof(port), "%d", c.port);
+	snprintf(uid, sizeof(uid), "%lu", (unsigned long)getuid());
+	if (gethostname(lhost, sizeof(lhost) - 1) != 0)
+		lhost[0] = '\0';
+	luser = local_user();
+	shost = xstrndup(lhost, strcspn(lhost, "."));
+	if (c.proxy_jump) {
+		char *ju, *jh;
+		int jp;
+		if (ssh_parse_destination(c.proxy_jump[strv_len(c.proxy_jump) - 1], &ju, &jh, &jp,
+					  NULL) == 0) {
+			free(ju);
+			jhost = jh;
+		}
+	}
+	struct tokens t = { .h = c.hostname, .n = host, .p = port, .r = c.user, .u = luser,
+			    .d = p->home, .l = lhost, .L = shost, .i = uid,
+			    .k = c.host_key_alias ? c.host_key_alias : c.hostname,
+			    .j = jhost ? jhost : "" };
+
+	c.identity_files_set = p->identity_files != NULL;
+	if (c.identity_files_set) {
+		for (size_t i = 0; p->identity_files[i]; i++) {
+			char *x;
+			if (expand_path(p->identity_files[i], &t, p->home, &x, "identityfile",
+					p->identity_wheres[i], err) < 0)
+				goto fail;
+			strv_push(&c.identity_files, x);
+		}
+	} else {
+		for (size_t i = 0; i < ARRAY_SIZE(default_ids); i++) {
+			char *x;
+			if (expand_path(default_ids[i], &t, p->home, &x, "identityfile", "default",
+					err) < 0)
+				goto fail;
+			strv_push(&c.identity_files, x);
+		}
+	}
+	if (p->user_known_hosts) {
+		for (size_t i = 0; p->user_known_hosts[i]; i++) {
+			char *x;
+			if (expand_path(p->user_known_hosts[i], &t, p->home, &x,
+					"userknownhostsfile", p->user_known_hosts_where, err) < 0)
+				goto fail;
+			strv_push(&c.user_known_hosts_files, x);
+		}
+	} else {
+		strv_push(&c.user_known_hosts_files, xasprintf("%s/.ssh/known_hosts", p->home));
+		strv_push(&c.user_known_hosts_files, xasprintf("%s/.ssh/known_hosts2", p->home));
+	}
+	if (p->global_known_hosts) {
+		c.global_known_hosts_files = strv_copy(p->global_known_hosts);
+	} else {
+		strv_add(&c.global_known_hosts_files, "/etc/ssh/ssh_known_hosts");
+		strv_add(&c.global_known_hosts_files, "/etc/ssh/ssh_known_hosts2");
+	}
+	if (p->identity_agent.value &&
+	    expand_path(p->identity_agent.value, &t, p->home, &c.identity_agent,
+			"identityagent", p->identity_agent.where, err) < 0)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	ssh_host_config_release(&c);
+	return -1;
+}
+
+void ssh_host_config_release(struct ssh_host_config *c)
+{
+	free(c->alias);
+	free(c->hostname);
+	free(c->user);
+	strv_free(c->identity_files);
+	free(c->identity_agent);
+	strv_free(c->proxy_jump);
+	free(c->proxy_command);
+	strv_free(c->user_known_hosts_files);
+	strv_free(c->global_known_hosts_files);
+	free(c->host_key_alias);
+	*c = (struct ssh_host_config){ 0 };
+}
+
+/* Read the config for one host (or for its aliases): path, or the default files. */
+static int read_configs(struct parse *p, const char *path, struct dp_error *err,
+			bool with_system)
+{
+	int active = 1;
+	if (path) {
+		int r = read_conf_file(p, path, CONF_USER, &active, 0, err);
+		if (r == 1)
+			return dp_err(err, DPE_INPUT, "cannot read ssh config '%s': %s", path,
+				      strerror(ENOENT));
+		return r;
+	}
+	_cleanup_free_ char *user_conf = xasprintf("%s/.ssh/config", p->home);
+	if (read_conf_file(p, user_conf, CONF_USER | CONF_CHECKPERM, &active, 0, err) < 0)
+		return -1;
+	if (!with_system)
+		return 0;
+	active = 1;
+	return read_conf_file(p, "/etc/ssh/ssh_config", 0, &active, 0, err) < 0 ? -1 : 0;
+}
+
+static int resolve(const char *path, const char *buf, size_t len, const char *host,
+		   const char *user, int port, struct ssh_host_config *out, struct dp_error *err)
+{
+	*out = (struct ssh_host_config){ 0 };
+	if (!host || !*host)
+		return dp_err(err, DPE_INPUT, "empty host name");
+	struct parse p;
+	parse_init(&p);
+	_cleanup_free_ char *home = home_dir();
+	p.home = home;
+	p.host = host;
+	int r;
+	if (buf) {
+		int active = 1;
+		p.no_include = true;
+		r = read_conf_buffer(&p, path, buf, len, CONF_USER, &active, 0, err);
+	} else {
+		r = read_configs(&p, path, err, true);
+	}
+	if (r == 0)
+		r = finish(&p, host, user, port, out, err);
+	parse_release(&p);
+	return r;
+}
+
+int ssh_config_resolve(const char *path, const char *host, struct ssh_host_config *out,
+		       struct dp_error *err)
+{
+	return resolve(path, NULL, 0, host, NULL, 0, out, err);
+}
+
+int ssh_config_resolve_dest(const char *path, const char *dest, struct ssh_host_config *out,
+			    struct dp_error *err)
+{
+	_cleanup_free_ char *user = NULL, *host = NULL;
+	int port;
+	*out = (struct ssh_host_config){ 0 };
+	if (ssh_parse_destination(dest, &user, &host, &port, err) < 0)
+		return -1;
+	return resolve(path, NULL, 0, host, user, port, out, err);
+}
+
+int ssh_config_resolve_buffer(const char *name, const char *buf, size_t len, const char *host,
+			      struct ssh_host_config *out, struct dp_error *err)
+{
+	return resolve(name, buf, len, host, NULL, 0, out, err);
+}
+
+static int aliases(const char *path, const char *buf, size_t len, char ***out,
+		   struct dp_error *err)
+{
+	struct parse p;
+	parse_init(&p);
+	_cleanup_free_ char *home = home_dir();
+	char **list = xcalloc(1, sizeof(char *));
+	p.home = home;
+	p.aliases = &list;
+	int r;
+	if (buf) {
+		int active = 1;
+		p.no_include = true;
+		r = read_conf_buffer(&p, path, buf, len, CONF_USER, &active, 0, err);
+	} else {
+		r = read_configs(&p, path, err, false);
+	}
+	parse_release(&p);
+	if (r < 0) {
+		strv_free(list);
+		*out = NULL;
+		return -1;
+	}
+	*out = list;
+	return 0;
+}
+
+int ssh_config_aliases(const char *path, char ***out, struct dp_error *err)
+{
+	return aliases(path, NULL, 0, out, err);
+}
+
+int ssh_config_aliases_buffer(const char *name, const char *buf, size_t len, char ***out,
+			      struct dp_error *err)
+{
+	return aliases(name, buf, len, out, err);
+}
+
+char *ssh_host_config_proxy_command(const struct ssh_host_config *c)
+{
+	if (!c->proxy_command)
+		return NULL;
+	char port[16];
+	snprintf(port, sizeof(port), "%d", c->port);
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *s = c->proxy_command; *s; s++) {
+		const char *val = NULL;
+		if (*s == '%') {
+			switch (s[1]) {
+			case '%': val = "%"; break;
+			case 'h': val = c->hostname; break;
+			case 'n': val = c->alias; break;
+			case 'p': val = port; break;
+			case 'r': val = c->user; break;
+			default: break;
+			}
+		}
+		if (val) {
+			strbuf_adds(&sb, val);
+			s++;
+		} else {
+			strbuf_addch(&sb, *s);
+		}
+	}
+	return strbuf_detach(&sb);
+}
+
+const char *ssh_host_config_agent_socket(const struct ssh_host_config *c)
+{
+	const char *a = c->identity_agent;
+	if (!a || streq(a, "SSH_AUTH_SOCK"))
+		return getenv("SSH_AUTH_SOCK");
+	if (streq(a, "none"))
+		return NULL;
+	if (a[0] == '$')
+		return getenv(a + 1);
+	return a;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The OpenSSH client configuration (ssh_config(5)), resolved for one host exactly as
+ * `ssh -G HOST` resolves it for the keywords dispatch uses: first value wins, Host
+ * patterns with negation, Include (globs, relative to ~/.ssh), Match blocks parsed but
+ * (out of scope) never matching, %-tokens and ~ expanded where ssh expands them.
+ */
+#ifndef DISPATCH_SSH_CONFIG_H
+#define DISPATCH_SSH_CONFIG_H
+
+#include "base/error.h"
+
+enum ssh_strict_hostkey {
+	SSH_STRICT_ASK = 0,     /* ssh's default: ask; dispatch never asks, so it refuses */
+	SSH_STRICT_YES,
+	SSH_STRICT_ACCEPT_NEW,
+	SSH_STRICT_NO,          /* also "off" */
+};
+
+struct ssh_host_config {
+	char *alias;                    /* what was asked for (ssh's %n) */
+	char *hostname;                 /* HostName with %h expanded, else the alias */
+	char *user;                     /* User, else the local user name */
+	int port;                       /* Port, else 22 */
+	char **identity_files;          /* strv, expanded; ssh's defaults when none given */
+	bool identity_files_set;        /* IdentityFile appeared (else they are the defaults) */
+	bool identities_only;
+	char *identity_agent;           /* NULL: $SSH_AUTH_SOCK; "none": no agent */
+	char **proxy_jump;              /* strv of hops in order ("user@host:port" or aliases);
+					   NULL when none (or ProxyJump none) */
+	char *proxy_command;            /* NULL when none (or "none"); raw, as ssh -G prints it:
+					   expand with ssh_host_config_proxy_command() */
+	int connect_timeout;            /* seconds; 0 when unset */
+	int server_alive_interval;      /* seconds; 0 off */
+	int server_alive_count_max;     /* default 3 */
+	enum ssh_strict_hostkey strict_host_key_checking;
+	char **user_known_hosts_files;  /* strv, expanded; default ~/.ssh/known_hosts ~/.ssh/known_hosts2 */
+	char **global_known_hosts_files;/* strv; default /etc/ssh/ssh_known_hosts{,2} */
+	bool batch_mode;
+	char *host_key_alias;           /* HostKeyAlias (ssh's %k), NULL when unset */
+};
+
+/* Resolve host through the config at path; path NULL means ~/.ssh/config followed by
+ * /etc/ssh/ssh_config, as ssh does without -F. A missing default file is fine; a
+ * missing explicit file is an error (DPE_INPUT). Syntax errors name file:line. */
+int ssh_config_resolve(const char *path, const char *host, struct ssh_host_config *out,
+		       struct dp_error *err);
+void ssh_host_config_release(struct ssh_host_config *c);
+
+/* The concrete Host aliases of a config, following Include, in order, without
+ * duplicates; patterns (with * ? or !) are skipped. path NULL means ~/.ssh/config.
+ * A missing default file gives an empty list. */
+int ssh_config_aliases(const char *path, char ***aliases, struct dp_error *err);
+
+/* Resolve a destination as `ssh DEST` does: DEST is an alias or host, `user@host`,
+ * `user@host:port` (dispatch's extension; ssh itself wants -p) or
+ * `ssh://[user@]host[:port]`. A user or port in DEST wins over the config (as
+ * `ssh -l USER -p PORT` does), and %r in IdentityFile then expands to that user. */
+int ssh_config_resolve_dest(const char *path, const char *dest, struct ssh_host_config *out,
+			    struct dp_error *err);
+
+/* Resolve from a config held in memory (name is used in messages). Include lines are
+ * checked but not followed, so nothing outside buf is read: for tests and fuzzing. */
+int ssh_config_resolve_buffer(const char *name, const char *buf, size_t len, const char *host,
+			      struct ssh_host_config *out, struct dp_error *err);
+int ssh_config_aliases_buffer(const char *name, const char *buf, size_t len, char ***aliases,
+			      struct dp_error *err);
+
+/* Split `[user@]host[:port]`, `[user@][v6addr]:port` or `ssh://[user@]host[:port][/]`
+ * (also a ProxyJump hop). *user is NULL and *port 0 when absent. A bad port, an empty
+ * user or host is DPE_INPUT. */
+int ssh_parse_destination(const char *dest, char **user, char **host, int *port,
+			  struct dp_error *err);
+
+/* The ProxyCommand with %h %n %p %r %% expanded as ssh expands it before running it
+ * with `sh -c` (ssh prefixes "exec "); NULL when there is none. Caller frees. */
+char *ssh_host_config_proxy_command(const struct ssh_host_config *c);
+
+/* The agent socket to use: NULL when IdentityAgent is none (or no agent is known);
+ * else $SSH_AUTH_SOCK when unset or "SSH_AUTH_SOCK", the variable's value for
+ * "$VAR", otherwise the (expanded) path. */
+const char *ssh_host_config_agent_socket(const struct ssh_host_config *c);
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* What the transport's modules (ssh.c, ssh_connect.c, ssh_auth.c) share; not an API. */
+#ifndef DISPATCH_SSH_INTERNAL_H
+#define DISPATCH_SSH_INTERNAL_H
+
+#include <libssh2.h>
+#include <sys/types.h>
+
+#include "transport/ssh.h"
+#include "transport/ssh_config.h"
+#include "base/strbuf.h"
+
+struct ssh_session {
+	char *name;                     /* as asked: "box1", "inner", "me@host:2222" */
+	char *target;                   /* "user@hostname:port" */
+	struct ssh_host_config cfg;
+	const struct ssh_ctx *ctx;      /* valid while opening only */
+	LIBSSH2_SESSION *ls;
+	int fd;                         /* to poll: the TCP socket or ProxyCommand socketpair,
+					   shared by every session of a ProxyJump chain */
+	bool own_fd;                    /* the outermost session closes it */
+	bool out_blocked;               /* the last send on fd would have blocked */
+	long timeout_ms;                /* for blocking calls (channel setup) */
+	pid_t proxy_pid;                /* ProxyCommand child, 0 when none */
+	struct ssh_session *via;        /* ProxyJump: the hop whose channel carries us */
+	LIBSSH2_CHANNEL *via_chan;
+	struct strbuf hop_out;          /* our packets not yet taken by via_chan (bounded by
+					   this session's own SSH windows) */
+	double connect_seconds;
+	bool kbd_gave_up;               /* ssh_auth.c: a keyboard-interactive prompt got no answer */
+};
+
+/* ssh_connect.c: a connected descriptor for cfg (TCP with ConnectTimeout, or the
+ * ProxyCommand over a socketpair). *retry says whether trying again may help, *why
+ * whether it timed out (SSH_FAILED_TIMEOUT) or not (SSH_FAILED_CONNECT). */
+int ssh_connect_fd(const struct ssh_host_config *cfg, int timeout_s, int *fd, pid_t *pid,
+		   bool *retry, enum ssh_failure *why, struct dp_error *err);
+
+/* ssh_auth.c: log in, trying the agent, the identity files, keyboard-interactive and
+ * password in that order; the message of a failure names each method and its fate. */
+int ssh_auth(struct ssh_session *s, struct dp_error *err);
+/* Whether a private key file's text is encrypted (OpenSSH or PEM format). */
+bool ssh_key_is_encrypted(const char *text, size_t len);
+
+#endif
