@@ -62,7 +62,6 @@ static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 	if (ids) {
 		/* scancel's own exit status, apart from the plain jobs' */
 		slurm_cancel_command(&cmd, ids);
-		strbuf_adds(&cmd, "echo \"dispatch-scancel $?\"\n");
 	}
 	if (nplain)
 		plainjob_cancel_command(&cmd, plain, nplain);
@@ -81,8 +80,7 @@ static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 		return report_error(&err);
 	}
 	fputs(errout.buf, stderr); /* scancel's own words */
-	const char *sc_line = strstr(out.buf, "dispatch-scancel ");
-	bool scancel_ok = sc_line && atoi(sc_line + strlen("dispatch-scancel ")) == 0;
+	bool scancel_ok = slurm_parse_exit(out.buf, "scancel") == 0;
 	if (ids && !scancel_ok) {
 		error_msg("scancel on '%s' failed", host);
 		r = DPE_FAIL;
@@ -95,12 +93,9 @@ static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 			res[i].outcome = scancel_ok ? "cancelled" : "failed";
 			continue;
 		}
-		_cleanup_free_ char *mark = xasprintf("dispatch-cancel %s ", ref->id);
-		const char *p = strstr(out.buf, mark);
-		res[i].outcome = !p ? "failed"
-			: startswith(p + strlen(mark), "signalled") ? "signalled"
-			: startswith(p + strlen(mark), "ended") ? "ended" : "gone";
-		if (!p) {
+		const char *outcome = plainjob_parse_cancel(out.buf, ref->id);
+		res[i].outcome = outcome ? outcome : "failed";
+		if (!outcome) {
 			error_msg("cannot cancel '%s' on '%s': no answer", ref->arg, host);
 			r = DPE_FAIL;
 		}

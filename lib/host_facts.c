@@ -2,9 +2,10 @@
 /* One remote command for a host's facts, and its sections: host_facts.h. */
 #include "host_facts.h"
 #include "transport/ssh.h"
+#include "base/marker.h"
 #include "base/util.h"
 
-#define MARK "@dispatch "
+#define MARK MARK_SECTION " "
 
 /* Each tool's stdout and stderr go into its section (scontrol's warnings are no
  * record lines and are skipped; on failure the text is the error message). */
@@ -84,13 +85,11 @@ int host_facts_parse(const char *out, const char *errout, enum host_facts_ask as
 	int r = -1;
 
 	memset(f, 0, sizeof(*f));
-	for (const char *p = out ? out : ""; *p;) {
-		size_t len = strcspn(p, "\n");
-		if (len >= sizeof(MARK) - 1 && memcmp(p, MARK, sizeof(MARK) - 1) == 0) {
-			const char *w = p + sizeof(MARK) - 1;
-			size_t wl = len - (sizeof(MARK) - 1);
-			long st;
-			_cleanup_free_ char *word = xstrndup(w, wl);
+	struct line_iter it = LINE_ITER_INIT(out);
+	for (char *line; (line = line_next(&it));) {
+		const char *word = marker_value(line, MARK_SECTION);
+		long st;
+		if (word && *word) {
 			if (startswith(word, "status ") && cur && parse_long(word + 7, 0, 255, &st)) {
 				cur->status = (int)st;
 				cur = NULL;
@@ -102,13 +101,11 @@ int host_facts_parse(const char *out, const char *errout, enum host_facts_ask as
 						cur = &sec[i];
 			}
 		} else if (cur) {
-			strbuf_add(&cur->text, p, len);
+			strbuf_adds(&cur->text, line);
 			strbuf_addch(&cur->text, '\n');
 		}
-		p += len;
-		if (*p == '\n')
-			p++;
 	}
+	line_iter_release(&it);
 	if (!end) {
 		dp_err(err, DPE_INPUT, "the host's answer was cut short (no end mark)");
 		goto out;

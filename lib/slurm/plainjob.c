@@ -3,11 +3,9 @@
 
 #include <stdlib.h>
 
+#include "base/marker.h"
 #include "base/shquote.h"
 
-#define MARK_PID "dispatch-pid "
-#define MARK_NOW "dispatch-now "
-#define MARK_JOB "dispatch-job "
 
 void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const char *workdir,
 			     const char *log_path, const char *job_id)
@@ -47,23 +45,22 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 		"if [ ! -s \"$d/pid\" ]; then\n"
 		"\techo \"dispatch: the job did not start: no $d/pid after 10 s\" >&2\n"
 		"\texit 1\n"
-		"fi\n"
-		"printf '" MARK_PID "%s\\n' \"$(cut -d ' ' -f 1 \"$d/pid\")\"\n");
+		"fi\n");
+	marker_print(sb, MARK_PID, "\"$(cut -d ' ' -f 1 \"$d/pid\")\"");
+}
+
+void plainjob_pid_command(struct strbuf *sb, const char *stage_dir)
+{
+	_cleanup_strbuf_ struct strbuf word = STRBUF_INIT;
+	strbuf_adds(&word, "\"$(cut -d ' ' -f 1 ");
+	sh_quote(&word, stage_dir);
+	strbuf_adds(&word, "/pid 2>/dev/null)\"");
+	marker_print(sb, MARK_PID, word.buf);
 }
 
 long plainjob_parse_pid(const char *out)
 {
-	long pid = -1;
-	for (const char *p = out; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		_cleanup_free_ char *line = xstrndup(p, len);
-		long v;
-		if (startswith(line, MARK_PID) && parse_long(line + strlen(MARK_PID), 2, 0x7fffffff, &v))
-			pid = v;
-		p = nl ? nl + 1 : NULL;
-	}
-	return pid;
+	return marker_find_long(out, MARK_PID, 2, 0x7fffffff);
 }
 
 static void job_args(struct strbuf *sb, const char *fn, const struct plainjob_ref *j)
@@ -77,8 +74,8 @@ static void job_args(struct strbuf *sb, const char *fn, const struct plainjob_re
 
 void plainjob_status_command(struct strbuf *sb, const struct plainjob_ref *jobs, size_t n)
 {
+	marker_print(sb, MARK_NOW, "\"$(date +%s)\"");
 	strbuf_adds(sb,
-		"printf '" MARK_NOW "%s\\n' \"$(date +%s)\"\n"
 		"dispatch_q() {\n"
 		"\tst=\n"
 		"\tif [ -f \"$2/pid\" ]; then\n"
@@ -95,7 +92,7 @@ void plainjob_status_command(struct strbuf *sb, const struct plainjob_ref *jobs,
 		"\telse\n"
 		"\t\ts=gone\n"
 		"\tfi\n"
-		"\tprintf '" MARK_JOB "%s|%s|%s|%s\\n' \"$1\" \"$st\" \"$c\" \"$s\"\n"
+		"\tprintf '" MARK_JOB " %s|%s|%s|%s\\n' \"$1\" \"$st\" \"$c\" \"$s\"\n"
 		"}\n");
 	for (size_t i = 0; i < n; i++)
 		job_args(sb, "dispatch_q", &jobs[i]);
@@ -112,21 +109,19 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 	long now = -1;
 	size_t n = 0;
 	*res = NULL;
-	for (const char *p = out; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		_cleanup_free_ char *line = xstrndup(p, len);
-		p = nl ? nl + 1 : NULL;
-		long v;
-		if (startswith(line, MARK_NOW)) {
-			if (parse_long(line + strlen(MARK_NOW), 0, 0x7fffffffffffL, &v))
-				now = v;
+	struct line_iter it = LINE_ITER_INIT(out);
+	for (char *line; (line = line_next(&it));) {
+		const char *v;
+		long t;
+		if ((v = marker_value(line, MARK_NOW))) {
+			if (parse_long(v, 0, 0x7fffffffffffL, &t))
+				now = t;
 			continue;
 		}
-		if (!startswith(line, MARK_JOB))
+		if (!(v = marker_value(line, MARK_JOB)) || !*v)
 			continue;
 		/* ID|START|cancelled|running or exited STATUS END or gone */
-		char *f[4], *s = line + strlen(MARK_JOB);
+		char *f[4], *s = line + (v - line);
 		size_t k = 0;
 		for (; k < 3; k++) {
 			char *bar = strchr(s, '|');
@@ -164,6 +159,7 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 		*res = xrealloc(*res, (n + 1) * sizeof(**res));
 		(*res)[n++] = st;
 	}
+	line_iter_release(&it);
 	return n;
 }
 
@@ -179,15 +175,32 @@ void plainjob_cancel_command(struct strbuf *sb, const struct plainjob_ref *jobs,
 	strbuf_adds(sb,
 		"dispatch_c() {\n"
 		"\tif [ -f \"$2/exit_status\" ]; then\n"
-		"\t\tprintf 'dispatch-cancel %s ended\\n' \"$1\"\n"
+		"\t\tprintf '" MARK_CANCEL " %s ended\\n' \"$1\"\n"
 		"\telif [ \"$3\" -gt 1 ] && kill -0 \"-$3\" 2>/dev/null; then\n"
 		"\t\t: >\"$2/cancelled\"\n"
 		"\t\tkill -TERM \"-$3\" 2>/dev/null\n"
-		"\t\tprintf 'dispatch-cancel %s signalled\\n' \"$1\"\n"
+		"\t\tprintf '" MARK_CANCEL " %s signalled\\n' \"$1\"\n"
 		"\telse\n"
-		"\t\tprintf 'dispatch-cancel %s gone\\n' \"$1\"\n"
+		"\t\tprintf '" MARK_CANCEL " %s gone\\n' \"$1\"\n"
 		"\tfi\n"
 		"}\n");
 	for (size_t i = 0; i < n; i++)
 		job_args(sb, "dispatch_c", &jobs[i]);
+}
+
+const char *plainjob_parse_cancel(const char *out, const char *id)
+{
+	struct line_iter it = LINE_ITER_INIT(out);
+	const char *outcome = NULL;
+	size_t n = strlen(id);
+	for (char *line; (line = line_next(&it)) && !outcome;) {
+		const char *v = marker_value(line, MARK_CANCEL);
+		if (!v || strncmp(v, id, n) != 0 || v[n] != ' ')
+			continue;
+		v += n + 1;
+		outcome = startswith(v, "signalled") ? "signalled"
+			: startswith(v, "ended") ? "ended" : "gone";
+	}
+	line_iter_release(&it);
+	return outcome;
 }

@@ -27,6 +27,9 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 			     const char *log_path, const char *job_id);
 /* The group id from the launch command's output; -1 when it is not there. */
 long plainjob_parse_pid(const char *out);
+/* Prints the process id a started job recorded (as the launch command does), for a
+ * look after a lost connection; plainjob_parse_pid reads it (-1: not started). */
+void plainjob_pid_command(struct strbuf *sb, const char *stage_dir);
 
 struct plainjob_ref {
 	const char *id;
@@ -57,5 +60,8 @@ void plainjob_status_free(struct plainjob_status *res, size_t n);
  * it on to the command's group). Prints "dispatch-cancel ID OUTCOME" per job, OUTCOME
  * "signalled", "ended" (it had ended already) or "gone". */
 void plainjob_cancel_command(struct strbuf *sb, const struct plainjob_ref *jobs, size_t n);
+/* The outcome the cancel command printed for job id ("signalled", "ended", "gone"),
+ * or NULL when it printed none. */
+const char *plainjob_parse_cancel(const char *out, const char *id);
 
 #endif

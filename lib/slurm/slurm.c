@@ -3,37 +3,15 @@
 
 #include <stdlib.h>
 
+#include "base/marker.h"
 #include "base/shquote.h"
 
 #define SQUEUE_FORMAT "%i|%T|%M|%l|%N|%r"
 #define SQUEUE_FIELDS 6
 #define SACCT_FORMAT "JobID,State,Elapsed,Timelimit,NodeList,ExitCode,Reason"
 #define SACCT_FIELDS 7
-#define MARK_STATUS "dispatch-status "
-#define MARK_OUT "dispatch-out"
-#define MARK_ERR "dispatch-err"
-#define MARK_SQUEUE "dispatch-squeue"
-#define MARK_SQUEUE_EXIT "dispatch-squeue-exit "
-#define MARK_SACCT_EXIT "dispatch-sacct-exit "
-#define MARK_USER "dispatch-user "
 
 /* ---- lines and fields ---- */
-
-/* Calls fn for each line of text (without its newline; a trailing \r dropped). */
-static void each_line(const char *text, void (*fn)(void *data, char *line), void *data)
-{
-	const char *p = text;
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = xstrndup(p, len);
-		if (len && line[len - 1] == '\r')
-			line[len - 1] = '\0';
-		fn(data, line);
-		free(line);
-		p = nl ? nl + 1 : NULL;
-	}
-}
 
 /* Splits line at '|' into exactly n fields, the last one taking the rest (it may hold
  * '|'). Returns false when there are fewer. The fields point into line. */
@@ -129,7 +107,7 @@ void slurm_submit_command(struct strbuf *sb, const char *workdir, const char *st
 	sh_quote(sb, stage_dir);
 	strbuf_adds(sb, "\ncd -- ");
 	sh_quote(sb, workdir);
-	strbuf_adds(sb, " || { echo 'dispatch-sbatch-exit 1'; exit 1; }\nsbatch --parsable --comment=");
+	strbuf_adds(sb, " || { echo '" MARK_SBATCH_EXIT " 1'; exit 1; }\nsbatch --parsable --comment=");
 	sh_quote(sb, token);
 	strbuf_adds(sb,
 		" \"$d/sbatch.sh\" >\"$d/sbatch.out\" 2>\"$d/sbatch.err\" </dev/null\n"
@@ -137,7 +115,7 @@ void slurm_submit_command(struct strbuf *sb, const char *workdir, const char *st
 		"echo \"$st\" >\"$d/sbatch.status.tmp\" && mv -f \"$d/sbatch.status.tmp\" \"$d/sbatch.status\"\n"
 		"cat \"$d/sbatch.out\"\n"
 		"cat \"$d/sbatch.err\" >&2\n"
-		"echo \"dispatch-sbatch-exit $st\"\n"
+		"echo \"" MARK_SBATCH_EXIT " $st\"\n"
 		"exit \"$st\"\n");
 }
 
@@ -192,35 +170,23 @@ void slurm_squeue_command(struct strbuf *sb, char *const *ids)
 {
 	strbuf_adds(sb, "squeue -h -t all -j ");
 	id_list(sb, ids);
-	strbuf_adds(sb, " -o '" SQUEUE_FORMAT "'\necho \"" MARK_SQUEUE_EXIT "$?\"\n");
+	strbuf_adds(sb, " -o '" SQUEUE_FORMAT "'\n");
+	marker_status(sb, MARK_SQUEUE_EXIT, "?");
 }
 
 void slurm_sacct_command(struct strbuf *sb, char *const *ids)
 {
-	strbuf_adds(sb, "echo " SLURM_MARK_SACCT "\nsacct -n -P -X -j ");
+	marker_echo(sb, MARK_SACCT);
+	strbuf_adds(sb, "sacct -n -P -X -j ");
 	id_list(sb, ids);
-	strbuf_adds(sb, " -o '" SACCT_FORMAT "'\necho \"" MARK_SACCT_EXIT "$?\"\n");
-}
-
-struct exit_scan {
-	const char *mark;
-	int status;
-};
-
-static void exit_one(void *data, char *line)
-{
-	struct exit_scan *s = data;
-	long v;
-	if (startswith(line, s->mark))
-		s->status = parse_long(line + strlen(s->mark), 0, 255, &v) ? (int)v : -1;
+	strbuf_adds(sb, " -o '" SACCT_FORMAT "'\n");
+	marker_status(sb, MARK_SACCT_EXIT, "?");
 }
 
 int slurm_parse_exit(const char *out, const char *what)
 {
-	_cleanup_free_ char *mark = xasprintf("dispatch-%s-exit ", what);
-	struct exit_scan s = { .mark = mark, .status = -1 };
-	each_line(out, exit_one, &s);
-	return s.status;
+	_cleanup_free_ char *mark = xasprintf(MARKER("%s-exit"), what);
+	return (int)marker_find_long(out, mark, 0, 255);
 }
 
 bool slurm_squeue_failed(int exit_status, const char *err)
@@ -273,7 +239,7 @@ static void status_one(void *data, char *line)
 {
 	struct status_scan *s = data;
 	char *f[SACCT_FIELDS];
-	if (streq(line, SLURM_MARK_SACCT)) {
+	if (streq(line, MARK_SACCT)) {
 		s->in_sacct = true;
 		return;
 	}
@@ -366,7 +332,8 @@ void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
 
 void slurm_job_paths_command(struct strbuf *sb, const char *id)
 {
-	strbuf_adds(sb, "printf '" MARK_USER "%s\\n' \"$(id -un)\"\nscontrol show job ");
+	marker_print(sb, MARK_USER, "\"$(id -un)\"");
+	strbuf_adds(sb, "scontrol show job ");
 	sh_quote(sb, id);
 	strbuf_adds(sb, "\n");
 }
@@ -379,8 +346,9 @@ static void paths_one(void *data, char *line)
 {
 	struct paths_scan *s = data;
 	const char *l = line + strspn(line, " \t");
-	if (startswith(line, MARK_USER) && !s->p->user && line[strlen(MARK_USER)]) {
-		s->p->user = xstrdup(line + strlen(MARK_USER));
+	const char *user = marker_value(line, MARK_USER);
+	if (user && !s->p->user && *user) {
+		s->p->user = xstrdup(user);
 		return;
 	}
 	if (startswith(l, "JobId=")) {
@@ -452,6 +420,7 @@ void slurm_cancel_command(struct strbuf *sb, char *const *ids)
 		sh_quote(sb, ids[i]);
 	}
 	strbuf_addch(sb, '\n');
+	marker_status(sb, MARK_SCANCEL_EXIT, "?");
 }
 
 /* ---- after a lost connection ---- */
@@ -464,19 +433,19 @@ void slurm_lookup_command(struct strbuf *sb, const char *stage_dir, const char *
 	sh_quote(sb, token);
 	strbuf_adds(sb,
 		"\nif [ -f \"$d/sbatch.status\" ]; then\n"
-		"\tprintf '" MARK_STATUS "%s\\n' \"$(cat \"$d/sbatch.status\")\"\n"
+		"\tprintf '" MARK_STATUS " %s\\n' \"$(cat \"$d/sbatch.status\")\"\n"
 		"\techo " MARK_OUT "\n"
 		"\tcat \"$d/sbatch.out\" 2>/dev/null\n"
 		"\techo " MARK_ERR "\n"
 		"\tcat \"$d/sbatch.err\" 2>/dev/null\n"
-		"\techo " SLURM_MARK_END "\n"
+		"\techo " MARK_END "\n"
 		"fi\n"
 		"echo " MARK_SQUEUE "\n"
 		"squeue -h -t all -u \"$(id -un)\" -o '%i|%k' 2>/dev/null | grep -F -e \"$t\"\n"
-		"echo " SLURM_MARK_SACCT "\n"
+		"echo " MARK_SACCT "\n"
 		"sacct -n -P -X -u \"$(id -un)\" -S now-7days -o 'JobID,Comment,SubmitLine' 2>/dev/null |\n"
 		"\tgrep -F -e \"$t\"\n"
-		"echo " SLURM_MARK_END "\n");
+		"echo " MARK_END "\n");
 }
 
 struct lookup_scan {
@@ -496,8 +465,9 @@ static void lookup_one(void *data, char *line)
 	struct lookup_scan *s = data;
 	struct slurm_lookup *r = s->res;
 	long st;
-	if (startswith(line, MARK_STATUS) && s->where == L_NONE) {
-		if (parse_long(line + strlen(MARK_STATUS), 0, 255, &st))
+	const char *status = marker_value(line, MARK_STATUS);
+	if (status && *status && s->where == L_NONE) {
+		if (parse_long(status, 0, 255, &st))
 			r->sbatch_status = (int)st;
 		return;
 	}
@@ -513,11 +483,11 @@ static void lookup_one(void *data, char *line)
 		s->where = L_SQUEUE;
 		return;
 	}
-	if (streq(line, SLURM_MARK_SACCT) && s->where == L_SQUEUE) {
+	if (streq(line, MARK_SACCT) && s->where == L_SQUEUE) {
 		s->where = L_SACCT;
 		return;
 	}
-	if (streq(line, SLURM_MARK_END)) {
+	if (streq(line, MARK_END)) {
 		s->where = L_NONE;
 		return;
 	}

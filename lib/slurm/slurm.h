@@ -17,10 +17,6 @@
 
 #include "base/strbuf.h"
 
-/* Lines dispatch's own remote commands print to mark sections of their output. */
-#define SLURM_MARK_SACCT "dispatch-sacct"
-#define SLURM_MARK_END "dispatch-end"
-
 /* sbatch --parsable's answer in stdout: the last line that is ID or ID;CLUSTER (site
  * banners and profile noise may print other lines). Returns 0 with *job_id (and
  * *cluster, NULL when none; cluster may be NULL to ignore it), or -1 when no line
@@ -120,7 +116,8 @@ void slurm_paths_release(struct slurm_paths *p);
 char *slurm_expand_pattern(const char *pattern, const char *job_id, const char *task,
 			   const char *name, const char *user);
 
-/* scancel for the ids. */
+/* scancel for the ids, then a line with its exit status (slurm_parse_exit(out,
+ * "scancel")). */
 void slurm_cancel_command(struct strbuf *sb, char *const *ids);
 
 /* The command that looks a submission up by its token after a lost connection: the

@@ -5,16 +5,12 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "base/marker.h"
 #include "base/shquote.h"
 #include "slurm/slurm.h"
 
 #define QUEUE_FORMAT "%i|%P|%u|%T|%M|%D|%N|%r|%j"
 #define QUEUE_FIELDS 9
-#define MARK_USER "dispatch-user "
-#define MARK_NOW "dispatch-now "
-#define MARK_VERSION "dispatch-version "
-#define MARK_FORMAT "dispatch-format "
-#define MARK_EXIT "dispatch-squeue-exit "
 
 static const struct {
 	const char *shortname, *name;
@@ -55,11 +51,10 @@ void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
 		strbuf_adds(&filters, " -t ");
 		sh_quote(&filters, f->states);
 	}
-	strbuf_adds(sb,
-		"printf '" MARK_USER "%s\\n' \"$(id -un)\"\n"
-		"printf '" MARK_NOW "%s\\n' \"$(date +%s)\"\n"
-		"v=$(squeue --version 2>/dev/null | head -n 1)\n"
-		"printf '" MARK_VERSION "%s\\n' \"$v\"\n");
+	marker_print(sb, MARK_USER, "\"$(id -un)\"");
+	marker_print(sb, MARK_NOW, "\"$(date +%s)\"");
+	strbuf_adds(sb, "v=$(squeue --version 2>/dev/null | head -n 1)\n");
+	marker_print(sb, MARK_VERSION, "\"$v\"");
 	/* squeue --json came with 21.08 */
 	const char *json_case = fmt == SLURM_QUEUE_JSON ? "*"
 		: fmt == SLURM_QUEUE_TEXT ? "dispatch-never"
@@ -68,14 +63,15 @@ void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
 	 * found"): then the text format, which every squeue has. */
 	strbuf_addf(sb, "json=0\ncase $v in %s) json=1 ;; esac\n"
 		    "if [ $json = 1 ] && out=$(squeue --json%s); then\n"
-		    "\techo " MARK_FORMAT "json\n\tprintf '%%s' \"$out\"\n\tst=0\nelse\n",
+		    "\techo " MARK_FORMAT " json\n\tprintf '%%s' \"$out\"\n\tst=0\nelse\n",
 		    json_case, filters.buf ? filters.buf : "");
 	_cleanup_free_ char *format = eor ? xasprintf("%s|%s", QUEUE_FORMAT, eor) : xstrdup(QUEUE_FORMAT);
-	strbuf_adds(sb, "\techo " MARK_FORMAT "text\n\tsqueue -h -o ");
+	strbuf_adds(sb, "\techo " MARK_FORMAT " text\n\tsqueue -h -o ");
 	sh_quote(sb, format);
 	strbuf_addf(sb, "%s\n\tst=$?\nfi\n", filters.buf ? filters.buf : "");
 	/* squeue --json ends without a newline */
-	strbuf_adds(sb, "echo\necho \"" MARK_EXIT "$st\"\n");
+	strbuf_adds(sb, "echo\n");
+	marker_status(sb, MARK_SQUEUE_EXIT, "st");
 }
 
 static void qjob_release(struct slurm_qjob *j)
@@ -334,34 +330,30 @@ int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, const
 	q->squeue_status = -1;
 	long now = -1;
 	const char *body = NULL, *body_end = NULL;
-	for (const char *p = out; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		_cleanup_free_ char *line = xstrndup(p, len);
-		const char *next = nl ? nl + 1 : NULL;
-		long v;
-		if (len && line[len - 1] == '\r')
-			line[len - 1] = '\0';
-		if (!q->format && startswith(line, MARK_USER) && !q->user) {
-			q->user = xstrdup(line + strlen(MARK_USER));
-		} else if (!q->format && startswith(line, MARK_NOW)) {
-			if (parse_long(line + strlen(MARK_NOW), 0, 0x7fffffffffffL, &v))
-				now = v;
-		} else if (!q->format && !q->version && startswith(line, MARK_VERSION)) {
+	struct line_iter it = LINE_ITER_INIT(out);
+	for (char *line; (line = line_next(&it));) {
+		const char *v;
+		long n;
+		if (!q->format && !q->user && (v = marker_value(line, MARK_USER))) {
+			q->user = xstrdup(v);
+		} else if (!q->format && (v = marker_value(line, MARK_NOW))) {
+			if (parse_long(v, 0, 0x7fffffffffffL, &n))
+				now = n;
+		} else if (!q->format && !q->version && (v = marker_value(line, MARK_VERSION))) {
 			/* "slurm 22.05.8", "slurm-wlm 22.05.8" */
 			const char *sp = strrchr(line, ' ');
 			if (sp && sp[1])
 				q->version = xstrdup(sp + 1);
-		} else if (!q->format && startswith(line, MARK_FORMAT)) {
-			q->format = xstrdup(line + strlen(MARK_FORMAT));
-			body = next;
-		} else if (q->format && startswith(line, MARK_EXIT)) {
-			if (parse_long(line + strlen(MARK_EXIT), 0, 255, &v))
-				q->squeue_status = (int)v;
-			body_end = p;
+		} else if (!q->format && (v = marker_value(line, MARK_FORMAT)) && *v) {
+			q->format = xstrdup(v);
+			body = it.next;
+		} else if (q->format && (v = marker_value(line, MARK_SQUEUE_EXIT)) && *v) {
+			if (parse_long(v, 0, 255, &n))
+				q->squeue_status = (int)n;
+			body_end = it.start;
 		}
-		p = next;
 	}
+	line_iter_release(&it);
 	if (!q->format || !body || !body_end || body_end < body)
 		return dp_err(err, DPE_FAIL, "no answer from squeue");
 	size_t len = (size_t)(body_end - body);

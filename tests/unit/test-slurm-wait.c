@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "slurm/slurm.h"
+#include "base/marker.h"
 #include "unit.h"
 
 static char *fixture(const char *name)
@@ -25,7 +26,7 @@ static void test_commands(void)
 	CHECK_SH_N("squeue half parses", sb.buf);
 	strbuf_reset(&sb);
 	slurm_sacct_command(&sb, ids);
-	CHECK_CONTAINS(sb.buf, "echo " SLURM_MARK_SACCT "\n");
+	CHECK_CONTAINS(sb.buf, "echo " MARK_SACCT "\n");
 	CHECK_CONTAINS(sb.buf, "sacct -n -P -X -j '12,13_4' -o ");
 	CHECK_CONTAINS(sb.buf, "echo \"dispatch-sacct-exit $?\"");
 	CHECK(!strstr(sb.buf, "squeue"));

@@ -243,7 +243,8 @@ static void test_commands(void)
 	CHECK_SH_N("lookup command parses", sb.buf);
 	strbuf_reset(&sb);
 	slurm_cancel_command(&sb, ids);
-	CHECK_STR(sb.buf, "scancel '12' '13_4'\n");
+	CHECK_STR(sb.buf, "scancel '12' '13_4'\necho \"dispatch-scancel-exit $?\"\n");
+	CHECK_INT(slurm_parse_exit("dispatch-scancel-exit 1\n", "scancel"), 1);
 	strbuf_release(&sb);
 }
 

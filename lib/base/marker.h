@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Marker lines: how a remote shell tells dispatch what happened. The shell text
+ * dispatch sends prints lines "dispatch-KEY VALUE" (or "dispatch-KEY" alone, a
+ * section mark) among the tools' own output, and dispatch reads them back. Every key
+ * is named here, written into shell text by the marker_* emitters (or, inside a
+ * larger shell literal, by the MARK_* strings), and read by marker_value and friends,
+ * over the one line iterator below.
+ *
+ *	marker_print(&sb, MARK_PID, "\"$!\"");   // printf 'dispatch-pid %s\n' "$!"
+ *	long pid = marker_find_long(out, MARK_PID, 2, 0x7fffffff);
+ */
+#ifndef DISPATCH_MARKER_H
+#define DISPATCH_MARKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/strbuf.h"
+
+#define MARKER(key) "dispatch-" key
+
+/* Directories a submission made, as the host's shell resolved them. */
+#define MARK_SHARE MARKER("share")
+#define MARK_STAGE MARKER("stage")
+#define MARK_WORK MARKER("work")
+#define MARK_LOG MARKER("log")
+/* The login's user name and the host's clock (seconds since the epoch). */
+#define MARK_USER MARKER("user")
+#define MARK_NOW MARKER("now")
+/* Exit statuses of the tools, each right after the tool ran. */
+#define MARK_SBATCH_EXIT MARKER("sbatch-exit")
+#define MARK_SQUEUE_EXIT MARKER("squeue-exit")
+#define MARK_SACCT_EXIT MARKER("sacct-exit")
+#define MARK_SCANCEL_EXIT MARKER("scancel-exit")
+/* Sections of a status or token lookup's answer. */
+#define MARK_STATUS MARKER("status")
+#define MARK_OUT MARKER("out")
+#define MARK_ERR MARKER("err")
+#define MARK_SQUEUE MARKER("squeue")
+#define MARK_SACCT MARKER("sacct")
+#define MARK_END MARKER("end")
+/* dispatch queue: squeue's version and the form of its answer. */
+#define MARK_VERSION MARKER("version")
+#define MARK_FORMAT MARKER("format")
+/* Plain-host jobs: the started process, a job's state, a cancel's outcome. */
+#define MARK_PID MARKER("pid")
+#define MARK_JOB MARKER("job")
+#define MARK_CANCEL MARKER("cancel")
+/* Host facts: "@dispatch NAME" opens a tool's section, "@dispatch status N" closes it
+ * (a form no tool prints at the start of a line), "@dispatch end" ends the answer. */
+#define MARK_SECTION "@dispatch"
+
+/* Shell text: "echo MARK" (a section mark), "printf 'MARK %s\n' WORD" (WORD is shell
+ * text: a quoted expansion such as "\"$PWD\"" or "\"$(id -un)\""), and "echo \"MARK
+ * $VAR\"" for an exit status held in a shell variable ("?" for the last command's). */
+void marker_echo(struct strbuf *sb, const char *mark);
+void marker_print(struct strbuf *sb, const char *mark, const char *word);
+void marker_status(struct strbuf *sb, const char *mark, const char *var);
+
+/* The lines of a text, one at a time, without their newline (a trailing \r dropped):
+ *
+ *	struct line_iter it = LINE_ITER_INIT(out);
+ *	for (char *line; (line = line_next(&it));)
+ *		...                     // it.start: where the line begins in out
+ *	line_iter_release(&it);
+ *
+ * The line may be changed by the caller and lives until the next call. */
+struct line_iter {
+	const char *next;       /* the rest of the text; NULL at the end */
+	const char *start;      /* the current line in the text */
+	char *line;
+};
+#define LINE_ITER_INIT(text) { .next = (text), .start = NULL, .line = NULL }
+char *line_next(struct line_iter *it);
+void line_iter_release(struct line_iter *it);
+/* Calls fn for each line, as line_next gives them. */
+void each_line(const char *text, void (*fn)(void *data, char *line), void *data);
+
+/* The value of a marker line: for "MARK VALUE" a pointer to VALUE, for "MARK" alone
+ * "", for any other line NULL. */
+const char *marker_value(const char *line, const char *mark);
+/* The value of the last line of text with mark (a copy), or NULL. */
+char *marker_find(const char *text, const char *mark);
+/* The last line with mark as a number from min to max; -1 when there is none or it is
+ * not such a number. */
+long marker_find_long(const char *text, const char *mark, long min, long max);
+
+#endif
