@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "dispatch.h"
+#include "inventory/inventory.h"
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
@@ -72,7 +73,7 @@ static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	int status;
-	if (ssh_session_open(&sc, job_ssh_destination(ctx, host), &ss, &err) < 0 ||
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
 	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
 		for (size_t i = 0; i < set->n; i++)
 			if (streq(set->refs[i].host, host) && !res[i].outcome)

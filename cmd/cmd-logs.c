@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "dispatch.h"
+#include "inventory/inventory.h"
 #include "slurm/joblog.h"
 #include "jobref.h"
 #include "slurm/slurm.h"
@@ -115,7 +116,7 @@ static int cmd_logs(struct dp_ctx *ctx, const struct dp_args *args)
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	if (ssh_session_open(&sc, job_ssh_destination(ctx, ref->host), &ss, &err) < 0)
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
 		return report_error(&err);
 	_cleanup_free_ char *path = NULL;
 	if (plain) {

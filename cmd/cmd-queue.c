@@ -38,7 +38,6 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 {
 	struct dp_error err = { 0 };
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	const struct inv_host *ih = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
 	_cleanup_free_ char *eor = ledger_new_token();
 	a->host = host;
 	slurm_queue_command(&cmd, f, fmt, eor);
@@ -46,7 +45,7 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	int status;
-	if (ssh_session_open(&sc, ih && ih->ssh ? ih->ssh : host, &ss, &err) < 0 ||
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
 	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
 		a->error = xstrdup(err.msg);
 		return report_error(&err);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "dispatch.h"
+#include "inventory/inventory.h"
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
@@ -137,7 +138,7 @@ static int query_host(const struct dp_ctx *ctx, const struct job_set *set, const
 	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	int status;
-	if (ssh_session_open(&sc, job_ssh_destination(ctx, host), &ss, &err) < 0 ||
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
 	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
 		worst(a, report_error(&err));
 		return -1;

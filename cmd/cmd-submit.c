@@ -18,7 +18,6 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <git2.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -35,13 +34,9 @@
 #include "slurm/slurm.h"
 #include "code/snapshot.h"
 #include "solver.h"
+#include "submission.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
-#include "transport/upload.h"
-
-/* Packed code up to this size goes inside bootstrap.sh; larger code is uploaded once
- * to {share}/code/SHA256.tar.gz and every job extracts it from there. */
-#define EMBED_MAX (1024 * 1024)
 
 enum {
 	OPT_HOST = 1,
@@ -117,7 +112,6 @@ struct submit {
 	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
 	const char *repo, *ref;
 	bool want_dirty;
-	char *subdir;                   /* --repo below the top of its work tree: the path */
 	struct snapshot_info snap;
 	struct jobspec spec;
 	struct inv_host adhoc;          /* -H for a host the inventory does not name */
@@ -126,10 +120,7 @@ struct submit {
 	struct solve_result solved;
 	unsigned char *payload;
 	size_t payload_len;
-	const char *payload_key;        /* sha256 of the payload (packed jobs), or NULL */
-	const char *commit;             /* packed jobs: the snapshot's commit, or NULL */
-	bool dirty;
-	char *token, *stage;            /* this submission's token and stage dir name */
+	struct submission_job job;      /* what goes to lib/submission.h */
 };
 
 static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit *s)
@@ -341,25 +332,6 @@ static void print_json(const struct submit *s, const struct jobscript *js, const
 
 /* ---- submit-packed: the code goes with the job ---- */
 
-/* The path of dir below the top of its work tree ("" at the top), or NULL when dir
- * is not in one (snapshot_create reports that). */
-static char *repo_subdir(const char *dir)
-{
-	git_repository *repo = NULL;
-	char *sub = NULL;
-	if (git_repository_open_ext(&repo, dir, 0, NULL) != 0)
-		return NULL;
-	const char *top = git_repository_workdir(repo);
-	char rtop[PATH_MAX], rdir[PATH_MAX];
-	if (top && realpath(top, rtop) && realpath(dir, rdir)) {
-		size_t n = strlen(rtop);
-		if (strncmp(rdir, rtop, n) == 0 && (rdir[n] == '/' || rdir[n] == '\0'))
-			sub = xstrdup(rdir[n] ? rdir + n + 1 : "");
-	}
-	git_repository_free(repo);
-	return sub;
-}
-
 static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
 {
 	struct dp_error err = { 0 };
@@ -372,431 +344,87 @@ static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
 		.write = snapshot_write_strbuf,
 		.write_arg = &buf,
 	};
-	git_libgit2_init();
-	s->subdir = repo_subdir(s->repo ? s->repo : ".");
-	git_libgit2_shutdown();
 	if (snapshot_create(&so, &s->snap, &err) < 0)
 		return report_error(&err);
 	if (so.mode == SNAPSHOT_DIRTY && ctx->verbosity >= 0) {
 		char line[128];
 		snapshot_summary(&s->snap, line, sizeof(line));
-		fprintf(stderr, "dispatch: snapshot of the work tree: %s\n", line);
+		notice_msg("snapshot of the work tree: %s", line);
 	}
 	info_msg(ctx, "snapshot: %llu files, %llu bytes gzipped, commit %s, sha256 %s",
 		 (unsigned long long)s->snap.files, (unsigned long long)s->snap.bytes,
 		 s->snap.commit[0] ? s->snap.commit : "(none)", s->snap.sha256);
 	s->payload_len = buf.len;
 	s->payload = (unsigned char *)strbuf_detach(&buf);
-	s->payload_key = s->snap.sha256;
-	s->commit = s->snap.commit[0] ? s->snap.commit : NULL;
-	s->dirty = so.mode == SNAPSHOT_DIRTY;
+	s->job.code_sha256 = s->snap.sha256;
+	s->job.code_subdir = s->snap.subdir;
+	s->job.commit = s->snap.commit[0] ? s->snap.commit : NULL;
+	s->job.dirty = so.mode == SNAPSHOT_DIRTY;
 	return 0;
 }
 
 /* ---- submitting ---- */
 
-/* The absolute paths on the host, as its shell resolved them. */
-struct remote_dirs {
-	char *share, *stage, *work, *log;
-};
-
-static void remote_dirs_release(struct remote_dirs *d)
+static void print_submitted(const struct submit *s, const struct submission *sub, bool json)
 {
-	free(d->share);
-	free(d->stage);
-	free(d->work);
-	free(d->log);
-}
-
-static char *cluster_work(const struct inv_host *h)
-{
-	return xstrdup(h->cluster && h->cluster->work ? h->cluster->work : "~");
-}
-
-static char *cluster_log(const struct inv_host *h)
-{
-	if (h->cluster && (h->cluster->log || h->cluster->work))
-		return jobscript_log_dir(h->cluster);
-	return xstrdup("~/.dispatch/logs");
-}
-
-static void print_dir(struct strbuf *sb, const char *mark, const char *path)
-{
-	strbuf_adds(sb, "cd -- ");
-	jobscript_quote_path(sb, path);
-	strbuf_addf(sb, " || exit 1\nprintf 'dispatch-%s %%s\\n' \"$PWD\"\n", mark);
-}
-
-static void prepare_command(struct strbuf *sb, const struct submit *s)
-{
-	_cleanup_free_ char *share = jobscript_share_dir(s->host);
-	_cleanup_free_ char *stage = xasprintf("%s/%s", share, s->stage);
-	_cleanup_free_ char *code = xasprintf("%s/code", share);
-	_cleanup_free_ char *work = cluster_work(s->host);
-	_cleanup_free_ char *log = cluster_log(s->host);
-	strbuf_adds(sb, "umask 077\nmkdir -p -- ");
-	jobscript_quote_path(sb, stage);
-	strbuf_addch(sb, ' ');
-	jobscript_quote_path(sb, code);
-	strbuf_addch(sb, ' ');
-	jobscript_quote_path(sb, work);
-	strbuf_addch(sb, ' ');
-	jobscript_quote_path(sb, log);
-	strbuf_adds(sb, " || exit 1\n");
-	print_dir(sb, "share", share);
-	print_dir(sb, "stage", stage);
-	print_dir(sb, "work", work);
-	print_dir(sb, "log", log);
-}
-
-static char *marked(const char *out, const char *mark)
-{
-	_cleanup_free_ char *prefix = xasprintf("dispatch-%s ", mark);
-	char *found = NULL;
-	for (const char *p = out; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		if (len > strlen(prefix) && strncmp(p, prefix, strlen(prefix)) == 0) {
-			free(found);
-			found = xstrndup(p + strlen(prefix), len - strlen(prefix));
-		}
-		p = nl ? nl + 1 : NULL;
-	}
-	return found;
-}
-
-/* Runs a command; a non-zero exit shows its stderr and fails. */
-static int run_step(struct ssh_session *ss, const char *what, const char *command,
-		    struct strbuf *out, struct dp_error *err)
-{
-	_cleanup_strbuf_ struct strbuf errout = STRBUF_INIT;
-	int status;
-	if (ssh_exec_capture(ss, command, NULL, out, &errout, &status, err) < 0)
-		return -1;
-	if (status != 0) {
-		fputs(errout.buf, stderr);
-		return dp_err(err, DPE_FAIL, "cannot %s on '%s' (exit status %d)", what,
-			      ssh_session_name(ss), status);
-	}
-	return 0;
-}
-
-static int prepare_dirs(struct ssh_session *ss, const struct submit *s, struct remote_dirs *d,
-			struct dp_error *err)
-{
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
-	prepare_command(&cmd, s);
-	if (run_step(ss, "create the job's directories", cmd.buf, &out, err) < 0)
-		return -1;
-	d->share = marked(out.buf, "share");
-	d->stage = marked(out.buf, "stage");
-	d->work = marked(out.buf, "work");
-	d->log = marked(out.buf, "log");
-	if (!d->share || !d->stage || !d->work || !d->log)
-		return dp_err(err, DPE_FAIL, "cannot create the job's directories on '%s': the shell "
-			      "did not print their paths", ssh_session_name(ss));
-	return 0;
-}
-
-/* The packed code, once per content: {share}/code/SHA256.tar.gz, written under a
- * temporary name and renamed, so that a job never sees half of it. */
-static int upload_code(struct upload *u, const struct submit *s, const struct remote_dirs *d,
-		       struct dp_ctx *ctx, struct dp_error *err)
-{
-	_cleanup_free_ char *path = xasprintf("%s/code/%s.tar.gz", d->share, s->payload_key);
-	uint64_t size = 0;
-	int r = upload_stat(u, path, &size, err);
-	if (r < 0)
-		return -1;
-	if (r == 1 && size == s->payload_len) {
-		info_msg(ctx, "the code is on the host already: %s", path);
-		return 0;
-	}
-	_cleanup_free_ char *part = xasprintf("%s.%s.part", path, s->token);
-	if (upload_new_file(u, part, s->payload, s->payload_len, 0600, err) < 0)
-		return -1;
-	if (r == 1) /* a different size under this hash: a broken earlier upload */
-		upload_remove(u, path, NULL);
-	r = upload_rename(u, part, path, err);
-	if (r == 1) /* another submission was first */
-		upload_remove(u, part, NULL);
-	if (r < 0)
-		return -1;
-	info_msg(ctx, "uploaded the code (%zu bytes): %s", s->payload_len, path);
-	return 0;
-}
-
-static int upload_scripts(struct ssh_session *ss, const struct submit *s, const struct jobscript *js,
-			  const struct remote_dirs *d, struct dp_ctx *ctx, struct dp_error *err)
-{
-	_cleanup_upload_ struct upload *u = NULL;
-	if (upload_open(ss, &u, err) < 0)
-		return -1;
-	_cleanup_free_ char *boot = xasprintf("%s/bootstrap.sh", d->stage);
-	if (upload_new_file(u, boot, js->bootstrap, strlen(js->bootstrap), 0700, err) < 0)
-		return -1;
-	if (js->sbatch) {
-		_cleanup_free_ char *wrapper = xasprintf("%s/sbatch.sh", d->stage);
-		if (upload_new_file(u, wrapper, js->sbatch, strlen(js->sbatch), 0700, err) < 0)
-			return -1;
-	}
-	if (s->payload && s->payload_key && s->payload_len > EMBED_MAX)
-		return upload_code(u, s, d, ctx, err);
-	return 0;
-}
-
-/* %x and %j of an --output pattern, as far as they are known here. */
-static char *log_path_for(const struct submit *s, const struct remote_dirs *d, const char *id)
-{
-	if (s->host->type != INV_HOST_SLURM)
-		return xasprintf("%s/%s.out", d->log, s->stage);
-	const char *pattern = s->spec.output;
-	_cleanup_free_ char *def = NULL;
-	if (!pattern) {
-		bool has_dir = s->host->cluster && (s->host->cluster->log || s->host->cluster->work);
-		def = has_dir ? xasprintf("%s/%s", d->log, s->spec.array ? "%x-%A_%a.out" : "%x-%j.out")
-			      : xasprintf("%s/%s", d->work, s->spec.array ? "slurm-%A_%a.out"
-									  : "slurm-%j.out");
-		pattern = def;
-	}
-	struct strbuf sb = STRBUF_INIT;
-	for (const char *p = pattern; *p; p++) {
-		if (p[0] == '%' && (p[1] == 'j' || p[1] == 'A') && id) {
-			strbuf_adds(&sb, id);
-			p++;
-		} else if (p[0] == '%' && p[1] == 'x') {
-			strbuf_adds(&sb, s->spec.job_name ? s->spec.job_name : "dispatch");
-			p++;
-		} else {
-			strbuf_addch(&sb, *p);
-		}
-	}
-	return strbuf_detach(&sb);
-}
-
-struct outcome {
-	char *job_id;
-	long pid;
-	bool recovered;         /* found by its token after the connection broke */
-	bool refused;           /* sbatch (or the start) failed: certainly nothing runs */
-};
-
-static void outcome_release(struct outcome *o)
-{
-	free(o->job_id);
-}
-
-/* After the connection broke while sbatch may have run: once more, look the token up. */
-static int recover_slurm(struct dp_ctx *ctx, const struct submit *s, const struct remote_dirs *d,
-			 const struct dp_error *lost, struct outcome *o, struct dp_error *err)
-{
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	warning_msg("%s; connecting again to look for the job by its token", lost->msg);
-	if (ssh_session_open(&sc, s->host->ssh ? s->host->ssh : s->host->name, &ss, err) < 0)
-		return -1;
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
-	slurm_lookup_command(&cmd, d->stage, s->token);
-	int status;
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, NULL, &status, err) < 0)
-		return -1;
-	struct slurm_lookup lk = SLURM_LOOKUP_INIT;
-	slurm_parse_lookup(out.buf, s->token, &lk);
-	int r = 0;
-	if (lk.sbatch_status > 0) {
-		fputs(lk.err.buf, stderr);
-		r = dp_err(err, DPE_FAIL, "sbatch on '%s' refused the job (exit status %d)",
-			   s->host->name, lk.sbatch_status);
-		o->refused = true;
-	} else if (lk.job_id) {
-		o->job_id = lk.job_id;
-		lk.job_id = NULL;
-		o->recovered = true;
-	} else {
-		r = dp_err(err, DPE_FAIL, "no job on '%s' carries this submission's token %s (yet)",
-			   s->host->name, s->token);
-	}
-	slurm_lookup_release(&lk);
-	return r;
-}
-
-static int run_sbatch(struct dp_ctx *ctx, struct ssh_session *ss, const struct submit *s,
-		      const struct remote_dirs *d, struct outcome *o, struct dp_error *err)
-{
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	struct dp_error lost = { 0 };
-	int status;
-	slurm_submit_command(&cmd, d->work, d->stage, s->token);
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)
-		return recover_slurm(ctx, s, d, &lost, o, err);
-	int sbatch_status = slurm_parse_exit(out.buf, "sbatch");
-	if (sbatch_status < 0) {
-		/* The shell died (a signal, a killed session) before it could say what
-		 * sbatch answered: sbatch may have submitted the job. */
-		dp_err(&lost, DPE_FAIL, "the remote shell on '%s' ended (exit status %d) before "
-		       "it reported sbatch's answer", s->host->name, status);
-		return recover_slurm(ctx, s, d, &lost, o, err);
-	}
-	if (sbatch_status != 0) {
-		/* sbatch's own words, as it wrote them */
-		fputs(errout.buf, stderr);
-		o->refused = true;
-		return dp_err(err, DPE_FAIL, "sbatch on '%s' refused the job (exit status %d)",
-			      s->host->name, sbatch_status);
-	}
-	if (errout.len && ctx->verbosity >= 0)
-		fputs(errout.buf, stderr); /* sbatch's warnings */
-	if (slurm_parse_sbatch(out.buf, &o->job_id, NULL) < 0) {
-		dp_err(&lost, DPE_FAIL, "sbatch on '%s' printed no job id", s->host->name);
-		return recover_slurm(ctx, s, d, &lost, o, err);
-	}
-	return 0;
-}
-
-static int recover_plain(struct dp_ctx *ctx, const struct submit *s, const struct remote_dirs *d,
-			 const struct dp_error *lost, struct outcome *o, struct dp_error *err)
-{
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	warning_msg("%s; connecting again to see whether the job started", lost->msg);
-	if (ssh_session_open(&sc, s->host->ssh ? s->host->ssh : s->host->name, &ss, err) < 0)
-		return -1;
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
-	struct plainjob_ref ref = { .id = s->stage, .stage_dir = d->stage, .pgid = 0 };
-	plainjob_status_command(&cmd, &ref, 1);
-	strbuf_adds(&cmd, "printf 'dispatch-pid %s\\n' \"$(cut -d ' ' -f 1 ");
-	sh_quote(&cmd, d->stage);
-	strbuf_adds(&cmd, "/pid 2>/dev/null)\"\n");
-	int status;
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, NULL, &status, err) < 0)
-		return -1;
-	o->pid = plainjob_parse_pid(out.buf);
-	if (o->pid < 0)
-		return dp_err(err, DPE_FAIL, "the job on '%s' has not started (no %s/pid yet)",
-			      s->host->name, d->stage);
-	o->job_id = xstrdup(s->stage);
-	o->recovered = true;
-	return 0;
-}
-
-static int run_plain(struct dp_ctx *ctx, struct ssh_session *ss, const struct submit *s,
-		     const struct remote_dirs *d, struct outcome *o, struct dp_error *err)
-{
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	_cleanup_free_ char *log = log_path_for(s, d, NULL);
-	struct dp_error lost = { 0 };
-	int status;
-	plainjob_launch_command(&cmd, d->stage, d->work, log, s->stage);
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)
-		return recover_plain(ctx, s, d, &lost, o, err);
-	if (status != 0) {
-		fputs(errout.buf, stderr);
-		o->refused = true;
-		return dp_err(err, DPE_FAIL, "cannot start the job on '%s' (exit status %d)",
-			      s->host->name, status);
-	}
-	o->pid = plainjob_parse_pid(out.buf);
-	if (o->pid < 0) {
-		dp_err(&lost, DPE_FAIL, "the job's start on '%s' printed no process id", s->host->name);
-		return recover_plain(ctx, s, d, &lost, o, err);
-	}
-	o->job_id = xstrdup(s->stage);
-	return 0;
-}
-
-static void print_submitted(const struct submit *s, const struct remote_dirs *d,
-			    const struct outcome *o, const char *log, bool json)
-{
-	_cleanup_free_ char *script = xasprintf("%s/%s", d->stage, s->host->type == INV_HOST_SLURM
-								   ? "sbatch.sh" : "bootstrap.sh");
+	const struct inv_host *h = s->host;
 	if (!json) {
-		printf("%s@%s\n", o->job_id, s->host->name);
+		printf("%s@%s\n", sub->job_id, h->name);
 		return;
 	}
 	cJSON *doc = cJSON_CreateObject();
-	_cleanup_free_ char *job = xasprintf("%s@%s", o->job_id, s->host->name);
+	_cleanup_free_ char *job = xasprintf("%s@%s", sub->job_id, h->name);
 	cJSON_AddStringToObject(doc, "job", job);
-	cJSON_AddStringToObject(doc, "id", o->job_id);
-	cJSON_AddStringToObject(doc, "host", s->host->name);
-	cJSON_AddStringToObject(doc, "type", inv_host_type_name(s->host->type));
-	if (s->host->cluster)
-		cJSON_AddStringToObject(doc, "cluster", s->host->cluster->name);
+	cJSON_AddStringToObject(doc, "id", sub->job_id);
+	cJSON_AddStringToObject(doc, "host", h->name);
+	cJSON_AddStringToObject(doc, "type", inv_host_type_name(h->type));
+	if (h->cluster)
+		cJSON_AddStringToObject(doc, "cluster", h->cluster->name);
 	else
 		cJSON_AddNullToObject(doc, "cluster");
 	cJSON_AddStringToObject(doc, "name", s->spec.job_name ? s->spec.job_name : "dispatch");
-	cJSON_AddStringToObject(doc, "token", s->token);
-	cJSON_AddStringToObject(doc, "stage_dir", d->stage);
-	cJSON_AddStringToObject(doc, "script", script);
-	cJSON_AddStringToObject(doc, "log", log);
-	if (o->pid > 0)
-		cJSON_AddNumberToObject(doc, "pid", (double)o->pid);
+	cJSON_AddStringToObject(doc, "token", sub->token);
+	cJSON_AddStringToObject(doc, "stage_dir", sub->stage_dir);
+	cJSON_AddStringToObject(doc, "script", sub->script);
+	cJSON_AddStringToObject(doc, "log", sub->log);
+	if (sub->pid > 0)
+		cJSON_AddNumberToObject(doc, "pid", (double)sub->pid);
 	else
 		cJSON_AddNullToObject(doc, "pid");
-	if (s->commit)
-		cJSON_AddStringToObject(doc, "commit", s->commit);
+	if (s->job.commit)
+		cJSON_AddStringToObject(doc, "commit", s->job.commit);
 	else
 		cJSON_AddNullToObject(doc, "commit");
-	cJSON_AddBoolToObject(doc, "dirty", s->dirty);
-	cJSON_AddBoolToObject(doc, "recovered", o->recovered);
+	cJSON_AddBoolToObject(doc, "dirty", s->job.dirty);
+	cJSON_AddBoolToObject(doc, "recovered", sub->recovered);
 	json_print(doc);
 }
 
-/* Steps 3 and 4, and the record of the outcome. */
-static int submit_recorded(struct dp_ctx *ctx, struct ledger *l, struct ssh_session *ss,
-			   struct submit *s, const struct remote_dirs *d)
-{
-	struct dp_error err = { 0 }, e2 = { 0 };
-	bool slurm = s->host->type == INV_HOST_SLURM;
-	_cleanup_free_ char *script = xasprintf("%s/%s", d->stage, slurm ? "sbatch.sh" : "bootstrap.sh");
-	_cleanup_free_ char *log0 = log_path_for(s, d, NULL);
-	struct ledger_job rec = {
-		.host = s->host->name,
-		.cluster = s->host->cluster ? s->host->cluster->name : NULL,
-		.name = s->spec.job_name ? s->spec.job_name : "dispatch",
-		.token = s->token,
-		.commit = (char *)s->commit,
-		.dirty = s->dirty,
-		.script_path = script,
-		.log_path = log0,
-		.err_path = s->spec.error,
-	};
-	if (ledger_begin(l, &rec, &err) < 0)
-		return report_error(&err);
-	info_msg(ctx, "submitting to '%s' (token %s, stage %s)", s->host->name, s->token, d->stage);
+struct hook_data {
+	struct dp_ctx *ctx;
+	const char *dest;
+};
 
-	_cleanup_(outcome_release) struct outcome o = { 0 };
-	if ((slurm ? run_sbatch(ctx, ss, s, d, &o, &err) : run_plain(ctx, ss, s, d, &o, &err)) < 0) {
-		if (o.refused) {
-			if (ledger_forget(l, s->token, &e2) < 0)
-				report_error(&e2);
-			return report_error(&err);
-		}
-		if (ledger_set_state(l, s->token, "unknown", &e2) < 0)
-			report_error(&e2);
-		error_msg("%s", err.msg);
-		error_msg("the state of the submission to '%s' is unknown: it may or may not have "
-			  "been submitted. Do not submit again before you know: look for its token %s "
-			  "with 'dispatch run -H %s -- %s'", s->host->name, s->token, s->host->name,
-			  slurm ? "squeue --me -t all -o \"%i %k\"" : "ls STAGE_DIR");
-		return DPE_FAIL;
-	}
-	if (o.recovered)
-		warning_msg("found the job by its token: %s on '%s' (not submitted again)", o.job_id,
-			    s->host->name);
-	_cleanup_free_ char *log = log_path_for(s, d, o.job_id);
-	if (ledger_submitted(l, s->token, o.job_id, o.pid, &err) < 0 ||
-	    ledger_set_log_path(l, s->token, log, &err) < 0)
-		return report_error(&err);
-	if (!ctx->json && ctx->verbosity >= 0 && stderr_is_tty())
-		fprintf(stderr, "dispatch: submitted job %s to %s; log: %s\n", o.job_id, s->host->name,
-			log);
-	print_submitted(s, d, &o, log, ctx->json);
-	return 0;
+static int reconnect(void *data, struct ssh_session **out, struct dp_error *err)
+{
+	struct hook_data *d = data;
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(d->ctx, &sc);
+	return ssh_session_open(&sc, d->dest, out, err);
 }
 
-static int submit_remote(struct dp_ctx *ctx, struct submit *s, const struct jobscript *js)
+static void note(void *data, enum submission_note level, const char *msg)
+{
+	struct hook_data *d = data;
+	if (level == SUBMISSION_INFO)
+		info_msg(d->ctx, "%s", msg);
+	else if (level == SUBMISSION_WARNING)
+		warning_msg("%s", msg);
+	else
+		error_msg("%s", msg);
+}
+
+static int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub)
 {
 	struct dp_error err = { 0 };
 	_cleanup_ledger_ struct ledger *l = NULL;
@@ -806,65 +434,69 @@ static int submit_remote(struct dp_ctx *ctx, struct submit *s, const struct jobs
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	const char *dest = s->host->ssh ? s->host->ssh : s->host->name;
-	if (ssh_session_open(&sc, dest, &ss, &err) < 0)
+	struct hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, s->host->name) };
+	if (ssh_session_open(&sc, hd.dest, &ss, &err) < 0)
 		return report_error(&err);
-
-	_cleanup_(remote_dirs_release) struct remote_dirs d = { 0 };
-	if (prepare_dirs(ss, s, &d, &err) < 0 || upload_scripts(ss, s, js, &d, ctx, &err) < 0)
-		return report_error(&err);
-	return submit_recorded(ctx, l, ss, s, &d);
+	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
+	int r = submission_run(sub, &s->job, ss, l, &hooks, &err);
+	const char *name = s->host->name;
+	if (r < 0) {
+		fputs(sub->remote_err.buf, stderr); /* the host's own words, as it wrote them */
+		if (sub->state != SUBMISSION_UNKNOWN)
+			return report_error(&err);
+		error_msg("%s", err.msg);
+		error_msg("the state of the submission to '%s' is unknown: it may or may not have "
+			  "been submitted. Do not submit again before you know: look for its token %s "
+			  "with 'dispatch run -H %s -- %s'", name, sub->token, name,
+			  s->host->type == INV_HOST_SLURM ? "squeue --me -t all -o \"%i %k\"" : "ls STAGE_DIR");
+		return DPE_FAIL;
+	}
+	if (ctx->verbosity >= 0)
+		fputs(sub->remote_err.buf, stderr); /* sbatch's warnings */
+	if (sub->recovered)
+		warning_msg("found the job by its token: %s on '%s' (not submitted again)", sub->job_id,
+			    name);
+	if (!ctx->json && ctx->verbosity >= 0 && stderr_is_tty())
+		notice_msg("submitted job %s to %s; log: %s", sub->job_id, name, sub->log);
+	print_submitted(s, sub, ctx->json);
+	return 0;
 }
 
 static int generate(struct dp_ctx *ctx, struct submit *s)
 {
 	struct dp_error err = { 0 };
-	_cleanup_free_ char *share = jobscript_share_dir(s->host);
-	/* The stage dir's nonce comes from the token: unique across machines. */
-	s->token = ledger_new_token();
-	unsigned long nonce = strtoul(s->token + strlen(s->token) - 4, NULL, 16);
-	s->stage = jobscript_stage_name(s->spec.job_name, time(NULL),
-					s->dry_run ? (unsigned long)getpid() : nonce);
-	_cleanup_free_ char *boot_path = xasprintf("%s/%s/bootstrap.sh", share, s->stage);
-	_cleanup_free_ char *code_path = NULL;
-	struct jobscript_target t = {
-		.host = s->host,
-		.gres_type = s->gres_type,
-		.partition = s->partition,
-		.bootstrap_path = boot_path,
-		.payload = s->payload,
-		.payload_len = s->payload_len,
-		.payload_subdir = s->subdir && *s->subdir ? s->subdir : NULL,
-	};
-	if (s->payload && s->payload_key && s->payload_len > EMBED_MAX) {
-		code_path = xasprintf("%s/code/%s.tar.gz", share, s->payload_key);
-		t.payload = NULL;
-		t.payload_path = code_path;
-	}
-	_cleanup_jobscript_ struct jobscript js = { 0 };
-	if (jobscript_generate(&s->spec, &t, &js, &err) < 0)
+	s->job.spec = &s->spec;
+	s->job.host = s->host;
+	s->job.gres_type = s->gres_type;
+	s->job.partition = s->partition;
+	s->job.code = s->payload;
+	s->job.code_len = s->payload_len;
+	s->job.dry_run = s->dry_run;
+	_cleanup_(submission_release) struct submission sub = { 0 };
+	if (submission_prepare(&s->job, &sub, &err) < 0)
 		return report_error(&err);
-	if (js.ignored) {
+	const struct jobscript *js = &sub.js;
+	if (js->ignored) {
 		struct strbuf sb = STRBUF_INIT;
-		for (size_t i = 0; js.ignored[i]; i++)
-			strbuf_addf(&sb, "%s--%s", i ? ", " : "", js.ignored[i]);
+		for (size_t i = 0; js->ignored[i]; i++)
+			strbuf_addf(&sb, "%s--%s", i ? ", " : "", js->ignored[i]);
 		warning_msg("'%s' is a plain host (no scheduler): ignoring %s", s->host->name, sb.buf);
 		strbuf_release(&sb);
 	}
 	if (!s->dry_run)
-		return submit_remote(ctx, s, &js);
+		return submit_remote(ctx, s, &sub);
 	info_msg(ctx, "host '%s' (%s); the bootstrap would go to %s", s->host->name,
-		 inv_host_type_name(s->host->type), js.sbatch ? boot_path : "(run directly)");
-	if (s->emit && jobscript_emit(&js, s->emit, &err) < 0)
+		 inv_host_type_name(s->host->type), js->sbatch ? sub.bootstrap_path : "(run directly)");
+	if (s->emit && jobscript_emit(js, s->emit, &err) < 0)
 		return report_error(&err);
 	if (ctx->json)
-		print_json(s, &js, boot_path);
+		print_json(s, js, sub.bootstrap_path);
 	else if (s->emit) {
-		if (js.sbatch)
+		if (js->sbatch)
 			printf("%s/sbatch.sh\n", s->emit);
 		printf("%s/bootstrap.sh\n", s->emit);
 	} else
-		print_text(&js);
+		print_text(js);
 	return 0;
 }
 
@@ -880,13 +512,10 @@ static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool pack
 		r = s.packed ? make_snapshot(ctx, &s) : read_payload(&s);
 	if (r == 0)
 		r = generate(ctx, &s);
-	free(s.subdir);
 	solve_result_release(&s.solved);
 	solve_checked_free(s.live);
 	jobspec_release(&s.spec);
 	free(s.payload);
-	free(s.token);
-	free(s.stage);
 	return r;
 }
 

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "dispatch.h"
+#include "inventory/inventory.h"
 #include "slurm/hostlist.h"
 #include "jobref.h"
 #include "slurm/plainjob.h"
@@ -307,7 +308,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	if (!h->ss) {
 		struct ssh_ctx sc;
 		cmd_ssh_ctx(ctx, &sc);
-		if (ssh_session_open(&sc, job_ssh_destination(ctx, h->host), &h->ss, &err) < 0) {
+		if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, h->host), &h->ss, &err) < 0) {
 			host_failed(ctx, h, err.msg, true);
 			return;
 		}

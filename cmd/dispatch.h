@@ -81,6 +81,7 @@ const char *options_spelling(const struct dp_option *opts, int id); /* "--chip" 
 /* cmd/output.c: everything that talks to the user goes through here */
 void error_msg(const char *fmt, ...) _printf_(1, 2);     /* "dispatch: <msg>" on stderr */
 void warning_msg(const char *fmt, ...) _printf_(1, 2);   /* "dispatch: warning: <msg>" */
+void notice_msg(const char *fmt, ...) _printf_(1, 2);    /* "dispatch: <msg>": news, not an error */
 void info_msg(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with -v */
 int report_error(const struct dp_error *e);               /* prints, returns the exit status */
 /* -H EXPR: appends the hosts of a hostlist expression not in *hosts yet; 0, or the
@@ -122,7 +123,6 @@ int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const 
 		     struct job_set *set);                /* 0, or the exit status (printed) */
 void job_set_release(struct job_set *set);
 bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
-const char *job_ssh_destination(const struct dp_ctx *ctx, const char *host);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
 
 /* cmd/hosts-check.c: dispatch hosts --check on these host names; the exit status */

@@ -202,9 +202,8 @@ int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout)
 	pthread_mutex_init(&c.lock, NULL);
 	c.probes = xcalloc(c.n ? c.n : 1, sizeof(*c.probes));
 	for (size_t i = 0; i < c.n; i++) {
-		const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, names[i]) : NULL;
 		c.probes[i].name = names[i];
-		c.probes[i].ssh = h && h->ssh ? h->ssh : names[i];
+		c.probes[i].ssh = inventory_ssh_destination(ctx->inv, names[i]);
 	}
 
 	signal(SIGPIPE, SIG_IGN);

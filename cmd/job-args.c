@@ -42,11 +42,6 @@ bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r)
 	return r->in_ledger && r->rec.pid > 0;
 }
 
-const char *job_ssh_destination(const struct dp_ctx *ctx, const char *host)
-{
-	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
-	return h && h->ssh ? h->ssh : host;
-}
 
 char *job_stage_dir(const struct jobref *r)
 {

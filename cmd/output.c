@@ -25,6 +25,14 @@ void error_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
+void notice_msg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
 void warning_msg(const char *fmt, ...)
 {
 	va_list ap;

@@ -10,6 +10,7 @@
 #include <termios.h>
 
 #include "dispatch.h"
+#include "inventory/inventory.h"
 #include "transport/ssh.h"
 
 static pthread_mutex_t tty_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -118,11 +119,17 @@ static bool have_tty(void)
 	return true;
 }
 
+static const char *inventory_destination(void *data, const char *name)
+{
+	return inventory_ssh_destination(data, name);
+}
+
 void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc)
 {
 	memset(sc, 0, sizeof(*sc));
 	sc->config_path = ctx->ssh_config_path;
-	sc->inv = ctx->inv;
+	sc->destination = inventory_destination;
+	sc->destination_data = (void *)ctx->inv;
 	if (have_tty())
 		sc->prompt = tty_prompt;
 	if (ctx->verbosity > 0)

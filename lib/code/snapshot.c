@@ -205,6 +205,20 @@ static int open_repo(const char *dir, git_repository **repo, struct dp_error *er
 	return 0;
 }
 
+/* info->subdir: dir's path below the top of the work tree ("" at the top or when it
+ * cannot be known, as in a bare repository). */
+static void set_subdir(git_repository *repo, const char *dir, struct snapshot_info *info)
+{
+	const char *top = git_repository_workdir(repo);
+	char rtop[PATH_MAX], rdir[PATH_MAX];
+	info->subdir[0] = '\0';
+	if (!top || !realpath(top, rtop) || !realpath(dir, rdir))
+		return;
+	size_t n = strlen(rtop);
+	if (strncmp(rdir, rtop, n) == 0 && rdir[n] == '/')
+		snprintf(info->subdir, sizeof(info->subdir), "%s", rdir + n + 1);
+}
+
 static const char *repo_name(git_repository *repo)
 {
 	const char *w = git_repository_workdir(repo);
@@ -836,6 +850,8 @@ int snapshot_create(const struct snapshot_opts *o, struct snapshot_info *info, s
 	_cleanup_repo_ git_repository *repo = NULL;
 	struct writer w = { 0 };
 	int r = open_repo(dir, &repo, err);
+	if (r == 0)
+		set_subdir(repo, dir, info);
 	if (r == 0 && o->mode != SNAPSHOT_REF && git_repository_is_bare(repo))
 		r = dp_err(err, DPE_INPUT,
 			   "'%s' is a bare repository: --dirty and --files need a work tree (--ref works)",

@@ -25,6 +25,7 @@
 #ifndef DISPATCH_SNAPSHOT_H
 #define DISPATCH_SNAPSHOT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,6 +61,7 @@ struct snapshot_info {
 	uint64_t modified;        /* DIRTY/FILES: tracked files that differ from HEAD */
 	uint64_t untracked;       /* DIRTY/FILES: untracked files included */
 	uint64_t deleted;         /* DIRTY/FILES: tracked files missing on disk, left out */
+	char subdir[PATH_MAX];    /* opts.repo below the top of its work tree; "" at the top */
 };
 
 /* Writes the snapshot. Errors: DPE_INPUT (not a repository, bare repository for

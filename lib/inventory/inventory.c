@@ -710,6 +710,12 @@ const struct inv_host *inventory_host(const struct inventory *inv, const char *n
 	return NULL;
 }
 
+const char *inventory_ssh_destination(const struct inventory *inv, const char *name)
+{
+	const struct inv_host *h = inv ? inventory_host(inv, name) : NULL;
+	return h && h->ssh ? h->ssh : name;
+}
+
 const struct inv_cluster *inventory_cluster(const struct inventory *inv, const char *name)
 {
 	for (size_t i = 0; inv && name && i < inv->nclusters; i++)

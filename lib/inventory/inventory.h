@@ -79,6 +79,10 @@ static inline void inventory_freep(struct inventory **inv) { inventory_free(*inv
 #define _cleanup_inventory_ _cleanup_(inventory_freep)
 
 const struct inv_host *inventory_host(const struct inventory *inv, const char *name);
+/* Where ssh goes for name: the inventory host's ssh field when it has one, else name
+ * itself (an ssh alias or [user@]host[:port]). inv may be NULL. The one place that
+ * maps inventory names to ssh destinations. */
+const char *inventory_ssh_destination(const struct inventory *inv, const char *name);
 const struct inv_cluster *inventory_cluster(const struct inventory *inv, const char *name);
 /* The GRES type for a catalogue chip name, or NULL when gres_mapping has none. */
 const char *inventory_gres_type(const struct inventory *inv, const char *chip);

@@ -13,7 +13,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "inventory/inventory.h"
 #include "transport/known_hosts.h"
 #include "base/shquote.h"
 #include "transport/ssh_internal.h"
@@ -386,11 +385,8 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 
 	pthread_once(&init_once, init_libssh2);
 	*out = NULL;
-	if (ctx->inv) {
-		const struct inv_host *h = inventory_host(ctx->inv, host);
-		if (h && h->ssh)
-			dest = h->ssh;
-	}
+	if (ctx->destination)
+		dest = ctx->destination(ctx->destination_data, host);
 	for (int i = 0;; i++) {
 		bool retry = false;
 		if (open_chain(ctx, dest, NULL, 0, out, &retry, why ? why : &ignored, err) == 0) {

@@ -31,7 +31,6 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 
-struct inventory;
 struct ssh_session;
 
 /* Asks the user for a secret (echo false) or an answer (echo true). Returns 0 and a
@@ -42,7 +41,10 @@ typedef void (*ssh_log_fn)(void *data, const char *msg);
 
 struct ssh_ctx {
 	const char *config_path;        /* -F; NULL: ~/.ssh/config then /etc/ssh/ssh_config */
-	const struct inventory *inv;    /* inventory host names map to their ssh field; may be NULL */
+	/* Where a name goes (inventory host names to their ssh field); NULL: as given.
+	 * The session keeps the name it was opened with for messages. */
+	const char *(*destination)(void *data, const char *name);
+	void *destination_data;
 	ssh_prompt_fn prompt;           /* NULL: never prompt (no terminal) */
 	void *prompt_data;
 	ssh_log_fn log;                 /* progress for -v; may be NULL */

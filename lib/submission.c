@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: MIT */
+/* One submission, from spec to ledger row: submission.h. */
+#include "submission.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/marker.h"
+#include "base/shquote.h"
+#include "inventory/inventory.h"
+#include "inventory/jobspec.h"
+#include "ledger.h"
+#include "slurm/plainjob.h"
+#include "slurm/slurm.h"
+#include "transport/ssh.h"
+#include "transport/upload.h"
+
+static void note(const struct submission_hooks *h, enum submission_note level, const char *fmt, ...)
+	_printf_(3, 4);
+
+static void note(const struct submission_hooks *h, enum submission_note level, const char *fmt, ...)
+{
+	if (!h || !h->note)
+		return;
+	_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	h->note(h->data, level, msg.buf);
+}
+
+/* ---- preparing ---- */
+
+int submission_prepare(const struct submission_job *job, struct submission *sub,
+		       struct dp_error *err)
+{
+	memset(sub, 0, sizeof(*sub));
+	strbuf_init(&sub->remote_err);
+	_cleanup_free_ char *share = jobscript_share_dir(job->host);
+	/* The stage dir's nonce comes from the token: unique across machines. */
+	sub->token = ledger_new_token();
+	unsigned long nonce = strtoul(sub->token + strlen(sub->token) - 4, NULL, 16);
+	sub->stage = jobscript_stage_name(job->spec->job_name, time(NULL),
+					  job->dry_run ? (unsigned long)getpid() : nonce);
+	sub->bootstrap_path = xasprintf("%s/%s/bootstrap.sh", share, sub->stage);
+	sub->code_uploaded = job->code && job->code_sha256 && job->code_len > SUBMISSION_EMBED_MAX;
+	_cleanup_free_ char *code_path = sub->code_uploaded
+		? xasprintf("%s/code/%s.tar.gz", share, job->code_sha256) : NULL;
+	struct jobscript_target t = {
+		.host = job->host,
+		.gres_type = job->gres_type,
+		.partition = job->partition,
+		.bootstrap_path = sub->bootstrap_path,
+		.payload = sub->code_uploaded ? NULL : job->code,
+		.payload_len = job->code_len,
+		.payload_path = code_path,
+		.payload_subdir = job->code_subdir && *job->code_subdir ? job->code_subdir : NULL,
+	};
+	return jobscript_generate(job->spec, &t, &sub->js, err);
+}
+
+void submission_release(struct submission *sub)
+{
+	free(sub->token);
+	free(sub->stage);
+	free(sub->bootstrap_path);
+	jobscript_release(&sub->js);
+	free(sub->share_dir);
+	free(sub->stage_dir);
+	free(sub->work_dir);
+	free(sub->log_dir);
+	free(sub->script);
+	free(sub->log);
+	free(sub->job_id);
+	strbuf_release(&sub->remote_err);
+	memset(sub, 0, sizeof(*sub));
+}
+
+/* ---- step 1: the directories ---- */
+
+static char *cluster_work(const struct inv_host *h)
+{
+	return xstrdup(h->cluster && h->cluster->work ? h->cluster->work : "~");
+}
+
+static char *cluster_log(const struct inv_host *h)
+{
+	if (h->cluster && (h->cluster->log || h->cluster->work))
+		return jobscript_log_dir(h->cluster);
+	return xstrdup("~/.dispatch/logs");
+}
+
+static void print_dir(struct strbuf *sb, const char *mark, const char *path)
+{
+	strbuf_adds(sb, "cd -- ");
+	jobscript_quote_path(sb, path);
+	strbuf_adds(sb, " || exit 1\n");
+	marker_print(sb, mark, "\"$PWD\"");
+}
+
+static void dirs_command(struct strbuf *sb, const struct submission_job *job,
+			 const struct submission *sub)
+{
+	_cleanup_free_ char *share = jobscript_share_dir(job->host);
+	_cleanup_free_ char *stage = xasprintf("%s/%s", share, sub->stage);
+	_cleanup_free_ char *code = xasprintf("%s/code", share);
+	_cleanup_free_ char *work = cluster_work(job->host);
+	_cleanup_free_ char *log = cluster_log(job->host);
+	strbuf_adds(sb, "umask 077\nmkdir -p -- ");
+	jobscript_quote_path(sb, stage);
+	strbuf_addch(sb, ' ');
+	jobscript_quote_path(sb, code);
+	strbuf_addch(sb, ' ');
+	jobscript_quote_path(sb, work);
+	strbuf_addch(sb, ' ');
+	jobscript_quote_path(sb, log);
+	strbuf_adds(sb, " || exit 1\n");
+	print_dir(sb, MARK_SHARE, share);
+	print_dir(sb, MARK_STAGE, stage);
+	print_dir(sb, MARK_WORK, work);
+	print_dir(sb, MARK_LOG, log);
+}
+
+static int make_dirs(struct ssh_session *ss, const struct submission_job *job,
+		     struct submission *sub, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
+	int status;
+	dirs_command(&cmd, job, sub);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, err) < 0)
+		return -1;
+	if (status != 0)
+		return dp_err(err, DPE_FAIL, "cannot create the job's directories on '%s' (exit "
+			      "status %d)", ssh_session_name(ss), status);
+	strbuf_reset(&sub->remote_err);
+	sub->share_dir = marker_find(out.buf, MARK_SHARE);
+	sub->stage_dir = marker_find(out.buf, MARK_STAGE);
+	sub->work_dir = marker_find(out.buf, MARK_WORK);
+	sub->log_dir = marker_find(out.buf, MARK_LOG);
+	if (!sub->share_dir || !sub->stage_dir || !sub->work_dir || !sub->log_dir ||
+	    !*sub->share_dir || !*sub->stage_dir || !*sub->work_dir || !*sub->log_dir)
+		return dp_err(err, DPE_FAIL, "cannot create the job's directories on '%s': the shell "
+			      "did not print their paths", ssh_session_name(ss));
+	return 0;
+}
+
+/* ---- step 2: the scripts and the code ---- */
+
+/* The code, once per content: {share}/code/SHA256.tar.gz. */
+static int upload_code(struct upload *u, const struct submission_job *job,
+		       const struct submission *sub, const struct submission_hooks *h,
+		       struct dp_error *err)
+{
+	_cleanup_free_ char *path = xasprintf("%s/code/%s.tar.gz", sub->share_dir, job->code_sha256);
+	uint64_t size = 0;
+	int r = upload_stat(u, path, &size, err);
+	if (r < 0)
+		return -1;
+	if (r == 1 && size == job->code_len) {
+		note(h, SUBMISSION_INFO, "the code is on the host already: %s", path);
+		return 0;
+	}
+	_cleanup_free_ char *part = xasprintf("%s.%s.part", path, sub->token);
+	if (upload_new_file(u, part, job->code, job->code_len, 0600, err) < 0)
+		return -1;
+	if (r == 1) /* a different size under this hash: a broken earlier upload */
+		upload_remove(u, path, NULL);
+	r = upload_rename(u, part, path, err);
+	if (r == 1) /* another submission was first */
+		upload_remove(u, part, NULL);
+	if (r < 0)
+		return -1;
+	note(h, SUBMISSION_INFO, "uploaded the code (%zu bytes): %s", job->code_len, path);
+	return 0;
+}
+
+static int upload_files(struct ssh_session *ss, const struct submission_job *job,
+			struct submission *sub, const struct submission_hooks *h,
+			struct dp_error *err)
+{
+	_cleanup_upload_ struct upload *u = NULL;
+	if (upload_open(ss, &u, err) < 0)
+		return -1;
+	_cleanup_free_ char *boot = xasprintf("%s/bootstrap.sh", sub->stage_dir);
+	const struct jobscript *js = &sub->js;
+	if (upload_new_file(u, boot, js->bootstrap, strlen(js->bootstrap), 0700, err) < 0)
+		return -1;
+	if (js->sbatch) {
+		_cleanup_free_ char *wrapper = xasprintf("%s/sbatch.sh", sub->stage_dir);
+		if (upload_new_file(u, wrapper, js->sbatch, strlen(js->sbatch), 0700, err) < 0)
+			return -1;
+	}
+	return sub->code_uploaded ? upload_code(u, job, sub, h, err) : 0;
+}
+
+/* %x and %j of an --output pattern, as far as they are known here. */
+static char *log_path(const struct submission_job *job, const struct submission *sub,
+		      const char *id)
+{
+	if (job->host->type != INV_HOST_SLURM)
+		return xasprintf("%s/%s.out", sub->log_dir, sub->stage);
+	const struct jobspec *spec = job->spec;
+	const char *pattern = spec->output;
+	_cleanup_free_ char *def = NULL;
+	if (!pattern) {
+		const struct inv_cluster *c = job->host->cluster;
+		bool has_dir = c && (c->log || c->work);
+		def = has_dir ? xasprintf("%s/%s", sub->log_dir, spec->array ? "%x-%A_%a.out" : "%x-%j.out")
+			      : xasprintf("%s/%s", sub->work_dir, spec->array ? "slurm-%A_%a.out"
+									      : "slurm-%j.out");
+		pattern = def;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *p = pattern; *p; p++) {
+		if (p[0] == '%' && (p[1] == 'j' || p[1] == 'A') && id) {
+			strbuf_adds(&sb, id);
+			p++;
+		} else if (p[0] == '%' && p[1] == 'x') {
+			strbuf_adds(&sb, spec->job_name ? spec->job_name : "dispatch");
+			p++;
+		} else {
+			strbuf_addch(&sb, *p);
+		}
+	}
+	return strbuf_detach(&sb);
+}
+
+/* ---- step 4, and the look-up after a lost connection ---- */
+
+enum submission_state submission_settle_slurm(const char *lookup_out, const char *token,
+					      char **job_id, int *sbatch_status,
+					      struct strbuf *remote_err)
+{
+	struct slurm_lookup lk = SLURM_LOOKUP_INIT;
+	enum submission_state st = SUBMISSION_UNKNOWN;
+	slurm_parse_lookup(lookup_out, token, &lk);
+	*sbatch_status = lk.sbatch_status;
+	if (lk.sbatch_status > 0) {
+		strbuf_add(remote_err, lk.err.buf, lk.err.len);
+		st = SUBMISSION_REFUSED;
+	} else if (lk.job_id) {
+		*job_id = lk.job_id;
+		lk.job_id = NULL;
+		st = SUBMISSION_SUBMITTED;
+	}
+	slurm_lookup_release(&lk);
+	return st;
+}
+
+enum submission_state submission_settle_plain(const char *pid_out, long *pid)
+{
+	*pid = plainjob_parse_pid(pid_out);
+	return *pid > 0 ? SUBMISSION_SUBMITTED : SUBMISSION_UNKNOWN;
+}
+
+/* After the connection broke (lost) while the job may have been submitted: connect
+ * once more and look the token up. */
+static int recover(struct submission *sub, const struct submission_job *job,
+		   const struct submission_hooks *h, const struct dp_error *lost,
+		   struct dp_error *err)
+{
+	bool slurm = job->host->type == INV_HOST_SLURM;
+	const char *name = job->host->name;
+	note(h, SUBMISSION_WARNING, "%s; connecting again %s", lost->msg,
+	     slurm ? "to look for the job by its token" : "to see whether the job started");
+	sub->state = SUBMISSION_UNKNOWN;
+	strbuf_reset(&sub->remote_err); /* of the lost command: not an answer */
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	if (!h || !h->reconnect)
+		return dp_err(err, lost->kind, "%s", lost->msg);
+	if (h->reconnect(h->data, &ss, err) < 0)
+		return -1;
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
+	if (slurm)
+		slurm_lookup_command(&cmd, sub->stage_dir, sub->token);
+	else
+		plainjob_pid_command(&cmd, sub->stage_dir);
+	int status;
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, NULL, &status, err) < 0)
+		return -1;
+	if (slurm) {
+		int sbatch_status = -1;
+		sub->state = submission_settle_slurm(out.buf, sub->token, &sub->job_id,
+						     &sbatch_status, &sub->remote_err);
+		if (sub->state == SUBMISSION_REFUSED)
+			return dp_err(err, DPE_FAIL, "sbatch on '%s' refused the job (exit status %d)",
+				      name, sbatch_status);
+		if (sub->state != SUBMISSION_SUBMITTED)
+			return dp_err(err, DPE_FAIL, "no job on '%s' carries this submission's token "
+				      "%s (yet)", name, sub->token);
+	} else {
+		sub->state = submission_settle_plain(out.buf, &sub->pid);
+		if (sub->state != SUBMISSION_SUBMITTED)
+			return dp_err(err, DPE_FAIL, "the job on '%s' has not started (no %s/pid yet)",
+				      name, sub->stage_dir);
+		sub->job_id = xstrdup(sub->stage);
+	}
+	sub->recovered = true;
+	return 0;
+}
+
+static int run_sbatch(struct submission *sub, const struct submission_job *job,
+		      struct ssh_session *ss, const struct submission_hooks *h, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
+	struct dp_error lost = { 0 };
+	const char *name = job->host->name;
+	int status;
+	slurm_submit_command(&cmd, sub->work_dir, sub->stage_dir, sub->token);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, &lost) < 0)
+		return recover(sub, job, h, &lost, err);
+	int sbatch_status = slurm_parse_exit(out.buf, "sbatch");
+	if (sbatch_status < 0) {
+		/* The shell died (a signal, a killed session) before it could say what
+		 * sbatch answered: sbatch may have submitted the job. */
+		dp_err(&lost, DPE_FAIL, "the remote shell on '%s' ended (exit status %d) before "
+		       "it reported sbatch's answer", name, status);
+		return recover(sub, job, h, &lost, err);
+	}
+	if (sbatch_status != 0) {
+		sub->state = SUBMISSION_REFUSED;
+		return dp_err(err, DPE_FAIL, "sbatch on '%s' refused the job (exit status %d)", name,
+			      sbatch_status);
+	}
+	if (slurm_parse_sbatch(out.buf, &sub->job_id, NULL) < 0) {
+		dp_err(&lost, DPE_FAIL, "sbatch on '%s' printed no job id", name);
+		return recover(sub, job, h, &lost, err);
+	}
+	sub->state = SUBMISSION_SUBMITTED;
+	return 0;
+}
+
+static int run_plain(struct submission *sub, const struct submission_job *job,
+		     struct ssh_session *ss, const struct submission_hooks *h, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	_cleanup_free_ char *log = log_path(job, sub, NULL);
+	struct dp_error lost = { 0 };
+	int status;
+	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)
+		return recover(sub, job, h, &lost, err);
+	if (status != 0) {
+		strbuf_add(&sub->remote_err, errout.buf, errout.len);
+		sub->state = SUBMISSION_REFUSED;
+		return dp_err(err, DPE_FAIL, "cannot start the job on '%s' (exit status %d)",
+			      job->host->name, status);
+	}
+	sub->pid = plainjob_parse_pid(out.buf);
+	if (sub->pid < 0) {
+		dp_err(&lost, DPE_FAIL, "the job's start on '%s' printed no process id",
+		       job->host->name);
+		return recover(sub, job, h, &lost, err);
+	}
+	sub->job_id = xstrdup(sub->stage);
+	sub->state = SUBMISSION_SUBMITTED;
+	return 0;
+}
+
+/* Steps 3 and 4, and the record of the outcome. */
+static int submit_recorded(struct submission *sub, const struct submission_job *job,
+			   struct ssh_session *ss, struct ledger *l,
+			   const struct submission_hooks *h, struct dp_error *err)
+{
+	struct dp_error e2 = { 0 };
+	bool slurm = job->host->type == INV_HOST_SLURM;
+	const struct inv_host *host = job->host;
+	sub->script = xasprintf("%s/%s", sub->stage_dir, slurm ? "sbatch.sh" : "bootstrap.sh");
+	_cleanup_free_ char *log0 = log_path(job, sub, NULL);
+	struct ledger_job rec = {
+		.host = host->name,
+		.cluster = host->cluster ? host->cluster->name : NULL,
+		.name = job->spec->job_name ? job->spec->job_name : "dispatch",
+		.token = sub->token,
+		.commit = (char *)job->commit,
+		.dirty = job->dirty,
+		.script_path = sub->script,
+		.log_path = log0,
+		.err_path = job->spec->error,
+	};
+	if (ledger_begin(l, &rec, err) < 0)
+		return -1;
+	note(h, SUBMISSION_INFO, "submitting to '%s' (token %s, stage %s)", host->name, sub->token,
+	     sub->stage_dir);
+
+	int r = slurm ? run_sbatch(sub, job, ss, h, err) : run_plain(sub, job, ss, h, err);
+	if (r < 0 && sub->state == SUBMISSION_REFUSED) {
+		if (ledger_forget(l, sub->token, &e2) < 0)
+			note(h, SUBMISSION_ERROR, "%s", e2.msg);
+		return -1;
+	}
+	if (r < 0) {
+		sub->state = SUBMISSION_UNKNOWN;
+		if (ledger_set_state(l, sub->token, "unknown", &e2) < 0)
+			note(h, SUBMISSION_ERROR, "%s", e2.msg);
+		return -1;
+	}
+	sub->log = log_path(job, sub, sub->job_id);
+	if (ledger_submitted(l, sub->token, sub->job_id, sub->pid, err) < 0 ||
+	    ledger_set_log_path(l, sub->token, sub->log, err) < 0)
+		return -1;
+	return 0;
+}
+
+int submission_run(struct submission *sub, const struct submission_job *job,
+		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
+		   struct dp_error *err)
+{
+	sub->state = SUBMISSION_PREPARED;
+	if (make_dirs(ss, job, sub, err) < 0 || upload_files(ss, job, sub, hooks, err) < 0)
+		return -1;
+	return submit_recorded(sub, job, ss, l, hooks, err);
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One submission, from a job spec, its code and a host to a job on that host and its
+ * row in the ledger. Used by submit and submit-packed; the next callers are submit
+ * --wait and notebooks. The steps, over one connection:
+ *
+ *   submission_prepare   a token and a stage name; the scripts (lib/slurm/jobscript.h),
+ *                        with the code inside bootstrap.sh up to SUBMISSION_EMBED_MAX
+ *                        or else read from {share}/code/SHA256.tar.gz (decided here,
+ *                        once). A dry run stops here.
+ *   submission_run       1. a shell command makes the share, stage, work and log dirs
+ *                           (umask 077) and prints their absolute paths;
+ *                        2. SFTP writes the scripts into the stage dir with mode 0700,
+ *                           and the code into {share}/code/ when it is not there yet
+ *                           (under a temporary name, renamed: no job sees half of it);
+ *                        3. the ledger records the intent with the token;
+ *                        4. SLURM: sbatch --parsable --comment=TOKEN; a plain host: the
+ *                           bootstrap starts detached (lib/slurm/plainjob.h).
+ *
+ * When the connection breaks during step 4, or the shell dies before it reports
+ * sbatch's answer, submission_run connects once more (hooks->reconnect) and looks the
+ * token up (the stage dir's record of sbatch's answer, then squeue and sacct; on a
+ * plain host the stage dir's pid file) rather than submit again: a job is never
+ * submitted twice. When that is not conclusive the ledger row stays "unknown".
+ *
+ * lib/ prints nothing: progress goes to hooks->note, and what the host's tools wrote
+ * to stderr (sbatch's warnings, or why it refused) is kept in remote_err.
+ */
+#ifndef DISPATCH_SUBMISSION_H
+#define DISPATCH_SUBMISSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+#include "base/strbuf.h"
+#include "slurm/jobscript.h"
+
+struct inv_host;
+struct jobspec;
+struct ledger;
+struct ssh_session;
+
+/* Code up to this size goes inside bootstrap.sh; larger code (with a content hash) is
+ * uploaded once to {share}/code/SHA256.tar.gz and every job extracts it from there. */
+#define SUBMISSION_EMBED_MAX (1024 * 1024)
+
+/* What is submitted. */
+struct submission_job {
+	const struct jobspec *spec;
+	const struct inv_host *host;
+	const char *gres_type;          /* the chip's GRES type on this host, or NULL */
+	const char *partition;          /* the solver's choice, or NULL */
+	const unsigned char *code;      /* a gzip tarball extracted on every node, or NULL */
+	size_t code_len;
+	const char *code_sha256;        /* its content hash: large code is uploaded once */
+	const char *code_subdir;        /* where the command runs inside the code; NULL: top */
+	const char *commit;             /* recorded in the ledger; NULL: none */
+	bool dirty;
+	bool dry_run;                   /* name the stage after the pid, not the token */
+};
+
+enum submission_state {
+	SUBMISSION_PREPARED,    /* nothing was submitted (a step before sbatch failed) */
+	SUBMISSION_SUBMITTED,   /* the job is there: job_id (and pid on a plain host) */
+	SUBMISSION_REFUSED,     /* sbatch or the start refused it: certainly nothing runs */
+	SUBMISSION_UNKNOWN,     /* it may or may not run: the ledger row says "unknown" */
+};
+
+struct submission {
+	char *token;                    /* the ledger's token, in sbatch's --comment */
+	char *stage;                    /* the stage dir's name */
+	char *bootstrap_path;           /* as the scripts name it: {share}/{stage}/bootstrap.sh */
+	bool code_uploaded;             /* the code goes to {share}/code/, not in the script */
+	struct jobscript js;
+	/* After submission_run: the dirs as the host's shell resolved them. */
+	char *share_dir, *stage_dir, *work_dir, *log_dir;
+	char *script;                   /* the script submitted: sbatch.sh or bootstrap.sh */
+	char *log;                      /* the job's output file, %j and %x filled in */
+	enum submission_state state;
+	char *job_id;
+	long pid;                       /* plain host: the job's process group; else 0 */
+	bool recovered;                 /* found by its token after the connection broke */
+	struct strbuf remote_err;       /* the host's tools' stderr, to show the user */
+};
+
+/* The token, the stage name and the scripts. Errors: DPE_INPUT (a job option the
+ * scripts cannot carry). Release with submission_release, whatever it returned. */
+int submission_prepare(const struct submission_job *job, struct submission *sub,
+		       struct dp_error *err);
+void submission_release(struct submission *sub);
+
+enum submission_note { SUBMISSION_INFO, SUBMISSION_WARNING, SUBMISSION_ERROR };
+struct submission_hooks {
+	/* A new connection to the same host, for the look-up after a lost one. */
+	int (*reconnect)(void *data, struct ssh_session **out, struct dp_error *err);
+	/* Progress (INFO: for -v), warnings and errors that do not stop the submission. */
+	void (*note)(void *data, enum submission_note level, const char *msg);
+	void *data;
+};
+
+/* Steps 1 to 4 over ss, recorded in l. Returns 0 when the job was submitted (or found
+ * by its token: sub->recovered). On -1, sub->state says how far it got: PREPARED (err:
+ * DPE_CONNECT, DPE_FAIL; the ledger has no row), REFUSED (the row is removed) or
+ * UNKNOWN (the row is marked "unknown": do not submit again before looking). */
+int submission_run(struct submission *sub, const struct submission_job *job,
+		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
+		   struct dp_error *err);
+
+/* The decision after a lost connection, from the look-up command's output (exposed
+ * for tests). SLURM (slurm_lookup_command's output): SUBMITTED with *job_id, REFUSED
+ * with sbatch's recorded stderr in remote_err, or UNKNOWN. A plain host
+ * (plainjob_pid_command's output): SUBMITTED with *pid, or UNKNOWN. */
+enum submission_state submission_settle_slurm(const char *lookup_out, const char *token,
+					      char **job_id, int *sbatch_status,
+					      struct strbuf *remote_err);
+enum submission_state submission_settle_plain(const char *pid_out, long *pid);
+
+#endif
