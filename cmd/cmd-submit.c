@@ -28,6 +28,7 @@
 #include "inventory/inventory.h"
 #include "slurm/jobscript.h"
 #include "inventory/jobspec.h"
+#include "inventory/jobspec_options.h"
 #include "ledger.h"
 #include "slurm/plainjob.h"
 #include "base/shquote.h"
@@ -52,6 +53,14 @@ enum {
 	OPT_JOB = 100, /* from here on, the long name is the job option's name */
 };
 
+/* The job options, from their one table (lib/inventory/jobspec_options.h). */
+#define X(SHORT, NAME, ARGNAME, HELP, COMPLETE, KIND, FIELD, ...) OPT_JOB_##FIELD,
+enum { OPT_JOB_BEFORE_FIRST = OPT_JOB - 1, JOBSPEC_OPTIONS(X) };
+#undef X
+#define X(SHORT, NAME, ARGNAME, HELP, COMPLETE, KIND, FIELD, ...) \
+	{ OPT_JOB_##FIELD, SHORT, NAME, ARGNAME, HELP, COMPLETE },
+#define JOB_OPTIONS JOBSPEC_OPTIONS(X)
+
 /* The options submit and submit-packed share. */
 #define SUBMIT_OPTIONS \
 	{ OPT_HOST, 'H', "host", "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host" }, \
@@ -60,36 +69,7 @@ enum {
 	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" }, \
 	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL }, \
 	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh and DIR/bootstrap.sh (mode 0700)", "dir" }, \
-	{ OPT_JOB + 0, 'J', "job-name", "NAME", "job name", NULL }, \
-	{ OPT_JOB + 1, 'p', "partition", "PARTITION", "partition (default: the host's default partition)", NULL }, \
-	{ OPT_JOB + 2, 'N', "nodes", "N", "number of nodes; the bootstrap runs once on each", NULL }, \
-	{ OPT_JOB + 3, 'n', "ntasks", "N", "number of tasks (default: one per node)", NULL }, \
-	{ OPT_JOB + 4, 0, "ntasks-per-node", "N", "tasks per node (default 1)", NULL }, \
-	{ OPT_JOB + 5, 'c', "cpus-per-task", "N", "CPUs per task", NULL }, \
-	{ OPT_JOB + 6, 0, "mem", "SIZE", "memory per node: MB, or with K, M, G, T (default: the host's mem)", NULL }, \
-	{ OPT_JOB + 7, 0, "mem-per-cpu", "SIZE", "memory per CPU", NULL }, \
-	{ OPT_JOB + 8, 't', "time", "TIME", "time limit: MIN, MM:SS, HH:MM:SS, D-HH[:MM[:SS]], UNLIMITED", NULL }, \
-	{ OPT_JOB + 9, 'o', "output", "PATH", "stdout file (default: the cluster's log dir, %x-%j.out)", NULL }, \
-	{ OPT_JOB + 10, 'e', "error", "PATH", "stderr file (default: with stdout)", NULL }, \
-	{ OPT_JOB + 11, 'D', "chdir", "DIR", "working directory ($VAR and ~ expand)", NULL }, \
-	{ OPT_JOB + 12, 'd', "dependency", "DEP", "sbatch dependency: afterok:ID[:ID...], singleton, ...", NULL }, \
-	{ OPT_JOB + 13, 0, "exclusive", NULL, "whole nodes only", NULL }, \
-	{ OPT_JOB + 14, 'C', "constraint", "FEATURES", "node features (default: the partition's constraint)", NULL }, \
-	{ OPT_JOB + 15, 'A', "account", "ACCOUNT", "account to charge (default: the host's)", NULL }, \
-	{ OPT_JOB + 16, 0, "qos", "QOS", "quality of service (default: the host's)", NULL }, \
-	{ OPT_JOB + 17, 'x', "exclude", "NODES", "nodes to avoid, added to the host's (repeatable)", NULL }, \
-	{ OPT_JOB + 18, 'a', "array", "INDEXES", "job array: 0-15, 1,3,5-7, 0-15:4, with %N to throttle", NULL }, \
-	{ OPT_JOB + 19, 0, "signal", "[B:]SIG[@SECS]", "signal before the time limit (B: the batch shell, forwarded)", NULL }, \
-	{ OPT_JOB + 20, 0, "requeue", NULL, "let SLURM requeue the job", NULL }, \
-	{ OPT_JOB + 21, 0, "gpus", "N", "GPUs in total", NULL }, \
-	{ OPT_JOB + 22, 0, "gpus-per-node", "N", "GPUs on each node", NULL }, \
-	{ OPT_JOB + 23, 0, "chip", "NAME", "GPU model from the chip catalogue (GRES type from gres_mapping)", NULL }, \
-	{ OPT_JOB + 24, 0, "env", "K[=V]", "set K in the job; K alone takes the local value (repeatable)", NULL }, \
-	{ OPT_JOB + 25, 0, "module", "MODULE", "module load MODULE before the command (repeatable)", NULL }, \
-	{ OPT_JOB + 26, 0, "uv-group", "GROUP", "uv sync --group GROUP, with the host's groups (repeatable)", NULL }, \
-	{ OPT_JOB + 27, 0, "setup", "CMD", "shell command to run before the command (repeatable)", NULL }, \
-	{ OPT_JOB + 28, 0, "sbatch", "DIRECTIVE", "raw sbatch option, e.g. '--mail-type=END' (repeatable)", NULL }, \
-	{ OPT_JOB + 29, 0, "extract-to", "DIR", "where the payload goes (default $SLURM_TMPDIR/code, else a temp dir)", "dir" },
+	JOB_OPTIONS
 
 static const struct dp_option submit_options[] = {
 	SUBMIT_OPTIONS

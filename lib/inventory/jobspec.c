@@ -4,6 +4,7 @@
  * from the command line, reading a job file and merging the two.
  */
 #include "inventory/jobspec.h"
+#include "inventory/jobspec_options.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -250,47 +251,14 @@ bool jobspec_valid_signal(const char *s)
 
 /* ---- the table ---- */
 
-#define O(f) offsetof(struct jobspec, f)
-static const struct jobopt options[] = {
-	{ "job-name", JO_STR, O(job_name), check_name, "expected one line of at most 200 characters", false },
-	{ "partition", JO_STR, O(partition), check_word, "expected a partition name (or a comma-separated list)", false },
-	{ "nodes", JO_COUNT, O(nodes), NULL, NULL, false },
-	{ "ntasks", JO_COUNT, O(ntasks), NULL, NULL, false },
-	{ "ntasks-per-node", JO_COUNT, O(ntasks_per_node), NULL, NULL, false },
-	{ "cpus-per-task", JO_COUNT, O(cpus_per_task), NULL, NULL, false },
-	{ "mem", JO_STR, O(mem), jobspec_valid_mem, "expected megabytes, or a number with a unit K, M, G or T (64G)", false },
-	{ "mem-per-cpu", JO_STR, O(mem_per_cpu), jobspec_valid_mem, "expected megabytes, or a number with a unit K, M, G or T (4G)", false },
-	{ "time", JO_STR, O(time), jobspec_valid_time, "expected MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED", false },
-	{ "output", JO_STR, O(output), check_line, "expected a path on one line", false },
-	{ "error", JO_STR, O(error), check_line, "expected a path on one line", false },
-	{ "chdir", JO_STR, O(chdir), check_line, "expected a path on one line", false },
-	{ "dependency", JO_STR, O(dependency), jobspec_valid_dependency, "expected TYPE:JOBID[:JOBID...] (after, afterany, afterok, afternotok, aftercorr, afterburstbuffer) or singleton, joined by ',' or '?'", false },
-	{ "exclusive", JO_FLAG, O(exclusive), NULL, NULL, false },
-	{ "constraint", JO_STR, O(constraint), check_word, "expected node features without spaces (a100&nvlink)", false },
-	{ "account", JO_STR, O(account), check_word, "expected an account name without spaces", false },
-	{ "qos", JO_STR, O(qos), check_word, "expected a QOS name without spaces", false },
-	{ "exclude", JO_LIST, O(exclude), check_word, "expected node names or a hostlist without spaces", true },
-	{ "array", JO_STR, O(array), jobspec_valid_array, "expected indexes like 0-15, 1,3,5-7, 0-15:4, optionally with a %N throttle", false },
-	{ "signal", JO_STR, O(signal), jobspec_valid_signal, "expected [R:|B:]SIGNAL[@SECONDS], e.g. B:USR1@120", false },
-	{ "requeue", JO_FLAG, O(requeue), NULL, NULL, false },
-	{ "gpus", JO_COUNT, O(gpus), NULL, NULL, false },
-	{ "gpus-per-node", JO_COUNT, O(gpus_per_node), NULL, NULL, false },
-	{ "chip", JO_STR, O(chip), check_ident, "expected a chip name from the catalogue (h100, a100-sxm4-80gb)", false },
-	{ "env", JO_ENV, O(env), NULL, NULL, false },
-	{ "module", JO_LIST, O(modules), check_line, "expected a module name on one line", true },
-	{ "uv-group", JO_LIST, O(uv_groups), check_ident, "expected a dependency group name ([A-Za-z0-9._-])", true },
-	{ "setup", JO_LIST, O(setup), check_text, "expected a shell command", false },
-	{ "sbatch", JO_LIST, O(sbatch), check_sbatch, "expected one sbatch option such as '--mail-type=END'", false },
-	{ "extract-to", JO_STR, O(extract_to), check_line, "expected a path on one line", false },
-};
-#undef O
+#define X(SHORT, NAME, ARGNAME, HELP, COMPLETE, KIND, FIELD, CHECK, EXPECT, UNIQ) \
+	{ NAME, KIND, offsetof(struct jobspec, FIELD), CHECK, EXPECT, UNIQ },
+static const struct jobopt options[] = { JOBSPEC_OPTIONS(X) };
+#undef X
 
-const char *const jobspec_option_names[] = {
-	"job-name", "partition", "nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
-	"mem-per-cpu", "time", "output", "error", "chdir", "dependency", "exclusive", "constraint",
-	"account", "qos", "exclude", "array", "signal", "requeue", "gpus", "gpus-per-node", "chip",
-	"env", "module", "uv-group", "setup", "sbatch", "extract-to",
-};
+#define X(SHORT, NAME, ...) NAME,
+const char *const jobspec_option_names[] = { JOBSPEC_OPTIONS(X) };
+#undef X
 const size_t jobspec_noption_names = ARRAY_SIZE(jobspec_option_names);
 
 /* Job file spellings that are not option names. */

@@ -371,4 +371,18 @@ test_expect_success 'without --dry-run it submits: a host it cannot reach exits 
 	fi
 '
 
+test_expect_success 'every job option of the one table is on both commands and in a job file' '
+	sed -n "s/^\tX([^,]*, \"\([a-z-]*\)\".*/\1/p" "$TEST_SRCDIR/lib/inventory/jobspec_options.h" >names &&
+	test "$(wc -l <names)" -ge 30 &&
+	dispatch submit -h >submit.h &&
+	dispatch submit-packed -h >packed.h &&
+	while read -r name; do
+		grep -q -e "--$name\b" submit.h &&
+		grep -q -e "--$name\b" packed.h || { echo "missing --$name"; return 1; }
+	done <names &&
+	printf "job-name: t\nnodes: 2\nbogus-option: 1\n" >job.yaml &&
+	test_expect_code 2 dispatch submit -H hpc -f job.yaml --dry-run -- true 2>err &&
+	test_grep "bogus-option" err
+'
+
 test_done
