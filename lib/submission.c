@@ -15,7 +15,7 @@
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
 #include "transport/ssh.h"
-#include "transport/upload.h"
+#include "transport/sftp.h"
 
 static void note(const struct submission_hooks *h, enum submission_note level, const char *fmt, ...)
 	_printf_(3, 4);
@@ -150,13 +150,13 @@ static int make_dirs(struct ssh_session *ss, const struct submission_job *job,
 /* ---- step 2: the scripts and the code ---- */
 
 /* The code, once per content: {share}/code/SHA256.tar.gz. */
-static int upload_code(struct upload *u, const struct submission_job *job,
+static int upload_code(struct sftp_files *u, const struct submission_job *job,
 		       const struct submission *sub, const struct submission_hooks *h,
 		       struct dp_error *err)
 {
 	_cleanup_free_ char *path = xasprintf("%s/code/%s.tar.gz", sub->share_dir, job->code_sha256);
 	uint64_t size = 0;
-	int r = upload_stat(u, path, &size, err);
+	int r = sftp_size(u, path, &size, err);
 	if (r < 0)
 		return -1;
 	if (r == 1 && size == job->code_len) {
@@ -164,13 +164,13 @@ static int upload_code(struct upload *u, const struct submission_job *job,
 		return 0;
 	}
 	_cleanup_free_ char *part = xasprintf("%s.%s.part", path, sub->token);
-	if (upload_new_file(u, part, job->code, job->code_len, 0600, err) < 0)
+	if (sftp_put_new(u, part, job->code, job->code_len, 0600, err) < 0)
 		return -1;
 	if (r == 1) /* a different size under this hash: a broken earlier upload */
-		upload_remove(u, path, NULL);
-	r = upload_rename(u, part, path, err);
+		sftp_remove(u, path, NULL);
+	r = sftp_rename_new(u, part, path, err);
 	if (r == 1) /* another submission was first */
-		upload_remove(u, part, NULL);
+		sftp_remove(u, part, NULL);
 	if (r < 0)
 		return -1;
 	note(h, SUBMISSION_INFO, "uploaded the code (%zu bytes): %s", job->code_len, path);
@@ -181,16 +181,16 @@ static int upload_files(struct ssh_session *ss, const struct submission_job *job
 			struct submission *sub, const struct submission_hooks *h,
 			struct dp_error *err)
 {
-	_cleanup_upload_ struct upload *u = NULL;
-	if (upload_open(ss, &u, err) < 0)
+	_cleanup_sftp_files_ struct sftp_files *u = NULL;
+	if (sftp_files_open(ss, &u, err) < 0)
 		return -1;
 	_cleanup_free_ char *boot = xasprintf("%s/bootstrap.sh", sub->stage_dir);
 	const struct jobscript *js = &sub->js;
-	if (upload_new_file(u, boot, js->bootstrap, strlen(js->bootstrap), 0700, err) < 0)
+	if (sftp_put_new(u, boot, js->bootstrap, strlen(js->bootstrap), 0700, err) < 0)
 		return -1;
 	if (js->sbatch) {
 		_cleanup_free_ char *wrapper = xasprintf("%s/sbatch.sh", sub->stage_dir);
-		if (upload_new_file(u, wrapper, js->sbatch, strlen(js->sbatch), 0700, err) < 0)
+		if (sftp_put_new(u, wrapper, js->sbatch, strlen(js->sbatch), 0700, err) < 0)
 			return -1;
 	}
 	return sub->code_uploaded ? upload_code(u, job, sub, h, err) : 0;

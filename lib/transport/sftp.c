@@ -824,6 +824,96 @@ static void close_remote(struct fs *fs)
 	}
 }
 
+/* ---- single files on an open SFTP session (job scripts, packed code) ---- */
+
+struct sftp_files {
+	struct fs fs;
+	char *name;
+	long timeout_ms;        /* the session's, given back at the end */
+};
+
+int sftp_files_open(struct ssh_session *s, struct sftp_files **out, struct dp_error *err)
+{
+	struct sftp_files *f = xcalloc(1, sizeof(*f));
+	*out = NULL;
+	f->timeout_ms = libssh2_session_get_timeout(ssh_session_libssh2(s));
+	if (open_remote(s, &f->fs, &f->name, err) < 0) {
+		libssh2_session_set_timeout(f->fs.ls, f->timeout_ms);
+		free(f->name);
+		free(f);
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
+void sftp_files_close(struct sftp_files *f)
+{
+	if (!f)
+		return;
+	close_remote(&f->fs);
+	libssh2_session_set_timeout(f->fs.ls, f->timeout_ms);
+	free(f->name);
+	free(f);
+}
+
+int sftp_put_new(struct sftp_files *f, const char *path, const void *buf, size_t len, int mode,
+		 struct dp_error *err)
+{
+	LIBSSH2_SFTP_HANDLE *h = libssh2_sftp_open(f->fs.sftp, path,
+		LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, mode);
+	if (!h)
+		return r_err(&f->fs, err, "create", path);
+	struct r_file rf = { .h = h, .path = (char *)path };
+	for (const char *p = buf; len;) {
+		ssize_t n = r_write(&f->fs, &rf, p, len, err);
+		if (n < 0) {
+			libssh2_sftp_close(h);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (libssh2_sftp_close(h) != 0)
+		return r_err(&f->fs, err, "write", path);
+	return 0;
+}
+
+int sftp_size(struct sftp_files *f, const char *path, uint64_t *size, struct dp_error *err)
+{
+	struct fstat_ st;
+	struct dp_error e = { 0 };
+	if (r_stat(&f->fs, path, true, &st, &e) == 0) {
+		*size = st.size;
+		return 1;
+	}
+	if (e.kind == DPE_NOTFOUND ||
+	    (!f->fs.dead && libssh2_sftp_last_error(f->fs.sftp) == LIBSSH2_FX_NO_SUCH_PATH))
+		return 0;
+	*err = e;
+	return -1;
+}
+
+int sftp_rename_new(struct sftp_files *f, const char *from, const char *to, struct dp_error *err)
+{
+	/* Without OVERWRITE: SFTP v3 rename (what OpenSSH speaks) refuses to replace. */
+	if (libssh2_sftp_rename_ex(f->fs.sftp, from, (unsigned)strlen(from), to, (unsigned)strlen(to),
+				   LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE) == 0)
+		return 0;
+	r_err(&f->fs, err, "rename a temporary file to", to);
+	uint64_t size;
+	struct dp_error e2 = { 0 };
+	if (!f->fs.dead && sftp_size(f, to, &size, &e2) == 1)
+		return 1;
+	return -1;
+}
+
+int sftp_remove(struct sftp_files *f, const char *path, struct dp_error *err)
+{
+	struct dp_error e = { 0 };
+	return r_unlink(&f->fs, path, err ? err : &e);
+}
+
 int sftp_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 		const struct sftp_copy *c, struct dp_error *err)
 {

@@ -14,6 +14,7 @@
 #define DISPATCH_SFTP_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -55,6 +56,28 @@ int sftp_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 		const struct sftp_copy *c, struct dp_error *err);
 int sftp_download(struct ssh_session *s, char *const *srcs, const char *dest,
 		  const struct sftp_copy *c, struct dp_error *err);
+
+/* Single files on one SFTP session, for job scripts and packed code: paths are the
+ * server's (absolute, or relative to the login directory; SFTP expands neither ~ nor
+ * $VAR: resolve those with the shell first). Errors are worded as the copies' are:
+ * DPE_CONNECT when the connection is lost (or the server has no SFTP subsystem),
+ * DPE_NOTFOUND, DPE_FAIL. */
+struct sftp_files;
+int sftp_files_open(struct ssh_session *s, struct sftp_files **out, struct dp_error *err);
+void sftp_files_close(struct sftp_files *f);
+static inline void sftp_files_closep(struct sftp_files **f) { sftp_files_close(*f); }
+#define _cleanup_sftp_files_ _cleanup_(sftp_files_closep)
+/* A new file with its final mode from the start (a private file is never readable by
+ * others, not even for a moment); a file already there is an error, so two writers
+ * never mix their bytes. */
+int sftp_put_new(struct sftp_files *f, const char *path, const void *buf, size_t len, int mode,
+		 struct dp_error *err);
+/* 1 with *size when path exists (following symlinks), 0 when it does not, -1. */
+int sftp_size(struct sftp_files *f, const char *path, uint64_t *size, struct dp_error *err);
+/* Rename from to to, never replacing: 0 when done, 1 when to exists (from is left), -1. */
+int sftp_rename_new(struct sftp_files *f, const char *from, const char *to, struct dp_error *err);
+/* err may be NULL. */
+int sftp_remove(struct sftp_files *f, const char *path, struct dp_error *err);
 
 /* Split a cp operand as scp does: "HOST:PATH" is remote (HOST an alias, user@host,
  * [v6addr] or host:PORT written as "host:PORT:PATH"), anything whose first ':'
