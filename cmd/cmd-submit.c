@@ -16,7 +16,6 @@
  * token up (the stage dir's record of sbatch's answer, then squeue and sacct) rather
  * than submit again: a job is never submitted twice.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -36,6 +35,7 @@
 #include "code/snapshot.h"
 #include "solver.h"
 #include "submission.h"
+#include "submit-output.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 
@@ -112,36 +112,16 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 	for (size_t i = 0; i < args->nopts && r == 0; i++) {
 		const struct dp_optval *o = &args->opts[i];
 		switch (o->id) {
-		case OPT_HOST:
-			s->host_name = o->arg;
-			break;
-		case OPT_SOLVE:
-			s->solve = true;
-			break;
-		case OPT_CHECK:
-			s->check = true;
-			break;
-		case OPT_FILE:
-			s->file = o->arg;
-			break;
-		case OPT_DRY_RUN:
-			s->dry_run = true;
-			break;
-		case OPT_EMIT:
-			s->emit = o->arg;
-			break;
-		case OPT_PAYLOAD:
-			s->payload_path = o->arg;
-			break;
-		case OPT_REPO:
-			s->repo = o->arg;
-			break;
-		case OPT_REF:
-			s->ref = o->arg;
-			break;
-		case OPT_DIRTY:
-			s->want_dirty = true;
-			break;
+		case OPT_HOST: s->host_name = o->arg; break;
+		case OPT_SOLVE: s->solve = true; break;
+		case OPT_CHECK: s->check = true; break;
+		case OPT_FILE: s->file = o->arg; break;
+		case OPT_DRY_RUN: s->dry_run = true; break;
+		case OPT_EMIT: s->emit = o->arg; break;
+		case OPT_PAYLOAD: s->payload_path = o->arg; break;
+		case OPT_REPO: s->repo = o->arg; break;
+		case OPT_REF: s->ref = o->arg; break;
+		case OPT_DIRTY: s->want_dirty = true; break;
 		default: {
 			const char *name = options_spelling(ctx->cmd->opts, o->id) + 2;
 			if (jobspec_set(&cli, name, o->arg, NULL, &err) < 0)
@@ -265,51 +245,6 @@ static int read_payload(struct submit *s)
 	return 0;
 }
 
-static void print_text(const struct jobscript *js)
-{
-	if (js->sbatch)
-		printf("==> sbatch.sh <==\n%s\n", js->sbatch);
-	printf("==> bootstrap.sh <==\n%s", js->bootstrap);
-}
-
-static cJSON *strv_json(char *const *v)
-{
-	cJSON *arr = cJSON_CreateArray();
-	for (size_t i = 0; v && v[i]; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(v[i]));
-	return arr;
-}
-
-static void print_json(const struct submit *s, const struct jobscript *js, const char *boot_path)
-{
-	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "host", s->host->name);
-	cJSON_AddStringToObject(doc, "type", inv_host_type_name(s->host->type));
-	if (js->sbatch) {
-		cJSON_AddStringToObject(doc, "bootstrap_path", boot_path);
-		cJSON_AddStringToObject(doc, "sbatch_script", js->sbatch);
-	} else {
-		cJSON_AddNullToObject(doc, "bootstrap_path");
-		cJSON_AddNullToObject(doc, "sbatch_script");
-	}
-	cJSON_AddStringToObject(doc, "bootstrap_script", js->bootstrap);
-	cJSON_AddItemToObject(doc, "directives", strv_json(js->directives));
-	cJSON_AddItemToObject(doc, "ignored", strv_json(js->ignored));
-	if (s->emit) {
-		cJSON *files = cJSON_AddArrayToObject(doc, "emitted");
-		char *p;
-		if (js->sbatch) {
-			p = xasprintf("%s/sbatch.sh", s->emit);
-			cJSON_AddItemToArray(files, cJSON_CreateString(p));
-			free(p);
-		}
-		p = xasprintf("%s/bootstrap.sh", s->emit);
-		cJSON_AddItemToArray(files, cJSON_CreateString(p));
-		free(p);
-	}
-	json_print(doc);
-}
-
 /* ---- submit-packed: the code goes with the job ---- */
 
 static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
@@ -344,41 +279,6 @@ static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
 }
 
 /* ---- submitting ---- */
-
-static void print_submitted(const struct submit *s, const struct submission *sub, bool json)
-{
-	const struct inv_host *h = s->host;
-	if (!json) {
-		printf("%s@%s\n", sub->job_id, h->name);
-		return;
-	}
-	cJSON *doc = cJSON_CreateObject();
-	_cleanup_free_ char *job = xasprintf("%s@%s", sub->job_id, h->name);
-	cJSON_AddStringToObject(doc, "job", job);
-	cJSON_AddStringToObject(doc, "id", sub->job_id);
-	cJSON_AddStringToObject(doc, "host", h->name);
-	cJSON_AddStringToObject(doc, "type", inv_host_type_name(h->type));
-	if (h->cluster)
-		cJSON_AddStringToObject(doc, "cluster", h->cluster->name);
-	else
-		cJSON_AddNullToObject(doc, "cluster");
-	cJSON_AddStringToObject(doc, "name", s->spec.job_name ? s->spec.job_name : "dispatch");
-	cJSON_AddStringToObject(doc, "token", sub->token);
-	cJSON_AddStringToObject(doc, "stage_dir", sub->stage_dir);
-	cJSON_AddStringToObject(doc, "script", sub->script);
-	cJSON_AddStringToObject(doc, "log", sub->log);
-	if (sub->pid > 0)
-		cJSON_AddNumberToObject(doc, "pid", (double)sub->pid);
-	else
-		cJSON_AddNullToObject(doc, "pid");
-	if (s->job.commit)
-		cJSON_AddStringToObject(doc, "commit", s->job.commit);
-	else
-		cJSON_AddNullToObject(doc, "commit");
-	cJSON_AddBoolToObject(doc, "dirty", s->job.dirty);
-	cJSON_AddBoolToObject(doc, "recovered", sub->recovered);
-	json_print(doc);
-}
 
 struct hook_data {
 	struct dp_ctx *ctx;
@@ -438,7 +338,7 @@ static int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission
 			    name);
 	if (!ctx->json && ctx->verbosity >= 0 && stderr_is_tty())
 		notice_msg("submitted job %s to %s; log: %s", sub->job_id, name, sub->log);
-	print_submitted(s, sub, ctx->json);
+	submit_print_job(s->host, &s->job, sub, ctx->json);
 	return 0;
 }
 
@@ -469,14 +369,7 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 		 inv_host_type_name(s->host->type), js->sbatch ? sub.bootstrap_path : "(run directly)");
 	if (s->emit && jobscript_emit(js, s->emit, &err) < 0)
 		return report_error(&err);
-	if (ctx->json)
-		print_json(s, js, sub.bootstrap_path);
-	else if (s->emit) {
-		if (js->sbatch)
-			printf("%s/sbatch.sh\n", s->emit);
-		printf("%s/bootstrap.sh\n", s->emit);
-	} else
-		print_text(js);
+	submit_print_dry_run(s->host, js, sub.bootstrap_path, s->emit, ctx->json);
 	return 0;
 }
 

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* What submit and submit-packed print: the scripts of a dry run, and the job. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <stdio.h>
+
+#include "dispatch.h"
+#include "inventory/inventory.h"
+#include "inventory/jobspec.h"
+#include "submit-output.h"
+
+static void print_text(const struct jobscript *js)
+{
+	if (js->sbatch)
+		printf("==> sbatch.sh <==\n%s\n", js->sbatch);
+	printf("==> bootstrap.sh <==\n%s", js->bootstrap);
+}
+
+static cJSON *strv_json(char *const *v)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; v && v[i]; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(v[i]));
+	return arr;
+}
+
+static void print_json(const struct inv_host *h, const struct jobscript *js, const char *boot_path,
+		       const char *emit)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "host", h->name);
+	cJSON_AddStringToObject(doc, "type", inv_host_type_name(h->type));
+	if (js->sbatch) {
+		cJSON_AddStringToObject(doc, "bootstrap_path", boot_path);
+		cJSON_AddStringToObject(doc, "sbatch_script", js->sbatch);
+	} else {
+		cJSON_AddNullToObject(doc, "bootstrap_path");
+		cJSON_AddNullToObject(doc, "sbatch_script");
+	}
+	cJSON_AddStringToObject(doc, "bootstrap_script", js->bootstrap);
+	cJSON_AddItemToObject(doc, "directives", strv_json(js->directives));
+	cJSON_AddItemToObject(doc, "ignored", strv_json(js->ignored));
+	if (emit) {
+		cJSON *files = cJSON_AddArrayToObject(doc, "emitted");
+		char *p;
+		if (js->sbatch) {
+			p = xasprintf("%s/sbatch.sh", emit);
+			cJSON_AddItemToArray(files, cJSON_CreateString(p));
+			free(p);
+		}
+		p = xasprintf("%s/bootstrap.sh", emit);
+		cJSON_AddItemToArray(files, cJSON_CreateString(p));
+		free(p);
+	}
+	json_print(doc);
+}
+
+void submit_print_dry_run(const struct inv_host *h, const struct jobscript *js,
+			  const char *boot_path, const char *emit, bool json)
+{
+	if (json)
+		print_json(h, js, boot_path, emit);
+	else if (emit) {
+		if (js->sbatch)
+			printf("%s/sbatch.sh\n", emit);
+		printf("%s/bootstrap.sh\n", emit);
+	} else
+		print_text(js);
+}
+
+void submit_print_job(const struct inv_host *h, const struct submission_job *job,
+		      const struct submission *sub, bool json)
+{
+	if (!json) {
+		printf("%s@%s\n", sub->job_id, h->name);
+		return;
+	}
+	cJSON *doc = cJSON_CreateObject();
+	_cleanup_free_ char *ref = xasprintf("%s@%s", sub->job_id, h->name);
+	cJSON_AddStringToObject(doc, "job", ref);
+	cJSON_AddStringToObject(doc, "id", sub->job_id);
+	cJSON_AddStringToObject(doc, "host", h->name);
+	cJSON_AddStringToObject(doc, "type", inv_host_type_name(h->type));
+	if (h->cluster)
+		cJSON_AddStringToObject(doc, "cluster", h->cluster->name);
+	else
+		cJSON_AddNullToObject(doc, "cluster");
+	cJSON_AddStringToObject(doc, "name", job->spec->job_name ? job->spec->job_name : "dispatch");
+	cJSON_AddStringToObject(doc, "token", sub->token);
+	cJSON_AddStringToObject(doc, "stage_dir", sub->stage_dir);
+	cJSON_AddStringToObject(doc, "script", sub->script);
+	cJSON_AddStringToObject(doc, "log", sub->log);
+	if (sub->pid > 0)
+		cJSON_AddNumberToObject(doc, "pid", (double)sub->pid);
+	else
+		cJSON_AddNullToObject(doc, "pid");
+	if (job->commit)
+		cJSON_AddStringToObject(doc, "commit", job->commit);
+	else
+		cJSON_AddNullToObject(doc, "commit");
+	cJSON_AddBoolToObject(doc, "dirty", job->dirty);
+	cJSON_AddBoolToObject(doc, "recovered", sub->recovered);
+	json_print(doc);
+}

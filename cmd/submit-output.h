@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* What submit and submit-packed print (cmd/submit-output.c). */
+#ifndef DISPATCH_SUBMIT_OUTPUT_H
+#define DISPATCH_SUBMIT_OUTPUT_H
+
+#include <stdbool.h>
+
+#include "submission.h"
+
+struct inv_host;
+
+/* The scripts (text), the files written with --emit, or the --json document. */
+void submit_print_dry_run(const struct inv_host *h, const struct jobscript *js,
+			  const char *boot_path, const char *emit, bool json);
+/* ID@HOST, or the --json document of the submitted job. */
+void submit_print_job(const struct inv_host *h, const struct submission_job *job,
+		      const struct submission *sub, bool json);
+
+#endif
