@@ -13,7 +13,6 @@
 #include "inventory/inventory.h"
 #include "ledger.h"
 #include "slurm/slurm_queue.h"
-#include "transport/ssh.h"
 
 enum { OPT_HOSTS = 1, OPT_ME, OPT_USER, OPT_PARTITION, OPT_STATES };
 
@@ -41,12 +40,8 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 	_cleanup_free_ char *eor = ledger_new_token();
 	a->host = host;
 	slurm_queue_command(&cmd, f, fmt, eor);
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	int status;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
-	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
 		a->error = xstrdup(err.msg);
 		return report_error(&err);
 	}

@@ -13,7 +13,6 @@
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
-#include "transport/ssh.h"
 #include "base/strbuf.h"
 
 enum { OPT_HOST = 1 };
@@ -134,12 +133,8 @@ static int query_host(const struct dp_ctx *ctx, const struct job_set *set, const
 	query_command(ctx, set, host, &cmd, &plain, &nplain, &dirs);
 	if (!cmd.len)
 		return 0;
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	int status;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
-	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
 		worst(a, report_error(&err));
 		return -1;
 	}

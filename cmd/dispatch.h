@@ -95,7 +95,12 @@ bool stderr_is_tty(void);
 
 /* cmd/ssh-tty.c: what ssh_session_open needs, prompts on /dev/tty, -v progress */
 struct ssh_ctx;
+struct strbuf;
 void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
+/* One command on an inventory host (or ssh alias) over a connection of its own:
+ * ssh_session_open then ssh_exec_capture. */
+int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *command,
+		      struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err);
 
 /* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST'; the exit status */
 int hosts_subcommand(struct dp_ctx *ctx, const struct dp_args *args);

@@ -135,3 +135,14 @@ void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc)
 	if (ctx->verbosity > 0)
 		sc->log = log_line;
 }
+
+int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *command,
+		      struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err)
+{
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, err) < 0)
+		return -1;
+	return ssh_exec_capture(ss, command, NULL, out, errout, status, err);
+}
