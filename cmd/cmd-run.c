@@ -43,20 +43,6 @@ static const struct dp_option run_options[] = {
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* ---- one host, as ssh ---- */
 
 static int out_fd(void *data, const char *buf, size_t len)

@@ -868,18 +868,7 @@ void snapshot_summary(const struct snapshot_info *info, char *buf, size_t size)
 
 int snapshot_write_fd(void *arg, const void *buf, size_t len)
 {
-	int fd = *(int *)arg;
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return write_all(*(int *)arg, buf, len);
 }
 
 int snapshot_write_strbuf(void *arg, const void *buf, size_t len)
