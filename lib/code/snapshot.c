@@ -97,7 +97,9 @@ static int writer_open(struct writer *w, const struct snapshot_opts *opts,
 	w->info = info;
 	w->err = err;
 	sha256_init(&w->sha);
-	w->z = pgzip_new(opts->level, opts->threads, sink, w);
+	w->z = pgzip_new(opts->level, opts->threads, sink, w, err);
+	if (!w->z)
+		return -1;
 	w->a = archive_write_new();
 	w->e = archive_entry_new();
 	if (!w->a || !w->e)
