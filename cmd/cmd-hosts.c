@@ -84,10 +84,7 @@ static cJSON *host_json(const struct inv_host *h)
 		cJSON *p = cJSON_CreateObject();
 		cJSON_AddStringToObject(p, "name", h->partitions[i].name);
 		cJSON_AddBoolToObject(p, "default", h->partitions[i].is_default);
-		if (h->partitions[i].constraint)
-			cJSON_AddStringToObject(p, "constraint", h->partitions[i].constraint);
-		else
-			cJSON_AddNullToObject(p, "constraint");
+		json_add_str_or_null(p, "constraint", h->partitions[i].constraint);
 		cJSON_AddItemToArray(parts, p);
 	}
 	cJSON *cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
@@ -119,39 +116,21 @@ static cJSON *alias_json(const char *alias)
 	return j;
 }
 
-static size_t width(size_t w, const char *s)
-{
-	size_t n = strlen(s);
-	return n > w ? n : w;
-}
-
 static void print_table(const struct inventory *inv, char **aliases)
 {
-	size_t nw = 4, tw = 4, sw = 3, cw = 7;
+	struct table t = { .ncols = 5 };
 	size_t nhosts = inv ? inv->nhosts : 0;
-	for (size_t i = 0; i < nhosts; i++) {
-		nw = width(nw, inv->hosts[i].name);
-		tw = width(tw, inv_host_type_name(inv->hosts[i].type));
-		sw = width(sw, inv->hosts[i].ssh);
-		cw = width(cw, inv->hosts[i].cluster_name);
-	}
-	for (size_t i = 0; aliases && aliases[i]; i++) {
-		nw = width(nw, aliases[i]);
-		sw = width(sw, aliases[i]);
-	}
 	if (!nhosts && !aliases)
 		return;
-	printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, "NAME", (int)tw, "TYPE", (int)sw, "SSH",
-	       (int)cw, "CLUSTER", "RESOURCES");
+	table_row(&t, "NAME", "TYPE", "SSH", "CLUSTER", "RESOURCES", NULL);
 	for (size_t i = 0; i < nhosts; i++) {
 		const struct inv_host *h = &inv->hosts[i];
-		_cleanup_free_ char *res = resources(h);
-		printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, h->name, (int)tw,
-		       inv_host_type_name(h->type), (int)sw, h->ssh, (int)cw, h->cluster_name, res);
+		table_row(&t, h->name, inv_host_type_name(h->type), h->ssh, h->cluster_name, NULL);
+		table_take(&t, resources(h));
 	}
 	for (size_t i = 0; aliases && aliases[i]; i++)
-		printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, aliases[i], (int)tw, "-", (int)sw,
-		       aliases[i], (int)cw, "-", "(ssh config)");
+		table_row(&t, aliases[i], "-", aliases[i], "-", "(ssh config)", NULL);
+	table_print(&t);
 }
 
 static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)

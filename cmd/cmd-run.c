@@ -266,7 +266,7 @@ static void run_host(struct fan *fan, struct host_result *h)
 		h->error = xstrdup(err.msg);
 		if (fan->mode != MODE_JSON) {
 			pthread_mutex_lock(&out_lock);
-			fprintf(stderr, "dispatch: %s: %s\n", h->name, err.msg);
+			error_msg("%s: %s", h->name, err.msg);
 			pthread_mutex_unlock(&out_lock);
 		}
 	}

@@ -41,26 +41,18 @@ static void describe_request(char *buf, size_t n, const struct solve_request *re
 		snprintf(buf, n, "%d %s", req->chips, req->chip ? req->chip : (req->chips == 1 ? "GPU" : "GPUs"));
 }
 
-static void add_str_or_null(cJSON *j, const char *key, const char *value)
-{
-	if (value)
-		cJSON_AddStringToObject(j, key, value);
-	else
-		cJSON_AddNullToObject(j, key);
-}
-
 static void print_json(const struct solve_result *res, bool check)
 {
 	const struct inv_host *h = res->host;
 	cJSON *doc = cJSON_CreateObject();
-	add_str_or_null(doc, "host", h ? h->name : NULL);
-	add_str_or_null(doc, "type", h ? inv_host_type_name(h->type) : NULL);
-	add_str_or_null(doc, "ssh", h ? h->ssh : NULL);
-	add_str_or_null(doc, "cluster", h ? h->cluster_name : NULL);
-	add_str_or_null(doc, "partition", res->partition);
-	add_str_or_null(doc, "constraint", res->constraint);
-	add_str_or_null(doc, "chip", res->chip);
-	add_str_or_null(doc, "gres_type", res->gres_type);
+	json_add_str_or_null(doc, "host", h ? h->name : NULL);
+	json_add_str_or_null(doc, "type", h ? inv_host_type_name(h->type) : NULL);
+	json_add_str_or_null(doc, "ssh", h ? h->ssh : NULL);
+	json_add_str_or_null(doc, "cluster", h ? h->cluster_name : NULL);
+	json_add_str_or_null(doc, "partition", res->partition);
+	json_add_str_or_null(doc, "constraint", res->constraint);
+	json_add_str_or_null(doc, "chip", res->chip);
+	json_add_str_or_null(doc, "gres_type", res->gres_type);
 	if (h)
 		cJSON_AddNumberToObject(doc, "chips", res->chips);
 	else

@@ -376,7 +376,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	size_t nps = nplain ? plainjob_parse_status(out.buf, &ps) : 0;
 
 	if (h->outage && ctx->verbosity >= 0)
-		fprintf(stderr, "dispatch: '%s' answers again\n", h->host);
+		note_msg("'%s' answers again", h->host);
 	h->outage = false;
 	h->polls++;
 	for (size_t i = 0; i < n; i++) {
@@ -441,22 +441,6 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 	}
 }
 
-static void add_int_or_null(cJSON *o, const char *key, int v)
-{
-	if (v >= 0)
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-static void add_str_or_null(cJSON *o, const char *key, const char *v)
-{
-	if (v)
-		cJSON_AddStringToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 static void print_json(const struct wjob *jobs, size_t n, const struct whost *hosts, size_t nh,
 		       long polls, bool until_running, bool timed_out, double waited)
 {
@@ -486,16 +470,16 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 		cJSON_AddStringToObject(o, "id", j->ref->id);
 		cJSON_AddStringToObject(o, "host", j->ref->host);
 		cJSON_AddStringToObject(o, "type", j->plain ? "plain" : "slurm");
-		add_str_or_null(o, "state", j->state);
+		json_add_str_or_null(o, "state", j->state);
 		cJSON_AddBoolToObject(o, "ended", j->settled && !j->not_found);
 		cJSON_AddBoolToObject(o, "ok", job_ok(j, until_running));
 		cJSON_AddBoolToObject(o, "seen_running", j->seen_running);
-		add_str_or_null(o, "first_node", j->first_node);
-		add_int_or_null(o, "exit_code", j->exit_code);
-		add_int_or_null(o, "signal", j->signal);
-		add_str_or_null(o, "elapsed", j->elapsed);
-		add_str_or_null(o, "nodes", j->nodes);
-		add_str_or_null(o, "reason", j->reason);
+		json_add_str_or_null(o, "first_node", j->first_node);
+		json_add_int_or_null(o, "exit_code", j->exit_code);
+		json_add_int_or_null(o, "signal", j->signal);
+		json_add_str_or_null(o, "elapsed", j->elapsed);
+		json_add_str_or_null(o, "nodes", j->nodes);
+		json_add_str_or_null(o, "reason", j->reason);
 		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);
 		cJSON_AddItemToArray(ja, o);
 	}

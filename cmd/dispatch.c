@@ -103,8 +103,7 @@ static int finish(int status)
 	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno != EPIPE) {
-			fprintf(stderr, "dispatch: cannot write to standard output: %s\n",
-				strerror(errno ? errno : EIO));
+			error_msg("cannot write to standard output: %s", strerror(errno ? errno : EIO));
 			return status ? status : DPE_FAIL;
 		}
 	}

@@ -81,14 +81,41 @@ const char *options_spelling(const struct dp_option *opts, int id); /* "--chip" 
 /* cmd/output.c: everything that talks to the user goes through here */
 void error_msg(const char *fmt, ...) _printf_(1, 2);     /* "dispatch: <msg>" on stderr */
 void warning_msg(const char *fmt, ...) _printf_(1, 2);   /* "dispatch: warning: <msg>" */
+void note_msg(const char *fmt, ...) _printf_(1, 2);      /* "dispatch: <msg>": the caller
+							     decides whether to say it */
 void info_msg(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with -v */
 int report_error(const struct dp_error *e);               /* prints, returns the exit status */
 /* -H EXPR: appends the hosts of a hostlist expression not in *hosts yet; 0, or the
  * exit status of a bad expression (reported). */
 int add_hostlist(const char *expr, char ***hosts);
 int usage_error(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* exit 2 */
+/* The same for a command named outright ("" for dispatch itself, "hosts show"). */
+int usage_error_cmd(const char *name, const char *fmt, ...) _printf_(2, 3);
 struct cJSON;
 void json_print(struct cJSON *doc);                       /* prints and frees */
+void json_add_str_or_null(struct cJSON *o, const char *key, const char *value);
+void json_add_int_or_null(struct cJSON *o, const char *key, long value); /* null when < 0 */
+
+/* A text table on stdout: ncols cells a row, added in order; each column as wide as
+ * its widest cell (or cols[c].width, per line as printf's "%-*s"), the last column
+ * never padded. */
+struct table_col {
+	int width;      /* > 0: this fixed width instead of the widest cell's */
+	bool right;     /* right-aligned */
+};
+struct table {
+	size_t ncols;
+	const char *sep;              /* between columns; NULL for two spaces */
+	const struct table_col *cols; /* ncols entries, or NULL: all left-aligned, fitted */
+	bool trim;                    /* no blanks at the end of a line (empty last cells) */
+	char **cells;
+	size_t n;
+};
+void table_add(struct table *t, const char *cell);
+void table_addf(struct table *t, const char *fmt, ...) _printf_(2, 3);
+void table_take(struct table *t, char *cell);            /* takes ownership */
+void table_row(struct table *t, const char *first, ...) __attribute__((sentinel)); /* cells, then NULL */
+void table_print(struct table *t);                       /* prints and empties t */
 bool stdout_is_tty(void);
 bool stderr_is_tty(void);
 

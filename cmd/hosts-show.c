@@ -41,14 +41,6 @@ static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, 
 	return 0;
 }
 
-static void add_str_or_null(cJSON *j, const char *key, const char *value)
-{
-	if (value)
-		cJSON_AddStringToObject(j, key, value);
-	else
-		cJSON_AddNullToObject(j, key);
-}
-
 /* "a100 2/4, 4/8" style cells: per type, a/b. */
 static char *gpu_cell_partition(const struct slurm_partition_gpus *g, size_t n)
 {
@@ -73,60 +65,9 @@ static char *gpu_cell_node(const struct slurm_node *node)
 	return strbuf_detach(&sb);
 }
 
-/* A table: rows of cells, NULL-terminated per row; columns padded, the last not. */
-struct table {
-	char ***rows;
-	size_t n;
-};
-
-static void table_add(struct table *t, char **row)
-{
-	t->rows = xrealloc(t->rows, (t->n + 1) * sizeof(*t->rows));
-	t->rows[t->n++] = row;
-}
-
-static void table_print(struct table *t)
-{
-	size_t w[16] = { 0 };
-	for (size_t i = 0; i < t->n; i++)
-		for (size_t c = 0; t->rows[i][c] && c < 16; c++)
-			if (strlen(t->rows[i][c]) > w[c])
-				w[c] = strlen(t->rows[i][c]);
-	for (size_t i = 0; i < t->n; i++) {
-		struct strbuf line = STRBUF_INIT;
-		for (size_t c = 0; t->rows[i][c] && c < 16; c++) {
-			if (c)
-				strbuf_adds(&line, "  ");
-			if (t->rows[i][c + 1])
-				strbuf_addf(&line, "%-*s", (int)w[c], t->rows[i][c]);
-			else
-				strbuf_adds(&line, t->rows[i][c]);
-		}
-		while (line.len && line.buf[line.len - 1] == ' ')
-			line.buf[--line.len] = '\0';
-		puts(line.buf);
-		strbuf_release(&line);
-		strv_free(t->rows[i]);
-	}
-	free(t->rows);
-	t->rows = NULL;
-	t->n = 0;
-}
-
-static char **row(const char *first, ...)
-{
-	char **r = NULL;
-	va_list ap;
-	va_start(ap, first);
-	for (const char *s = first; s; s = va_arg(ap, const char *))
-		strv_add(&r, s);
-	va_end(ap);
-	return r;
-}
-
 static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 {
-	struct table t = { 0 };
+	struct table t = { .ncols = 7, .trim = true };
 	int gpus = 0, free_gpus = 0;
 	for (size_t i = 0; i < sl->nnodes; i++) {
 		gpus += slurm_node_gpus_total(&sl->nodes[i], NULL);
@@ -137,8 +78,8 @@ static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 	       sl->npartitions == 1 ? "" : "s", sl->nnodes, sl->nnodes == 1 ? "" : "s", gpus,
 	       gpus == 1 ? "" : "s", free_gpus);
 
-	table_add(&t, row("PARTITION", "STATE", "NODES", "CPUS", "MAX TIME", "DEFAULT TIME",
-			  "GPUS FREE/TOTAL", NULL));
+	table_row(&t, "PARTITION", "STATE", "NODES", "CPUS", "MAX TIME", "DEFAULT TIME",
+			  "GPUS FREE/TOTAL", NULL);
 	for (size_t i = 0; i < sl->npartitions; i++) {
 		const struct slurm_partition *p = &sl->partitions[i];
 		struct slurm_partition_gpus *g;
@@ -148,14 +89,15 @@ static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 		_cleanup_free_ char *nodes = xasprintf("%ld", p->total_nodes);
 		_cleanup_free_ char *cpus = xasprintf("%ld", p->total_cpus);
 		_cleanup_free_ char *cell = gpu_cell_partition(g, ng);
-		table_add(&t, row(name, p->state, nodes, cpus, p->max_time, p->default_time, cell, NULL));
+		table_row(&t, name, p->state, nodes, cpus, p->max_time, p->default_time, cell, NULL);
 		slurm_partition_gpus_free(g, ng);
 	}
 	table_print(&t);
 	putchar('\n');
 
-	table_add(&t, row("NODE", "STATE", "CPUS ALLOC/TOTAL", "GPUS USED/TOTAL", "PARTITIONS",
-			  "REASON", NULL));
+	t.ncols = 6;
+	table_row(&t, "NODE", "STATE", "CPUS ALLOC/TOTAL", "GPUS USED/TOTAL", "PARTITIONS",
+			  "REASON", NULL);
 	for (size_t i = 0; i < sl->nnodes; i++) {
 		const struct slurm_node *n = &sl->nodes[i];
 		_cleanup_free_ char *cpus = xasprintf("%ld/%ld", n->cpus_alloc, n->cpus);
@@ -163,8 +105,8 @@ static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 		struct strbuf parts = STRBUF_INIT;
 		for (size_t j = 0; n->partitions && n->partitions[j]; j++)
 			strbuf_addf(&parts, "%s%s", j ? "," : "", n->partitions[j]);
-		table_add(&t, row(n->name, n->state, cpus, cell, parts.len ? parts.buf : "-",
-				  n->reason ? n->reason : "", NULL));
+		table_row(&t, n->name, n->state, cpus, cell, parts.len ? parts.buf : "-",
+				  n->reason ? n->reason : "", NULL);
 		strbuf_release(&parts);
 	}
 	table_print(&t);
@@ -183,16 +125,16 @@ static void show_gpus_text(const char *host, const struct host_facts *f)
 		nfree += !f->gpus.gpus[i].busy;
 	printf("%s: nvidia-smi, %zu GPU%s (%zu free now)\n\n", host, f->gpus.n,
 	       f->gpus.n == 1 ? "" : "s", nfree);
-	struct table t = { 0 };
-	table_add(&t, row("GPU", "CHIP", "MEMORY", "PROCESSES", "USED", "STATE", "NAME", NULL));
+	struct table t = { .ncols = 7, .trim = true };
+	table_row(&t, "GPU", "CHIP", "MEMORY", "PROCESSES", "USED", "STATE", "NAME", NULL);
 	for (size_t i = 0; i < f->gpus.n; i++) {
 		const struct nvidia_gpu *g = &f->gpus.gpus[i];
 		_cleanup_free_ char *idx = xasprintf("%d", g->index);
 		_cleanup_free_ char *mem = g->memory_mib >= 0 ? xasprintf("%ld MiB", g->memory_mib) : xstrdup("?");
 		_cleanup_free_ char *procs = xasprintf("%d", g->processes);
 		_cleanup_free_ char *used = g->used_mib >= 0 ? xasprintf("%ld MiB", g->used_mib) : xstrdup("?");
-		table_add(&t, row(idx, g->chip ? g->chip : "(unknown)", mem, procs, used,
-				  g->busy ? "busy" : "free", g->name, NULL));
+		table_row(&t, idx, g->chip ? g->chip : "(unknown)", mem, procs, used,
+				  g->busy ? "busy" : "free", g->name, NULL);
 	}
 	table_print(&t);
 }
@@ -206,7 +148,7 @@ static cJSON *gpus_json(const struct host_facts *f)
 		cJSON_AddNumberToObject(j, "index", g->index);
 		cJSON_AddStringToObject(j, "uuid", g->uuid);
 		cJSON_AddStringToObject(j, "name", g->name);
-		add_str_or_null(j, "chip", g->chip);
+		json_add_str_or_null(j, "chip", g->chip);
 		if (g->memory_mib >= 0)
 			cJSON_AddNumberToObject(j, "memory_mib", (double)g->memory_mib);
 		else
@@ -228,8 +170,8 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "host", host);
 	cJSON_AddStringToObject(doc, "kind", f->slurm ? "slurm" : "plain");
-	add_str_or_null(doc, "slurm_version", sl->version);
-	add_str_or_null(doc, "slurm_error", f->slurm_error);
+	json_add_str_or_null(doc, "slurm_version", sl->version);
+	json_add_str_or_null(doc, "slurm_error", f->slurm_error);
 	cJSON *parts = cJSON_AddArrayToObject(doc, "partitions");
 	for (size_t i = 0; i < sl->npartitions; i++) {
 		const struct slurm_partition *p = &sl->partitions[i];
@@ -249,7 +191,7 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 		slurm_partition_gpus(sl, p->name, &g, &ng);
 		for (size_t k = 0; k < ng; k++) {
 			cJSON *x = cJSON_CreateObject();
-			add_str_or_null(x, "type", g[k].type);
+			json_add_str_or_null(x, "type", g[k].type);
 			cJSON_AddNumberToObject(x, "total", g[k].total);
 			cJSON_AddNumberToObject(x, "used", g[k].used);
 			cJSON_AddNumberToObject(x, "free", g[k].free);
@@ -271,11 +213,11 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 		cJSON *pa = cJSON_AddArrayToObject(j, "partitions");
 		for (size_t k = 0; n->partitions && n->partitions[k]; k++)
 			cJSON_AddItemToArray(pa, cJSON_CreateString(n->partitions[k]));
-		add_str_or_null(j, "reason", n->reason);
+		json_add_str_or_null(j, "reason", n->reason);
 		cJSON *ga = cJSON_AddArrayToObject(j, "gpus");
 		for (size_t k = 0; k < n->ngpus; k++) {
 			cJSON *x = cJSON_CreateObject();
-			add_str_or_null(x, "type", n->gpus[k].type);
+			json_add_str_or_null(x, "type", n->gpus[k].type);
 			cJSON_AddNumberToObject(x, "total", n->gpus[k].total);
 			cJSON_AddNumberToObject(x, "used", n->gpus[k].used);
 			cJSON_AddNumberToObject(x, "free", n->usable ? n->gpus[k].total - n->gpus[k].used : 0);
@@ -479,7 +421,7 @@ static void discover_slurm(const struct dp_ctx *ctx, const char *host, const str
 			continue;
 		}
 		cJSON *u = cJSON_CreateObject();
-		add_str_or_null(u, "gres_type", all[j].type);
+		json_add_str_or_null(u, "gres_type", all[j].type);
 		cJSON_AddNumberToObject(u, "count", all[j].total);
 		cJSON_AddItemToArray(unmapped, u);
 		if (!all[j].type) {

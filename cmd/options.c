@@ -113,9 +113,7 @@ static int apply(const struct dispatch_cmd *cmd, const struct dp_option *o, cons
 
 static int bad_option(const struct dispatch_cmd *cmd, const char *problem, const char *what)
 {
-	fprintf(stderr, "dispatch: option '%s' %s", what, problem);
-	fprintf(stderr, "\nTry 'dispatch%s%s -h' for the options.\n", cmd->name[0] ? " " : "",
-		cmd->name);
+	usage_error_cmd(cmd->name, "option '%s' %s", what, problem);
 	return -1;
 }
 
