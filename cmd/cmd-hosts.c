@@ -21,8 +21,10 @@ static const struct dp_option hosts_options[] = {
 	{ OPT_NAMES, 0, "names", NULL, "print only the names, one per line (for completion)", NULL },
 	{ OPT_CHECK, 0, "check", NULL, "connect to each host, log in and run true: status and latency", NULL },
 	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "with --check: only these hosts (comma-separated, hostlist ranges)", "host" },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "with --check: give up on a host after S seconds (default 10)", NULL },
-	{ OPT_FANOUT, 0, "fanout", "N", "with --check: at most N hosts at once (default 32)", NULL },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "with --check: give up on a host after S seconds (default 10)", NULL,
+	  .kind = DP_OPT_SECONDS, .whole = true, .min = 1, .max = 86400 },
+	{ OPT_FANOUT, 0, "fanout", "N", "with --check: at most N hosts at once (default 32)", NULL,
+	  .kind = DP_OPT_INT, .min = 1, .max = 4096 },
 	{ 0 },
 };
 
@@ -154,13 +156,11 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 			break;
 		case OPT_TIMEOUT:
 			check_opt = "--timeout";
-			if (!parse_long(o->arg, 1, 86400, &timeout))
-				return usage_error(ctx, "--timeout wants a number of seconds from 1 to 86400, not '%s'", o->arg);
+			timeout = o->num;
 			break;
 		case OPT_FANOUT:
 			check_opt = "--fanout";
-			if (!parse_long(o->arg, 1, 4096, &fanout))
-				return usage_error(ctx, "--fanout wants a number from 1 to 4096, not '%s'", o->arg);
+			fanout = o->num;
 			break;
 		}
 	}

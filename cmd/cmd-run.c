@@ -29,8 +29,10 @@ enum {
 static const struct dp_option run_options[] = {
 	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "hosts: inventory names or ssh destinations, comma-separated, with hostlist ranges (box[1-4])", "host" },
 	{ OPT_ALL, 0, "all", NULL, "every host of the inventory", NULL },
-	{ OPT_FANOUT, 0, "fanout", "N", "at most N connections at once (default 32)", NULL },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "give each host S seconds, connecting included (exit 3 on one host)", NULL },
+	{ OPT_FANOUT, 0, "fanout", "N", "at most N connections at once (default 32)", NULL,
+	  .kind = DP_OPT_INT, .min = 1, .max = 4096 },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "give each host S seconds, connecting included (exit 3 on one host)", NULL,
+	  .kind = DP_OPT_SECONDS, .whole = true, .min = 1 },
 	{ OPT_GATHER, 'b', "gather", NULL, "print each distinct output once, under the hosts that gave it", NULL },
 	{ OPT_TTY, 't', "tty", NULL, "run the command on a terminal (as ssh -t)", NULL },
 	{ 0 },
@@ -468,14 +470,8 @@ static int run_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_ALL: all = true; break;
 		case OPT_GATHER: gather = true; break;
 		case OPT_TTY: pty = true; break;
-		case OPT_FANOUT:
-			if (!parse_long(o->arg, 1, 4096, &fanout))
-				return usage_error(ctx, "--fanout wants a number from 1 to 4096, not '%s'", o->arg);
-			break;
-		case OPT_TIMEOUT:
-			if (!parse_long(o->arg, 1, 1000000000, &timeout))
-				return usage_error(ctx, "--timeout wants a positive number of seconds, not '%s'", o->arg);
-			break;
+		case OPT_FANOUT: fanout = o->num; break;
+		case OPT_TIMEOUT: timeout = o->num; break;
 		}
 	}
 	if (all) {

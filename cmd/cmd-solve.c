@@ -12,7 +12,8 @@ enum { OPT_CHIP = 1, OPT_CHIPS, OPT_CPU, OPT_PREFER, OPT_FORBID, OPT_CHECK };
 
 static const struct dp_option solve_options[] = {
 	{ OPT_CHIP, 0, "chip", "NAME", "the chip (catalogue name); any GPU when omitted", chip_complete_words },
-	{ OPT_CHIPS, 0, "chips", "N", "how many chips (default 1; 0 is a CPU job)", NULL },
+	{ OPT_CHIPS, 0, "chips", "N", "how many chips (default 1; 0 is a CPU job)", NULL,
+	  .kind = DP_OPT_INT, .min = 0, .max = 100000, .bad = "--chips: expected a whole number >= 0, got '%s'" },
 	{ OPT_CPU, 0, "cpu", NULL, "a CPU job (the same as --chips 0)", NULL },
 	{ OPT_PREFER, 0, "prefer", "CLUSTER", "try hosts of CLUSTER first (repeatable, or comma-separated)", NULL },
 	{ OPT_FORBID, 0, "forbid", "CLUSTER", "never use hosts of CLUSTER (repeatable, or comma-separated)", NULL },
@@ -101,15 +102,12 @@ static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 
 	for (size_t i = 0; i < args->nopts; i++) {
 		const struct dp_optval *o = &args->opts[i];
-		long n;
 		switch (o->id) {
 		case OPT_CHIP:
 			req.chip = o->arg;
 			break;
 		case OPT_CHIPS:
-			if (!parse_long(o->arg, 0, 100000, &n))
-				return usage_error(ctx, "--chips: expected a whole number >= 0, got '%s'", o->arg);
-			req.chips = (int)n;
+			req.chips = (int)o->num;
 			chips_given = true;
 			break;
 		case OPT_CPU:

@@ -28,9 +28,12 @@ enum { OPT_HOST = 1, OPT_INTERVAL, OPT_TIMEOUT, OPT_UNTIL };
 
 static const struct dp_option wait_options[] = {
 	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
-	{ OPT_INTERVAL, 0, "interval", "S", "the longest time between polls, in seconds (default 30; polls start at 2 s and back off)", NULL },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "give up after S seconds (exit 3)", NULL },
-	{ OPT_UNTIL, 0, "until", "WHEN", "'done' (default): until every job ended; 'running': until every job runs (or ended)", "words:running done" },
+	{ OPT_INTERVAL, 0, "interval", "S", "the longest time between polls, in seconds (default 30; polls start at 2 s and back off)", NULL,
+	  .kind = DP_OPT_SECONDS, .min = 0.1 },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "give up after S seconds (exit 3)", NULL,
+	  .kind = DP_OPT_SECONDS, .min = 0.001 },
+	{ OPT_UNTIL, 0, "until", "WHEN", "'done' (default): until every job ended; 'running': until every job runs (or ended)", "words:running done",
+	  .kind = DP_OPT_WORD },
 	{ 0 },
 };
 
@@ -488,16 +491,6 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 
 /* ---- the command ---- */
 
-static bool parse_seconds(const char *s, double min, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || *end || !(v >= min) || v > 1e9)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	const char *host_opt = NULL;
@@ -510,20 +503,13 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 			host_opt = o->arg;
 			break;
 		case OPT_INTERVAL:
-			if (!parse_seconds(o->arg, 0.1, &interval))
-				return usage_error(ctx, "--interval wants seconds (0.1 or more), not '%s'", o->arg);
+			interval = o->seconds;
 			break;
 		case OPT_TIMEOUT:
-			if (!parse_seconds(o->arg, 0.001, &timeout))
-				return usage_error(ctx, "--timeout wants a positive number of seconds, not '%s'", o->arg);
+			timeout = o->seconds;
 			break;
 		case OPT_UNTIL:
-			if (streq(o->arg, "running"))
-				until_running = true;
-			else if (streq(o->arg, "done"))
-				until_running = false;
-			else
-				return usage_error(ctx, "--until wants 'running' or 'done', not '%s'", o->arg);
+			until_running = o->num == 0; /* running, done */
 			break;
 		}
 	}

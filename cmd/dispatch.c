@@ -157,6 +157,7 @@ int main(int argc, char **argv)
 	struct dp_args args;
 	r = options_parse(cmd, cargc, cargv, &ctx, &args);
 	if (r) {
+		args_release(&args);
 		args_release(&top_args);
 		return finish(r > 0 ? 0 : DPE_INPUT);
 	}

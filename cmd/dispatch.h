@@ -14,8 +14,25 @@
 
 struct inventory;
 
+/* What an option's value is: options.c converts it and words the error, once for
+ * every command. The zero kind is what a table without kinds means. */
+enum dp_opt_kind {
+	DP_OPT_AUTO = 0,  /* a flag without argname, else a string */
+	DP_OPT_FLAG,
+	DP_OPT_STRING,
+	DP_OPT_INT,       /* a whole number from min to max: dp_optval.num */
+	DP_OPT_SECONDS,   /* seconds from min to max (0: no upper limit); whole ones only
+			     when .whole: dp_optval.seconds (and .num, rounded down) */
+	DP_OPT_SIZE,      /* bytes, N with K, M, G or T (powers of 1024) from min to max
+			     (0: no upper limit): dp_optval.num */
+	DP_OPT_WORD,      /* one of the words of complete ("words:a b"): dp_optval.num is
+			     its index */
+};
+
 /* One entry of an option table; the table ends with an entry whose id is 0.
- * Usage, -h, the man-page check and the completion scripts all come from it. */
+ * Usage, -h, the man-page check and the completion scripts all come from it.
+ * Tables list the first six fields in order; the typed ones after them are zero
+ * unless given (meson builds cmd/ without -Wmissing-field-initializers for that). */
 struct dp_option {
 	int id;                 /* > 0, what the command switches on */
 	char short_name;        /* 0 for none */
@@ -24,6 +41,11 @@ struct dp_option {
 	const char *help;
 	const char *complete;   /* completion of the argument: "file", "dir", "host",
 				   "words:a b c", or NULL for none */
+	enum dp_opt_kind kind;
+	double min, max;        /* INT, SECONDS, SIZE: the range */
+	bool whole;             /* SECONDS: whole seconds only */
+	const char *bad;        /* the error for a bad value, "%s" standing for the value;
+				   NULL: "--NAME wants <what the kind and range say>, not '%s'" */
 };
 
 enum {
@@ -36,6 +58,9 @@ enum {
 struct dp_optval {
 	int id;
 	const char *arg;        /* NULL for flags */
+	long num;               /* INT, SIZE, WORD, SECONDS (rounded down): the value */
+	double seconds;         /* SECONDS: the value */
+	const struct dp_option *opt; /* the table entry */
 };
 
 struct dp_args {

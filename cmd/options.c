@@ -3,11 +3,17 @@
  * Option parsing from the static tables (git's parse-options, without abbreviations:
  * a script that works today keeps working when an option is added). Global options
  * (-i, -F, --json, -v, -q, -h) are understood before and after the command name.
+ * Typed values (numbers, seconds, sizes, words) are converted here, and a bad one is
+ * reported here, in the same words for every command.
  */
+#include <errno.h>
+#include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "dispatch.h"
+#include "base/strbuf.h"
 
 enum {
 	GOPT_INVENTORY = 1001,
@@ -60,11 +66,10 @@ const char *options_spelling(const struct dp_option *opts, int id)
 	return "?";
 }
 
-static void add_opt(struct dp_args *out, int id, const char *arg)
+static void add_opt(struct dp_args *out, const struct dp_option *o, const char *arg)
 {
 	out->opts = xrealloc(out->opts, (out->nopts + 1) * sizeof(*out->opts));
-	out->opts[out->nopts].id = id;
-	out->opts[out->nopts].arg = arg;
+	out->opts[out->nopts] = (struct dp_optval){ .id = o->id, .arg = arg, .opt = o };
 	out->nopts++;
 }
 
@@ -106,7 +111,7 @@ static int apply(const struct dispatch_cmd *cmd, const struct dp_option *o, cons
 		usage_print(stdout, cmd);
 		return 1;
 	default:
-		add_opt(out, o->id, arg);
+		add_opt(out, o, arg);
 		return 0;
 	}
 }
@@ -115,6 +120,144 @@ static int bad_option(const struct dispatch_cmd *cmd, const char *problem, const
 {
 	usage_error_cmd(cmd->name, "option '%s' %s", what, problem);
 	return -1;
+}
+
+/* ---- typed values ---- */
+
+#define NO_LIMIT 1e9 /* seconds or bytes' upper bound when the table gives none */
+
+static bool parse_seconds(const struct dp_option *o, const char *s, double *out)
+{
+	double max = o->max > 0 ? o->max : NO_LIMIT;
+	if (o->whole) {
+		long v;
+		if (!parse_long(s, (long)o->min, (long)max, &v))
+			return false;
+		*out = (double)v;
+		return true;
+	}
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || *end || !(v >= o->min) || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* N, NK, NM, NG, NT (powers of 1024). */
+static bool parse_size(const struct dp_option *o, const char *s, long *out)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	if (*end) {
+		const char *u = strchr(units, toupper((unsigned char)*end));
+		if (!u || end[1])
+			return false;
+		for (const char *p = units; p <= u; p++) {
+			if (v > (unsigned long long)LONG_MAX / 1024)
+				return false;
+			v *= 1024;
+		}
+	}
+	double max = o->max > 0 ? o->max : (double)LONG_MAX;
+	if ((double)v < o->min || (double)v > max || v > (unsigned long long)LONG_MAX)
+		return false;
+	*out = (long)v;
+	return true;
+}
+
+/* The index of s among the words of "words:a b c", or -1. */
+static long word_index(const char *complete, const char *s)
+{
+	const char *w = complete && startswith(complete, "words:") ? complete + 6 : "";
+	for (long i = 0; *w; i++) {
+		size_t len = strcspn(w, " ");
+		if (len == strlen(s) && strncmp(w, s, len) == 0)
+			return i;
+		w += len;
+		w += strspn(w, " ");
+	}
+	return -1;
+}
+
+/* What a value of o must be, for "--NAME wants ..., not 'VALUE'". */
+static void wants(const struct dp_option *o, struct strbuf *sb)
+{
+	switch (o->kind) {
+	case DP_OPT_INT:
+		strbuf_addf(sb, "a number from %.0f to %.0f", o->min, o->max);
+		return;
+	case DP_OPT_SECONDS:
+		if (o->max > 0)
+			strbuf_addf(sb, "a number of seconds from %g to %g", o->min, o->max);
+		else if (o->min <= (o->whole ? 1 : 0.001)) /* the least the resolution allows */
+			strbuf_adds(sb, "a positive number of seconds");
+		else
+			strbuf_addf(sb, "seconds (%g or more)", o->min);
+		return;
+	case DP_OPT_SIZE:
+		strbuf_adds(sb, "a size in bytes (N, or N with K, M, G or T)");
+		return;
+	case DP_OPT_WORD: {
+		const char *w = o->complete + 6;
+		while (*w) {
+			size_t len = strcspn(w, " ");
+			const char *next = w + len + strspn(w + len, " ");
+			strbuf_addf(sb, "%s'%.*s'", sb->len == 0 ? "" : *next ? ", " : " or ", (int)len, w);
+			w = next;
+		}
+		return;
+	}
+	default:
+		strbuf_adds(sb, "a value");
+	}
+}
+
+static int bad_value(const struct dispatch_cmd *cmd, const struct dp_option *o, const char *arg)
+{
+	if (o->bad) {
+		const char *at = strstr(o->bad, "%s");
+		int n = at ? (int)(at - o->bad) : (int)strlen(o->bad);
+		usage_error_cmd(cmd->name, "%.*s%s%s", n, o->bad, at ? arg : "", at ? at + 2 : "");
+		return -1;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	wants(o, &sb);
+	usage_error_cmd(cmd->name, "%s wants %s, not '%s'", options_spelling(o, o->id), sb.buf, arg);
+	strbuf_release(&sb);
+	return -1;
+}
+
+/* Converts the typed values once all options are known (a bad name or -h first). */
+static int convert(const struct dispatch_cmd *cmd, struct dp_optval *v)
+{
+	const struct dp_option *o = v->opt;
+	bool ok = true;
+	switch (o->kind) {
+	case DP_OPT_INT:
+		ok = parse_long(v->arg, (long)o->min, (long)o->max, &v->num);
+		break;
+	case DP_OPT_SECONDS:
+		ok = parse_seconds(o, v->arg, &v->seconds);
+		v->num = (long)v->seconds;
+		break;
+	case DP_OPT_SIZE:
+		ok = parse_size(o, v->arg, &v->num);
+		break;
+	case DP_OPT_WORD:
+		v->num = word_index(o->complete, v->arg);
+		ok = v->num >= 0;
+		break;
+	default:
+		break;
+	}
+	return ok ? 0 : bad_value(cmd, o, v->arg);
 }
 
 int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct dp_ctx *ctx,
@@ -190,6 +333,9 @@ int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct 
 				break;
 		}
 	}
+	for (size_t i = 0; i < out->nopts; i++)
+		if (convert(cmd, &out->opts[i]) < 0)
+			return -1;
 	return 0;
 }
 
