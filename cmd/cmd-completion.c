@@ -63,6 +63,13 @@ static void bash_arg_case(const struct dp_option *o)
 	}
 }
 
+/* A command's subcommand words, each with a leading space. */
+static void sub_words(const struct dispatch_cmd *c)
+{
+	for (size_t i = 0; c->subcommands && c->subcommands[i]; i++)
+		printf(" %s", subcommand_word(c->subcommands[i]));
+}
+
 static void bash_opt_words(const struct dp_option *o)
 {
 	for (; o && o->id; o++) {
@@ -95,8 +102,13 @@ static void gen_bash(void)
 		const struct dispatch_cmd *c = dispatch_commands[i];
 		printf("\t%s)\n\t\tcase $prev in\n", c->name);
 		bash_arg_case(c->opts);
+		for (size_t k = 0; c->subcommands && c->subcommands[k]; k++)
+			bash_arg_case(c->subcommands[k]->opts);
 		printf("\t\tesac\n\t\tCOMPREPLY=($(compgen -W '");
+		sub_words(c);
 		bash_opt_words(c->opts);
+		for (size_t k = 0; c->subcommands && c->subcommands[k]; k++)
+			bash_opt_words(c->subcommands[k]->opts);
 		bash_opt_words(dispatch_global_options);
 		printf("' -- \"$cur\"))\n\t\t;;\n");
 	}
@@ -156,7 +168,16 @@ static void gen_zsh(void)
 		const struct dispatch_cmd *c = dispatch_commands[i];
 		printf("\t\t%s)\n\t\t\t_arguments", c->name);
 		zsh_specs(c->opts);
+		for (size_t k = 0; c->subcommands && c->subcommands[k]; k++)
+			zsh_specs(c->subcommands[k]->opts);
 		zsh_specs(dispatch_global_options);
+		if (c->subcommands) {
+			printf(" \\\n\t\t'1: :((");
+			for (size_t k = 0; c->subcommands[k]; k++)
+				printf("%s%s\\:\"%s\"", k ? " " : "", subcommand_word(c->subcommands[k]),
+				       plain(c->subcommands[k]->summary));
+			printf("))'");
+		}
 		printf(" \\\n\t\t'*: :_default' ;;\n");
 	}
 	printf("\t\tesac ;;\n\tesac\n}\n\n_dispatch \"$@\"\n");
@@ -201,8 +222,14 @@ static void gen_fish(void)
 		       dispatch_commands[i]->name, plain(dispatch_commands[i]->summary));
 	for (size_t i = 0; i < dispatch_ncommands; i++) {
 		char cond[128];
-		snprintf(cond, sizeof(cond), "__fish_seen_subcommand_from %s", dispatch_commands[i]->name);
-		fish_opts(cond, dispatch_commands[i]->opts);
+		const struct dispatch_cmd *c = dispatch_commands[i];
+		snprintf(cond, sizeof(cond), "__fish_seen_subcommand_from %s", c->name);
+		fish_opts(cond, c->opts);
+		for (size_t k = 0; c->subcommands && c->subcommands[k]; k++) {
+			fish_opts(cond, c->subcommands[k]->opts);
+			printf("complete -c dispatch -n '%s' -a %s -d '%s'\n", cond,
+			       subcommand_word(c->subcommands[k]), plain(c->subcommands[k]->summary));
+		}
 	}
 }
 
@@ -244,6 +271,20 @@ static void gen_json(void)
 		cJSON_AddStringToObject(j, "summary", c->summary);
 		cJSON_AddStringToObject(j, "usage", c->usage);
 		cJSON_AddItemToObject(j, "options", json_opts(c->opts));
+		if (c->subcommands) {
+			cJSON *subs = cJSON_AddArrayToObject(j, "subcommands");
+			for (size_t k = 0; c->subcommands[k]; k++) {
+				const struct dispatch_cmd *s = c->subcommands[k];
+				cJSON *sj = cJSON_CreateObject();
+				cJSON_AddStringToObject(sj, "name", s->name);
+				cJSON_AddStringToObject(sj, "summary", s->summary);
+				cJSON_AddStringToObject(sj, "usage", s->usage);
+				cJSON_AddNumberToObject(sj, "min_args", s->min_args);
+				cJSON_AddNumberToObject(sj, "max_args", s->max_args);
+				cJSON_AddItemToObject(sj, "options", json_opts(s->opts));
+				cJSON_AddItemToArray(subs, sj);
+			}
+		}
 		cJSON_AddItemToArray(cmds, j);
 	}
 	json_print(doc);

@@ -135,6 +135,13 @@ static void print_table(const struct inventory *inv, char **aliases)
 	table_print(&t);
 }
 
+/* show, discover: cmd/hosts-show.c */
+static const struct dispatch_cmd *const hosts_subcommands[] = {
+	&dispatch_cmd_hosts_show,
+	&dispatch_cmd_hosts_discover,
+	NULL,
+};
+
 static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	bool names = false, check = false, hosts_given = false;
@@ -163,12 +170,6 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 			fanout = o->num;
 			break;
 		}
-	}
-	if (args->npos > 0) {
-		/* show, discover: cmd/hosts-show.c */
-		if (check || names || check_opt)
-			return usage_error(ctx, "'hosts %s' takes no options", args->pos[0]);
-		return hosts_subcommand(ctx, args);
 	}
 	if (check_opt && !check)
 		return usage_error(ctx, "%s goes with --check", check_opt);
@@ -226,7 +227,7 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_hosts = {
 	.name = "hosts",
 	.summary = "list inventory hosts and ssh config aliases; --check probes them",
-	.usage = "[--names]\n--check [-H HOSTS] [--timeout S] [--fanout N]\nshow HOST\ndiscover HOST",
+	.usage = "[--names]\n--check [-H HOSTS] [--timeout S] [--fanout N]",
 	.description = "Lists the inventory's hosts (name, type, ssh target, cluster, chips or\n"
 		       "partitions), then the Host aliases of the ssh config that the inventory\n"
 		       "does not already name. Nothing is contacted, unless --check: then each\n"
@@ -236,7 +237,8 @@ const struct dispatch_cmd dispatch_cmd_hosts = {
 		       "prints an inventory entry for it (one SSH command each).",
 	.opts = hosts_options,
 	.min_args = 0,
-	.max_args = 2,
+	.max_args = 0,
 	.flags = CMD_WANTS_INVENTORY,
 	.fn = cmd_hosts,
+	.subcommands = hosts_subcommands,
 };

@@ -81,7 +81,7 @@ struct dp_ctx {
 };
 
 struct dispatch_cmd {
-	const char *name;
+	const char *name;             /* a subcommand's is its full name: "hosts show" */
 	const char *summary;          /* one line for 'dispatch -h' */
 	const char *usage;            /* synopsis after "dispatch NAME "; forms split by '\n' */
 	const char *description;      /* a short paragraph for -h */
@@ -89,6 +89,10 @@ struct dispatch_cmd {
 	int min_args, max_args;       /* operand counts; max -1 for no limit */
 	unsigned flags;
 	int (*fn)(struct dp_ctx *ctx, const struct dp_args *args);
+	/* NULL-terminated, or NULL: when given, a first operand names one of them, and
+	 * the dispatcher runs it as a command of its own (its options, operand counts,
+	 * flags; usage and completions list it); the command's own fn gets no operands. */
+	const struct dispatch_cmd *const *subcommands;
 };
 
 /* The sorted command table (cmd/dispatch.c). */
@@ -97,6 +101,8 @@ extern const size_t dispatch_ncommands;
 extern const struct dp_option dispatch_global_options[];
 
 /* cmd/options.c */
+const char *subcommand_word(const struct dispatch_cmd *sub);   /* "show" of "hosts show" */
+bool options_of(const struct dp_option *opts, const struct dp_option *o); /* o in opts */
 int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct dp_ctx *ctx,
 		  struct dp_args *out);
 void args_release(struct dp_args *args);
@@ -148,8 +154,9 @@ bool stderr_is_tty(void);
 struct ssh_ctx;
 void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
 
-/* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST'; the exit status */
-int hosts_subcommand(struct dp_ctx *ctx, const struct dp_args *args);
+/* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST', subcommands of hosts */
+extern const struct dispatch_cmd dispatch_cmd_hosts_show;
+extern const struct dispatch_cmd dispatch_cmd_hosts_discover;
 
 /* cmd/solve-check.c: solve with --check: asks the hosts that fit on paper what is
  * free now (in parallel) and solves with their answers. res points into *keep: free

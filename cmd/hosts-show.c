@@ -519,19 +519,38 @@ static int hosts_discover(struct dp_ctx *ctx, const char *host)
 	return 0;
 }
 
-int hosts_subcommand(struct dp_ctx *ctx, const struct dp_args *args)
+static int cmd_hosts_show(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	static const char *const words[] = { "show", "discover" };
-	const char *what = args->pos[0];
-	if (!streq(what, "show") && !streq(what, "discover")) {
-		const char *guess = suggest_word(what, (const char **)words, ARRAY_SIZE(words));
-		if (guess)
-			return usage_error(ctx, "'hosts %s' is not a hosts command (did you mean '%s'?)", what, guess);
-		return usage_error(ctx, "'hosts %s' is not a hosts command: 'show HOST' or 'discover HOST'", what);
-	}
-	if (args->npos != 2)
-		return usage_error(ctx, "'hosts %s' needs one HOST", what);
-	if (args->nopts)
-		return usage_error(ctx, "'hosts %s' takes no options but the global ones (--json, -v)", what);
-	return streq(what, "show") ? hosts_show(ctx, args->pos[1]) : hosts_discover(ctx, args->pos[1]);
+	return hosts_show(ctx, args->pos[0]);
 }
+
+static int cmd_hosts_discover(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	return hosts_discover(ctx, args->pos[0]);
+}
+
+static const struct dp_option no_options[] = { { 0 } };
+
+/* Subcommands of hosts (cmd/cmd-hosts.c lists them): -h, the man page and the
+ * completions are those of hosts. */
+const struct dispatch_cmd dispatch_cmd_hosts_show = {
+	.name = "hosts show",
+	.summary = "a host's partitions, nodes and free GPUs",
+	.usage = "HOST",
+	.opts = no_options,
+	.min_args = 1,
+	.max_args = 1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_hosts_show,
+};
+
+const struct dispatch_cmd dispatch_cmd_hosts_discover = {
+	.name = "hosts discover",
+	.summary = "an inventory entry for a host, from sinfo or nvidia-smi",
+	.usage = "HOST",
+	.opts = no_options,
+	.min_args = 1,
+	.max_args = 1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_hosts_discover,
+};

@@ -34,6 +34,20 @@ const struct dp_option dispatch_global_options[] = {
 	{ 0 },
 };
 
+const char *subcommand_word(const struct dispatch_cmd *sub)
+{
+	const char *sp = strrchr(sub->name, ' ');
+	return sp ? sp + 1 : sub->name;
+}
+
+bool options_of(const struct dp_option *opts, const struct dp_option *o)
+{
+	for (; opts && opts->id; opts++)
+		if (opts == o)
+			return true;
+	return false;
+}
+
 static const struct dp_option *find_long(const struct dp_option *opts, const char *name, size_t len)
 {
 	for (; opts && opts->id; opts++)
@@ -49,6 +63,22 @@ static const struct dp_option *find_short(const struct dp_option *opts, char c)
 		if (opts->short_name == c)
 			return opts;
 	return NULL;
+}
+
+/* A command's options, its subcommands' (the dispatcher checks later which one they
+ * belong to: options may come anywhere on the line), then the global ones. */
+static const struct dp_option *lookup(const struct dispatch_cmd *cmd, const char *name, size_t len,
+				      char c)
+{
+	const struct dp_option *o = name ? find_long(cmd->opts, name, len) : find_short(cmd->opts, c);
+	for (size_t i = 0; !o && cmd->subcommands && cmd->subcommands[i]; i++) {
+		const struct dp_option *so = cmd->subcommands[i]->opts;
+		o = name ? find_long(so, name, len) : find_short(so, c);
+	}
+	if (!o)
+		o = name ? find_long(dispatch_global_options, name, len)
+			 : find_short(dispatch_global_options, c);
+	return o;
 }
 
 const char *options_spelling(const struct dp_option *opts, int id)
@@ -286,9 +316,7 @@ int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct 
 		if (a[1] == '-') {
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			const struct dp_option *o = find_long(cmd->opts, name, len);
-			if (!o)
-				o = find_long(dispatch_global_options, name, len);
+			const struct dp_option *o = lookup(cmd, name, len, 0);
 			if (!o)
 				return bad_option(cmd, "is unknown", a);
 			const char *arg = NULL;
@@ -308,9 +336,7 @@ int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct 
 			continue;
 		}
 		for (const char *p = a + 1; *p; p++) {
-			const struct dp_option *o = find_short(cmd->opts, *p);
-			if (!o)
-				o = find_short(dispatch_global_options, *p);
+			const struct dp_option *o = lookup(cmd, NULL, 0, *p);
 			if (!o) {
 				char opt[3] = { '-', *p, 0 };
 				return bad_option(cmd, "is unknown", opt);
@@ -358,23 +384,38 @@ static void print_opts(FILE *f, const struct dp_option *o)
 	}
 }
 
-void usage_print(FILE *f, const struct dispatch_cmd *cmd)
+/* "usage: dispatch NAME FORM" for each form of usage (split by '\n'), "   or:" after the first. */
+static void print_forms(FILE *f, const char *name, const char *usage, bool *first)
 {
-	const char *u = cmd->usage;
-	bool first = true;
+	const char *u = usage;
 	while (u && *u) {
 		const char *nl = strchr(u, '\n');
 		size_t len = nl ? (size_t)(nl - u) : strlen(u);
-		fprintf(f, "%s dispatch%s%s %.*s\n", first ? "usage:" : "   or:", cmd->name[0] ? " " : "",
-			cmd->name, (int)len, u);
-		first = false;
+		fprintf(f, "%s dispatch%s%s %.*s\n", *first ? "usage:" : "   or:", name[0] ? " " : "",
+			name, (int)len, u);
+		*first = false;
 		u = nl ? nl + 1 : u + len;
 	}
+}
+
+void usage_print(FILE *f, const struct dispatch_cmd *cmd)
+{
+	bool first = true;
+	print_forms(f, cmd->name, cmd->usage, &first);
+	for (size_t i = 0; cmd->subcommands && cmd->subcommands[i]; i++)
+		print_forms(f, cmd->subcommands[i]->name, cmd->subcommands[i]->usage, &first);
 	if (cmd->description)
 		fprintf(f, "\n%s\n", cmd->description);
 	if (cmd->opts && cmd->opts->id) {
 		fprintf(f, "\nOptions:\n");
 		print_opts(f, cmd->opts);
+	}
+	for (size_t i = 0; cmd->subcommands && cmd->subcommands[i]; i++) {
+		const struct dispatch_cmd *sub = cmd->subcommands[i];
+		if (sub->opts && sub->opts->id) {
+			fprintf(f, "\nOptions of '%s':\n", sub->name);
+			print_opts(f, sub->opts);
+		}
 	}
 	if (!cmd->name[0]) {
 		fprintf(f, "\nCommands:\n");

@@ -74,10 +74,11 @@ int add_hostlist(const char *expr, char ***hosts)
 	return 0;
 }
 
+/* A subcommand's options are in its command's -h: "hosts show" points to hosts. */
 static void try_help(const char *name)
 {
-	fprintf(stderr, "Try 'dispatch%s%s -h' for the options.\n", name && name[0] ? " " : "",
-		name ? name : "");
+	fprintf(stderr, "Try 'dispatch%s%.*s -h' for the options.\n", name && name[0] ? " " : "",
+		name ? (int)strcspn(name, " ") : 0, name ? name : "");
 }
 
 int usage_error(const struct dp_ctx *ctx, const char *fmt, ...)
