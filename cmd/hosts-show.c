@@ -5,11 +5,10 @@
  * ready-to-paste inventory entry (discover).
  */
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <stdio.h>
 
-#include "inventory/chips.h"
 #include "dispatch.h"
+#include "host_entry.h"
 #include "host_facts.h"
 #include "inventory/inventory.h"
 #include "transport/ssh.h"
@@ -250,247 +249,57 @@ static int hosts_show(struct dp_ctx *ctx, const char *host)
 	return 0;
 }
 
-/* ---- discover ---- */
+/* ---- discover: the entry is lib/host_entry.h's ---- */
 
-/* The inventory chip whose gres_mapping is this GRES type, or NULL. */
-static const char *chip_of_gres(const struct inventory *inv, const char *type)
+/* The fields in the order of the text: a SLURM entry's partitions first, a plain
+ * one's chips. */
+static cJSON *entry_json(const struct host_entry *e)
 {
-	for (size_t i = 0; inv && type && i < inv->ngres_mapping; i++)
-		if (streq(inv->gres_mapping[i].value, type))
-			return inv->gres_mapping[i].key;
-	return NULL;
-}
-
-/* YAML needs no quotes for plain host and partition names. */
-static void yaml_scalar(struct strbuf *sb, const char *s)
-{
-	bool plain = *s && (isalnum((unsigned char)*s) || *s == '_');
-	for (const char *p = s; *p && plain; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("._-/", *p))
-			plain = false;
-	if (plain && !streq(s, "true") && !streq(s, "false") && !streq(s, "null") && !streq(s, "yes") &&
-	    !streq(s, "no")) {
-		strbuf_adds(sb, s);
-		return;
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "name", e->name);
+	cJSON_AddStringToObject(j, "ssh", e->ssh);
+	cJSON_AddStringToObject(j, "type", e->type);
+	json_add_str_or_null(j, "cluster", e->cluster);
+	bool slurm = streq(e->type, "slurm");
+	cJSON *parts = NULL, *cpu = NULL;
+	if (slurm) {
+		parts = cJSON_AddArrayToObject(j, "partitions");
+		cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
 	}
-	strbuf_addch(sb, '"');
-	for (const char *p = s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			strbuf_addch(sb, '\\');
-		strbuf_addch(sb, *p);
+	cJSON *chips = cJSON_AddObjectToObject(j, "chips");
+	cJSON *unmapped = cJSON_AddArrayToObject(j, "unmapped");
+	if (!slurm) {
+		parts = cJSON_AddArrayToObject(j, "partitions");
+		cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
 	}
-	strbuf_addch(sb, '"');
-}
-
-/* The inventory key for a destination: user@host:port -> host. */
-static char *entry_name(const char *host)
-{
-	const char *at = strrchr(host, '@');
-	const char *s = at ? at + 1 : host;
-	return xstrndup(s, strcspn(s, ":"));
-}
-
-struct discovered {
-	char *name, *cluster;
-	bool cluster_known;
-	struct strbuf yaml;
-	cJSON *json;
-};
-
-static void cluster_for(const struct dp_ctx *ctx, const char *host, struct discovered *d)
-{
-	const struct inventory *inv = ctx->inv;
-	const struct inv_host *h = inv ? inventory_host(inv, host) : NULL;
-	d->cluster_known = true;
-	if (h)
-		d->cluster = xstrdup(h->cluster_name);
-	else if (inv && inv->nclusters == 1)
-		d->cluster = xstrdup(inv->clusters[0].name);
-	else {
-		d->cluster = xstrdup("CLUSTER");
-		d->cluster_known = false;
-	}
-}
-
-static void entry_head(struct discovered *d, const char *host, const char *type)
-{
-	struct strbuf *y = &d->yaml;
-	yaml_scalar(y, d->name);
-	strbuf_adds(y, ":\n  ssh: ");
-	yaml_scalar(y, host);
-	strbuf_adds(y, "\n  cluster: ");
-	yaml_scalar(y, d->cluster);
-	strbuf_adds(y, d->cluster_known ? "\n" : "    # the name of its entry under clusters:\n");
-	strbuf_addf(y, "  type: %s\n", type);
-	cJSON_AddStringToObject(d->json, "name", d->name);
-	cJSON_AddStringToObject(d->json, "ssh", host);
-	cJSON_AddStringToObject(d->json, "type", type);
-	if (d->cluster_known)
-		cJSON_AddStringToObject(d->json, "cluster", d->cluster);
-	else
-		cJSON_AddNullToObject(d->json, "cluster");
-}
-
-static void discover_slurm(const struct dp_ctx *ctx, const char *host, const struct slurm_facts *sl,
-			   struct discovered *d)
-{
-	struct strbuf *y = &d->yaml;
-	const struct inventory *inv = ctx->inv;
-	strbuf_addf(y, "# dispatch hosts discover %s: SLURM %s, %zu partitions, %zu nodes\n", host,
-		    sl->version ? sl->version : "(version unknown)", sl->npartitions, sl->nnodes);
-	entry_head(d, host, "slurm");
-
-	cJSON *parts = cJSON_AddArrayToObject(d->json, "partitions");
-	cJSON *cpu = cJSON_AddArrayToObject(d->json, "cpu_partitions");
-	struct strbuf cpus = STRBUF_INIT;
-	bool any_gpu_partition = false;
-	for (size_t i = 0; i < sl->npartitions; i++) {
-		const struct slurm_partition *p = &sl->partitions[i];
-		struct slurm_partition_gpus *g;
-		size_t ng;
-		slurm_partition_gpus(sl, p->name, &g, &ng);
-		int total = 0;
-		for (size_t k = 0; k < ng; k++)
-			total += g[k].total;
+	for (size_t i = 0; i < e->npartitions; i++) {
+		const struct host_entry_partition *p = &e->partitions[i];
 		cJSON *pj = cJSON_CreateObject();
 		cJSON_AddStringToObject(pj, "name", p->name);
 		cJSON_AddBoolToObject(pj, "default", p->is_default);
 		cJSON *gj = cJSON_AddObjectToObject(pj, "gpus");
-		for (size_t k = 0; k < ng; k++)
-			cJSON_AddNumberToObject(gj, g[k].type ? g[k].type : "", g[k].total);
-		if (total == 0) {
-			strbuf_adds(&cpus, cpus.len ? ", " : "");
-			yaml_scalar(&cpus, p->name);
-			cJSON_AddItemToArray(cpu, cJSON_CreateString(p->name));
-			cJSON_Delete(pj);
-			slurm_partition_gpus_free(g, ng);
-			continue;
-		}
+		for (size_t k = 0; k < p->ngpus; k++)
+			cJSON_AddNumberToObject(gj, p->gpus[k].type ? p->gpus[k].type : "", p->gpus[k].total);
 		cJSON_AddItemToArray(parts, pj);
-		if (!any_gpu_partition)
-			strbuf_adds(y, "  partitions:\n");
-		any_gpu_partition = true;
-		strbuf_adds(y, "    - ");
-		if (p->is_default) {
-			strbuf_adds(y, "{name: ");
-			yaml_scalar(y, p->name);
-			strbuf_adds(y, ", default: true}");
+	}
+	for (size_t i = 0; e->cpu_partitions && e->cpu_partitions[i]; i++)
+		cJSON_AddItemToArray(cpu, cJSON_CreateString(e->cpu_partitions[i]));
+	for (size_t i = 0; i < e->nchips; i++)
+		cJSON_AddNumberToObject(chips, e->chips[i].chip, e->chips[i].count);
+	for (size_t i = 0; i < e->nunmapped; i++) {
+		const struct host_entry_unmapped *u = &e->unmapped[i];
+		cJSON *uj = cJSON_CreateObject();
+		if (slurm) {
+			json_add_str_or_null(uj, "gres_type", u->gres_type);
 		} else {
-			yaml_scalar(y, p->name);
+			cJSON_AddStringToObject(uj, "name", u->name);
+			cJSON_AddNumberToObject(uj, "memory_mib", (double)u->memory_mib);
 		}
-		strbuf_addf(y, "    # %ld node%s, GPUs:", p->total_nodes, p->total_nodes == 1 ? "" : "s");
-		for (size_t k = 0; k < ng; k++)
-			strbuf_addf(y, "%s %d %s", k ? "," : "", g[k].total, g[k].type ? g[k].type : "untyped");
-		if (!p->up)
-			strbuf_addf(y, " (state %s)", p->state);
-		strbuf_addch(y, '\n');
-		slurm_partition_gpus_free(g, ng);
+		cJSON_AddNumberToObject(uj, "count", u->count);
+		cJSON_AddItemToArray(unmapped, uj);
 	}
-	bool any_cpu_partition = cpus.len > 0;
-	if (any_cpu_partition)
-		strbuf_addf(y, "  cpu_partitions: [%s]    # no GPUs\n", cpus.buf);
-	strbuf_release(&cpus);
-
-	/* The cluster's GPUs by type, all nodes. */
-	struct slurm_partition_gpus *all = NULL;
-	size_t nall = 0;
-	for (size_t i = 0; i < sl->nnodes; i++)
-		for (size_t k = 0; k < sl->nodes[i].ngpus; k++) {
-			const struct slurm_gpus *x = &sl->nodes[i].gpus[k];
-			size_t j = 0;
-			while (j < nall && !streq_ptr(all[j].type, x->type))
-				j++;
-			if (j == nall) {
-				all = xrealloc(all, (nall + 1) * sizeof(*all));
-				all[nall++] = (struct slurm_partition_gpus){ .type = x->type ? xstrdup(x->type) : NULL };
-			}
-			all[j].total += x->total;
-		}
-	cJSON *chips = cJSON_AddObjectToObject(d->json, "chips");
-	cJSON *unmapped = cJSON_AddArrayToObject(d->json, "unmapped");
-	bool any_chip = false;
-	struct strbuf notes = STRBUF_INIT;
-	for (size_t j = 0; j < nall; j++) {
-		const char *chip = chip_of_gres(inv, all[j].type);
-		if (chip) {
-			if (!any_chip)
-				strbuf_adds(y, "  chips:    # the cluster's GPUs: a limit, lower it to cap your use\n");
-			any_chip = true;
-			strbuf_addf(y, "    %s: %d    # gres type %s\n", chip, all[j].total, all[j].type);
-			cJSON_AddNumberToObject(chips, chip, all[j].total);
-			continue;
-		}
-		cJSON *u = cJSON_CreateObject();
-		json_add_str_or_null(u, "gres_type", all[j].type);
-		cJSON_AddNumberToObject(u, "count", all[j].total);
-		cJSON_AddItemToArray(unmapped, u);
-		if (!all[j].type) {
-			strbuf_addf(&notes, "  # %d untyped GPUs (gpu:N): only jobs for any GPU go there\n",
-				    all[j].total);
-			continue;
-		}
-		strbuf_addf(&notes, "  # gres type '%s' (%d GPUs) has no gres_mapping: add 'CHIP: %s' under "
-			    "gres_mapping:%s\n", all[j].type, all[j].total, all[j].type,
-			    chip_suggestion(all[j].type));
-	}
-	strbuf_add(y, notes.buf, notes.len);
-	strbuf_release(&notes);
-	slurm_partition_gpus_free(all, nall);
-	if (!any_gpu_partition && !any_cpu_partition)
-		strbuf_adds(y, "  # no partitions\n");
-}
-
-static void discover_plain(const char *host, const struct host_facts *f, struct discovered *d)
-{
-	struct strbuf *y = &d->yaml;
-	if (f->gpu_tool)
-		strbuf_addf(y, "# dispatch hosts discover %s: nvidia-smi, %zu GPU%s\n", host, f->gpus.n,
-			    f->gpus.n == 1 ? "" : "s");
-	else
-		strbuf_addf(y, "# dispatch hosts discover %s: no nvidia-smi, no SLURM%s%s\n", host,
-			    f->slurm_error ? " (sbatch is installed, but " : "",
-			    f->slurm_error ? "scontrol fails)" : "");
-	entry_head(d, host, "plain");
-	cJSON *chips = cJSON_AddObjectToObject(d->json, "chips");
-	cJSON *unmapped = cJSON_AddArrayToObject(d->json, "unmapped");
-	cJSON_AddArrayToObject(d->json, "partitions");
-	cJSON_AddArrayToObject(d->json, "cpu_partitions");
-	struct strbuf notes = STRBUF_INIT;
-	size_t nchips = 0;
-	/* count per chip, in the order first seen */
-	for (size_t i = 0; i < f->gpus.n; i++) {
-		const struct nvidia_gpu *g = &f->gpus.gpus[i];
-		bool seen = false;
-		for (size_t k = 0; k < i; k++)
-			if (g->chip ? streq_ptr(f->gpus.gpus[k].chip, g->chip)
-				    : (!f->gpus.gpus[k].chip && streq(f->gpus.gpus[k].name, g->name)))
-				seen = true;
-		if (seen)
-			continue;
-		int count = 0;
-		for (size_t k = i; k < f->gpus.n; k++)
-			if (g->chip ? streq_ptr(f->gpus.gpus[k].chip, g->chip)
-				    : (!f->gpus.gpus[k].chip && streq(f->gpus.gpus[k].name, g->name)))
-				count++;
-		if (g->chip) {
-			if (!nchips++)
-				strbuf_adds(y, "  chips:\n");
-			strbuf_addf(y, "    %s: %d    # %s, %ld MiB\n", g->chip, count, g->name, g->memory_mib);
-			cJSON_AddNumberToObject(chips, g->chip, count);
-		} else {
-			strbuf_addf(&notes, "  # %d x '%s' (%ld MiB): not in the chip catalogue\n", count,
-				    g->name, g->memory_mib);
-			cJSON *u = cJSON_CreateObject();
-			cJSON_AddStringToObject(u, "name", g->name);
-			cJSON_AddNumberToObject(u, "memory_mib", (double)g->memory_mib);
-			cJSON_AddNumberToObject(u, "count", count);
-			cJSON_AddItemToArray(unmapped, u);
-		}
-	}
-	if (!nchips)
-		strbuf_addf(y, "  chips: {}%s\n", f->gpu_tool ? "" : "    # no nvidia-smi on the host: a CPU-only host");
-	strbuf_add(y, notes.buf, notes.len);
-	strbuf_release(&notes);
+	cJSON_AddStringToObject(j, "yaml", e->yaml.buf);
+	return j;
 }
 
 static int hosts_discover(struct dp_ctx *ctx, const char *host)
@@ -499,22 +308,13 @@ static int hosts_discover(struct dp_ctx *ctx, const char *host)
 	int r = fetch(ctx, host, HOST_FACTS_AUTO, &f);
 	if (r)
 		return r;
-	struct discovered d = { .name = entry_name(host), .yaml = STRBUF_INIT, .json = cJSON_CreateObject() };
-	cluster_for(ctx, host, &d);
-	if (f.slurm)
-		discover_slurm(ctx, host, &f.sl, &d);
+	struct host_entry e;
+	host_entry_make(ctx->inv, host, &f, &e);
+	if (ctx->json)
+		json_print(entry_json(&e));
 	else
-		discover_plain(host, &f, &d);
-	if (ctx->json) {
-		cJSON_AddStringToObject(d.json, "yaml", d.yaml.buf);
-		json_print(d.json);
-	} else {
-		fputs(d.yaml.buf, stdout);
-		cJSON_Delete(d.json);
-	}
-	strbuf_release(&d.yaml);
-	free(d.name);
-	free(d.cluster);
+		fputs(e.yaml.buf, stdout);
+	host_entry_release(&e);
 	host_facts_release(&f);
 	return 0;
 }
