@@ -259,34 +259,33 @@ static cJSON *json_opts(const struct dp_option *o)
 	return arr;
 }
 
+/* A command's entry; a subcommand's says its operand counts too. */
+static cJSON *json_cmd(const struct dispatch_cmd *c, bool sub)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "name", c->name);
+	cJSON_AddStringToObject(j, "summary", c->summary);
+	cJSON_AddStringToObject(j, "usage", c->usage);
+	if (sub) {
+		cJSON_AddNumberToObject(j, "min_args", c->min_args);
+		cJSON_AddNumberToObject(j, "max_args", c->max_args);
+	}
+	cJSON_AddItemToObject(j, "options", json_opts(c->opts));
+	if (c->subcommands) {
+		cJSON *subs = cJSON_AddArrayToObject(j, "subcommands");
+		for (size_t k = 0; c->subcommands[k]; k++)
+			cJSON_AddItemToArray(subs, json_cmd(c->subcommands[k], true));
+	}
+	return j;
+}
+
 static void gen_json(void)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddItemToObject(doc, "global_options", json_opts(dispatch_global_options));
 	cJSON *cmds = cJSON_AddArrayToObject(doc, "commands");
-	for (size_t i = 0; i < dispatch_ncommands; i++) {
-		const struct dispatch_cmd *c = dispatch_commands[i];
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "name", c->name);
-		cJSON_AddStringToObject(j, "summary", c->summary);
-		cJSON_AddStringToObject(j, "usage", c->usage);
-		cJSON_AddItemToObject(j, "options", json_opts(c->opts));
-		if (c->subcommands) {
-			cJSON *subs = cJSON_AddArrayToObject(j, "subcommands");
-			for (size_t k = 0; c->subcommands[k]; k++) {
-				const struct dispatch_cmd *s = c->subcommands[k];
-				cJSON *sj = cJSON_CreateObject();
-				cJSON_AddStringToObject(sj, "name", s->name);
-				cJSON_AddStringToObject(sj, "summary", s->summary);
-				cJSON_AddStringToObject(sj, "usage", s->usage);
-				cJSON_AddNumberToObject(sj, "min_args", s->min_args);
-				cJSON_AddNumberToObject(sj, "max_args", s->max_args);
-				cJSON_AddItemToObject(sj, "options", json_opts(s->opts));
-				cJSON_AddItemToArray(subs, sj);
-			}
-		}
-		cJSON_AddItemToArray(cmds, j);
-	}
+	for (size_t i = 0; i < dispatch_ncommands; i++)
+		cJSON_AddItemToArray(cmds, json_cmd(dispatch_commands[i], false));
 	json_print(doc);
 }
 
