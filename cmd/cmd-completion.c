@@ -259,13 +259,23 @@ static cJSON *json_opts(const struct dp_option *o)
 	return arr;
 }
 
-/* A command's entry; a subcommand's says its operand counts too. */
+/* A command's entry; a subcommand's says its operand counts too. A command's usage
+ * has its subcommands' forms after its own, as -h prints them. */
 static cJSON *json_cmd(const struct dispatch_cmd *c, bool sub)
 {
 	cJSON *j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "name", c->name);
 	cJSON_AddStringToObject(j, "summary", c->summary);
-	cJSON_AddStringToObject(j, "usage", c->usage);
+	struct strbuf usage = STRBUF_INIT;
+	strbuf_adds(&usage, c->usage);
+	for (size_t k = 0; c->subcommands && c->subcommands[k]; k++)
+		for (const char *u = c->subcommands[k]->usage; *u;) {
+			size_t len = strcspn(u, "\n");
+			strbuf_addf(&usage, "\n%s %.*s", subcommand_word(c->subcommands[k]), (int)len, u);
+			u += len + (u[len] == '\n');
+		}
+	cJSON_AddStringToObject(j, "usage", usage.buf);
+	strbuf_release(&usage);
 	if (sub) {
 		cJSON_AddNumberToObject(j, "min_args", c->min_args);
 		cJSON_AddNumberToObject(j, "max_args", c->max_args);
