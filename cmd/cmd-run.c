@@ -335,16 +335,10 @@ static void print_json(struct fan *fan)
 		struct host_result *h = &fan->hosts[i];
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "host", h->name);
-		if (h->status >= 0)
-			cJSON_AddNumberToObject(o, "exit_status", h->status);
-		else
-			cJSON_AddNullToObject(o, "exit_status");
+		json_add_int_or_null(o, "exit_status", h->status);
 		cJSON_AddStringToObject(o, "stdout", h->out.buf);
 		cJSON_AddStringToObject(o, "stderr", h->err.buf);
-		if (h->error)
-			cJSON_AddStringToObject(o, "error", h->error);
-		else
-			cJSON_AddNullToObject(o, "error");
+		json_add_str_or_null(o, "error", h->error);
 		cJSON_AddBoolToObject(o, "timed_out", h->kind == DPE_TIMEOUT);
 		cJSON_AddNumberToObject(o, "seconds", (double)(long)(h->seconds * 1000) / 1000);
 		cJSON_AddItemToArray(arr, o);

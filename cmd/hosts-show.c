@@ -148,15 +148,9 @@ static cJSON *gpus_json(const struct host_facts *f)
 		cJSON_AddStringToObject(j, "uuid", g->uuid);
 		cJSON_AddStringToObject(j, "name", g->name);
 		json_add_str_or_null(j, "chip", g->chip);
-		if (g->memory_mib >= 0)
-			cJSON_AddNumberToObject(j, "memory_mib", (double)g->memory_mib);
-		else
-			cJSON_AddNullToObject(j, "memory_mib");
+		json_add_int_or_null(j, "memory_mib", g->memory_mib);
 		cJSON_AddNumberToObject(j, "processes", g->processes);
-		if (g->used_mib >= 0)
-			cJSON_AddNumberToObject(j, "used_mib", (double)g->used_mib);
-		else
-			cJSON_AddNullToObject(j, "used_mib");
+		json_add_int_or_null(j, "used_mib", g->used_mib);
 		cJSON_AddBoolToObject(j, "busy", g->busy);
 		cJSON_AddItemToArray(arr, j);
 	}
@@ -224,10 +218,7 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 		}
 		cJSON_AddItemToArray(nodes, j);
 	}
-	if (f->gpu_tool)
-		cJSON_AddStringToObject(doc, "gpu_tool", "nvidia-smi");
-	else
-		cJSON_AddNullToObject(doc, "gpu_tool");
+	json_add_str_or_null(doc, "gpu_tool", f->gpu_tool ? "nvidia-smi" : NULL);
 	cJSON_AddItemToObject(doc, "gpus", gpus_json(f));
 	return doc;
 }
