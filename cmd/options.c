@@ -154,6 +154,12 @@ static int bad_option(const struct dispatch_cmd *cmd, const char *problem, const
 
 /* ---- typed values ---- */
 
+/* A flag takes none; the zero kind goes by whether -h names an argument. */
+static bool takes_value(const struct dp_option *o)
+{
+	return o->kind == DP_OPT_AUTO ? o->argname != NULL : o->kind != DP_OPT_FLAG;
+}
+
 #define NO_LIMIT 1e9 /* seconds or bytes' upper bound when the table gives none */
 
 static bool parse_seconds(const struct dp_option *o, const char *s, double *out)
@@ -320,7 +326,7 @@ int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct 
 			if (!o)
 				return bad_option(cmd, "is unknown", a);
 			const char *arg = NULL;
-			if (o->argname) {
+			if (takes_value(o)) {
 				if (eq)
 					arg = eq + 1;
 				else if (i + 1 < argc)
@@ -342,7 +348,7 @@ int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct 
 				return bad_option(cmd, "is unknown", opt);
 			}
 			const char *arg = NULL;
-			if (o->argname) {
+			if (takes_value(o)) {
 				if (p[1])
 					arg = p + 1;
 				else if (i + 1 < argc)
