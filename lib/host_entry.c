@@ -148,20 +148,9 @@ static void entry_slurm(const struct inventory *inv, const struct slurm_facts *s
 	strbuf_release(&cpus);
 
 	/* The cluster's GPUs by type, all nodes. */
-	struct slurm_partition_gpus *all = NULL;
-	size_t nall = 0;
-	for (size_t i = 0; i < sl->nnodes; i++)
-		for (size_t k = 0; k < sl->nodes[i].ngpus; k++) {
-			const struct slurm_gpus *x = &sl->nodes[i].gpus[k];
-			size_t j = 0;
-			while (j < nall && !streq_ptr(all[j].type, x->type))
-				j++;
-			if (j == nall) {
-				all = xrealloc(all, (nall + 1) * sizeof(*all));
-				all[nall++] = (struct slurm_partition_gpus){ .type = x->type ? xstrdup(x->type) : NULL };
-			}
-			all[j].total += x->total;
-		}
+	struct slurm_partition_gpus *all;
+	size_t nall;
+	slurm_partition_gpus(sl, NULL, &all, &nall);
 	struct strbuf notes = STRBUF_INIT;
 	for (size_t j = 0; j < nall; j++) {
 		const char *chip = chip_of_gres(inv, all[j].type);
