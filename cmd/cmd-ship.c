@@ -268,8 +268,8 @@ static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
 	if (so.mode != SNAPSHOT_REF && ctx->verbosity >= 0) {
 		char line[128];
 		snapshot_summary(&info, line, sizeof(line));
-		fprintf(stderr, "dispatch: snapshot of %s: %s\n",
-			so.mode == SNAPSHOT_DIRTY ? "the work tree" : "the named paths", line);
+		note_msg("snapshot of %s: %s",
+			 so.mode == SNAPSHOT_DIRTY ? "the work tree" : "the named paths", line);
 	}
 	if (ctx->json)
 		print_json(output, host, path, &so, &info);

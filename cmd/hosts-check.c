@@ -170,22 +170,20 @@ static void print_json(const struct check *c)
 
 static void print_table(const struct check *c)
 {
-	int nw = 4, sw = 6;      /* HOST, STATUS */
-	for (size_t i = 0; i < c->n; i++) {
-		int n = (int)strlen(c->probes[i].name);
-		int m = (int)strlen(status_names[c->probes[i].status]);
-		nw = n > nw ? n : nw;
-		sw = m > sw ? m : sw;
-	}
-	printf("%-*s  %-*s  %7s  %s\n", nw, "HOST", sw, "STATUS", "LATENCY", "DETAIL");
+	/* LATENCY at least 7 wide, right-aligned, per line */
+	static const struct table_col cols[] = { { 0 }, { 0 }, { .width = 7, .right = true }, { 0 } };
+	struct table t = { .ncols = 4, .cols = cols };
+	table_row(&t, "HOST", "STATUS", "LATENCY", "DETAIL", NULL);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct probe *p = &c->probes[i];
-		char latency[32] = "-";
+		table_row(&t, p->name, status_names[p->status], NULL);
 		if (p->status == PROBE_OK)
-			snprintf(latency, sizeof(latency), "%ld ms", ms(p->connect_s + p->exec_s));
-		printf("%-*s  %-*s  %7s  %s\n", nw, p->name, sw, status_names[p->status],
-		       latency, p->detail);
+			table_addf(&t, "%ld ms", ms(p->connect_s + p->exec_s));
+		else
+			table_add(&t, "-");
+		table_add(&t, p->detail);
 	}
+	table_print(&t);
 }
 
 int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout)

@@ -106,7 +106,7 @@ static void log_line(void *data, const char *msg)
 {
 	(void)data;
 	pthread_mutex_lock(&tty_lock);
-	fprintf(stderr, "dispatch: %s\n", msg);
+	note_msg("%s", msg);
 	pthread_mutex_unlock(&tty_lock);
 }
 

@@ -38,6 +38,29 @@ test_expect_success 'too many operands, exit 2' '
 	test_grep "too many arguments" err
 '
 
+test_expect_success 'typed option values: one wording, whatever the command, exit 2' '
+	test_expect_code 2 dispatch -F /dev/null run -H h --fanout 0 -- true 2>err &&
+	test_grep "^dispatch: --fanout wants a number from 1 to 4096, not .0.$" err &&
+	test_grep "dispatch run -h" err &&
+	test_expect_code 2 dispatch -F /dev/null hosts --check --fanout 5000 2>err &&
+	test_grep "^dispatch: --fanout wants a number from 1 to 4096, not .5000.$" err &&
+	test_expect_code 2 dispatch -F /dev/null hosts --check --timeout 1.5 2>err &&
+	test_grep "^dispatch: --timeout wants a number of seconds from 1 to 86400, not .1.5.$" err &&
+	test_expect_code 2 dispatch wait --interval 0.05 1@h 2>err &&
+	test_grep "^dispatch: --interval wants seconds (0.1 or more), not .0.05.$" err &&
+	test_expect_code 2 dispatch wait --timeout 0 1@h 2>err &&
+	test_grep "^dispatch: --timeout wants a positive number of seconds, not .0.$" err &&
+	test_expect_code 2 dispatch wait --until soon 1@h 2>err &&
+	test_grep "^dispatch: --until wants .running. or .done., not .soon.$" err
+'
+
+test_expect_success 'a bad value is reported after an unknown option, and -h still wins' '
+	test_expect_code 2 dispatch wait --interval x --nope 1@h 2>err &&
+	test_grep "option .--nope. is unknown" err &&
+	dispatch wait --interval x -h >out &&
+	test_grep "^usage: dispatch wait" out
+'
+
 test_expect_success 'explicit inventory that does not exist is exit 2 with the path' '
 	test_expect_code 2 dispatch -i /nonexistent/inv.yaml hosts 2>err &&
 	test_grep "/nonexistent/inv.yaml" err
