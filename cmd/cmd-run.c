@@ -12,6 +12,7 @@
 #include <termios.h>
 
 #include "dispatch.h"
+#include "base/fanout.h"
 #include "slurm/hostlist.h"
 #include "inventory/inventory.h"
 #include "base/line_prefix.h"
@@ -186,8 +187,7 @@ struct fan {
 	double timeout;
 	enum mode mode;
 	struct host_result *hosts;
-	size_t n, next;
-	pthread_mutex_t lock;
+	size_t n;
 };
 
 struct host_io {
@@ -276,17 +276,10 @@ static void run_host(struct fan *fan, struct host_result *h)
 	h->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
-static void *worker(void *arg)
+static void run_nth(void *data, size_t i)
 {
-	struct fan *fan = arg;
-	for (;;) {
-		pthread_mutex_lock(&fan->lock);
-		size_t i = fan->next++;
-		pthread_mutex_unlock(&fan->lock);
-		if (i >= fan->n)
-			return NULL;
-		run_host(fan, &fan->hosts[i]);
-	}
+	struct fan *fan = data;
+	run_host(fan, &fan->hosts[i]);
 }
 
 static char *fold(char **names)
@@ -399,7 +392,6 @@ static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
 		.mode = ctx->json ? MODE_JSON : gather ? MODE_GATHER : MODE_PREFIX,
 		.n = strv_len(hosts),
 	};
-	pthread_mutex_init(&fan.lock, NULL);
 	fan.hosts = xcalloc(fan.n, sizeof(*fan.hosts));
 	for (size_t i = 0; i < fan.n; i++) {
 		fan.hosts[i].name = hosts[i];
@@ -407,21 +399,7 @@ static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
 		strbuf_init(&fan.hosts[i].err);
 	}
 
-	size_t nthreads = fan.n < (size_t)fanout ? fan.n : (size_t)fanout;
-	pthread_t *threads = xcalloc(nthreads, sizeof(*threads));
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, THREAD_STACK);
-	size_t started = 0;
-	for (; started < nthreads; started++)
-		if (pthread_create(&threads[started], &attr, worker, &fan) != 0)
-			break;
-	pthread_attr_destroy(&attr);
-	if (!started)
-		worker(&fan);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	free(threads);
+	fanout_run(fan.n, (size_t)fanout, THREAD_STACK, run_nth, &fan);
 
 	size_t failed = 0;
 	for (size_t i = 0; i < fan.n; i++)
@@ -440,7 +418,6 @@ static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
 		strbuf_release(&fan.hosts[i].err);
 	}
 	free(fan.hosts);
-	pthread_mutex_destroy(&fan.lock);
 	return failed ? DPE_FAIL : 0;
 }
 
