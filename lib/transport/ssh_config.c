@@ -11,13 +11,14 @@
  *  - `Host` and `Match` start a block. A Host line is active when one of its patterns
  *    matches the host as typed (case-sensitive, * and ?) and none of its !patterns does.
  *    `Match all` matches; every other Match is taken as never matching.
- *  - The first value found wins, except IdentityFile which accumulates (duplicates
- *    dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
+ *  - The first value found wins, except IdentityFile and CertificateFile which
+ *    accumulate (duplicates dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
  *  - Include takes globs, relative to ~/.ssh (user configs) or /etc/ssh (the system
  *    one), and nests at most 16 deep. An included file starts in the includer's state;
  *    when the Include sits in an inactive block, no Host in the included file matches.
  *  - After reading: HostName's %h is the host as typed; the result is lower-cased
- *    (unless an address). IdentityFile, UserKnownHostsFile and IdentityAgent get ~ and
+ *    (unless an address). IdentityFile, CertificateFile, UserKnownHostsFile and
+ *    IdentityAgent get ~ and
  *    the client %-tokens, where %h is the final host name.
  *
  * One deliberate difference: ~ and %d are $HOME (the passwd entry when HOME is unset),
@@ -43,6 +44,7 @@
 
 #define MAX_INCLUDE_DEPTH 16    /* ssh's READCONF_MAX_DEPTH */
 #define MAX_IDENTITY_FILES 100  /* ssh's SSH_MAX_IDENTITY_FILES */
+#define MAX_CERTIFICATE_FILES 100 /* ssh's SSH_MAX_CERTIFICATE_FILES */
 #define MAX_HOSTS_FILES 32      /* ssh's SSH_MAX_HOSTS_FILES */
 #define WHITESPACE " \t\r\n"
 
@@ -57,7 +59,7 @@ enum opcode {
 	O_IDENTITIESONLY, O_IDENTITYAGENT, O_PROXYJUMP, O_PROXYCOMMAND, O_CONNECTTIMEOUT,
 	O_SERVERALIVEINTERVAL, O_SERVERALIVECOUNTMAX, O_STRICTHOSTKEYCHECKING,
 	O_USERKNOWNHOSTSFILE, O_GLOBALKNOWNHOSTSFILE, O_BATCHMODE, O_HOSTKEYALIAS,
-	O_IGNOREUNKNOWN,
+	O_IGNOREUNKNOWN, O_CERTIFICATEFILE,
 };
 
 /* Every keyword of OpenSSH's client (up to 10.x, with Debian's GSSAPI key exchange
@@ -73,7 +75,7 @@ static const struct keyword {
 	{ "canonicaldomains", O_IGNORE }, { "canonicalizefallbacklocal", O_IGNORE },
 	{ "canonicalizehostname", O_IGNORE }, { "canonicalizemaxdots", O_IGNORE },
 	{ "canonicalizepermittedcnames", O_IGNORE }, { "casignaturealgorithms", O_IGNORE },
-	{ "certificatefile", O_IGNORE }, { "challengeresponseauthentication", O_IGNORE },
+	{ "certificatefile", O_CERTIFICATEFILE }, { "challengeresponseauthentication", O_IGNORE },
 	{ "channeltimeout", O_IGNORE }, { "checkhostip", O_IGNORE }, { "cipher", O_IGNORE },
 	{ "ciphers", O_IGNORE }, { "clearallforwardings", O_IGNORE },
 	{ "compression", O_IGNORE }, { "compressionlevel", O_IGNORE },
@@ -152,6 +154,8 @@ struct parse {
 	int port;
 	char **identity_files;
 	char **identity_wheres;
+	char **certificate_files;
+	char **certificate_wheres;
 	int identities_only;
 	struct located identity_agent;
 	char *proxy_jump;      /* the raw value, "none" included */
@@ -182,6 +186,8 @@ static void parse_release(struct parse *p)
 	free(p->user);
 	strv_free(p->identity_files);
 	strv_free(p->identity_wheres);
+	strv_free(p->certificate_files);
+	strv_free(p->certificate_wheres);
 	free(p->identity_agent.value);
 	free(p->identity_agent.where);
 	free(p->proxy_jump);
@@ -803,6 +809,15 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 		strv_add(&p->identity_files, arg);
 		strv_push(&p->identity_wheres, where(c));
 		break;
+	case O_CERTIFICATEFILE:
+		if (!on || strv_contains(p->certificate_files, arg))
+			break;
+		if (strv_len(p->certificate_files) >= MAX_CERTIFICATE_FILES)
+			return conf_err(c, "too many certificate files (at most %d)",
+					MAX_CERTIFICATE_FILES);
+		strv_add(&p->certificate_files, arg);
+		strv_push(&p->certificate_wheres, where(c));
+		break;
 	case O_IDENTITYAGENT:
 		if (strstr(arg, "${") && !strchr(strstr(arg, "${"), '}'))
 			return conf_err(c, "invalid environment expansion '%s'", arg);
@@ -1079,6 +1094,13 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 			strv_push(&c.identity_files, x);
 		}
 	}
+	for (size_t i = 0; p->certificate_files && p->certificate_files[i]; i++) {
+		char *x;
+		if (expand_path(p->certificate_files[i], &t, p->home, &x, "certificatefile",
+				p->certificate_wheres[i], err) < 0)
+			goto fail;
+		strv_push(&c.certificate_files, x);
+	}
 	if (p->user_known_hosts) {
 		for (size_t i = 0; p->user_known_hosts[i]; i++) {
 			char *x;
@@ -1114,6 +1136,7 @@ void ssh_host_config_release(struct ssh_host_config *c)
 	free(c->hostname);
 	free(c->user);
 	strv_free(c->identity_files);
+	strv_free(c->certificate_files);
 	free(c->identity_agent);
 	strv_free(c->proxy_jump);
 	free(c->proxy_command);

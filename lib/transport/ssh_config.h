@@ -24,6 +24,7 @@ struct ssh_host_config {
 	int port;                       /* Port, else 22 */
 	char **identity_files;          /* strv, expanded; ssh's defaults when none given */
 	bool identity_files_set;        /* IdentityFile appeared (else they are the defaults) */
+	char **certificate_files;       /* CertificateFile, strv, expanded; NULL when none */
 	bool identities_only;
 	char *identity_agent;           /* NULL: $SSH_AUTH_SOCK; "none": no agent */
 	char **proxy_jump;              /* strv of hops in order ("user@host:port" or aliases);

@@ -21,9 +21,9 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|identityfile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode'
+KEYS='user|hostname|port|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode'
 
-# ssh -G prints IdentityFile before ~ and %-expansion (it expands when loading keys):
+# ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
 expand_identityfiles() {
 	awk -v home="$HOME" -v luser="$me" -v alias="$1" '
@@ -55,6 +55,7 @@ expand_identityfiles() {
 	/^hostname / { host = substr($0, 10) }
 	/^port / { port = $2 }
 	/^identityfile / { print "identityfile " expand(substr($0, 14)); next }
+	/^certificatefile / { print "certificatefile " expand(substr($0, 17)); next }
 	{ print }'
 }
 
@@ -279,6 +280,24 @@ test_expect_success 'known hosts files, IdentityAgent, %-tokens and ~' '
 	compare "$TRASH/files" kh kh-none kh-env other
 '
 
+cat >"$TRASH/certs" <<'CONF'
+Host cert1
+    CertificateFile ~/.ssh/id_ed25519-cert.pub
+    CertificateFile %d/certs/%r@%h-cert.pub
+    certificatefile=~/.ssh/id_ed25519-cert.pub
+    User carol
+    HostName Cert1.Example
+Host cert-*
+    CertificateFile "~/.ssh/with space-cert.pub"
+    CertificateFile ${HOME}/env-cert.pub
+    IdentityFile ~/.ssh/id_cert
+Host *
+    CertificateFile ~/.ssh/all-%n-%p-%u-cert.pub
+CONF
+test_expect_success 'CertificateFile accumulates (duplicates dropped), ~, %-tokens, ${VAR}' '
+	compare "$TRASH/certs" cert1 cert-x other ssh://bob@cert1:2222
+'
+
 cat >"$TRASH/ignore" <<'CONF'
 IgnoreUnknown Frob*,UseKeychain
 Frobnicate yes
@@ -304,8 +323,9 @@ printf 'Host y\n  IdentityFile a b\n' >"$TRASH/bad7"
 printf 'Host x\n  HostName %%z\n' >"$TRASH/bad8"
 printf 'Host y\n  ConnectTimeout 5x\n' >"$TRASH/bad9"
 printf 'Host y\n  ProxyJump a,,b\n' >"$TRASH/bad10"
+printf 'Host x\n  CertificateFile a b\n' >"$TRASH/bad11"
 test_expect_success 'configs ssh rejects are rejected' '
-	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10; do
+	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10 bad11; do
 		compare "$TRASH/$f" x &&
 		test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/$f" x 2>err &&
 		test_grep "$f" err || exit 1

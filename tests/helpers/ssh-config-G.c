@@ -44,6 +44,8 @@ int main(int argc, char **argv)
 		printf("identityagent %s\n", c.identity_agent);
 	for (size_t i = 0; c.identity_files[i]; i++)
 		printf("identityfile %s\n", c.identity_files[i]);
+	for (size_t i = 0; c.certificate_files && c.certificate_files[i]; i++)
+		printf("certificatefile %s\n", c.certificate_files[i]);
 	print_list("globalknownhostsfile", c.global_known_hosts_files, " ");
 	print_list("userknownhostsfile", c.user_known_hosts_files, " ");
 	if (c.connect_timeout)
