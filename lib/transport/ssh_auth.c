@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Logging in, in ssh's order: the agent (SSH_AUTH_SOCK or IdentityAgent), the
- * identity files (asking for an encrypted key's passphrase), keyboard-interactive,
- * then password. Prompts go through the caller's callback; without one (no terminal)
+ * Logging in, in ssh's order: the CertificateFile certificates (with the identity
+ * file that holds their key), the agent (SSH_AUTH_SOCK or IdentityAgent; the
+ * certificates it holds too), the identity files (asking for an encrypted key's
+ * passphrase), each followed by its FILE-cert.pub when there is one and no
+ * CertificateFile was given, keyboard-interactive, then password. Prompts go through the caller's callback; without one (no terminal)
  * or with BatchMode nothing is asked and the failure says what was tried and why each
  * method failed.
  */
 #include <errno.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/base64.h"
 #include "transport/ssh_internal.h"
+#include "transport/sshcert.h"
 
 #define PROMPT_TRIES 3           /* as ssh's NumberOfPasswordPrompts */
 
@@ -92,11 +96,10 @@ bool ssh_key_is_encrypted(const char *text, size_t len)
 	return !(clen == 4 && memcmp(p + 4, "none", 4) == 0);
 }
 
-/* The public key blob of an identity file, from FILE.pub; NULL when there is none. */
-static bool pub_blob(const char *file, struct strbuf *blob)
+/* The key blob of a public key (or certificate) file: "type base64 [comment]". */
+static bool pub_file_blob(const char *path, struct strbuf *blob)
 {
-	_cleanup_free_ char *pub = xasprintf("%s.pub", file);
-	_cleanup_free_ char *text = read_file(pub, NULL);
+	_cleanup_free_ char *text = read_file(path, NULL);
 	if (!text)
 		return false;
 	char *sp = strchr(text, ' ');
@@ -108,15 +111,67 @@ static bool pub_blob(const char *file, struct strbuf *blob)
 	return base64_decode(blob, sp + 1, (size_t)(end - sp - 1)) == 0;
 }
 
-static bool identity_listed(const struct auth *a, const struct libssh2_agent_publickey *id)
+/* The public key blob of an identity file, from FILE.pub; false when there is none. */
+static bool pub_blob(const char *file, struct strbuf *blob)
+{
+	_cleanup_free_ char *pub = xasprintf("%s.pub", file);
+	return pub_file_blob(pub, blob);
+}
+
+/* Whether some identity file's FILE.pub holds this plain key blob. */
+static const char *identity_with_key(const struct auth *a, const unsigned char *key, size_t len)
 {
 	for (char **f = a->s->cfg.identity_files; f && *f; f++) {
 		_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
-		if (pub_blob(*f, &blob) && blob.len == id->blob_len &&
-		    memcmp(blob.buf, id->blob, blob.len) == 0)
-			return true;
+		if (pub_blob(*f, &blob) && blob.len == len && memcmp(blob.buf, key, len) == 0)
+			return *f;
 	}
-	return false;
+	return NULL;
+}
+
+/* IdentitiesOnly: an agent key counts when an identity file holds it; an agent
+ * certificate when a CertificateFile is that certificate or an identity file holds
+ * its key (as ssh matches them). */
+static bool identity_listed(const struct auth *a, const struct libssh2_agent_publickey *id)
+{
+	if (identity_with_key(a, id->blob, id->blob_len))
+		return true;
+	struct sshcert c;
+	struct dp_error err;
+	if (sshcert_parse(id->blob, id->blob_len, &c, &err) < 0)
+		return false;
+	bool listed = identity_with_key(a, c.key, c.key_len) != NULL;
+	sshcert_release(&c);
+	for (char **f = a->s->cfg.certificate_files; !listed && f && *f; f++) {
+		_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+		listed = pub_file_blob(*f, &blob) && blob.len == id->blob_len &&
+			 memcmp(blob.buf, id->blob, blob.len) == 0;
+	}
+	return listed;
+}
+
+/* Whether a key blob (string type, ...) is a certificate's. */
+static bool blob_is_cert(const unsigned char *blob, size_t len)
+{
+	if (len < 4)
+		return false;
+	size_t n = (size_t)blob[0] << 24 | (size_t)blob[1] << 16 | (size_t)blob[2] << 8 | blob[3];
+	return n <= len - 4 && sshcert_is_cert_type((const char *)blob + 4, n);
+}
+
+/* Why the server may have refused a user certificate, as far as it can be told here:
+ * " (... has expired: ...)", or "" when the certificate looks fine for user. */
+static void cert_hint(const char *user, const unsigned char *blob, size_t len, struct strbuf *hint)
+{
+	struct sshcert c;
+	struct dp_error err;
+	if (sshcert_parse(blob, len, &c, &err) < 0) {
+		strbuf_addf(hint, " (%s)", err.msg);
+		return;
+	}
+	if (sshcert_check(&c, SSHCERT_USER, user, false, (uint64_t)time(NULL), &err) < 0)
+		strbuf_addf(hint, " (%s)", err.msg);
+	sshcert_release(&c);
 }
 
 static int try_agent(struct auth *a)
@@ -149,6 +204,7 @@ static int try_agent(struct auth *a)
 		note(a, "agent: cannot list its keys");
 		goto disconnect;
 	}
+	_cleanup_strbuf_ struct strbuf certs = STRBUF_INIT;
 	while (libssh2_agent_get_identity(agent, &id, prev) == 0) {
 		prev = id;
 		if (cfg->identities_only && !identity_listed(a, id))
@@ -158,9 +214,14 @@ static int try_agent(struct auth *a)
 			r = 0;
 			break;
 		}
+		if (blob_is_cert(id->blob, id->blob_len)) {
+			strbuf_addf(&certs, "; agent certificate '%s': refused by the server",
+				    id->comment ? id->comment : "");
+			cert_hint(a->user, id->blob, id->blob_len, &certs);
+		}
 	}
 	if (r < 0 && tried)
-		note(a, "agent: %d key%s refused", tried, tried == 1 ? "" : "s");
+		note(a, "agent: %d key%s refused%s", tried, tried == 1 ? "" : "s", certs.buf);
 	else if (r < 0)
 		note(a, "agent: no keys");
 disconnect:
@@ -189,16 +250,17 @@ static LIBSSH2_USERAUTH_PUBLICKEY_SIGN_FUNC(probe_sign)
 	return -1;
 }
 
-/* Whether the server would take the public key in FILE.pub (1), would not (0), or the
- * question failed (-1, noted). As ssh: an encrypted key's passphrase is asked only
- * for a key the server takes. Without FILE.pub, 1: the key must be opened to know. */
-static int server_takes(struct auth *a, const char *file, const char *shown)
+/* Whether the server would take the public key in pub (FILE.pub or a certificate) (1),
+ * would not (0), or the question failed (-1, noted). As ssh: an encrypted key's
+ * passphrase is asked only for a key the server takes. Without the file, 1: the key
+ * must be opened to know. */
+static int server_takes(struct auth *a, const char *pub, const char *shown)
 {
 	_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
 	bool takes = false;
 	void *data = &takes;
 
-	if (!pub_blob(file, &blob))
+	if (!pub_file_blob(pub, &blob))
 		return 1;
 	int r = libssh2_userauth_publickey(a->s->ls, a->user, (const unsigned char *)blob.buf,
 					   blob.len, probe_sign, &data);
@@ -206,46 +268,55 @@ static int server_takes(struct auth *a, const char *file, const char *shown)
 		return 1;
 	/* libssh2 1.10: AUTHENTICATION_FAILED when the server refuses the key */
 	if (r == LIBSSH2_ERROR_AUTHENTICATION_FAILED || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
-		note(a, "key %s: refused by the server", shown);
+		_cleanup_strbuf_ struct strbuf hint = STRBUF_INIT;
+		if (blob_is_cert((const unsigned char *)blob.buf, blob.len))
+			cert_hint(a->user, (const unsigned char *)blob.buf, blob.len, &hint);
+		note(a, "%s: refused by the server%s", shown, hint.buf);
 		return 0;
 	}
 	char *msg = NULL;
 	libssh2_session_last_error(a->s->ls, &msg, NULL, 0);
-	note(a, "key %s: %s", shown, msg ? msg : "failed");
+	note(a, "%s: %s", shown, msg ? msg : "failed");
 	return -1;
 }
 
-static int try_identity(struct auth *a, const char *file)
+/* Log in with the private key in file, offering its public key, or the certificate
+ * cert (a file holding "type base64") when not NULL. */
+static int try_identity(struct auth *a, const char *file, const char *cert)
 {
 	LIBSSH2_SESSION *ls = a->s->ls;
 	size_t len;
 	_cleanup_free_ char *text = read_file(file, &len);
-	_cleanup_free_ char *shown = pretty_path(file);
+	_cleanup_free_ char *path = pretty_path(file);
+	_cleanup_free_ char *cpath = cert ? pretty_path(cert) : NULL;
+	_cleanup_free_ char *shown = cert ? xasprintf("certificate %s", cpath) :
+					    xasprintf("key %s", path);
 	_cleanup_free_ char *pub = xasprintf("%s.pub", file);
 
 	if (!text) {
 		if (errno != ENOENT || a->s->cfg.identity_files_set)
-			note(a, "key %s: %s", shown, strerror(errno));
+			note(a, "%s: %s", shown, strerror(errno));
 		return -1;
 	}
 	bool encrypted = ssh_key_is_encrypted(text, len);
 	wipe(text, len);
 	/* For an encrypted key libssh2 derives the public key from the private one, so
-	 * that a wrong passphrase fails there (LIBSSH2_ERROR_FILE) and not as a refusal. */
-	const char *pubp = !encrypted && access(pub, R_OK) == 0 ? pub : NULL;
-	if (encrypted && server_takes(a, file, shown) <= 0)
+	 * that a wrong passphrase fails there (LIBSSH2_ERROR_FILE) and not as a refusal.
+	 * A certificate cannot be derived: it is always given. */
+	const char *pubp = cert ? cert : !encrypted && access(pub, R_OK) == 0 ? pub : NULL;
+	if (encrypted && server_takes(a, cert ? cert : pub, shown) <= 0)
 		return -1;
 	if (encrypted && !a->can_prompt) {
-		note(a, "key %s needs a passphrase (%s)", shown, a->why_not);
+		note(a, "%s needs a passphrase (%s)", shown, a->why_not);
 		return -1;
 	}
 	for (int i = 0; i < (encrypted ? PROMPT_TRIES : 1); i++) {
 		char pass[1024] = "";
 		if (encrypted) {
-			_cleanup_free_ char *prompt = xasprintf("Enter passphrase for key '%s': ", shown);
+			_cleanup_free_ char *prompt = xasprintf("Enter passphrase for key '%s': ", path);
 			if (ask(a, prompt, false, pass, sizeof(pass)) < 0 || !pass[0]) {
 				/* as ssh: an empty answer skips the key */
-				note(a, "key %s needs a passphrase (none given)", shown);
+				note(a, "%s needs a passphrase (none given)", shown);
 				wipe(pass, sizeof(pass));
 				return -1;
 			}
@@ -258,19 +329,71 @@ static int try_identity(struct auth *a, const char *file)
 		if (r == LIBSSH2_ERROR_FILE && encrypted)
 			continue;       /* wrong passphrase: ask again, as ssh does */
 		if (r == LIBSSH2_ERROR_FILE) {
-			note(a, "key %s: cannot load it (format not supported)", shown);
+			note(a, "%s: cannot load %s (format not supported)", shown,
+			     cert ? "it or its key" : "it");
 			return -1;
 		}
 		if (r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED || r == LIBSSH2_ERROR_AUTHENTICATION_FAILED) {
-			note(a, "key %s: refused by the server", shown);
+			_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT, hint = STRBUF_INIT;
+			if (cert && pub_file_blob(cert, &blob))
+				cert_hint(a->user, (const unsigned char *)blob.buf, blob.len, &hint);
+			note(a, "%s: refused by the server%s", shown, hint.buf);
 			return -1;
 		}
 		char *msg = NULL;
 		libssh2_session_last_error(ls, &msg, NULL, 0);
-		note(a, "key %s: %s", shown, msg ? msg : "failed");
+		note(a, "%s: %s", shown, msg ? msg : "failed");
 		return -1;
 	}
-	note(a, "key %s: wrong passphrase (%d tries)", shown, PROMPT_TRIES);
+	note(a, "%s: wrong passphrase (%d tries)", shown, PROMPT_TRIES);
+	return -1;
+}
+
+/* An identity file, then (as ssh, when no CertificateFile is given) the certificate
+ * ssh-keygen -s writes beside it, FILE-cert.pub, if there is one. */
+static int try_identity_and_cert(struct auth *a, const char *file)
+{
+	if (try_identity(a, file, NULL) == 0)
+		return 0;
+	if (a->s->cfg.certificate_files)
+		return -1;
+	_cleanup_free_ char *cert = xasprintf("%s-cert.pub", file);
+	if (access(cert, F_OK) != 0 || access(file, F_OK) != 0)
+		return -1;
+	return try_identity(a, file, cert);
+}
+
+/* CertificateFile: each certificate with the identity file whose FILE.pub is its key
+ * (ssh also pairs it with a key only the agent holds: dispatch does not). */
+static int try_certificate_files(struct auth *a)
+{
+	for (char **c = a->s->cfg.certificate_files; c && *c; c++) {
+		_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+		_cleanup_free_ char *shown = pretty_path(*c);
+		struct sshcert cert;
+		struct dp_error err;
+		if (access(*c, F_OK) != 0) {
+			note(a, "certificate %s: %s", shown, strerror(errno));
+			continue;
+		}
+		if (!pub_file_blob(*c, &blob)) {
+			note(a, "certificate %s: cannot read it as 'type base64' text", shown);
+			continue;
+		}
+		if (sshcert_parse(blob.buf, blob.len, &cert, &err) < 0) {
+			note(a, "certificate %s: %s", shown, err.msg);
+			continue;
+		}
+		const char *file = identity_with_key(a, cert.key, cert.key_len);
+		sshcert_release(&cert);
+		if (!file) {
+			note(a, "certificate %s: no identity file holds its key (FILE.pub beside "
+			     "the private key)", shown);
+			continue;
+		}
+		if (try_identity(a, file, *c) == 0)
+			return 0;
+	}
 	return -1;
 }
 
@@ -384,9 +507,11 @@ int ssh_auth(struct ssh_session *s, struct dp_error *err)
 	}
 	a.methods = methods;
 	if (offered(&a, "publickey")) {
-		r = try_agent(&a);
+		r = try_certificate_files(&a);
+		if (r < 0)
+			r = try_agent(&a);
 		for (char **f = s->cfg.identity_files; r < 0 && f && *f; f++)
-			r = try_identity(&a, *f);
+			r = try_identity_and_cert(&a, *f);
 	}
 	if (r < 0 && offered(&a, "keyboard-interactive"))
 		r = try_kbdint(&a);
