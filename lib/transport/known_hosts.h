@@ -8,6 +8,7 @@
 #ifndef DISPATCH_KNOWN_HOSTS_H
 #define DISPATCH_KNOWN_HOSTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -64,5 +65,19 @@ int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct 
  * shows the one the user already knows; libssh2's own order (ECDSA first) would read
  * as an unknown host where ssh connects. A comma-separated list; free it. */
 char *kh_hostkey_methods(const struct ssh_host_config *cfg);
+
+/* Host certificates. Whether an @cert-authority line in cfg's known_hosts files names
+ * the host (any CA key); *where (if not NULL) gets its "file:line" to free. */
+bool kh_cert_authority(const struct ssh_host_config *cfg, char **where);
+
+/* The policy for a host that showed the certificate cert (its blob) for key, the plain
+ * key the connection proved the server holds: as ssh, accepted when the certificate
+ * holds that key, is signed by a CA an @cert-authority line names for the host, and is
+ * a host certificate, valid now, whose principals include HostKeyAlias or the host
+ * name (any name when it lists none); a revoked key or CA is refused. A certificate
+ * that fails is taken as its plain key (kh_verify), and when that is not known either
+ * the message (DPE_CONNECT) says why the certificate was not accepted. */
+int kh_verify_cert(const struct ssh_host_config *cfg, const char *what, const unsigned char *cert,
+		   size_t cert_len, const struct kh_key *key, struct dp_error *err);
 
 #endif
