@@ -269,10 +269,12 @@ static void fetch_host_cert(struct ssh_session *s, struct strbuf *cert)
 	p->ls = libssh2_session_init_ex(NULL, NULL, NULL, p);
 	if (!p->ls)
 		abort();
-	libssh2_session_callback_set(p->ls, LIBSSH2_CALLBACK_SEND,
-				     p->via ? (void *)hop_send : (void *)fd_send);
+	libssh2_session_callback_set2(p->ls, LIBSSH2_CALLBACK_SEND,
+				      p->via ? (libssh2_cb_generic *)hop_send :
+					       (libssh2_cb_generic *)fd_send);
 	if (p->via)
-		libssh2_session_callback_set(p->ls, LIBSSH2_CALLBACK_RECV, (void *)hop_recv);
+		libssh2_session_callback_set2(p->ls, LIBSSH2_CALLBACK_RECV,
+					      (libssh2_cb_generic *)hop_recv);
 	libssh2_session_set_blocking(p->ls, 1);
 	libssh2_session_set_timeout(p->ls, p->timeout_ms);
 	if (libssh2_session_method_pref(p->ls, LIBSSH2_METHOD_HOSTKEY,
@@ -461,10 +463,10 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	s->ls = libssh2_session_init_ex(NULL, NULL, NULL, s);
 	if (!s->ls)
 		abort();
-	libssh2_session_callback_set(s->ls, LIBSSH2_CALLBACK_SEND,
-				     s->via ? (void *)hop_send : (void *)fd_send);
+	libssh2_session_callback_set2(s->ls, LIBSSH2_CALLBACK_SEND,
+				      s->via ? (libssh2_cb_generic *)hop_send : (libssh2_cb_generic *)fd_send);
 	if (s->via)
-		libssh2_session_callback_set(s->ls, LIBSSH2_CALLBACK_RECV, (void *)hop_recv);
+		libssh2_session_callback_set2(s->ls, LIBSSH2_CALLBACK_RECV, (libssh2_cb_generic *)hop_recv);
 	libssh2_session_set_blocking(s->ls, 1);
 	s->timeout_ms = (long)timeout * 1000;
 	libssh2_session_set_timeout(s->ls, s->timeout_ms);
@@ -512,6 +514,13 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 
 	pthread_once(&init_once, init_libssh2);
 	*out = NULL;
+	if (!libssh2_version(0x010b01)) {
+		if (why)
+			*why = SSH_FAILED_CONFIG;
+		return dp_err(err, DPE_CONNECT, "libssh2 %s was loaded, but dispatch needs 1.11.1 or "
+			      "later (it was built against %s): check how it was linked (ldd)",
+			      libssh2_version(0), LIBSSH2_VERSION);
+	}
 	if (ctx->inv) {
 		const struct inv_host *h = inventory_host(ctx->inv, host);
 		if (h && h->ssh)
@@ -541,6 +550,16 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 			;
 		waited += wait;
 	}
+}
+
+const char *ssh_library_version(void)
+{
+	return libssh2_version(0);
+}
+
+const char *ssh_library_build_version(void)
+{
+	return LIBSSH2_VERSION;
 }
 
 const char *ssh_session_name(const struct ssh_session *s) { return s->name; }

@@ -142,6 +142,11 @@ int ssh_signal_status(const char *name);
 /* The command string sent for a login-shell command (exposed for tests). */
 void ssh_login_command(struct strbuf *sb, const char *command);
 
+/* The libssh2 loaded at run time ("1.11.1") and the one dispatch was built against.
+ * ssh_session_open refuses to run on one older than 1.11.1 (DPE_CONNECT). */
+const char *ssh_library_version(void);
+const char *ssh_library_build_version(void);
+
 /* For modules that open their own channels (SFTP, forwarding): the libssh2 session
  * (LIBSSH2_SESSION *) and the descriptor to poll for it. */
 void *ssh_session_libssh2(struct ssh_session *s);

@@ -7,6 +7,15 @@ test_expect_success 'dispatch -V prints the version' '
 	test_grep "^dispatch [0-9]" out
 '
 
+# The libssh2 actually loaded, not the headers: an rpath gone wrong would load
+# Debian 12's 1.10.0 from /usr/lib.
+test_expect_success 'dispatch -v -V: the libssh2 loaded at run time is 1.11.1 or later' '
+	dispatch -v -V >out &&
+	v=$(sed -n "s/^libssh2 \([0-9][0-9.]*\) (built against [0-9.]*)\$/\1/p" out) &&
+	test -n "$v" &&
+	test "$(printf "1.11.1\n%s\n" "$v" | sort -V | head -n1)" = 1.11.1
+'
+
 test_expect_success 'no command: usage on stderr, exit 2' '
 	test_expect_code 2 dispatch 2>err &&
 	test_grep "usage: dispatch" err
