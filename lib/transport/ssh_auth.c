@@ -9,7 +9,10 @@
  * method failed.
  */
 #include <errno.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <time.h>
 
 #include "base/base64.h"
@@ -174,6 +177,172 @@ static void cert_hint(const char *user, const unsigned char *blob, size_t len, s
 	sshcert_release(&c);
 }
 
+/* ---- RSA certificates through the agent ----
+ * libssh2 1.11.1 asks the agent for an RSA certificate's signature without the
+ * rsa-sha2 flag (agent.c sets it only when the method is exactly "rsa-sha2-512" or
+ * "rsa-sha2-256", not "rsa-sha2-512-cert-v01@openssh.com"), gets an ssh-rsa (SHA-1)
+ * signature back, and retries as ssh-rsa-cert-v01@openssh.com, which OpenSSH 8.8 and
+ * later refuse. For RSA certificates dispatch asks the agent itself (the agent
+ * protocol's SIGN_REQUEST), with the flag that fits the algorithm libssh2 put in the
+ * request it signs; libssh2 still builds and sends that request. */
+
+#define AGENTC_SIGN_REQUEST 13
+#define AGENT_SIGN_RESPONSE 14
+#define AGENT_RSA_SHA2_256 2
+#define AGENT_RSA_SHA2_512 4
+#define AGENT_MAX_REPLY (256 * 1024)
+
+struct rd {
+	const unsigned char *p;
+	size_t n;
+};
+
+static bool rd_string(struct rd *r, const unsigned char **s, size_t *len)
+{
+	if (r->n < 4)
+		return false;
+	size_t n = (size_t)r->p[0] << 24 | (size_t)r->p[1] << 16 | (size_t)r->p[2] << 8 | r->p[3];
+	if (n > r->n - 4)
+		return false;
+	*s = r->p + 4;
+	*len = n;
+	r->p += 4 + n;
+	r->n -= 4 + n;
+	return true;
+}
+
+static void put_u32(struct strbuf *sb, size_t v)
+{
+	unsigned char b[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16),
+			       (unsigned char)(v >> 8), (unsigned char)v };
+	strbuf_add(sb, b, 4);
+}
+
+static void put_string(struct strbuf *sb, const void *s, size_t n)
+{
+	put_u32(sb, n);
+	strbuf_add(sb, s, n);
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w, n -= (size_t)w;
+	}
+	return true;
+}
+
+static bool read_all(int fd, char *p, size_t n)
+{
+	while (n) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		p += r, n -= (size_t)r;
+	}
+	return true;
+}
+
+/* One request to the agent at sock, one reply (its body, without the length). */
+static bool agent_request(const char *sock, const struct strbuf *req, struct strbuf *reply)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(sock) >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0)
+		return false;
+	struct timeval tv = { .tv_sec = 30 };   /* an agent that asks for confirmation */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return false;
+	_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
+	put_string(&msg, req->buf, req->len);
+	unsigned char len[4];
+	if (!write_all(fd, msg.buf, msg.len) || !read_all(fd, (char *)len, 4))
+		return false;
+	size_t n = (size_t)len[0] << 24 | (size_t)len[1] << 16 | (size_t)len[2] << 8 | len[3];
+	if (n == 0 || n > AGENT_MAX_REPLY)
+		return false;
+	strbuf_grow(reply, n);
+	if (!read_all(fd, reply->buf, n))
+		return false;
+	reply->len = n;
+	reply->buf[n] = '\0';
+	return true;
+}
+
+struct agent_cert {
+	const char *sock;
+	const struct libssh2_agent_publickey *id;
+};
+
+static LIBSSH2_USERAUTH_PUBLICKEY_SIGN_FUNC(agent_rsa_cert_sign)
+{
+	const struct agent_cert *ac = *abstract;
+	(void)session;
+	/* data: string session id, byte 50, string user, string service, string
+	 * "publickey", bool TRUE, string algorithm, string key blob */
+	struct rd r = { data, data_len };
+	const unsigned char *f, *alg = NULL;
+	size_t fn, alg_len = 0;
+	if (!rd_string(&r, &f, &fn) || r.n < 1)
+		return -1;
+	r.p++, r.n--;
+	for (int i = 0; i < 3; i++)
+		if (!rd_string(&r, &f, &fn))
+			return -1;
+	if (r.n < 1)
+		return -1;
+	r.p++, r.n--;
+	if (!rd_string(&r, &alg, &alg_len))
+		return -1;
+	uint32_t flags = 0;
+	const char *want = "ssh-rsa";
+	if (alg_len == 33 && memcmp(alg, "rsa-sha2-512-cert-v01@openssh.com", 33) == 0)
+		flags = AGENT_RSA_SHA2_512, want = "rsa-sha2-512";
+	else if (alg_len == 33 && memcmp(alg, "rsa-sha2-256-cert-v01@openssh.com", 33) == 0)
+		flags = AGENT_RSA_SHA2_256, want = "rsa-sha2-256";
+
+	_cleanup_strbuf_ struct strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
+	strbuf_addch(&req, AGENTC_SIGN_REQUEST);
+	put_string(&req, ac->id->blob, ac->id->blob_len);
+	put_string(&req, data, data_len);
+	put_u32(&req, flags);
+	if (!agent_request(ac->sock, &req, &reply) || reply.len < 1 ||
+	    (unsigned char)reply.buf[0] != AGENT_SIGN_RESPONSE)
+		return -1;
+	struct rd rr = { (const unsigned char *)reply.buf + 1, reply.len - 1 };
+	const unsigned char *blob, *name, *bytes;
+	size_t blob_len, name_len, bytes_len;
+	if (!rd_string(&rr, &blob, &blob_len))
+		return -1;
+	struct rd br = { blob, blob_len };
+	if (!rd_string(&br, &name, &name_len) || !rd_string(&br, &bytes, &bytes_len) ||
+	    name_len != strlen(want) || memcmp(name, want, name_len) != 0)
+		return -1;
+	*sig = malloc(bytes_len ? bytes_len : 1);       /* libssh2 frees it: free() */
+	if (!*sig)
+		return -1;
+	memcpy(*sig, bytes, bytes_len);
+	*sig_len = bytes_len;
+	return 0;
+}
+
+static bool is_rsa_cert(const struct libssh2_agent_publickey *id)
+{
+	static const char t[] = "\0\0\0\034ssh-rsa-cert-v01@openssh.com";
+	return id->blob_len > sizeof(t) - 1 && memcmp(id->blob, t, sizeof(t) - 1) == 0;
+}
+
 static int try_agent(struct auth *a)
 {
 	LIBSSH2_SESSION *ls = a->s->ls;
@@ -210,7 +379,16 @@ static int try_agent(struct auth *a)
 		if (cfg->identities_only && !identity_listed(a, id))
 			continue;
 		tried++;
-		if (libssh2_agent_userauth(agent, a->user, id) == 0) {
+		int rc;
+		if (is_rsa_cert(id)) {
+			struct agent_cert ac = { .sock = sock, .id = id };
+			void *abstract = &ac;
+			rc = libssh2_userauth_publickey(ls, a->user, id->blob, id->blob_len,
+							agent_rsa_cert_sign, &abstract);
+		} else {
+			rc = libssh2_agent_userauth(agent, a->user, id);
+		}
+		if (rc == 0) {
 			r = 0;
 			break;
 		}
