@@ -17,8 +17,9 @@
 
 [ "$(id -u)" = 0 ] || skip_rest "not root: starts sshd and logs in as a test user"
 SSHD=$(command -v sshd || echo /usr/sbin/sshd)
-[ -x "$SSHD" ] && command -v ssh >/dev/null && command -v ssh-agent >/dev/null ||
+if ! [ -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-agent >/dev/null; then
 	skip_rest "needs OpenSSH's sshd, ssh and ssh-agent"
+fi
 
 USER_=${DISPATCH_TESTBED_USER:-dispatch-test}
 if ! id -u "$USER_" >/dev/null 2>&1; then
@@ -94,8 +95,8 @@ sshd_up() {
 	fi
 	"$SSHD" -f "$d/sshd_config" -E "$d/log" || return 1
 	# up when it answers with its banner (bounded: 100 tries)
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		if exec 3<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null; then
 			if read -r -t 5 line <&3 && [ "${line#SSH-}" != "$line" ]; then
 				exec 3>&-
@@ -126,6 +127,7 @@ echo "@cert-authority certhost $(cat "$K/host_ca.pub")" >"$TRASH/kh_alias"
 echo "@cert-authority [127.0.0.1]:* $(cat "$K/other_ca.pub")" >"$TRASH/kh_other"
 { cat "$TRASH/kh_ca"; echo "@revoked * $(cat "$K/host_ca.pub")"; } >"$TRASH/kh_revoked_ca"
 { cat "$TRASH/kh_ca"; echo "@revoked * $(cat "$SRV/hcert/host_ed25519.pub")"; } >"$TRASH/kh_revoked_key"
+{ cat "$TRASH/kh_ca"; echo "[127.0.0.1]:$((PORT + 3)) $(cut -d' ' -f1,2 "$SRV/hwrong/host_ed25519.pub")"; } >"$TRASH/kh_wrong_known"
 
 cat >"$TRASH/config" <<EOF
 Host u-ed
@@ -170,6 +172,9 @@ Host h-revoked-key
 Host h-wrong
     Port $((PORT + 3))
     UserKnownHostsFile $TRASH/kh_ca
+Host h-wrong-known
+    Port $((PORT + 3))
+    UserKnownHostsFile $TRASH/kh_wrong_known
 Host h-expired
     Port $((PORT + 4))
     UserKnownHostsFile $TRASH/kh_ca
@@ -296,6 +301,10 @@ test_expect_success '@revoked host key, with a valid certificate: refused' '
 test_expect_success 'host certificate for another name: refused, the principals named' '
 	neither h-wrong &&
 	test_grep "ED25519 host certificate .hwrong. (serial 11) .* is not valid for .127.0.0.1.: its principals are elsewhere.example" err
+'
+
+test_expect_success 'a failing certificate is taken as its plain key, which known_hosts lists' '
+	both h-wrong-known
 '
 
 test_expect_success 'expired host certificate: refused' '
