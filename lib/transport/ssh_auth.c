@@ -364,6 +364,7 @@ static int try_agent(struct auth *a)
 	}
 	int r = -1, tried = 0;
 	struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+	struct strbuf certs = STRBUF_INIT;      /* released at out: (gotos jump here) */
 	libssh2_agent_set_identity_path(agent, sock);
 	if (libssh2_agent_connect(agent) != 0) {
 		note(a, "agent: cannot connect to %s", sock);
@@ -373,7 +374,6 @@ static int try_agent(struct auth *a)
 		note(a, "agent: cannot list its keys");
 		goto disconnect;
 	}
-	_cleanup_strbuf_ struct strbuf certs = STRBUF_INIT;
 	while (libssh2_agent_get_identity(agent, &id, prev) == 0) {
 		prev = id;
 		if (cfg->identities_only && !identity_listed(a, id))
@@ -406,6 +406,7 @@ disconnect:
 	libssh2_agent_disconnect(agent);
 out:
 	libssh2_agent_free(agent);
+	strbuf_release(&certs);
 	return r;
 }
 
