@@ -2,10 +2,10 @@
 # t5030: OpenSSH certificates against sshd instances of this test's own (127.0.0.1,
 # ports 25301-25305), each case also run with OpenSSH's ssh on the same config, which
 # must agree (both log in, or both refuse):
-#  - user certificates (sshd's TrustedUserCAKeys, no authorized_keys at all): ED25519
-#    and RSA (signed with rsa-sha2-512) from files beside the key, one given by
-#    CertificateFile, both through a real ssh-agent; an expired one is refused, and
-#    dispatch says it expired;
+#  - user certificates (sshd's TrustedUserCAKeys, no authorized_keys at all): ED25519,
+#    RSA (signed with rsa-sha2-512) and ECDSA from files beside the key, one given by
+#    CertificateFile, all three through a real ssh-agent; an expired one is refused,
+#    and dispatch says it expired;
 #  - host certificates (@cert-authority in known_hosts, no plain host key listed):
 #    accepted for the host name and for HostKeyAlias; refused for an unknown CA, a
 #    revoked CA, a revoked host key, a wrong principal, an expiry; a server that offers
@@ -62,11 +62,13 @@ cat "$K/user_ca.pub" "$K/user_ca_rsa.pub" >"$SRV/user_cas"
 kg "$K/ued" ued ed25519 && sign "$K/user_ca" "$K/ued.pub" -I ued-cert -n "$USER_" -V -1h:+1d -z 1
 kg "$K/ursa" ursa rsa -b 2048 &&
 	sign "$K/user_ca_rsa" "$K/ursa.pub" -t rsa-sha2-512 -I ursa-cert -n "$USER_" -V -1h:+1d -z 2
+kg "$K/uec" uec ecdsa -b 384 &&
+	sign "$K/user_ca_rsa" "$K/uec.pub" -t rsa-sha2-256 -I uec-cert -n "$USER_" -V -1h:+1d -z 5
 kg "$K/uold" uold ed25519 &&
 	sign "$K/user_ca" "$K/uold.pub" -I uold-cert -n "$USER_" -V 20200101:20200102 -z 3
 kg "$K/ufar" ufar ed25519 && sign "$K/user_ca" "$K/ufar.pub" -I ufar-cert -n "$USER_" -V -1h:+1d -z 4 &&
 	mv "$K/ufar-cert.pub" "$K/elsewhere/ufar.cert"
-chmod 600 "$K"/ued "$K"/ursa "$K"/uold "$K"/ufar
+chmod 600 "$K"/ued "$K"/ursa "$K"/uec "$K"/uold "$K"/ufar
 
 # sshd NAME PORT HOST-CERT-OPTIONS... : an sshd with an ED25519 host key whose
 # certificate host_ca signs with the options given (none: no certificate)
@@ -136,6 +138,9 @@ Host u-ed
 Host u-rsa
     Port $((PORT + 1))
     IdentityFile $K/ursa
+Host u-ec
+    Port $((PORT + 1))
+    IdentityFile $K/uec
 Host u-old
     Port $((PORT + 1))
     IdentityFile $K/uold
@@ -225,6 +230,12 @@ test_expect_success 'user RSA certificate beside its key, rsa-sha2-512 signature
 	both u-rsa
 '
 
+test_expect_success 'user ECDSA (P-384) certificate beside its key, signed rsa-sha2-256' '
+	dispatch run -H u-ec -- id -un >out && test_cmp want out &&
+	accepted_last users ECDSA-CERT uec-cert &&
+	both u-ec
+'
+
 test_expect_success 'CertificateFile: a certificate away from its key' '
 	dispatch run -H u-far -- id -un >out && test_cmp want out &&
 	accepted_last users ED25519-CERT ufar-cert &&
@@ -256,6 +267,13 @@ test_expect_success 'agent: the ED25519 certificate, the RSA one gone' '
 	ssh-add -D 2>/dev/null && ssh-add "$K/ued" 2>added && test_grep "Certificate added" added &&
 	dispatch run -H u-agent -- id -un >out && test_cmp want out &&
 	accepted_last users ED25519-CERT ued-cert &&
+	both u-agent
+'
+
+test_expect_success 'agent: the ECDSA certificate' '
+	ssh-add -D 2>/dev/null && ssh-add "$K/uec" 2>added && test_grep "Certificate added" added &&
+	dispatch run -H u-agent -- id -un >out && test_cmp want out &&
+	accepted_last users ECDSA-CERT uec-cert &&
 	both u-agent
 '
 
