@@ -177,7 +177,12 @@ static bool get_options(const unsigned char *s, size_t n, char ***names, const c
 		char *name;
 		const unsigned char *data;
 		size_t dlen;
-		if (!get_cstring(&r, &name) || !get_string(&r, &data, &dlen)) {
+		if (!get_cstring(&r, &name)) {
+			*why = "malformed critical options or extensions";
+			return false;
+		}
+		if (!get_string(&r, &data, &dlen)) {
+			free(name);
 			*why = "malformed critical options or extensions";
 			return false;
 		}
