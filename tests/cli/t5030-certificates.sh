@@ -165,6 +165,10 @@ Host h-alias
     Port $((PORT + 2))
     HostKeyAlias certhost
     UserKnownHostsFile $TRASH/kh_alias
+Host h-jump
+    Port $((PORT + 2))
+    ProxyJump u-ed
+    UserKnownHostsFile $TRASH/kh_ca
 Host h-other
     Port $((PORT + 2))
     UserKnownHostsFile $TRASH/kh_other
@@ -291,6 +295,13 @@ test_expect_success 'host certificate signed by the CA known_hosts names: accept
 
 test_expect_success 'host certificate for HostKeyAlias (its principal), CA under that name' '
 	both h-alias
+'
+
+test_expect_success 'through ProxyJump: the certificate is fetched through the hop too' '
+	both h-jump &&
+	dispatch -v run -H h-jump -- true 2>log &&
+	test_grep "h-jump: server host certificate fetched" log &&
+	test_grep "h-jump: connecting to 127.0.0.1 port $((PORT + 2)) through u-ed" log
 '
 
 test_expect_success 'cp to and from a host known only by its CA' '
