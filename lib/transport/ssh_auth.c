@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Logging in, in ssh's order: the CertificateFile certificates (with the identity
- * file that holds their key), the agent (SSH_AUTH_SOCK or IdentityAgent; the
+ * file that holds their key, else the agent's), the agent (SSH_AUTH_SOCK or IdentityAgent; the
  * certificates it holds too), the identity files (asking for an encrypted key's
  * passphrase), each followed by its FILE-cert.pub when there is one and no
  * CertificateFile was given, keyboard-interactive, then password. Prompts go through the caller's callback; without one (no terminal)
@@ -280,14 +280,17 @@ static bool agent_request(const char *sock, const struct strbuf *req, struct str
 	return true;
 }
 
-struct agent_cert {
+/* Signing with a key the agent holds, named by its blob (plain, or the certificate). */
+struct agent_key {
 	const char *sock;
-	const struct libssh2_agent_publickey *id;
+	const unsigned char *blob;
+	size_t len;
+	bool no_key;                    /* the agent answered, without a signature */
 };
 
-static LIBSSH2_USERAUTH_PUBLICKEY_SIGN_FUNC(agent_rsa_cert_sign)
+static LIBSSH2_USERAUTH_PUBLICKEY_SIGN_FUNC(agent_sign)
 {
-	const struct agent_cert *ac = *abstract;
+	struct agent_key *ak = *abstract;
 	(void)session;
 	/* data: string session id, byte 50, string user, string service, string
 	 * "publickey", bool TRUE, string algorithm, string key blob */
@@ -305,21 +308,26 @@ static LIBSSH2_USERAUTH_PUBLICKEY_SIGN_FUNC(agent_rsa_cert_sign)
 	r.p++, r.n--;
 	if (!rd_string(&r, &alg, &alg_len))
 		return -1;
-	uint32_t flags = 0;
-	const char *want = "ssh-rsa";
-	if (alg_len == 33 && memcmp(alg, "rsa-sha2-512-cert-v01@openssh.com", 33) == 0)
-		flags = AGENT_RSA_SHA2_512, want = "rsa-sha2-512";
-	else if (alg_len == 33 && memcmp(alg, "rsa-sha2-256-cert-v01@openssh.com", 33) == 0)
-		flags = AGENT_RSA_SHA2_256, want = "rsa-sha2-256";
+	/* The signature's algorithm: the request's, without -cert-v01@openssh.com. */
+	static const char suffix[] = "-cert-v01@openssh.com";
+	size_t slen = sizeof(suffix) - 1;
+	if (alg_len > slen && memcmp(alg + alg_len - slen, suffix, slen) == 0)
+		alg_len -= slen;
+	_cleanup_free_ char *want = xstrndup((const char *)alg, alg_len);
+	uint32_t flags = streq(want, "rsa-sha2-512") ? AGENT_RSA_SHA2_512 :
+			 streq(want, "rsa-sha2-256") ? AGENT_RSA_SHA2_256 : 0;
 
 	_cleanup_strbuf_ struct strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
 	strbuf_addch(&req, AGENTC_SIGN_REQUEST);
-	put_string(&req, ac->id->blob, ac->id->blob_len);
+	put_string(&req, ak->blob, ak->len);
 	put_string(&req, data, data_len);
 	put_u32(&req, flags);
-	if (!agent_request(ac->sock, &req, &reply) || reply.len < 1 ||
-	    (unsigned char)reply.buf[0] != AGENT_SIGN_RESPONSE)
+	if (!agent_request(ak->sock, &req, &reply) || reply.len < 1)
 		return -1;
+	if ((unsigned char)reply.buf[0] != AGENT_SIGN_RESPONSE) {
+		ak->no_key = true;
+		return -1;
+	}
 	struct rd rr = { (const unsigned char *)reply.buf + 1, reply.len - 1 };
 	const unsigned char *blob, *name, *bytes;
 	size_t blob_len, name_len, bytes_len;
@@ -381,10 +389,10 @@ static int try_agent(struct auth *a)
 		tried++;
 		int rc;
 		if (is_rsa_cert(id)) {
-			struct agent_cert ac = { .sock = sock, .id = id };
-			void *abstract = &ac;
+			struct agent_key ak = { .sock = sock, .blob = id->blob, .len = id->blob_len };
+			void *abstract = &ak;
 			rc = libssh2_userauth_publickey(ls, a->user, id->blob, id->blob_len,
-							agent_rsa_cert_sign, &abstract);
+							agent_sign, &abstract);
 		} else {
 			rc = libssh2_agent_userauth(agent, a->user, id);
 		}
@@ -542,8 +550,41 @@ static int try_identity_and_cert(struct auth *a, const char *file)
 	return try_identity(a, file, cert);
 }
 
-/* CertificateFile: each certificate with the identity file whose FILE.pub is its key
- * (ssh also pairs it with a key only the agent holds: dispatch does not). */
+/* A certificate whose key only the agent holds: the agent signs for it (as ssh does). */
+static int try_cert_with_agent(struct auth *a, const char *shown, const struct strbuf *cert,
+			       const unsigned char *key, size_t key_len)
+{
+	const struct ssh_host_config *cfg = &a->s->cfg;
+	const char *sock = cfg->identity_agent && streq(cfg->identity_agent, "none") ? NULL :
+			   ssh_host_config_agent_socket(cfg);
+	if (!sock) {
+		note(a, "%s: no identity file holds its key (FILE.pub beside the private key), "
+		     "and no agent is used", shown);
+		return -1;
+	}
+	struct agent_key ak = { .sock = sock, .blob = key, .len = key_len };
+	void *abstract = &ak;
+	int rc = libssh2_userauth_publickey(a->s->ls, a->user, (const unsigned char *)cert->buf,
+					    cert->len, agent_sign, &abstract);
+	if (rc == 0)
+		return 0;
+	_cleanup_strbuf_ struct strbuf hint = STRBUF_INIT;
+	if (ak.no_key)
+		note(a, "%s: neither an identity file nor the agent holds its key", shown);
+	else if (rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ||
+		 rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
+		cert_hint(a->user, (const unsigned char *)cert->buf, cert->len, &hint);
+		note(a, "%s (key in the agent): refused by the server%s", shown, hint.buf);
+	} else {
+		char *msg = NULL;
+		libssh2_session_last_error(a->s->ls, &msg, NULL, 0);
+		note(a, "%s (key in the agent): %s", shown, msg ? msg : "failed");
+	}
+	return -1;
+}
+
+/* CertificateFile: each certificate with the identity file whose FILE.pub is its key,
+ * else with the agent's key. */
 static int try_certificate_files(struct auth *a)
 {
 	for (char **c = a->s->cfg.certificate_files; c && *c; c++) {
@@ -564,13 +605,11 @@ static int try_certificate_files(struct auth *a)
 			continue;
 		}
 		const char *file = identity_with_key(a, cert.key, cert.key_len);
+		_cleanup_free_ char *what = xasprintf("certificate %s", shown);
+		int r = file ? try_identity(a, file, *c) :
+			try_cert_with_agent(a, what, &blob, cert.key, cert.key_len);
 		sshcert_release(&cert);
-		if (!file) {
-			note(a, "certificate %s: no identity file holds its key (FILE.pub beside "
-			     "the private key)", shown);
-			continue;
-		}
-		if (try_identity(a, file, *c) == 0)
+		if (r == 0)
 			return 0;
 	}
 	return -1;

@@ -156,6 +156,12 @@ Host u-agent
     IdentityFile $K/none
     IdentitiesOnly no
     IdentityAgent $TRASH/agent.sock
+Host u-far-agent
+    Port $((PORT + 1))
+    IdentityFile $K/none
+    CertificateFile $K/elsewhere/ufar.cert
+    IdentitiesOnly no
+    IdentityAgent $TRASH/agent.sock
 Host u-*
     UserKnownHostsFile $TRASH/kh_plain
 Host h-ok
@@ -279,6 +285,16 @@ test_expect_success 'agent: the ECDSA certificate' '
 	dispatch run -H u-agent -- id -un >out && test_cmp want out &&
 	accepted_last users ECDSA-CERT uec-cert &&
 	both u-agent
+'
+
+test_expect_success 'CertificateFile whose key only the agent holds: the agent signs' '
+	ssh-add -D 2>/dev/null && ssh-add "$K/ufar" 2>added && ! grep "Certificate added" added &&
+	dispatch run -H u-far-agent -- id -un >out && test_cmp want out &&
+	accepted_last users ED25519-CERT ufar-cert &&
+	both u-far-agent &&
+	ssh-add -D 2>/dev/null &&
+	neither u-far-agent &&
+	test_grep "certificate .*ufar.cert: neither an identity file nor the agent holds its key" err
 '
 
 test_expect_success 'agent: an expired certificate is refused, and said so' '
