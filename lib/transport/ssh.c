@@ -195,10 +195,10 @@ int ssh_session_pump(struct ssh_session *s)
 
 /* ---- opening ---- */
 
-void ssh_session_free(struct ssh_session *s)
+/* Ends what a session holds of its connection: the libssh2 session, the hop channel
+ * (not the hop), the socket it owns, the ProxyCommand. */
+static void session_close(struct ssh_session *s)
 {
-	if (!s)
-		return;
 	if (s->ls) {
 		set_blocking(s, true);
 		libssh2_session_set_timeout(s->ls, 2000);
@@ -212,7 +212,6 @@ void ssh_session_free(struct ssh_session *s)
 		libssh2_session_set_timeout(s->via->ls, 2000);
 		libssh2_channel_free(s->via_chan);
 	}
-	ssh_session_free(s->via);
 	if (s->own_fd && s->fd >= 0)
 		close(s->fd);
 	if (s->proxy_pid > 0) {
@@ -220,6 +219,14 @@ void ssh_session_free(struct ssh_session *s)
 		while (waitpid(s->proxy_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
+}
+
+void ssh_session_free(struct ssh_session *s)
+{
+	if (!s)
+		return;
+	session_close(s);
+	ssh_session_free(s->via);
 	ssh_host_config_release(&s->cfg);
 	strbuf_release(&s->hop_out);
 	free(s->name);
@@ -287,25 +294,10 @@ static void fetch_host_cert(struct ssh_session *s, struct strbuf *cert)
 			strbuf_add(cert, blob, len);
 	}
 out:
-	if (p->ls) {
-		libssh2_session_set_timeout(p->ls, 2000);
-		libssh2_session_disconnect(p->ls, "bye");
-		libssh2_session_free(p->ls);
-	}
-	if (p->via_chan) {
-		set_blocking(s->via, true);
-		libssh2_session_set_timeout(s->via->ls, 2000);
-		hop_flush(p);
-		libssh2_channel_free(p->via_chan);
+	session_close(p);
+	if (s->via) {   /* as open_chain leaves a hop: only the innermost session blocks */
 		libssh2_session_set_timeout(s->via->ls, s->via->timeout_ms);
 		set_blocking(s->via, false);
-	}
-	if (p->own_fd && p->fd >= 0)
-		close(p->fd);
-	if (p->proxy_pid > 0) {
-		kill(p->proxy_pid, SIGHUP);
-		while (waitpid(p->proxy_pid, NULL, 0) < 0 && errno == EINTR)
-			;
 	}
 	strbuf_release(&p->hop_out);
 	free(p);
