@@ -92,6 +92,28 @@ bool ssh_key_is_encrypted(const char *text, size_t len)
 	return !(clen == 4 && memcmp(p + 4, "none", 4) == 0);
 }
 
+/* Why libssh2 would not sign with an RSA key (LIBSSH2_ERROR_METHOD_NONE): none of
+ * the RSA signature algorithms dispatch may use (PubkeyAcceptedAlgorithms) is in the
+ * server's server-sig-algs. */
+static void note_no_signature(struct auth *a, const char *shown)
+{
+	_cleanup_free_ char *rsa = ssh_algs_filter(a->s->offer[SSH_ALGS_PUBKEY],
+						   "rsa-sha2-512,rsa-sha2-256,ssh-rsa");
+	_cleanup_free_ char *copy = xstrdup(rsa);
+	char *comma = strchr(copy, ',');
+	bool sha1 = ssh_algs_has(rsa, "ssh-rsa");
+	if (!*rsa)
+		note(a, "key %s: PubkeyAcceptedAlgorithms allows no RSA signature algorithm", shown);
+	else if (comma && !strchr(comma + 1, ',')) {
+		*comma = '\0';
+		note(a, "key %s: the server accepts neither %s nor %s signatures%s", shown, copy,
+		     comma + 1, sha1 ? "" : " (dispatch, as ssh, makes no SHA-1 ssh-rsa ones "
+		     "unless PubkeyAcceptedAlgorithms adds ssh-rsa)");
+	} else {
+		note(a, "key %s: the server accepts none of the signature algorithms %s", shown, rsa);
+	}
+}
+
 /* The public key blob of an identity file, from FILE.pub; NULL when there is none. */
 static bool pub_blob(const char *file, struct strbuf *blob)
 {
@@ -106,6 +128,29 @@ static bool pub_blob(const char *file, struct strbuf *blob)
 	while (*end && *end != ' ' && *end != '\n')
 		end++;
 	return base64_decode(blob, sp + 1, (size_t)(end - sp - 1)) == 0;
+}
+
+/* Whether a public key blob is an RSA key (string "ssh-rsa" first). */
+static bool is_rsa_blob(const unsigned char *blob, size_t len)
+{
+	return len > 11 && memcmp(blob, "\0\0\0\7ssh-rsa", 11) == 0;
+}
+
+/* The refusal of a key; for an RSA key, which signature it was and what would help:
+ * libssh2 signs with the first of the RSA algorithms PubkeyAcceptedAlgorithms allows
+ * that the server names in server-sig-algs (and OpenSSH names every one it has, not
+ * only those it accepts), as ssh does. */
+static void note_refused(struct auth *a, const char *shown, bool rsa)
+{
+	_cleanup_free_ char *algs = ssh_algs_filter(a->s->offer[SSH_ALGS_PUBKEY],
+						    "rsa-sha2-512,rsa-sha2-256,ssh-rsa");
+	if (!rsa || ssh_algs_has(algs, "ssh-rsa") || !*algs) {
+		note(a, "key %s: refused by the server", shown);
+		return;
+	}
+	note(a, "key %s: refused by the server (an RSA key, signed with the first of %s the "
+	     "server names; a server that takes RSA keys only as SHA-1 ssh-rsa signatures "
+	     "needs PubkeyAcceptedAlgorithms ssh-rsa, for ssh too)", shown, algs);
 }
 
 static bool identity_listed(const struct auth *a, const struct libssh2_agent_publickey *id)
@@ -154,9 +199,14 @@ static int try_agent(struct auth *a)
 		if (cfg->identities_only && !identity_listed(a, id))
 			continue;
 		tried++;
-		if (libssh2_agent_userauth(agent, a->user, id) == 0) {
+		int rc = libssh2_agent_userauth(agent, a->user, id);
+		if (rc == 0) {
 			r = 0;
 			break;
+		}
+		if (rc == LIBSSH2_ERROR_METHOD_NONE) {
+			_cleanup_free_ char *what = xasprintf("%s (agent)", id->comment ? id->comment : "");
+			note_no_signature(a, what);
 		}
 	}
 	if (r < 0 && tried)
@@ -204,9 +254,13 @@ static int server_takes(struct auth *a, const char *file, const char *shown)
 					   blob.len, probe_sign, &data);
 	if (takes || r == 0)
 		return 1;
-	/* libssh2 1.10: AUTHENTICATION_FAILED when the server refuses the key */
+	/* AUTHENTICATION_FAILED (or PUBLICKEY_UNVERIFIED) when the server refuses the key */
 	if (r == LIBSSH2_ERROR_AUTHENTICATION_FAILED || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
-		note(a, "key %s: refused by the server", shown);
+		note_refused(a, shown, is_rsa_blob((const unsigned char *)blob.buf, blob.len));
+		return 0;
+	}
+	if (r == LIBSSH2_ERROR_METHOD_NONE) {
+		note_no_signature(a, shown);
 		return 0;
 	}
 	char *msg = NULL;
@@ -262,7 +316,13 @@ static int try_identity(struct auth *a, const char *file)
 			return -1;
 		}
 		if (r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED || r == LIBSSH2_ERROR_AUTHENTICATION_FAILED) {
-			note(a, "key %s: refused by the server", shown);
+			_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+			note_refused(a, shown, pub_blob(file, &blob) &&
+				     is_rsa_blob((const unsigned char *)blob.buf, blob.len));
+			return -1;
+		}
+		if (r == LIBSSH2_ERROR_METHOD_NONE) {
+			note_no_signature(a, shown);
 			return -1;
 		}
 		char *msg = NULL;
