@@ -561,16 +561,36 @@ int ssh_signal_status(const char *name)
 		ssh_session_wait((s), 100);                                             \
 	}
 
-/* Kill the command of a channel that is still running. libssh2 1.10 cannot send a
- * "signal" request on a channel that has started, so a second channel does it: sshd
- * makes each command the leader of its own process group, as a child of the
- * connection's sshd process, which is also the parent of the second channel's sh; so
- * every other child of that parent is the command, and its group gets TERM. With a
- * PTY, ^C goes first, as a user would type it. */
+/* Kill the command of a channel that is still running: a "signal" request (TERM),
+ * which OpenSSH's sshd (7.9 and later) delivers to the command's process group. The
+ * request has no reply; a server that ignores it (older, or not OpenSSH) is caught by
+ * waiting a moment for the channel to end, then by a second channel: sshd makes each
+ * command the leader of its own process group, as a child of the connection's sshd
+ * process, which is also the parent of the second channel's sh; so every other child
+ * of that parent is the command, and its group gets TERM. With a PTY, ^C goes first,
+ * as a user would type it. */
 static const char kill_siblings[] =
 	"exec /bin/sh -c 'me=$$; ps -e -o pid= -o ppid= | while read p pp; do "
 	"if [ \"$pp\" = \"$PPID\" ] && [ \"$p\" != \"$me\" ]; then kill -TERM -\"$p\" 2>/dev/null "
 	"|| kill -TERM \"$p\" 2>/dev/null; fi; done'";
+
+/* Whether the channel ended within wait seconds (its output is dropped). */
+static bool channel_ends(struct ssh_session *s, LIBSSH2_CHANNEL *ch, double wait)
+{
+	double deadline = monotonic_seconds() + wait;
+	char buf[IO_CHUNK];
+	while (monotonic_seconds() < deadline) {
+		ssize_t n = libssh2_channel_read_ex(ch, 0, buf, sizeof(buf));
+		ssize_t m = libssh2_channel_read_ex(ch, 1, buf, sizeof(buf));
+		if (libssh2_channel_eof(ch))
+			return true;
+		if ((n < 0 && n != LIBSSH2_ERROR_EAGAIN) || (m < 0 && m != LIBSSH2_ERROR_EAGAIN))
+			return true;    /* the connection is gone: nothing more to do */
+		if (n <= 0 && m <= 0)
+			ssh_session_wait(s, 100);
+	}
+	return false;
+}
 
 static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 {
@@ -578,6 +598,9 @@ static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 	double deadline = monotonic_seconds() + 2;
 	if (pty)
 		RETRY_EAGAIN(s, rc, libssh2_channel_write(ch, "\003", 1), deadline);
+	RETRY_EAGAIN(s, rc, libssh2_channel_signal_ex(ch, "TERM", 4), deadline);
+	if (rc == 0 && channel_ends(s, ch, 2))
+		return;
 	set_blocking(s, true);
 	libssh2_session_set_timeout(s->ls, 3000);
 	LIBSSH2_CHANNEL *killer = libssh2_channel_open_session(s->ls);
