@@ -2,8 +2,8 @@
 /*
  * known_hosts checking, line by line, so that a changed key is reported with its
  * file:line as ssh does. Plain lines are matched here (patterns with * ? and !
- * negation, which libssh2 1.10 does not know); hashed lines (|1|salt|hash) by libssh2,
- * each in a one-entry collection.
+ * negation, which libssh2's own checking does not know, 1.11.1 included); hashed
+ * lines (|1|salt|hash) by libssh2, each in a one-entry collection.
  */
 #include <ctype.h>
 #include <errno.h>

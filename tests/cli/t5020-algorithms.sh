@@ -40,7 +40,7 @@ chmod 644 "$D"/*.pub "$D/authorized_rsa"
 # sshd_up NAME PORT [LINE...]: an sshd on 127.0.0.1:PORT, the LINEs first (the first
 # value of a keyword wins) and HostKey lines only from them; stopped at exit
 sshd_up() {
-	local name=$1 port=$2 i
+	local name=$1 port=$2 _
 	shift 2
 	{
 		printf '%s\n' "$@"
@@ -63,7 +63,7 @@ sshd_up() {
 	: >"$D/$name.log"
 	/usr/sbin/sshd -D -f "$D/$name.conf" -E "$D/$name.log" &
 	echo $! >>"$TRASH/local.pids"
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
 		kill -0 $! 2>/dev/null || break
 		sleep 0.1
