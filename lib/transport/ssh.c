@@ -223,6 +223,7 @@ void ssh_session_free(struct ssh_session *s)
 	ssh_host_config_release(&s->cfg);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
 		free(s->offer[k]);
+	free(s->pubkey_algs);
 	strbuf_release(&s->hop_out);
 	free(s->name);
 	free(s->target);
@@ -294,6 +295,8 @@ static int set_algorithms(const struct ssh_ctx *ctx, struct ssh_session *s, stru
 			free(list);
 			list = ordered;
 		}
+		if (k == SSH_ALGS_PUBKEY)
+			s->pubkey_algs = xstrdup(list ? list : "");
 		s->offer[k] = list ? ssh_algs_filter(list, has) : xstrdup("");
 		if (!*s->offer[k])
 			return dp_err(err, DPE_CONNECT, "cannot connect to '%s': %s %s leaves nothing "

@@ -153,6 +153,35 @@ static void note_refused(struct auth *a, const char *shown, bool rsa)
 	     "needs PubkeyAcceptedAlgorithms ssh-rsa, for ssh too)", shown, algs);
 }
 
+/* The key type a public key blob names ("ssh-ed25519"), or NULL. Free it. */
+static char *blob_type(const unsigned char *blob, size_t len)
+{
+	if (len < 4)
+		return NULL;
+	size_t n = (size_t)blob[0] << 24 | (size_t)blob[1] << 16 | (size_t)blob[2] << 8 | blob[3];
+	if (!n || n > len - 4 || n > 64 || memchr(blob + 4, '\0', n))
+		return NULL;
+	return xstrndup((const char *)blob + 4, n);
+}
+
+/* Whether PubkeyAcceptedAlgorithms lets a key of this type be tried, as ssh's
+ * key_type_allowed_by_config: its own name, or for RSA keys (and certificates) an
+ * rsa-sha2 signature of it. A blob whose type cannot be read is tried. */
+static bool key_allowed(const struct auth *a, const unsigned char *blob, size_t len,
+			char **type)
+{
+	const char *algs = a->s->pubkey_algs;
+	*type = blob_type(blob, len);
+	if (!*type || !algs || ssh_algs_has(algs, *type))
+		return true;
+	if (streq(*type, "ssh-rsa"))
+		return ssh_algs_has(algs, "rsa-sha2-512") || ssh_algs_has(algs, "rsa-sha2-256");
+	if (streq(*type, "ssh-rsa-cert-v01@openssh.com"))
+		return ssh_algs_has(algs, "rsa-sha2-512-cert-v01@openssh.com") ||
+		       ssh_algs_has(algs, "rsa-sha2-256-cert-v01@openssh.com");
+	return false;
+}
+
 static bool identity_listed(const struct auth *a, const struct libssh2_agent_publickey *id)
 {
 	for (char **f = a->s->cfg.identity_files; f && *f; f++) {
@@ -194,10 +223,16 @@ static int try_agent(struct auth *a)
 		note(a, "agent: cannot list its keys");
 		goto disconnect;
 	}
+	int skipped = 0;
 	while (libssh2_agent_get_identity(agent, &id, prev) == 0) {
 		prev = id;
 		if (cfg->identities_only && !identity_listed(a, id))
 			continue;
+		_cleanup_free_ char *type = NULL;
+		if (!key_allowed(a, id->blob, id->blob_len, &type)) {
+			skipped++;
+			continue;
+		}
 		tried++;
 		int rc = libssh2_agent_userauth(agent, a->user, id);
 		if (rc == 0) {
@@ -211,8 +246,11 @@ static int try_agent(struct auth *a)
 	}
 	if (r < 0 && tried)
 		note(a, "agent: %d key%s refused", tried, tried == 1 ? "" : "s");
-	else if (r < 0)
+	else if (r < 0 && !skipped)
 		note(a, "agent: no keys");
+	if (r < 0 && skipped)
+		note(a, "agent: %d key%s of a type PubkeyAcceptedAlgorithms leaves out", skipped,
+		     skipped == 1 ? "" : "s");
 disconnect:
 	libssh2_agent_disconnect(agent);
 out:
@@ -284,6 +322,18 @@ static int try_identity(struct auth *a, const char *file)
 	}
 	bool encrypted = ssh_key_is_encrypted(text, len);
 	wipe(text, len);
+	{
+		/* as ssh: a key whose type PubkeyAcceptedAlgorithms leaves out is not tried
+		 * (known from FILE.pub; without it the key is tried) */
+		_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+		_cleanup_free_ char *type = NULL;
+		if (pub_blob(file, &blob) &&
+		    !key_allowed(a, (const unsigned char *)blob.buf, blob.len, &type)) {
+			note(a, "key %s: not tried, PubkeyAcceptedAlgorithms leaves out its type %s",
+			     shown, type);
+			return -1;
+		}
+	}
 	/* For an encrypted key libssh2 derives the public key from the private one, so
 	 * that a wrong passphrase fails there (LIBSSH2_ERROR_FILE) and not as a refusal. */
 	const char *pubp = !encrypted && access(pub, R_OK) == 0 ? pub : NULL;

@@ -29,6 +29,8 @@ struct ssh_session {
 	double connect_seconds;
 	bool kbd_gave_up;               /* ssh_auth.c: a keyboard-interactive prompt got no answer */
 	char *offer[SSH_ALGS_NKINDS];   /* what was offered (ssh_algs.h kinds), for messages */
+	char *pubkey_algs;              /* PubkeyAcceptedAlgorithms resolved (before libssh2's
+					   share of it was taken): which keys may be tried */
 };
 
 /* ssh_connect.c: a connected descriptor for cfg (TCP with ConnectTimeout, or the

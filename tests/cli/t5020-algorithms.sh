@@ -113,6 +113,8 @@ host() { # ALIAS PORT [LINE...]
 	host rsahost $((BASE + 31)) "KexAlgorithms -sntrup*"
 	host rsauser $((BASE + 32)) "IdentityFile $D/id_rsa"
 	host rsaagent $((BASE + 32)) "IdentityFile $TRASH/agent-only"
+	host rsa256 $((BASE + 32)) "IdentityFile $D/id_rsa" "PubkeyAcceptedAlgorithms rsa-sha2-256"
+	host no-ed25519 $((BASE + 30)) "PubkeyAcceptedAlgorithms -ssh-ed25519"
 	host rsasha1 $((BASE + 33)) "IdentityFile $D/id_rsa"
 	host rsasha1-ok $((BASE + 33)) "IdentityFile $D/id_rsa" "PubkeyAcceptedAlgorithms ssh-rsa"
 	host pq $((BASE + 34))
@@ -253,6 +255,20 @@ test_expect_success 'a user whose only key is RSA (3072 bits), from a file: sign
 	after=$(grep -c "attempting public key rsa-sha2-512 " "$D/rsauser.log") &&
 	test "$after" -gt "$before" &&
 	! grep "attempting public key ssh-rsa " "$D/rsauser.log"
+'
+
+test_expect_success 'PubkeyAcceptedAlgorithms rsa-sha2-256: the RSA key signs with that, as ssh' '
+	ssh -F "$TRASH/cfg" rsa256 true </dev/null &&
+	before=$(grep -c "attempting public key rsa-sha2-256 " "$D/rsauser.log" || :) &&
+	dispatch run -H rsa256 -- true &&
+	after=$(grep -c "attempting public key rsa-sha2-256 " "$D/rsauser.log") &&
+	test "$after" -gt "$before"
+'
+
+test_expect_success 'PubkeyAcceptedAlgorithms -ssh-ed25519: the ED25519 key is not tried, as ssh' '
+	test_expect_code 255 ssh -F "$TRASH/cfg" no-ed25519 true </dev/null 2>/dev/null &&
+	test_expect_code 255 dispatch run -H no-ed25519 -- true 2>err &&
+	test_grep "key $TB/keys/id_ed25519: not tried, PubkeyAcceptedAlgorithms leaves out its type ssh-ed25519" err
 '
 
 test_expect_success 'the same RSA key through ssh-agent: rsa-sha2-512' '
