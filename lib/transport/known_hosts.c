@@ -2,8 +2,8 @@
 /*
  * known_hosts checking, line by line, so that a changed key is reported with its
  * file:line as ssh does. Plain lines are matched here (patterns with * ? and !
- * negation, which libssh2 1.10 does not know); hashed lines (|1|salt|hash) by libssh2,
- * each in a one-entry collection.
+ * negation, which libssh2's own checking does not know, 1.11.1 included); hashed
+ * lines (|1|salt|hash) by libssh2, each in a one-entry collection.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -457,7 +457,7 @@ static bool note_type(const struct kh_line *l, void *data)
 	return false;
 }
 
-char *kh_hostkey_methods(const struct ssh_host_config *cfg)
+char *kh_hostkey_order(const struct ssh_host_config *cfg, const char *algs)
 {
 	_cleanup_free_ char *name = lookup_name(cfg);
 	_cleanup_strv_free_ char **files = lookup_files(cfg);
@@ -468,14 +468,22 @@ char *kh_hostkey_methods(const struct ssh_host_config *cfg)
 	/* One pass over the files; one that cannot be read counts as holding nothing
 	 * here (kh_verify reports it). */
 	each_line(files, note_type, &k, NULL);
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t m = 0; m < ARRAY_SIZE(hostkey_methods); m++) {
-			if (k.known[key_index(hostkey_methods[m].type)] != (pass == 0))
+	for (int pass = 0; pass < 2; pass++) {
+		_cleanup_free_ char *copy = xstrdup(algs);
+		char *save = NULL;
+		for (char *a = strtok_r(copy, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+			int type = -1;
+			for (size_t m = 0; m < ARRAY_SIZE(hostkey_methods) && type < 0; m++)
+				if (streq(hostkey_methods[m].method, a))
+					type = hostkey_methods[m].type;
+			bool known = type >= 0 && key_index(type) >= 0 && k.known[key_index(type)];
+			if (known != (pass == 0))
 				continue;
 			if (sb.len)
 				strbuf_addch(&sb, ',');
-			strbuf_adds(&sb, hostkey_methods[m].method);
+			strbuf_adds(&sb, a);
 		}
+	}
 	return strbuf_detach(&sb);
 }
 

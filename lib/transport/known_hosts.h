@@ -59,12 +59,12 @@ int kh_add(const char *file, const char *name, const struct kh_key *key, struct 
 int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct kh_key *key,
 	      struct dp_error *err);
 
-/* The host-key algorithms to offer the server, as ssh orders them: first those of the
- * key types cfg's known_hosts files hold for the host, then the rest, each group in
- * OpenSSH's default order (ED25519, ECDSA, RSA). A server with several host keys then
- * shows the one the user already knows; libssh2's own order (ECDSA first) would read
- * as an unknown host where ssh connects. A comma-separated list; free it. */
-char *kh_hostkey_methods(const struct ssh_host_config *cfg);
+/* The host key algorithms algs (comma-separated, in preference order) as ssh orders
+ * them when HostKeyAlgorithms is not set: first those of the key types cfg's
+ * known_hosts files hold for the host, then the rest, each group in algs' order. A
+ * server with several host keys then shows the one the user already knows; libssh2's
+ * own order (ECDSA first) would read as an unknown host where ssh connects. Free it. */
+char *kh_hostkey_order(const struct ssh_host_config *cfg, const char *algs);
 
 /* Host certificates. Whether an @cert-authority line in cfg's known_hosts files names
  * the host (any CA key); *where (if not NULL) gets its "file:line" to free. */

@@ -373,9 +373,9 @@ static bool r_link_is(struct fs *fs, const char *path, const char *target)
 }
 
 /* OpenSSH's sftp-server takes SSH_FXP_SYMLINK's arguments as symlink(2) does
- * (target first), which is the order libssh2 sends them in. libssh2 1.10 reports
- * failure (SFTP status EOF) even when the link was made, so the result is read
- * back. An existing link or file there is replaced, as cp -r does. */
+ * (target first), which is the order libssh2 sends them in. libssh2 (1.10, and
+ * 1.11.1 still) reports failure even when the link was made (it reads the reply's
+ * request id as the status code), so the result is read back. An existing link or file there is replaced, as cp -r does. */
 static int r_symlink(struct fs *fs, const char *target, const char *path, struct dp_error *err)
 {
 	struct fstat_ st;

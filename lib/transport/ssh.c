@@ -228,6 +228,9 @@ void ssh_session_free(struct ssh_session *s)
 	session_close(s);
 	ssh_session_free(s->via);
 	ssh_host_config_release(&s->cfg);
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
+		free(s->offer[k]);
+	free(s->pubkey_algs);
 	strbuf_release(&s->hop_out);
 	free(s->name);
 	free(s->target);
@@ -284,6 +287,15 @@ static void fetch_host_cert(struct ssh_session *s, struct strbuf *cert)
 					      (libssh2_cb_generic *)hop_recv);
 	libssh2_session_set_blocking(p->ls, 1);
 	libssh2_session_set_timeout(p->ls, p->timeout_ms);
+	/* the algorithms the session itself offered (set_algorithms), but for host keys */
+	static const int methods[][2] = {
+		[SSH_ALGS_KEX] = { LIBSSH2_METHOD_KEX, -1 },
+		[SSH_ALGS_CIPHERS] = { LIBSSH2_METHOD_CRYPT_CS, LIBSSH2_METHOD_CRYPT_SC },
+		[SSH_ALGS_MACS] = { LIBSSH2_METHOD_MAC_CS, LIBSSH2_METHOD_MAC_SC },
+	};
+	for (int k = SSH_ALGS_KEX; k <= SSH_ALGS_MACS; k++)
+		for (int d = 0; d < 2 && methods[k][d] >= 0 && s->offer[k]; d++)
+			(void)libssh2_session_method_pref(p->ls, methods[k][d], s->offer[k]);
 	if (libssh2_session_method_pref(p->ls, LIBSSH2_METHOD_HOSTKEY,
 					"ssh-ed25519-cert-v01@openssh.com") == 0) {
 		(void)libssh2_session_handshake(p->ls, p->fd);  /* fails with 1.11.1: see above */
@@ -362,29 +374,100 @@ static void host_cert_only(struct ssh_session *s, bool *retry, struct dp_error *
 		 "ssh-ed25519)", ca_line);
 }
 
-/* Ask for the host key types known_hosts holds for the host first, as ssh does. Only
- * the algorithms this libssh2 has are named: libssh2 1.10 drops the others from the
- * list with an overlapping memcpy (ASan caught it). */
-static void prefer_known_host_keys(const struct ssh_ctx *ctx, struct ssh_session *s)
+/* What libssh2 signs with for a user key (LIBSSH2_METHOD_SIGN_ALGO has no list of
+ * its own): the preference only picks among the RSA ones. */
+static const char sign_algs[] = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,"
+				"ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256,ssh-rsa";
+
+/* The names of a libssh2 method list. Host keys: no certificates, as libssh2 1.11.1
+ * cannot complete a key exchange signed with one (host certificates are fetched and
+ * checked apart: fetch_host_cert). */
+static char *libssh2_has(LIBSSH2_SESSION *ls, int method)
 {
-	_cleanup_free_ char *methods = kh_hostkey_methods(&s->cfg);
-	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
 	const char **algs = NULL;
-	int n = libssh2_session_supported_algs(s->ls, LIBSSH2_METHOD_HOSTKEY, &algs);
-	char *save = NULL;
-	for (char *m = strtok_r(methods, ",", &save); m && n > 0; m = strtok_r(NULL, ",", &save))
-		for (int i = 0; i < n; i++)
-			if (algs[i] && streq(algs[i], m)) {
-				if (list.len)
-					strbuf_addch(&list, ',');
-				strbuf_adds(&list, m);
-				break;
-			}
+	struct strbuf sb = STRBUF_INIT;
+	if (method == LIBSSH2_METHOD_SIGN_ALGO) {
+		strbuf_adds(&sb, sign_algs);
+		return strbuf_detach(&sb);
+	}
+	int n = libssh2_session_supported_algs(ls, method, &algs);
+	for (int i = 0; i < n; i++) {
+		if (!algs[i] || (method == LIBSSH2_METHOD_HOSTKEY && strstr(algs[i], "-cert-v01@")))
+			continue;
+		if (sb.len)
+			strbuf_addch(&sb, ',');
+		strbuf_adds(&sb, algs[i]);
+	}
 	if (n > 0)
-		libssh2_free(s->ls, algs);
-	if (!list.len || libssh2_session_method_pref(s->ls, LIBSSH2_METHOD_HOSTKEY, list.buf) != 0)
-		logf_(ctx, "%s: libssh2 takes none of the host key algorithms %s", s->name,
-		      list.len ? list.buf : "(none it has)");
+		libssh2_free(ls, algs);
+	return strbuf_detach(&sb);
+}
+
+/* Offer the algorithms ssh would, as ssh_config says (ssh_algs.h), less what libssh2
+ * lacks. Without HostKeyAlgorithms, the host key types known_hosts holds for the host
+ * come first, as ssh does. libssh2 adds the strict key exchange marker
+ * (kex-strict-c-v00@openssh.com, against Terrapin) and ext-info-c to every KEX list. */
+static int set_algorithms(const struct ssh_ctx *ctx, struct ssh_session *s, struct dp_error *err)
+{
+	static const struct { int method[2]; const char *what; } m[SSH_ALGS_NKINDS] = {
+		[SSH_ALGS_KEX] = { { LIBSSH2_METHOD_KEX, -1 }, "kex" },
+		[SSH_ALGS_CIPHERS] = { { LIBSSH2_METHOD_CRYPT_CS, LIBSSH2_METHOD_CRYPT_SC }, "ciphers" },
+		[SSH_ALGS_MACS] = { { LIBSSH2_METHOD_MAC_CS, LIBSSH2_METHOD_MAC_SC }, "MACs" },
+		[SSH_ALGS_HOSTKEY] = { { LIBSSH2_METHOD_HOSTKEY, -1 }, "host keys" },
+		[SSH_ALGS_PUBKEY] = { { LIBSSH2_METHOD_SIGN_ALGO, -1 }, "signatures" },
+	};
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
+		_cleanup_free_ char *list = ssh_algs_assemble(k, s->cfg.algs[k], ssh_algs_default(k));
+		_cleanup_free_ char *has = libssh2_has(s->ls, m[k].method[0]);
+		if (list && k == SSH_ALGS_HOSTKEY && !s->cfg.algs[k]) {
+			char *ordered = kh_hostkey_order(&s->cfg, list);
+			free(list);
+			list = ordered;
+		}
+		if (k == SSH_ALGS_PUBKEY)
+			s->pubkey_algs = xstrdup(list ? list : "");
+		s->offer[k] = list ? ssh_algs_filter(list, has) : xstrdup("");
+		if (!*s->offer[k])
+			return dp_err(err, DPE_CONNECT, "cannot connect to '%s': %s %s leaves nothing "
+				      "that libssh2 %s implements (it has %s)", s->name,
+				      ssh_algs_keyword(k), s->cfg.algs[k] ? s->cfg.algs[k] : "(default)",
+				      libssh2_version(0), has);
+		logf_(ctx, "%s: offering %s %s", s->name, m[k].what, s->offer[k]);
+		for (int d = 0; d < 2 && m[k].method[d] >= 0; d++)
+			if (libssh2_session_method_pref(s->ls, m[k].method[d], s->offer[k]) != 0)
+				return dp_err(err, DPE_CONNECT, "cannot connect to '%s': libssh2 refuses "
+					      "the %s %s: %s", s->name, m[k].what, s->offer[k],
+					      last_error(s->ls));
+	}
+	return 0;
+}
+
+/* After libssh2 found nothing in common with the server: read what the server offers
+ * on a connection of our own (libssh2 keeps the lists of a failed exchange to itself)
+ * and say, per category, what it offers and what dispatch has. True when err now
+ * says so; false when the lists do agree or cannot be read (a ProxyJump hop: the
+ * probe would need the chain). */
+static bool explain_kex_failure(const struct ssh_ctx *ctx, struct ssh_session *s, int timeout,
+				struct dp_error *err)
+{
+	char *lists[SSH_KEXINIT_NLISTS];
+	struct dp_error perr;
+	if (s->via)
+		return false;
+	if (ssh_kexinit_probe(&s->cfg, timeout, lists, &perr) < 0) {
+		logf_(ctx, "%s: %s", s->name, perr.msg);
+		return false;
+	}
+	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
+	int n = ssh_algs_mismatch(&why, lists, s->offer[SSH_ALGS_KEX], s->offer[SSH_ALGS_HOSTKEY],
+				  s->offer[SSH_ALGS_CIPHERS], s->offer[SSH_ALGS_MACS]);
+	for (int i = 0; i < SSH_KEXINIT_NLISTS; i++)
+		free(lists[i]);
+	if (!n)
+		return false;
+	dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): %s", s->name,
+	       s->cfg.hostname, s->cfg.port, why.buf);
+	return true;
 }
 
 static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_override,
@@ -462,15 +545,27 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	libssh2_session_set_blocking(s->ls, 1);
 	s->timeout_ms = (long)timeout * 1000;
 	libssh2_session_set_timeout(s->ls, s->timeout_ms);
-	prefer_known_host_keys(ctx, s);
+	if (set_algorithms(ctx, s, err) < 0)
+		goto fail;
 	if (libssh2_session_handshake(s->ls, s->fd) != 0) {
 		*retry = true;
 		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_HANDSHAKE;
+		if (libssh2_session_last_errno(s->ls) == LIBSSH2_ERROR_KEX_FAILURE &&
+		    explain_kex_failure(ctx, s, timeout, err)) {
+			*retry = false; /* the same lists will not agree next time either */
+			host_cert_only(s, retry, err);
+			goto fail;
+		}
 		dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): key exchange failed: %s",
 		       name, s->cfg.hostname, s->cfg.port, last_error(s->ls));
 		host_cert_only(s, retry, err);
 		goto fail;
 	}
+	logf_(ctx, "%s: negotiated kex %s, host key %s, cipher %s, MAC %s", name,
+	      libssh2_session_methods(s->ls, LIBSSH2_METHOD_KEX),
+	      libssh2_session_methods(s->ls, LIBSSH2_METHOD_HOSTKEY),
+	      libssh2_session_methods(s->ls, LIBSSH2_METHOD_CRYPT_CS),
+	      libssh2_session_methods(s->ls, LIBSSH2_METHOD_MAC_CS));
 	*why = SSH_FAILED_HOSTKEY;
 	if (verify_host_key(s, err) < 0)
 		goto fail;
@@ -600,16 +695,36 @@ int ssh_signal_status(const char *name)
 		ssh_session_wait((s), 100);                                             \
 	}
 
-/* Kill the command of a channel that is still running. libssh2 1.10 cannot send a
- * "signal" request on a channel that has started, so a second channel does it: sshd
- * makes each command the leader of its own process group, as a child of the
- * connection's sshd process, which is also the parent of the second channel's sh; so
- * every other child of that parent is the command, and its group gets TERM. With a
- * PTY, ^C goes first, as a user would type it. */
+/* Kill the command of a channel that is still running: a "signal" request (TERM),
+ * which OpenSSH's sshd (7.9 and later) delivers to the command's process group. The
+ * request has no reply; a server that ignores it (older, or not OpenSSH) is caught by
+ * waiting a moment for the channel to end, then by a second channel: sshd makes each
+ * command the leader of its own process group, as a child of the connection's sshd
+ * process, which is also the parent of the second channel's sh; so every other child
+ * of that parent is the command, and its group gets TERM. With a PTY, ^C goes first,
+ * as a user would type it. */
 static const char kill_siblings[] =
 	"exec /bin/sh -c 'me=$$; ps -e -o pid= -o ppid= | while read p pp; do "
 	"if [ \"$pp\" = \"$PPID\" ] && [ \"$p\" != \"$me\" ]; then kill -TERM -\"$p\" 2>/dev/null "
 	"|| kill -TERM \"$p\" 2>/dev/null; fi; done'";
+
+/* Whether the channel ended within wait seconds (its output is dropped). */
+static bool channel_ends(struct ssh_session *s, LIBSSH2_CHANNEL *ch, double wait)
+{
+	double deadline = monotonic_seconds() + wait;
+	char buf[IO_CHUNK];
+	while (monotonic_seconds() < deadline) {
+		ssize_t n = libssh2_channel_read_ex(ch, 0, buf, sizeof(buf));
+		ssize_t m = libssh2_channel_read_ex(ch, 1, buf, sizeof(buf));
+		if (libssh2_channel_eof(ch))
+			return true;
+		if ((n < 0 && n != LIBSSH2_ERROR_EAGAIN) || (m < 0 && m != LIBSSH2_ERROR_EAGAIN))
+			return true;    /* the connection is gone: nothing more to do */
+		if (n <= 0 && m <= 0)
+			ssh_session_wait(s, 100);
+	}
+	return false;
+}
 
 static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 {
@@ -617,6 +732,9 @@ static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 	double deadline = monotonic_seconds() + 2;
 	if (pty)
 		RETRY_EAGAIN(s, rc, libssh2_channel_write(ch, "\003", 1), deadline);
+	RETRY_EAGAIN(s, rc, libssh2_channel_signal_ex(ch, "TERM", 4), deadline);
+	if (rc == 0 && channel_ends(s, ch, 2))
+		return;
 	set_blocking(s, true);
 	libssh2_session_set_timeout(s->ls, 3000);
 	LIBSSH2_CHANNEL *killer = libssh2_channel_open_session(s->ls);

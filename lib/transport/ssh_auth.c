@@ -99,6 +99,29 @@ bool ssh_key_is_encrypted(const char *text, size_t len)
 	return !(clen == 4 && memcmp(p + 4, "none", 4) == 0);
 }
 
+/* Why libssh2 would not sign with an RSA key (LIBSSH2_ERROR_METHOD_NONE), shown being
+ * "key FILE" or "certificate FILE": none of
+ * the RSA signature algorithms dispatch may use (PubkeyAcceptedAlgorithms) is in the
+ * server's server-sig-algs. */
+static void note_no_signature(struct auth *a, const char *shown)
+{
+	_cleanup_free_ char *rsa = ssh_algs_filter(a->s->offer[SSH_ALGS_PUBKEY],
+						   "rsa-sha2-512,rsa-sha2-256,ssh-rsa");
+	_cleanup_free_ char *copy = xstrdup(rsa);
+	char *comma = strchr(copy, ',');
+	bool sha1 = ssh_algs_has(rsa, "ssh-rsa");
+	if (!*rsa)
+		note(a, "%s: PubkeyAcceptedAlgorithms allows no RSA signature algorithm", shown);
+	else if (comma && !strchr(comma + 1, ',')) {
+		*comma = '\0';
+		note(a, "%s: the server accepts neither %s nor %s signatures%s", shown, copy,
+		     comma + 1, sha1 ? "" : " (dispatch, as ssh, makes no SHA-1 ssh-rsa ones "
+		     "unless PubkeyAcceptedAlgorithms adds ssh-rsa)");
+	} else {
+		note(a, "%s: the server accepts none of the signature algorithms %s", shown, rsa);
+	}
+}
+
 /* The key blob of a public key (or certificate) file: "type base64 [comment]". */
 static bool pub_file_blob(const char *path, struct strbuf *blob)
 {
@@ -112,6 +135,58 @@ static bool pub_file_blob(const char *path, struct strbuf *blob)
 	while (*end && *end != ' ' && *end != '\n')
 		end++;
 	return base64_decode(blob, sp + 1, (size_t)(end - sp - 1)) == 0;
+}
+
+/* Whether a public key blob is an RSA key (string "ssh-rsa" first). */
+static bool is_rsa_blob(const unsigned char *blob, size_t len)
+{
+	return len > 11 && memcmp(blob, "\0\0\0\7ssh-rsa", 11) == 0;
+}
+
+/* The refusal of a key (shown: "key FILE", "certificate FILE"); for an RSA key, which signature it was and what would help:
+ * libssh2 signs with the first of the RSA algorithms PubkeyAcceptedAlgorithms allows
+ * that the server names in server-sig-algs (and OpenSSH names every one it has, not
+ * only those it accepts), as ssh does. */
+static void note_refused(struct auth *a, const char *shown, bool rsa)
+{
+	_cleanup_free_ char *algs = ssh_algs_filter(a->s->offer[SSH_ALGS_PUBKEY],
+						    "rsa-sha2-512,rsa-sha2-256,ssh-rsa");
+	if (!rsa || ssh_algs_has(algs, "ssh-rsa") || !*algs) {
+		note(a, "%s: refused by the server", shown);
+		return;
+	}
+	note(a, "%s: refused by the server (an RSA key, signed with the first of %s the "
+	     "server names; a server that takes RSA keys only as SHA-1 ssh-rsa signatures "
+	     "needs PubkeyAcceptedAlgorithms ssh-rsa, for ssh too)", shown, algs);
+}
+
+/* The key type a public key blob names ("ssh-ed25519"), or NULL. Free it. */
+static char *blob_type(const unsigned char *blob, size_t len)
+{
+	if (len < 4)
+		return NULL;
+	size_t n = (size_t)blob[0] << 24 | (size_t)blob[1] << 16 | (size_t)blob[2] << 8 | blob[3];
+	if (!n || n > len - 4 || n > 64 || memchr(blob + 4, '\0', n))
+		return NULL;
+	return xstrndup((const char *)blob + 4, n);
+}
+
+/* Whether PubkeyAcceptedAlgorithms lets a key of this type be tried, as ssh's
+ * key_type_allowed_by_config: its own name, or for RSA keys (and certificates) an
+ * rsa-sha2 signature of it. A blob whose type cannot be read is tried. */
+static bool key_allowed(const struct auth *a, const unsigned char *blob, size_t len,
+			char **type)
+{
+	const char *algs = a->s->pubkey_algs;
+	*type = blob_type(blob, len);
+	if (!*type || !algs || ssh_algs_has(algs, *type))
+		return true;
+	if (streq(*type, "ssh-rsa"))
+		return ssh_algs_has(algs, "rsa-sha2-512") || ssh_algs_has(algs, "rsa-sha2-256");
+	if (streq(*type, "ssh-rsa-cert-v01@openssh.com"))
+		return ssh_algs_has(algs, "rsa-sha2-512-cert-v01@openssh.com") ||
+		       ssh_algs_has(algs, "rsa-sha2-256-cert-v01@openssh.com");
+	return false;
 }
 
 /* The public key blob of an identity file, from FILE.pub; false when there is none. */
@@ -382,10 +457,16 @@ static int try_agent(struct auth *a)
 		note(a, "agent: cannot list its keys");
 		goto disconnect;
 	}
+	int skipped = 0;
 	while (libssh2_agent_get_identity(agent, &id, prev) == 0) {
 		prev = id;
 		if (cfg->identities_only && !identity_listed(a, id))
 			continue;
+		_cleanup_free_ char *type = NULL;
+		if (!key_allowed(a, id->blob, id->blob_len, &type)) {
+			skipped++;
+			continue;
+		}
 		tried++;
 		int rc;
 		if (is_rsa_cert(id)) {
@@ -400,7 +481,11 @@ static int try_agent(struct auth *a)
 			r = 0;
 			break;
 		}
-		if (blob_is_cert(id->blob, id->blob_len)) {
+		if (rc == LIBSSH2_ERROR_METHOD_NONE) {
+			_cleanup_free_ char *what = xasprintf("key %s (agent)",
+							      id->comment ? id->comment : "");
+			note_no_signature(a, what);
+		} else if (blob_is_cert(id->blob, id->blob_len)) {
 			strbuf_addf(&certs, "; agent certificate '%s': refused by the server",
 				    id->comment ? id->comment : "");
 			cert_hint(a->user, id->blob, id->blob_len, &certs);
@@ -408,8 +493,11 @@ static int try_agent(struct auth *a)
 	}
 	if (r < 0 && tried)
 		note(a, "agent: %d key%s refused%s", tried, tried == 1 ? "" : "s", certs.buf);
-	else if (r < 0)
+	else if (r < 0 && !skipped)
 		note(a, "agent: no keys");
+	if (r < 0 && skipped)
+		note(a, "agent: %d key%s of a type PubkeyAcceptedAlgorithms leaves out", skipped,
+		     skipped == 1 ? "" : "s");
 disconnect:
 	libssh2_agent_disconnect(agent);
 out:
@@ -453,12 +541,19 @@ static int server_takes(struct auth *a, const char *pub, const char *shown)
 					   blob.len, probe_sign, &data);
 	if (takes || r == 0)
 		return 1;
-	/* libssh2 1.10: AUTHENTICATION_FAILED when the server refuses the key */
+	/* AUTHENTICATION_FAILED (or PUBLICKEY_UNVERIFIED) when the server refuses the key */
 	if (r == LIBSSH2_ERROR_AUTHENTICATION_FAILED || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
 		_cleanup_strbuf_ struct strbuf hint = STRBUF_INIT;
-		if (blob_is_cert((const unsigned char *)blob.buf, blob.len))
+		if (blob_is_cert((const unsigned char *)blob.buf, blob.len)) {
 			cert_hint(a->user, (const unsigned char *)blob.buf, blob.len, &hint);
-		note(a, "%s: refused by the server%s", shown, hint.buf);
+			note(a, "%s: refused by the server%s", shown, hint.buf);
+		} else {
+			note_refused(a, shown, is_rsa_blob((const unsigned char *)blob.buf, blob.len));
+		}
+		return 0;
+	}
+	if (r == LIBSSH2_ERROR_METHOD_NONE) {
+		note_no_signature(a, shown);
 		return 0;
 	}
 	char *msg = NULL;
@@ -487,6 +582,18 @@ static int try_identity(struct auth *a, const char *file, const char *cert)
 	}
 	bool encrypted = ssh_key_is_encrypted(text, len);
 	wipe(text, len);
+	{
+		/* as ssh: a key (or certificate) whose type PubkeyAcceptedAlgorithms leaves
+		 * out is not tried (known from FILE.pub; without it the key is tried) */
+		_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
+		_cleanup_free_ char *type = NULL;
+		if ((cert ? pub_file_blob(cert, &blob) : pub_blob(file, &blob)) &&
+		    !key_allowed(a, (const unsigned char *)blob.buf, blob.len, &type)) {
+			note(a, "%s: not tried, PubkeyAcceptedAlgorithms leaves out its type %s",
+			     shown, type);
+			return -1;
+		}
+	}
 	/* For an encrypted key libssh2 derives the public key from the private one, so
 	 * that a wrong passphrase fails there (LIBSSH2_ERROR_FILE) and not as a refusal.
 	 * A certificate cannot be derived: it is always given. */
@@ -522,9 +629,17 @@ static int try_identity(struct auth *a, const char *file, const char *cert)
 		}
 		if (r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED || r == LIBSSH2_ERROR_AUTHENTICATION_FAILED) {
 			_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT, hint = STRBUF_INIT;
-			if (cert && pub_file_blob(cert, &blob))
+			if (cert && pub_file_blob(cert, &blob)) {
 				cert_hint(a->user, (const unsigned char *)blob.buf, blob.len, &hint);
-			note(a, "%s: refused by the server%s", shown, hint.buf);
+				note(a, "%s: refused by the server%s", shown, hint.buf);
+			} else {
+				note_refused(a, shown, pub_blob(file, &blob) &&
+					     is_rsa_blob((const unsigned char *)blob.buf, blob.len));
+			}
+			return -1;
+		}
+		if (r == LIBSSH2_ERROR_METHOD_NONE) {
+			note_no_signature(a, shown);
 			return -1;
 		}
 		char *msg = NULL;
