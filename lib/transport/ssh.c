@@ -442,19 +442,84 @@ static int set_algorithms(const struct ssh_ctx *ctx, struct ssh_session *s, stru
 	return 0;
 }
 
+/* The KEXINIT probe through a ProxyJump hop: a direct-tcpip channel of the hop's
+ * (non-blocking, as the chain is), waited on like every other channel. */
+struct hop_probe {
+	struct ssh_session *hop;
+	LIBSSH2_CHANNEL *ch;
+};
+
+static bool hop_wait(struct ssh_session *hop, double deadline)
+{
+	if (monotonic_seconds() >= deadline || ssh_session_pump(hop) < 0)
+		return false;
+	ssh_session_wait(hop, 100);
+	return true;
+}
+
+static ssize_t hop_probe_read(void *data, void *buf, size_t n, double deadline)
+{
+	struct hop_probe *h = data;
+	for (;;) {
+		ssize_t r = libssh2_channel_read(h->ch, buf, n);
+		if (r > 0)
+			return r;
+		if (r == 0 && libssh2_channel_eof(h->ch))
+			return 0;
+		if ((r < 0 && r != LIBSSH2_ERROR_EAGAIN) || !hop_wait(h->hop, deadline))
+			return -1;
+	}
+}
+
+static int hop_probe_write(void *data, const void *buf, size_t n, double deadline)
+{
+	struct hop_probe *h = data;
+	size_t off = 0;
+	while (off < n) {
+		ssize_t r = libssh2_channel_write(h->ch, (const char *)buf + off, n - off);
+		if (r > 0)
+			off += (size_t)r;
+		else if ((r < 0 && r != LIBSSH2_ERROR_EAGAIN) || !hop_wait(h->hop, deadline))
+			return -1;
+	}
+	return 0;
+}
+
+static int probe_via(struct ssh_session *s, int timeout, char *lists[SSH_KEXINIT_NLISTS],
+		     struct dp_error *err)
+{
+	struct hop_probe h = { .hop = s->via };
+	double deadline = monotonic_seconds() + timeout;
+	_cleanup_free_ char *what = xasprintf("reading the key exchange offer of '%s' through '%s'",
+					      s->name, s->via->name);
+	while (!(h.ch = libssh2_channel_direct_tcpip_ex(s->via->ls, s->cfg.hostname, s->cfg.port,
+							 "127.0.0.1", 22)))
+		if (libssh2_session_last_errno(s->via->ls) != LIBSSH2_ERROR_EAGAIN ||
+		    !hop_wait(s->via, deadline))
+			return dp_err(err, DPE_CONNECT, "%s: %s", what, last_error(s->via->ls));
+	struct ssh_probe_io io = { .read = hop_probe_read, .write = hop_probe_write, .data = &h };
+	int r = ssh_kexinit_exchange(&io, deadline, lists, what, err);
+	/* as ssh_session_free frees a hop's channel: blocking, bounded */
+	set_blocking(s->via, true);
+	libssh2_session_set_timeout(s->via->ls, 2000);
+	libssh2_channel_free(h.ch);
+	libssh2_session_set_timeout(s->via->ls, s->via->timeout_ms);
+	set_blocking(s->via, false);
+	return r;
+}
+
 /* After libssh2 found nothing in common with the server: read what the server offers
- * on a connection of our own (libssh2 keeps the lists of a failed exchange to itself)
- * and say, per category, what it offers and what dispatch has. True when err now
- * says so; false when the lists do agree or cannot be read (a ProxyJump hop: the
- * probe would need the chain). */
+ * on a connection of our own (libssh2 keeps the lists of a failed exchange to itself),
+ * through the same ProxyJump hop if there is one, and say, per category, what it
+ * offers and what dispatch has. True when err now says so; false when the lists do
+ * agree or cannot be read. */
 static bool explain_kex_failure(const struct ssh_ctx *ctx, struct ssh_session *s, int timeout,
 				struct dp_error *err)
 {
 	char *lists[SSH_KEXINIT_NLISTS];
 	struct dp_error perr;
-	if (s->via)
-		return false;
-	if (ssh_kexinit_probe(&s->cfg, timeout, lists, &perr) < 0) {
+	if ((s->via ? probe_via(s, timeout, lists, &perr)
+		    : ssh_kexinit_probe(&s->cfg, timeout, lists, &perr)) < 0) {
 		logf_(ctx, "%s: %s", s->name, perr.msg);
 		return false;
 	}

@@ -183,51 +183,36 @@ static int wait_fd(int fd, short events, double deadline)
 	}
 }
 
-/* Read exactly n bytes (0), or fail (-1: errno, or 0 for end of file). */
-static int read_full(int fd, void *buf, size_t n, double deadline)
+/* Read exactly n bytes through io (0), or fail (-1). */
+static int read_full(const struct ssh_probe_io *io, void *buf, size_t n, double deadline)
 {
 	size_t got = 0;
 	while (got < n) {
-		ssize_t r = read(fd, (char *)buf + got, n - got);
-		if (r > 0) {
-			got += (size_t)r;
-			continue;
-		}
-		if (r == 0) {
-			errno = 0;
+		ssize_t r = io->read(io->data, (char *)buf + got, n - got, deadline);
+		if (r <= 0)
 			return -1;
-		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
-		if (wait_fd(fd, POLLIN, deadline) < 0)
-			return -1;
+		got += (size_t)r;
 	}
 	return 0;
 }
 
 #define PROBE_MAX_PACKET 35000          /* RFC 4253 6.1 */
 
-static int probe_read(int fd, double deadline, char *lists[SSH_KEXINIT_NLISTS], const char *what,
-		      struct dp_error *err)
+int ssh_kexinit_exchange(const struct ssh_probe_io *io, double deadline,
+			 char *lists[SSH_KEXINIT_NLISTS], const char *what, struct dp_error *err)
 {
 	static const char banner[] = "SSH-2.0-dispatch_kexinit_probe\r\n";
-	size_t off = 0;
-	while (off < sizeof(banner) - 1) {
-		ssize_t r = write(fd, banner + off, sizeof(banner) - 1 - off);
-		if (r > 0)
-			off += (size_t)r;
-		else if (r < 0 && errno != EAGAIN && errno != EINTR)
-			return dp_err(err, DPE_CONNECT, "%s: cannot send a banner: %s", what, strerror(errno));
-		else if (wait_fd(fd, POLLOUT, deadline) < 0)
-			return dp_err(err, DPE_CONNECT, "%s: cannot send a banner: %s", what, strerror(errno));
-	}
+	for (int i = 0; i < SSH_KEXINIT_NLISTS; i++)
+		lists[i] = NULL;
+	if (io->write(io->data, banner, sizeof(banner) - 1, deadline) < 0)
+		return dp_err(err, DPE_CONNECT, "%s: cannot send a banner", what);
 	/* The server's banner: lines before it are allowed (RFC 4253 4.2). */
 	char line[256];
 	for (int lines = 0;; lines++) {
 		size_t n = 0;
 		char c = 0;
 		while (n < sizeof(line) - 1) {
-			if (read_full(fd, &c, 1, deadline) < 0)
+			if (read_full(io, &c, 1, deadline) < 0)
 				return dp_err(err, DPE_CONNECT, "%s: no server banner", what);
 			if (c == '\n')
 				break;
@@ -240,17 +225,48 @@ static int probe_read(int fd, double deadline, char *lists[SSH_KEXINIT_NLISTS], 
 			break;
 	}
 	unsigned char hdr[5];
-	if (read_full(fd, hdr, sizeof(hdr), deadline) < 0)
+	if (read_full(io, hdr, sizeof(hdr), deadline) < 0)
 		return dp_err(err, DPE_CONNECT, "%s: no key exchange packet", what);
 	size_t len = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3];
 	size_t pad = hdr[4];
 	if (len < 1 + pad + 1 || len > PROBE_MAX_PACKET)
 		return dp_err(err, DPE_CONNECT, "%s: a malformed key exchange packet", what);
 	_cleanup_free_ unsigned char *body = xmalloc(len - 1);
-	if (read_full(fd, body, len - 1, deadline) < 0)
+	if (read_full(io, body, len - 1, deadline) < 0)
 		return dp_err(err, DPE_CONNECT, "%s: a short key exchange packet", what);
 	if (ssh_kexinit_parse(body, len - 1 - pad, lists) < 0)
 		return dp_err(err, DPE_CONNECT, "%s: the first packet is not a key exchange init", what);
+	return 0;
+}
+
+/* The probe's I/O on a non-blocking descriptor. */
+static ssize_t fd_read(void *data, void *buf, size_t n, double deadline)
+{
+	int fd = *(int *)data;
+	for (;;) {
+		ssize_t r = read(fd, buf, n);
+		if (r >= 0)
+			return r;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (wait_fd(fd, POLLIN, deadline) < 0)
+			return -1;
+	}
+}
+
+static int fd_write(void *data, const void *buf, size_t n, double deadline)
+{
+	int fd = *(int *)data;
+	size_t off = 0;
+	while (off < n) {
+		ssize_t r = write(fd, (const char *)buf + off, n - off);
+		if (r > 0)
+			off += (size_t)r;
+		else if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		else if (wait_fd(fd, POLLOUT, deadline) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -266,7 +282,8 @@ int ssh_kexinit_probe(const struct ssh_host_config *cfg, int timeout_s,
 	if (ssh_connect_fd(cfg, timeout_s, &fd, &pid, &retry, &why, err) < 0)
 		return -1;
 	_cleanup_free_ char *what = xasprintf("reading the key exchange offer of '%s'", cfg->alias);
-	int r = probe_read(fd, monotonic_seconds() + timeout_s, lists, what, err);
+	struct ssh_probe_io io = { .read = fd_read, .write = fd_write, .data = &fd };
+	int r = ssh_kexinit_exchange(&io, monotonic_seconds() + timeout_s, lists, what, err);
 	close(fd);
 	if (pid > 0) {
 		kill(pid, SIGHUP);

@@ -41,7 +41,17 @@ int ssh_connect_fd(const struct ssh_host_config *cfg, int timeout_s, int *fd, pi
 
 /* ssh_connect.c: the server's SSH_MSG_KEXINIT name-lists, read on a connection of its
  * own (a banner sent, the server's banner and first packet read, closed): what the
- * server offers, for the message of a key exchange that failed. */
+ * server offers, for the message of a key exchange that failed. ssh_kexinit_probe
+ * connects as cfg says (TCP or ProxyCommand); ssh_kexinit_exchange talks over io (a
+ * ProxyJump hop's channel): read returns bytes read (> 0), 0 at the end or -1, write
+ * 0 once all is written or -1, both giving up at deadline. */
+struct ssh_probe_io {
+	ssize_t (*read)(void *data, void *buf, size_t n, double deadline);
+	int (*write)(void *data, const void *buf, size_t n, double deadline);
+	void *data;
+};
+int ssh_kexinit_exchange(const struct ssh_probe_io *io, double deadline,
+			 char *lists[SSH_KEXINIT_NLISTS], const char *what, struct dp_error *err);
 int ssh_kexinit_probe(const struct ssh_host_config *cfg, int timeout_s,
 		      char *lists[SSH_KEXINIT_NLISTS], struct dp_error *err);
 

@@ -118,6 +118,8 @@ host() { # ALIAS PORT [LINE...]
 	host rsasha1 $((BASE + 33)) "IdentityFile $D/id_rsa"
 	host rsasha1-ok $((BASE + 33)) "IdentityFile $D/id_rsa" "PubkeyAcceptedAlgorithms ssh-rsa"
 	host pq $((BASE + 34))
+	host pq-via-hard $((BASE + 34)) "ProxyJump hard"
+	host pq-via-two $((BASE + 34)) "ProxyJump rsahost,hard"
 	host macsha1 $((BASE + 35))
 	host macsha1-added $((BASE + 35)) "MACs +hmac-sha1-etm@openssh.com"
 	host umac $((BASE + 36))
@@ -308,6 +310,15 @@ test_expect_success 'post-quantum key exchange only: 255 and why, where ssh conn
 	test_expect_code 255 dispatch -v run -H pq -- true 2>err &&
 	test_grep "no common key exchange: server offers only post-quantum key exchange (sntrup761x25519-sha512@openssh.com), which no released libssh2 implements; this server needs OpenSSH.s ssh" err &&
 	! grep "trying again" err
+'
+
+test_expect_success 'the same through one and two ProxyJump hops: the offer is read through them' '
+	for h in pq-via-hard pq-via-two; do
+		ssh -F "$TRASH/cfg" $h true </dev/null &&
+		test_expect_code 255 dispatch run -H $h -- true 2>err &&
+		test_grep "no common key exchange: server offers only post-quantum key exchange (sntrup761x25519-sha512@openssh.com)" err ||
+		exit 1
+	done
 '
 
 test_expect_success 'server MACs hmac-sha1-etm only: no common MAC, with both lists' '
