@@ -207,25 +207,30 @@ static const char *identity_with_key(const struct auth *a, const unsigned char *
 	return NULL;
 }
 
-/* IdentitiesOnly: an agent key counts when an identity file holds it; an agent
- * certificate when a CertificateFile is that certificate or an identity file holds
- * its key (as ssh matches them). */
+static bool file_holds(const char *path, const unsigned char *blob, size_t len)
+{
+	_cleanup_strbuf_ struct strbuf b = STRBUF_INIT;
+	return pub_file_blob(path, &b) && b.len == len && memcmp(b.buf, blob, len) == 0;
+}
+
+/* IdentitiesOnly, as ssh's pubkey_prepare: an agent key counts when an identity file
+ * holds it (FILE.pub), an agent certificate when it is one of the certificates ssh
+ * would load itself: a CertificateFile, or (without CertificateFile) an identity
+ * file's FILE-cert.pub. */
 static bool identity_listed(const struct auth *a, const struct libssh2_agent_publickey *id)
 {
 	if (identity_with_key(a, id->blob, id->blob_len))
 		return true;
-	struct sshcert c;
-	struct dp_error err;
-	if (sshcert_parse(id->blob, id->blob_len, &c, &err) < 0)
-		return false;
-	bool listed = identity_with_key(a, c.key, c.key_len) != NULL;
-	sshcert_release(&c);
-	for (char **f = a->s->cfg.certificate_files; !listed && f && *f; f++) {
-		_cleanup_strbuf_ struct strbuf blob = STRBUF_INIT;
-		listed = pub_file_blob(*f, &blob) && blob.len == id->blob_len &&
-			 memcmp(blob.buf, id->blob, blob.len) == 0;
+	const struct ssh_host_config *cfg = &a->s->cfg;
+	for (char **f = cfg->certificate_files; f && *f; f++)
+		if (file_holds(*f, id->blob, id->blob_len))
+			return true;
+	for (char **f = cfg->identity_files; !cfg->certificate_files && f && *f; f++) {
+		_cleanup_free_ char *cert = xasprintf("%s-cert.pub", *f);
+		if (file_holds(cert, id->blob, id->blob_len))
+			return true;
 	}
-	return listed;
+	return false;
 }
 
 /* Whether a key blob (string type, ...) is a certificate's. */

@@ -68,6 +68,10 @@ kg "$K/uold" uold ed25519 &&
 	sign "$K/user_ca" "$K/uold.pub" -I uold-cert -n "$USER_" -V 20200101:20200102 -z 3
 kg "$K/ufar" ufar ed25519 && sign "$K/user_ca" "$K/ufar.pub" -I ufar-cert -n "$USER_" -V -1h:+1d -z 4 &&
 	mv "$K/ufar-cert.pub" "$K/elsewhere/ufar.cert"
+# public halves only, for IdentitiesOnly with the agent: ued's key and certificate, and
+# ued's key without its certificate
+cp "$K/ued.pub" "$K/agentonly.pub" && cp "$K/ued-cert.pub" "$K/agentonly-cert.pub"
+cp "$K/ued.pub" "$K/agentkeyonly.pub"
 chmod 600 "$K"/ued "$K"/ursa "$K"/uec "$K"/uold "$K"/ufar
 
 # sshd NAME PORT HOST-CERT-OPTIONS... : an sshd with an ED25519 host key whose
@@ -161,6 +165,14 @@ Host u-far-agent
     IdentityFile $K/none
     CertificateFile $K/elsewhere/ufar.cert
     IdentitiesOnly no
+    IdentityAgent $TRASH/agent.sock
+Host u-agent-only
+    Port $((PORT + 1))
+    IdentityFile $K/agentonly
+    IdentityAgent $TRASH/agent.sock
+Host u-agent-keyonly
+    Port $((PORT + 1))
+    IdentityFile $K/agentkeyonly
     IdentityAgent $TRASH/agent.sock
 Host u-*
     UserKnownHostsFile $TRASH/kh_plain
@@ -278,6 +290,17 @@ test_expect_success 'agent: the ED25519 certificate, the RSA one gone' '
 	dispatch run -H u-agent -- id -un >out && test_cmp want out &&
 	accepted_last users ED25519-CERT ued-cert &&
 	both u-agent
+'
+
+test_expect_success 'agent with IdentitiesOnly: only the certificate an identity file has beside it' '
+	ssh-add -D 2>/dev/null && ssh-add "$K/ursa" "$K/ued" 2>added &&
+	test "$(grep -c "Certificate added" added)" = 2 &&
+	dispatch run -H u-agent-only -- id -un >out && test_cmp want out &&
+	accepted_last users ED25519-CERT ued-cert &&
+	both u-agent-only &&
+	accepted_last users ED25519-CERT ued-cert &&
+	neither u-agent-keyonly &&
+	test_grep "agent: 1 key refused" err
 '
 
 test_expect_success 'agent: the ECDSA certificate' '
