@@ -6,8 +6,10 @@
  * OpenSSH client config as `ssh -G` would (lib/transport/ssh_config.h), reached directly, through
  * ProxyJump hops (each hop a libssh2 session whose direct-tcpip channel carries the
  * next one, all on the one TCP socket, no thread) or through the user's ProxyCommand.
- * Host keys are checked against known_hosts (lib/transport/known_hosts.h); authentication tries
- * the agent, the identity files, then keyboard-interactive (lib/transport/ssh_auth.h).
+ * Host keys are checked against known_hosts (lib/transport/known_hosts.h), ED25519 host
+ * certificates against its @cert-authority lines (lib/transport/sshcert.h);
+ * authentication tries certificates, the agent, the identity files, then
+ * keyboard-interactive (ssh_auth.c).
  *
  * Typical internal use (submit, status, wait, logs, ship):
  *
