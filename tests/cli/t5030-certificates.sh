@@ -199,6 +199,9 @@ Host h-revoked-key
 Host h-wrong
     Port $((PORT + 3))
     UserKnownHostsFile $TRASH/kh_ca
+Host h-nocert
+    Port $((PORT + 1))
+    UserKnownHostsFile $TRASH/kh_ca
 Host h-wrong-known
     Port $((PORT + 3))
     UserKnownHostsFile $TRASH/kh_wrong_known
@@ -369,6 +372,12 @@ test_expect_success '@revoked host key, with a valid certificate: refused' '
 test_expect_success 'host certificate for another name: refused, the principals named' '
 	neither h-wrong &&
 	test_grep "ED25519 host certificate .hwrong. (serial 11) .* is not valid for .127.0.0.1.: its principals are elsewhere.example" err
+'
+
+test_expect_success 'a CA for the host, but a server without a certificate: refused, and said so' '
+	neither h-nocert &&
+	test_grep "is not known: the server sent ED25519 key" err &&
+	test_grep "kh_ca:1 names a CA for this host, but the server showed no ED25519 host certificate" err
 '
 
 test_expect_success 'a failing certificate is taken as its plain key, which known_hosts lists' '
