@@ -451,9 +451,11 @@ struct hop_probe {
 
 static bool hop_wait(struct ssh_session *hop, double deadline)
 {
-	if (monotonic_seconds() >= deadline || ssh_session_pump(hop) < 0)
+	int queued;
+	if (monotonic_seconds() >= deadline || (queued = ssh_session_pump(hop)) < 0)
 		return false;
-	ssh_session_wait(hop, 100);
+	if (!queued)    /* else a hop holds data already read: no wakeup would come */
+		ssh_session_wait(hop, 100);
 	return true;
 }
 
