@@ -10,6 +10,7 @@
 #include "dispatch.h"
 #include "base/strbuf.h"
 #include "inventory/inventory.h"
+#include "transport/ssh.h"
 
 #ifndef DISPATCH_VERSION
 #define DISPATCH_VERSION "unknown"
@@ -196,6 +197,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < top_args.nopts; i++)
 		if (top_args.opts[i].id == TOP_VERSION) {
 			printf("dispatch %s\n", DISPATCH_VERSION);
+			if (ctx.verbosity > 0)
+				printf("libssh2 %s (built against %s)\n", ssh_library_version(),
+				       ssh_library_build_version());
 			args_release(&top_args);
 			return finish(0);
 		}

@@ -28,6 +28,9 @@ struct ssh_session {
 					   this session's own SSH windows) */
 	double connect_seconds;
 	bool kbd_gave_up;               /* ssh_auth.c: a keyboard-interactive prompt got no answer */
+	char *offer[SSH_ALGS_NKINDS];   /* what was offered (ssh_algs.h kinds), for messages */
+	char *pubkey_algs;              /* PubkeyAcceptedAlgorithms resolved (before libssh2's
+					   share of it was taken): which keys may be tried */
 };
 
 /* ssh_connect.c: a connected descriptor for cfg (TCP with ConnectTimeout, or the
@@ -35,6 +38,22 @@ struct ssh_session {
  * whether it timed out (SSH_FAILED_TIMEOUT) or not (SSH_FAILED_CONNECT). */
 int ssh_connect_fd(const struct ssh_host_config *cfg, int timeout_s, int *fd, pid_t *pid,
 		   bool *retry, enum ssh_failure *why, struct dp_error *err);
+
+/* ssh_connect.c: the server's SSH_MSG_KEXINIT name-lists, read on a connection of its
+ * own (a banner sent, the server's banner and first packet read, closed): what the
+ * server offers, for the message of a key exchange that failed. ssh_kexinit_probe
+ * connects as cfg says (TCP or ProxyCommand); ssh_kexinit_exchange talks over io (a
+ * ProxyJump hop's channel): read returns bytes read (> 0), 0 at the end or -1, write
+ * 0 once all is written or -1, both giving up at deadline. */
+struct ssh_probe_io {
+	ssize_t (*read)(void *data, void *buf, size_t n, double deadline);
+	int (*write)(void *data, const void *buf, size_t n, double deadline);
+	void *data;
+};
+int ssh_kexinit_exchange(const struct ssh_probe_io *io, double deadline,
+			 char *lists[SSH_KEXINIT_NLISTS], const char *what, struct dp_error *err);
+int ssh_kexinit_probe(const struct ssh_host_config *cfg, int timeout_s,
+		      char *lists[SSH_KEXINIT_NLISTS], struct dp_error *err);
 
 /* ssh_auth.c: log in, trying the agent, the identity files, keyboard-interactive and
  * password in that order; the message of a failure names each method and its fate. */

@@ -7,6 +7,27 @@ test_expect_success 'dispatch -V prints the version' '
 	test_grep "^dispatch [0-9]" out
 '
 
+# The libssh2 actually loaded, not the headers: an rpath gone wrong would load
+# Debian 12's 1.10.0 from /usr/lib.
+test_expect_success 'dispatch -v -V: the libssh2 loaded at run time is 1.11.1 or later' '
+	dispatch -v -V >out &&
+	v=$(sed -n "s/^libssh2 \([0-9][0-9.]*\) (built against [0-9.]*)\$/\1/p" out) &&
+	test -n "$v" &&
+	test "$(printf "1.11.1\n%s\n" "$v" | sort -V | head -n1)" = 1.11.1
+'
+
+# Debian 12's own libssh2 (1.10.0) forced in with LD_LIBRARY_PATH: no connection is
+# tried on it. Where the system has no older libssh2 there is nothing to check.
+test_expect_success 'an older libssh2 loaded at run time is refused, and named' '
+	lib=$(ldconfig -p 2>/dev/null | sed -n "s/^[[:space:]]*libssh2\.so\.1 .* => \(.*\)/\1/p" | head -n1) &&
+	if [ -n "$lib" ] &&
+	   old=$(LD_LIBRARY_PATH=$(dirname "$lib") "$DISPATCH" -v -V | sed -n "s/^libssh2 \([0-9.]*\) .*/\1/p") &&
+	   [ "$(printf "1.11.1\n%s\n" "$old" | sort -V | head -n1)" != 1.11.1 ]; then
+		LD_LIBRARY_PATH=$(dirname "$lib") test_expect_code 255 dispatch run -H 127.0.0.1:1 -- true 2>err &&
+		test_grep "libssh2 $old was loaded, but dispatch needs 1.11.1 or later" err
+	fi
+'
+
 test_expect_success 'no command: usage on stderr, exit 2' '
 	test_expect_code 2 dispatch 2>err &&
 	test_grep "usage: dispatch" err
