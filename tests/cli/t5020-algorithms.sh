@@ -1,13 +1,15 @@
 #!/bin/bash
 # t5020: algorithms, each host checked against OpenSSH's own ssh in the same test.
-# sshd's of this test on 127.0.0.1 (ports BASE+30..): a hardened one (-etm MACs,
-# chacha20/AES-GCM/AES-CTR, curve25519 and group16/18, ed25519 and rsa-sha2 host keys),
-# one with only an RSA host key, a user whose only key is RSA (from a file and through
-# ssh-agent; and a server that takes RSA only as SHA-1 ssh-rsa), a post-quantum-only
-# one and two whose MACs dispatch does not offer. run, cp and forward on the hardened
-# host. Its own test bed instance (for the user, keys and ports); the sshd's are
-# stopped at exit, the instance stays up (DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5020
-# tests/testbed/down removes it).
+# sshd's of this test on 127.0.0.1 (ports BASE+30..36): a hardened one (-etm MACs,
+# chacha20/AES-GCM/AES-CTR, curve25519 and group16/18, ed25519 and rsa-sha2 host keys;
+# run, cp, forward, --timeout, strict kex, and what dispatch negotiates against what
+# ssh negotiates), one with only an RSA host key, a user whose only key is RSA (from a
+# file and through ssh-agent, rsa-sha2-512 in sshd's log; PubkeyAcceptedAlgorithms
+# choosing rsa-sha2-256 or leaving a key type out), a server that takes RSA only as
+# SHA-1 ssh-rsa, a post-quantum-only one (directly and through one and two ProxyJump
+# hops) and two whose MACs dispatch does not offer. Its own test bed instance (for
+# the user, keys and ports); the sshd's are stopped at exit, the instance stays up
+# (DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5020 tests/testbed/down removes it).
 . "$(dirname "$0")/lib.sh"
 
 export DISPATCH_TESTBED_SLURM=0
