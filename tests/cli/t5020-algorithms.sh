@@ -1,13 +1,15 @@
 #!/bin/bash
 # t5020: algorithms, each host checked against OpenSSH's own ssh in the same test.
-# sshd's of this test on 127.0.0.1 (ports BASE+30..): a hardened one (-etm MACs,
-# chacha20/AES-GCM/AES-CTR, curve25519 and group16/18, ed25519 and rsa-sha2 host keys),
-# one with only an RSA host key, a user whose only key is RSA (from a file and through
-# ssh-agent; and a server that takes RSA only as SHA-1 ssh-rsa), a post-quantum-only
-# one and two whose MACs dispatch does not offer. run, cp and forward on the hardened
-# host. Its own test bed instance (for the user, keys and ports); the sshd's are
-# stopped at exit, the instance stays up (DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5020
-# tests/testbed/down removes it).
+# sshd's of this test on 127.0.0.1 (ports BASE+30..36): a hardened one (-etm MACs,
+# chacha20/AES-GCM/AES-CTR, curve25519 and group16/18, ed25519 and rsa-sha2 host keys;
+# run, cp, forward, --timeout, strict kex, and what dispatch negotiates against what
+# ssh negotiates), one with only an RSA host key, a user whose only key is RSA (from a
+# file and through ssh-agent, rsa-sha2-512 in sshd's log; PubkeyAcceptedAlgorithms
+# choosing rsa-sha2-256 or leaving a key type out), a server that takes RSA only as
+# SHA-1 ssh-rsa, a post-quantum-only one (directly and through one and two ProxyJump
+# hops) and two whose MACs dispatch does not offer. Its own test bed instance (for
+# the user, keys and ports); the sshd's are stopped at exit, the instance stays up
+# (DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5020 tests/testbed/down removes it).
 . "$(dirname "$0")/lib.sh"
 
 export DISPATCH_TESTBED_SLURM=0
@@ -57,15 +59,29 @@ sshd_up() {
 		AllowTcpForwarding yes
 		MaxAuthTries 10
 		LogLevel VERBOSE
-		Subsystem sftp internal-sftp
+		Subsystem sftp $D/sftp-logged $name
 		EOF
 	} >"$D/$name.conf"
+	# one left by a run that could not clean up (killed): stop it first
+	local old
+	old=$(cat "$D/$name.pid" 2>/dev/null) || old=
+	if [ -n "$old" ] && grep -q "$D/$name.conf" "/proc/$old/cmdline" 2>/dev/null; then
+		kill "$old"
+		for _ in $(seq 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+	fi
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		echo "port $port (sshd $name) is taken by another process" >&2
+		return 1
+	fi
 	: >"$D/$name.log"
+	: >"$D/$name-sftp.log"
+	chmod 666 "$D/$name-sftp.log"   # written as the test user
 	/usr/sbin/sshd -D -f "$D/$name.conf" -E "$D/$name.log" &
-	echo $! >>"$TRASH/local.pids"
+	local pid=$!
+	echo $pid >>"$TRASH/local.pids"
 	for _ in $(seq 100); do
+		kill -0 $pid 2>/dev/null || break
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-		kill -0 $! 2>/dev/null || break
 		sleep 0.1
 	done
 	echo "sshd $name did not come up on port $port:" >&2
@@ -74,6 +90,11 @@ sshd_up() {
 }
 
 mkdir -p /run/sshd
+# OpenSSH's sftp-server with its log (INFO: each request) in $D/NAME-sftp.log
+sftp_server=/usr/lib/openssh/sftp-server
+[ -x "$sftp_server" ] || sftp_server=/usr/libexec/sftp-server
+printf '#!/bin/sh\nexec %s -e -l INFO 2>>"%s/$1-sftp.log"\n' "$sftp_server" "$D" >"$D/sftp-logged"
+chmod 755 "$D/sftp-logged"
 ED="HostKey $D/host_ed25519"
 sshd_up hard $((BASE + 30)) "$ED" "HostKey $D/host_rsa" \
 	"KexAlgorithms curve25519-sha256,curve25519-sha256@libssh.org,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512" \
@@ -204,10 +225,16 @@ test_expect_success 'hardened sshd: run, stdin and exit status' '
 	test_expect_code 3 dispatch run -H hard -- exit 3
 '
 
-test_expect_success 'hardened sshd: cp there and back' '
+# sftp-server's log (at INFO) says how each file took its final name: posix-rename,
+# as libssh2 1.11 can ask for it (1.10 had only the plain rename, after an unlink).
+test_expect_success 'hardened sshd: cp there and back, renamed into place with posix-rename' '
 	head -c 300000 /dev/urandom >blob &&
 	dispatch run -H hard -- "mkdir -p /tmp/t5020.$$" &&
 	dispatch cp blob hard:/tmp/t5020.$$/blob &&
+	test_grep "posix-rename old \".*\" new \"/tmp/t5020.$$/blob\"" "$D/hard-sftp.log" &&
+	dispatch cp blob hard:/tmp/t5020.$$/blob &&
+	test "$(grep -c "posix-rename old \".*\" new \"/tmp/t5020.$$/blob\"" "$D/hard-sftp.log")" = 2 &&
+	! grep "remove name \"/tmp/t5020.$$/blob\"" "$D/hard-sftp.log" &&
 	dispatch cp hard:/tmp/t5020.$$/blob back &&
 	dispatch run -H hard -- "rm -rf /tmp/t5020.$$" &&
 	cmp blob back
