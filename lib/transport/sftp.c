@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "transport/sftp.h"
-#include "transport/ssh.h"
+#include "transport/ssh_internal.h"
 #include "base/strbuf.h"
 
 #define COPY_BUF (2 * 1024 * 1024)

@@ -715,7 +715,7 @@ const char *ssh_library_build_version(void)
 const char *ssh_session_name(const struct ssh_session *s) { return s->name; }
 const char *ssh_session_target(const struct ssh_session *s) { return s->target; }
 double ssh_session_connect_seconds(const struct ssh_session *s) { return s->connect_seconds; }
-void *ssh_session_libssh2(struct ssh_session *s) { return s->ls; }
+LIBSSH2_SESSION *ssh_session_libssh2(struct ssh_session *s) { return s->ls; }
 int ssh_session_fd(const struct ssh_session *s) { return s->fd; }
 
 /* ---- commands ---- */

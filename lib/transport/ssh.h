@@ -151,17 +151,4 @@ void ssh_login_command(struct strbuf *sb, const char *command);
 const char *ssh_library_version(void);
 const char *ssh_library_build_version(void);
 
-/* For modules that open their own channels (SFTP, forwarding): the libssh2 session
- * (LIBSSH2_SESSION *) and the descriptor to poll for it. */
-void *ssh_session_libssh2(struct ssh_session *s);
-int ssh_session_fd(const struct ssh_session *s);
-/* Wait (up to ms milliseconds, -1 forever) until the session can make progress in
- * the direction libssh2 last blocked on. Returns -1 on a poll error. */
-int ssh_session_wait(struct ssh_session *s, int ms);
-/* For a poll loop over a non-blocking session: push what ProxyJump hops have queued
- * towards the server. Returns 1 when a hop already holds data read off the socket
- * (poll would not wake up for it: go round again at once), 0 when not, -1 when a hop
- * failed (the connection is lost). */
-int ssh_session_pump(struct ssh_session *s);
-
 #endif

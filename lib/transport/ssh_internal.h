@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the transport's modules (ssh.c, ssh_connect.c, ssh_auth.c) share; not an API. */
+/* What the transport's modules (ssh.c, ssh_connect.c, ssh_auth.c, sftp.c, forward.c)
+ * share; not an API: nothing outside lib/transport/ includes it. */
 #ifndef DISPATCH_SSH_INTERNAL_H
 #define DISPATCH_SSH_INTERNAL_H
 
@@ -60,5 +61,18 @@ int ssh_kexinit_probe(const struct ssh_host_config *cfg, int timeout_s,
 int ssh_auth(struct ssh_session *s, struct dp_error *err);
 /* Whether a private key file's text is encrypted (OpenSSH or PEM format). */
 bool ssh_key_is_encrypted(const char *text, size_t len);
+
+/* For the transport's modules that open their own channels (SFTP, forwarding): the libssh2 session
+ * and the descriptor to poll for it. */
+LIBSSH2_SESSION *ssh_session_libssh2(struct ssh_session *s);
+int ssh_session_fd(const struct ssh_session *s);
+/* Wait (up to ms milliseconds, -1 forever) until the session can make progress in
+ * the direction libssh2 last blocked on. Returns -1 on a poll error. */
+int ssh_session_wait(struct ssh_session *s, int ms);
+/* For a poll loop over a non-blocking session: push what ProxyJump hops have queued
+ * towards the server. Returns 1 when a hop already holds data read off the socket
+ * (poll would not wake up for it: go round again at once), 0 when not, -1 when a hop
+ * failed (the connection is lost). */
+int ssh_session_pump(struct ssh_session *s);
 
 #endif
