@@ -2,7 +2,7 @@
 # t5020: algorithms, each host checked against OpenSSH's own ssh in the same test.
 # sshd's of this test on 127.0.0.1 (ports BASE+30..36): a hardened one (-etm MACs,
 # chacha20/AES-GCM/AES-CTR, curve25519 and group16/18, ed25519 and rsa-sha2 host keys;
-# run, cp, forward, --timeout, strict kex, and what dispatch negotiates against what
+# run, cp, forward, submit, --timeout, strict kex, and what dispatch negotiates against what
 # ssh negotiates), one with only an RSA host key, a user whose only key is RSA (from a
 # file and through ssh-agent, rsa-sha2-512 in sshd's log; PubkeyAcceptedAlgorithms
 # choosing rsa-sha2-256 or leaving a key type out), a server that takes RSA only as
@@ -252,6 +252,25 @@ test_expect_success 'hardened sshd: forward' '
 	python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:%s/page\" % sys.argv[1], timeout=60).read().decode())" $port >got &&
 	kill $pid &&
 	test_cmp www/page got
+'
+
+# submit goes over the same transport: to the hardened host as a plain host, the job's
+# directories, scripts (SFTP) and its start, then status until it ends, and its log.
+test_expect_success 'hardened sshd: submit a job there, status sees it complete, logs has its output' '
+	printf "clusters:\n  hardlab:\n    root: /tmp/t5020-root.%s\n    work: /tmp/t5020-work.%s\nhosts:\n  hardbox:\n    type: plain\n    ssh: hard\n    cluster: hardlab\n" $$ $$ >inv.yaml &&
+	export DISPATCH_STATE_DIR=$TRASH/state &&
+	DISPATCH_INVENTORY=$PWD/inv.yaml dispatch submit -H hardbox -J t5020 -- "echo ran-over-hard-\$((6*7))" >job &&
+	job=$(cat job) &&
+	case $job in t5020-*@hardbox) ;; *) false ;; esac &&
+	for i in $(seq 1 100); do
+		DISPATCH_INVENTORY=$PWD/inv.yaml dispatch status "$job" >st &&
+		grep -q COMPLETED st && break
+		sleep 0.2
+	done &&
+	test_grep COMPLETED st &&
+	DISPATCH_INVENTORY=$PWD/inv.yaml dispatch logs "$job" >log &&
+	test_grep "^ran-over-hard-42$" log &&
+	dispatch run -H hard -- "rm -rf /tmp/t5020-work.$$ /tmp/t5020-root.$$"
 '
 
 test_expect_success 'hardened sshd: --timeout stops the command with a signal request (killpg)' '
