@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helper: lib/transport/mux.c against a real OpenSSH master, for
+ * tests/cli/t5700-mux.sh.
+ *
+ *   mux-client check SOCKET                 open (checks, hello, alive): "pid N"
+ *   mux-client exec [-r] [-t] [-T S] SOCKET COMMAND
+ *                                           run COMMAND (through mux_login_command
+ *                                           unless -r), stdin from ours, output to ours;
+ *                                           exits with its status
+ *   mux-client forward SOCKET HOST PORT     stdin to HOST:PORT and back to stdout
+ *
+ * Failures print "mux-client: MESSAGE (WHY)" on stderr, WHY being the mux_failure
+ * name, and exit 255; a session that ended without an exit status exits 254.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "transport/mux.h"
+
+static const char *why_name(enum mux_failure w)
+{
+	static const char *const names[] = {
+		[MUX_FAILED_NOT] = "none", [MUX_FAILED_NO_SOCKET] = "no-socket",
+		[MUX_FAILED_NOT_SOCKET] = "not-socket", [MUX_FAILED_OWNER] = "owner",
+		[MUX_FAILED_STALE] = "stale", [MUX_FAILED_PEER] = "peer",
+		[MUX_FAILED_PROTOCOL] = "protocol", [MUX_FAILED_TIMEOUT] = "timeout",
+		[MUX_FAILED_REFUSED] = "refused", [MUX_FAILED_LOST] = "lost",
+		[MUX_FAILED_OTHER] = "other",
+	};
+	return (size_t)w < ARRAY_SIZE(names) && names[w] ? names[w] : "?";
+}
+
+static int die(const struct dp_error *err, enum mux_failure why)
+{
+	fprintf(stderr, "mux-client: %s (%s, kind %d)\n", err->msg, why_name(why), err->kind);
+	return 255;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int to_stdout(void *data, const char *buf, size_t len)
+{
+	return write_all(1, buf, len);
+}
+
+static int to_stderr(void *data, const char *buf, size_t len)
+{
+	return write_all(2, buf, len);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: mux-client check SOCKET\n"
+			"       mux-client exec [-r] [-t] [-T SECONDS] SOCKET COMMAND\n"
+			"       mux-client forward SOCKET HOST PORT\n");
+	return 2;
+}
+
+/* Relay stdin to fd and fd to stdout until fd ends. */
+static int relay(int fd)
+{
+	bool in_open = true;
+	char buf[16384];
+	for (;;) {
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+				       { .fd = in_open ? 0 : -1, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[0].revents) {
+			ssize_t n = read(fd, buf, sizeof(buf));
+			if (n <= 0)
+				return n < 0 ? -1 : 0;
+			if (write_all(1, buf, (size_t)n) < 0)
+				return -1;
+		}
+		if (in_open && p[1].revents) {
+			ssize_t n = read(0, buf, sizeof(buf));
+			if (n <= 0) {
+				in_open = false;
+				shutdown(fd, SHUT_WR);
+			} else if (write_all(fd, buf, (size_t)n) < 0) {
+				return -1;
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 3)
+		return usage();
+	struct dp_error err = { 0 };
+	enum mux_failure why = MUX_FAILED_NOT;
+	const char *cmd = argv[1];
+	int i = 2;
+	bool raw = false, pty = false;
+	double timeout = 0;
+	if (streq(cmd, "exec")) {
+		for (; i < argc && argv[i][0] == '-'; i++) {
+			if (streq(argv[i], "-r"))
+				raw = true;
+			else if (streq(argv[i], "-t"))
+				pty = true;
+			else if (streq(argv[i], "-T") && i + 1 < argc)
+				timeout = atof(argv[++i]);
+			else
+				return usage();
+		}
+		if (argc - i != 2)
+			return usage();
+	} else if (streq(cmd, "check")) {
+		if (argc - i != 1)
+			return usage();
+	} else if (streq(cmd, "forward")) {
+		if (argc - i != 3)
+			return usage();
+	} else {
+		return usage();
+	}
+
+	_cleanup_mux_ struct mux *m = NULL;
+	if (mux_open(argv[i], 10000, &m, &why, &err) < 0)
+		return die(&err, why);
+	if (streq(cmd, "check")) {
+		printf("pid %ld\n", (long)mux_master_pid(m));
+		return 0;
+	}
+	if (streq(cmd, "forward")) {
+		long port;
+		if (!parse_long(argv[i + 2], 1, 65535, &port))
+			return usage();
+		_cleanup_mux_forward_ struct mux_forward *f = NULL;
+		if (mux_stdio_forward(m, argv[i + 1], (int)port, &f, &why, &err) < 0)
+			return die(&err, why);
+		return relay(mux_forward_fd(f)) < 0 ? 1 : 0;
+	}
+	_cleanup_strbuf_ struct strbuf command = STRBUF_INIT;
+	if (raw)
+		strbuf_adds(&command, argv[i + 1]);
+	else
+		mux_login_command(&command, argv[i + 1]);
+	struct mux_exec x = { .command = command.buf, .pty = pty, .in_fd = -1, .out_fd = -1,
+			      .err_fd = -1 };
+	struct mux_run r = { .in_fd = 0, .on_stdout = to_stdout, .on_stderr = to_stderr,
+			     .timeout = timeout };
+	int status;
+	if (mux_exec(m, &x, &r, &status, &why, &err) < 0)
+		return die(&err, why);
+	if (status == MUX_NO_STATUS) {
+		fprintf(stderr, "mux-client: the session ended without an exit status\n");
+		return 254;
+	}
+	return status;
+}
