@@ -21,7 +21,7 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|identityfile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode'
+KEYS='user|hostname|port|identityfile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|controlmaster|controlpath|controlpersist'
 
 # ssh -G prints IdentityFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
@@ -294,6 +294,46 @@ test_expect_success 'IgnoreUnknown and keywords dispatch does not use' '
 	compare "$TRASH/ignore" x y
 '
 
+cat >"$TRASH/control" <<'CONF'
+# connection sharing: ControlPath with every token ssh 9.2 expands there
+Host cm-all
+    HostName CM.Example.ORG
+    User remote
+    Port 2201
+    ControlMaster auto
+    ControlPath ~/.ssh/cm-%C-%h-%p-%r-%n-%l-%L-%u-%i-%%-%k
+    ControlPersist 8h
+Host cm-alias
+    HostName cm-real
+    HostKeyAlias cm-key
+    ControlPath %d/cm-%k-%C
+    ControlMaster autoask
+    ControlPersist 0
+Host cm-none
+    ControlPath NONE
+    ControlMaster yes
+    ControlPersist yes
+Host cm-env
+    ControlPath ${HOME}/sock-%C
+    ControlMaster=ask
+    ControlPersist 1m30s
+Host cm-jump
+    ProxyJump alice@hop:23,carol@hop2:2200
+    ControlPath "/tmp/cm %C"
+    ControlMaster TRUE
+    ControlPersist false
+Host cm-*
+    ControlPath ~/never-%n
+    ControlMaster no
+    ControlPersist 10
+Host *
+    ControlPersist no
+CONF
+test_expect_success 'ControlMaster, ControlPath (tokens, %C, ~, ${VAR}, none), ControlPersist' '
+	compare "$TRASH/control" cm-all cm-alias cm-none cm-env cm-jump cm-other other \
+		ssh://bob@cm-all:2022 ssh://cm-alias:99
+'
+
 printf 'Host x\n  Port 0\n' >"$TRASH/bad1"
 printf 'Host x\n  Frobnicate yes\n' >"$TRASH/bad2"
 printf 'Host y\n  User\n' >"$TRASH/bad3"
@@ -304,8 +344,14 @@ printf 'Host y\n  IdentityFile a b\n' >"$TRASH/bad7"
 printf 'Host x\n  HostName %%z\n' >"$TRASH/bad8"
 printf 'Host y\n  ConnectTimeout 5x\n' >"$TRASH/bad9"
 printf 'Host y\n  ProxyJump a,,b\n' >"$TRASH/bad10"
+printf 'Host x\n  ControlMaster maybe\n' >"$TRASH/bad11"
+printf 'Host y\n  ControlPersist 5x\n' >"$TRASH/bad12"
+printf 'Host x\n  ControlPath /tmp/%%z\n' >"$TRASH/bad13"
+printf 'Host y\n  ControlPath a b\n' >"$TRASH/bad14"
+printf 'Host x\n  ControlPath ${DISPATCH_T0400_UNSET}/s\n' >"$TRASH/bad15"
 test_expect_success 'configs ssh rejects are rejected' '
-	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10; do
+	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10 bad11 bad12 bad13 bad14 \
+		 bad15; do
 		compare "$TRASH/$f" x &&
 		test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/$f" x 2>err &&
 		test_grep "$f" err || exit 1
