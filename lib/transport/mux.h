@@ -164,7 +164,9 @@ int mux_session_stdout(const struct mux_session *s);
 int mux_session_stderr(const struct mux_session *s);
 /* Close the stdin pipe: the command reads EOF. */
 void mux_session_close_stdin(struct mux_session *s);
-/* The control connection, to poll for reading; then call mux_session_read. */
+/* The control connection, to poll for reading. Call mux_session_read before each
+ * poll, not only when it polls readable: messages that came with the master's
+ * answer to the request may already be read and waiting. */
 int mux_session_fd(const struct mux_session *s);
 /* Take what the master sent without waiting. 1 when the session has ended (its
  * status is known, or it ended without one), 0 when not yet, -1 with DPE_CONNECT
