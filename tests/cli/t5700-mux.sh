@@ -94,6 +94,14 @@ test_expect_success 'stdin passes through: its end, and 1 MB intact each way' '
 	mux exec "$CM" cat <in >out && cmp in out
 '
 
+test_expect_success 'a terminal on the far side when asked for, with TERM' '
+	test_expect_code 4 mux exec -t "$CM" "test -t 0 && test -t 1 && echo \"tty \$TERM\"; exit 4" \
+		</dev/null >out &&
+	tr -d "\r" <out >got && echo "tty xterm" >want && test_cmp want got &&
+	mux exec "$CM" "test -t 0 || test -t 1 || echo none" </dev/null >out &&
+	echo none >want && test_cmp want out
+'
+
 test_expect_success 'the session ran through the master: no new login on box1' '
 	before=$(grep -c "Accepted publickey" "$TB/sshd/box1/log") &&
 	mux exec "$CM" true </dev/null &&
