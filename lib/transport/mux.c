@@ -677,6 +677,7 @@ int mux_exec_start(struct mux *m, const struct mux_exec *x, struct mux_session *
 	*out = NULL;
 	if (why)
 		*why = MUX_FAILED_NOT;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT; /* before any goto */
 	struct mux_session *s = xcalloc(1, sizeof(*s));
 	s->in = s->out = s->errfd = -1;
 	s->path = xstrdup(m->path);
@@ -703,7 +704,6 @@ int mux_exec_start(struct mux *m, const struct mux_exec *x, struct mux_session *
 	}
 	if (mux_connect(s->path, m->timeout_ms, &s->c, why, err) < 0)
 		goto out;
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	uint32_t id = s->c.next_id++;
 	mux_put_new_session(&sb, id, x->pty, x->pty ? (x->term ? x->term : "xterm") : "",
 			    x->command, x->env);
@@ -987,11 +987,11 @@ int mux_stdio_forward(struct mux *m, const char *host, int port, struct mux_forw
 			    strerror(errno));
 	fcntl(sp[0], F_SETFD, FD_CLOEXEC);
 	fcntl(sp[1], F_SETFD, FD_CLOEXEC);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT; /* before any goto */
 	struct mux_forward *f = xcalloc(1, sizeof(*f));
 	f->fd = sp[0];
 	if (mux_connect(m->path, m->timeout_ms, &f->c, why, err) < 0)
 		goto fail;
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	uint32_t id = f->c.next_id++;
 	mux_put_stdio_fwd(&sb, id, host, (uint32_t)port);
 	/* the same socket as the forward's stdin and stdout */
