@@ -102,6 +102,28 @@ test_expect_success 'a terminal on the far side when asked for, with TERM' '
 	echo none >want && test_cmp want out
 '
 
+test_expect_success 'stdin from memory, and none at all' '
+	mux exec -i "$(printf "l1\nl2")" "$CM" "cat; echo; echo end" </dev/null >out &&
+	printf "l1\nl2\nend\n" >want && test_cmp want out &&
+	mux exec -i "" "$CM" "cat; echo end" >out &&
+	echo end >want && test_cmp want out
+'
+
+# A timeout abandons the session: the master closes the channel. With a terminal the
+# remote side gets SIGHUP; without one it runs on (the master has no way to signal
+# it: see the phase 2 notes in the report of issue 12).
+test_expect_success 'a timeout ends the wait; with a terminal the command is hung up' '
+	pidfile=$TB/cluster/work/t5700-timeout.pid &&
+	rm -f "$pidfile" &&
+	test_expect_code 255 mux exec -t -T 1 "$CM" "echo \$\$ >$pidfile; exec sleep 300" \
+		</dev/null >/dev/null 2>err &&
+	test_grep "timed out after 1 s" err &&
+	test_grep "kind 3)" err &&
+	pid=$(cat "$pidfile") && test -n "$pid" &&
+	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done &&
+	! kill -0 "$pid" 2>/dev/null
+'
+
 test_expect_success 'the session ran through the master: no new login on box1' '
 	before=$(grep -c "Accepted publickey" "$TB/sshd/box1/log") &&
 	mux exec "$CM" true </dev/null &&

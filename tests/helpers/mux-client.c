@@ -4,9 +4,10 @@
  * tests/cli/t5700-mux.sh.
  *
  *   mux-client check SOCKET                 open (checks, hello, alive): "pid N"
- *   mux-client exec [-r] [-t] [-T S] SOCKET COMMAND
+ *   mux-client exec [-r] [-t] [-T S] [-i TEXT] SOCKET COMMAND
  *                                           run COMMAND (through mux_login_command
- *                                           unless -r), stdin from ours, output to ours;
+ *                                           unless -r), stdin from ours (or TEXT),
+ *                                           output to ours, at most S seconds;
  *                                           exits with its status
  *   mux-client forward SOCKET HOST PORT     stdin to HOST:PORT and back to stdout
  *
@@ -67,7 +68,7 @@ static int to_stderr(void *data, const char *buf, size_t len)
 static int usage(void)
 {
 	fprintf(stderr, "usage: mux-client check SOCKET\n"
-			"       mux-client exec [-r] [-t] [-T SECONDS] SOCKET COMMAND\n"
+			"       mux-client exec [-r] [-t] [-T SECONDS] [-i TEXT] SOCKET COMMAND\n"
 			"       mux-client forward SOCKET HOST PORT\n");
 	return 2;
 }
@@ -115,6 +116,7 @@ int main(int argc, char **argv)
 	int i = 2;
 	bool raw = false, pty = false;
 	double timeout = 0;
+	const char *text = NULL;
 	if (streq(cmd, "exec")) {
 		for (; i < argc && argv[i][0] == '-'; i++) {
 			if (streq(argv[i], "-r"))
@@ -123,6 +125,8 @@ int main(int argc, char **argv)
 				pty = true;
 			else if (streq(argv[i], "-T") && i + 1 < argc)
 				timeout = atof(argv[++i]);
+			else if (streq(argv[i], "-i") && i + 1 < argc)
+				text = argv[++i];
 			else
 				return usage();
 		}
@@ -161,8 +165,8 @@ int main(int argc, char **argv)
 		mux_login_command(&command, argv[i + 1]);
 	struct mux_exec x = { .command = command.buf, .pty = pty, .in_fd = -1, .out_fd = -1,
 			      .err_fd = -1 };
-	struct mux_run r = { .in_fd = 0, .on_stdout = to_stdout, .on_stderr = to_stderr,
-			     .timeout = timeout };
+	struct mux_run r = { .in_fd = text ? -1 : 0, .in_buf = text, .in_len = text ? strlen(text) : 0,
+			     .on_stdout = to_stdout, .on_stderr = to_stderr, .timeout = timeout };
 	int status;
 	if (mux_exec(m, &x, &r, &status, &why, &err) < 0)
 		return die(&err, why);
