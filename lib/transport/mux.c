@@ -371,8 +371,9 @@ static int conn_connect(struct conn *c, const char *path, int timeout_ms, enum m
 	return 0;
 }
 
-static int conn_send(struct conn *c, const struct strbuf *sb, enum mux_failure *why,
-		     struct dp_error *err)
+/* lost: what a connection that breaks meanwhile is (the request did not get through). */
+static int conn_send(struct conn *c, const struct strbuf *sb, enum mux_failure lost,
+		     enum mux_failure *why, struct dp_error *err)
 {
 	double deadline = deadline_in(c->timeout_ms);
 	size_t off = 0;
@@ -392,8 +393,8 @@ static int conn_send(struct conn *c, const struct strbuf *sb, enum mux_failure *
 				return fail(why, MUX_FAILED_TIMEOUT, err, DPE_CONNECT,
 					    "master on '%s' does not read its requests", c->path);
 		}
-		return fail(why, MUX_FAILED_LOST, err, DPE_CONNECT,
-			    "connection to the master on '%s' lost: %s", c->path, strerror(errno));
+		return fail(why, lost, err, DPE_CONNECT, "master on '%s' closed the connection: %s",
+			    c->path, strerror(errno));
 	}
 	return 0;
 }
@@ -511,7 +512,7 @@ static int conn_hello(struct conn *c, enum mux_failure *why, struct dp_error *er
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	mux_put_hello(&sb);
 	struct mux_msg msg;
-	if (conn_send(c, &sb, why, err) < 0 ||
+	if (conn_send(c, &sb, MUX_FAILED_PROTOCOL, why, err) < 0 ||
 	    conn_recv(c, &msg, MUX_FAILED_PROTOCOL, why, err) < 0)
 		return -1;
 	if (msg.type != MUX_MSG_HELLO)
@@ -544,7 +545,7 @@ static int conn_alive(struct conn *c, pid_t *pid, enum mux_failure *why, struct 
 	uint32_t id = c->next_id++;
 	mux_put_alive_check(&sb, id);
 	struct mux_msg msg;
-	if (conn_send(c, &sb, why, err) < 0 ||
+	if (conn_send(c, &sb, MUX_FAILED_PROTOCOL, why, err) < 0 ||
 	    conn_recv(c, &msg, MUX_FAILED_PROTOCOL, why, err) < 0)
 		return -1;
 	if (msg.type != MUX_S_ALIVE || msg.a != id)
@@ -707,7 +708,7 @@ int mux_exec_start(struct mux *m, const struct mux_exec *x, struct mux_session *
 	uint32_t id = s->c.next_id++;
 	mux_put_new_session(&sb, id, x->pty, x->pty ? (x->term ? x->term : "xterm") : "",
 			    x->command, x->env);
-	if (conn_send(&s->c, &sb, why, err) < 0)
+	if (conn_send(&s->c, &sb, MUX_FAILED_OTHER, why, err) < 0)
 		goto out;
 	/* From here on the master may start the command. */
 	for (int i = 0; i < 3; i++)
@@ -995,7 +996,8 @@ int mux_stdio_forward(struct mux *m, const char *host, int port, struct mux_forw
 	uint32_t id = f->c.next_id++;
 	mux_put_stdio_fwd(&sb, id, host, (uint32_t)port);
 	/* the same socket as the forward's stdin and stdout */
-	if (conn_send(&f->c, &sb, why, err) < 0 || conn_send_fd(&f->c, sp[1], why, err) < 0 ||
+	if (conn_send(&f->c, &sb, MUX_FAILED_OTHER, why, err) < 0 ||
+	    conn_send_fd(&f->c, sp[1], why, err) < 0 ||
 	    conn_send_fd(&f->c, sp[1], why, err) < 0)
 		goto fail;
 	close_fd(&sp[1]);

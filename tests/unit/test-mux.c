@@ -246,9 +246,11 @@ static pid_t fake_master(const char *path, const enum fake *script, size_t n)
 		enum fake f = script[i < n ? i : n - 1];
 		switch (f) {
 		case F_HELLO_V3:
+			take(c);
 			put(c, "000000080000000100000003");
 			break;
 		case F_NOT_MASTER:
+			take(c);
 			put(c, "000000088000000100000000");
 			break;
 		case F_SILENT:
@@ -393,6 +395,22 @@ static void test_sessions(void)
 	CHECK_INT(status, MUX_NO_STATUS);
 	mux_close(m);
 	stop(pid);
+
+	/* the master gone between mux_open and the request: nothing started, said so */
+	enum fake s5[] = { F_ALIVE };
+	pid = fake_master(path, s5, 1);
+	CHECK_INT(mux_open(path, 2000, &m, &why, &err), 0);
+	stop(pid);
+	CHECK_INT(mux_exec_start(m, &x, &s, &why, &err), -1);
+	CHECK(s == NULL && why == MUX_FAILED_STALE);
+	struct mux_forward *f = NULL;
+	CHECK_INT(mux_stdio_forward(m, "localhost", 22, &f, &why, &err), -1);
+	CHECK(f == NULL && why == MUX_FAILED_STALE);
+	CHECK_INT(mux_alive(m, &err), -1);
+	unlink(path);
+	CHECK_INT(mux_exec_start(m, &x, &s, &why, &err), -1);
+	CHECK(why == MUX_FAILED_NO_SOCKET);
+	mux_close(m);
 
 	/* closed without an exit message, the master gone: the connection is lost */
 	enum fake s4[] = { F_ALIVE, F_OPEN_THEN_DIE };
