@@ -131,6 +131,30 @@ test_expect_success 'the session ran through the master: no new login on box1' '
 	test "$before" = "$after"
 '
 
+# kbd1 asks for a password at every login (keyboard-interactive through PAM): a
+# stand-in for a second factor. One login, then twenty commands without a prompt.
+# sshpass answers the prompt; the master stays in the foreground under it (ssh -f
+# under sshpass dies of the hangup when sshpass exits, at times before setsid).
+if command -v sshpass >/dev/null; then
+	test_expect_success 'a keyboard-interactive login once, then twenty commands through it' '
+		kcm=$TRASH/cm-kbd &&
+		log=$TB/sshd/kbd1/log &&
+		before=$(grep -c "Accepted keyboard-interactive/pam" "$log" || :) &&
+		{ sshpass -f "$DISPATCH_TESTBED_KBD_PASSWORD_FILE" ssh -F "$DISPATCH_SSH_CONFIG" \
+			-o BatchMode=no -o NumberOfPasswordPrompts=1 -N -o ControlMaster=yes \
+			-o ControlPath="$kcm" kbd1 </dev/null >/dev/null 2>&1 & } &&
+		track $! &&
+		for i in $(seq 200); do mux check "$kcm" >/dev/null 2>&1 && break; sleep 0.1; done &&
+		track "$(mux check "$kcm" | cut -d" " -f2)" &&
+		for i in $(seq 20); do
+			echo "$i" >want &&
+			mux exec "$kcm" "echo $i" </dev/null >out && test_cmp want out || exit 1
+		done &&
+		after=$(grep -c "Accepted keyboard-interactive/pam" "$log") &&
+		test "$after" = $((before + 1))
+	'
+fi
+
 echo_port=$((DISPATCH_TESTBED_PORT_BASE + 91))
 cat >"$TRASH/echo.py" <<'PY'
 import socket, sys, threading
