@@ -644,6 +644,9 @@ struct mux_session {
 	int status;
 	bool tty_failed;
 	char *lost;             /* why the session is S_LOST */
+	double deadline;        /* of the mux_run given (pump) */
+	bool broken;            /* pump failed: mux_exec_wait gives back why */
+	struct dp_error why_broken;
 };
 
 static void set_nonblock_cloexec(int fd)
@@ -857,7 +860,141 @@ int mux_exec_finish(struct mux_session *s, int timeout_ms, int *status, struct d
 	return r > 0 ? 0 : -1;
 }
 
-/* ---- a whole command ----------------------------------------------------------- */
+/* ---- commands with output to callbacks ------------------------------------------ */
+
+/* One round of a session's loop: wait (until the deadline) for output, a message
+ * from the master, room in the stdin pipe for w[0..wlen) or, with src >= 0 and
+ * nothing to write, data on src; hand output to r's callbacks, write what fits
+ * (*wrote) and say whether src is readable (*src_ready). 1 when the session has
+ * ended and its output pipes are at EOF, 0 otherwise, -1 with err. */
+static int pump_round(struct mux_session *s, const struct mux_run *r, const char *w,
+		      size_t wlen, size_t *wrote, int src, bool *src_ready, struct dp_error *err)
+{
+	if (wrote)
+		*wrote = 0;
+	if (src_ready)
+		*src_ready = false;
+	if (r->timeout > 0 && s->deadline <= 0)
+		s->deadline = monotonic_seconds() + r->timeout;
+	int ended = mux_session_read(s, err);
+	if (ended < 0)
+		return -1;
+	if (ended > 0 && s->out < 0 && s->errfd < 0)
+		return 1;
+	struct pollfd p[4];
+	int n = 0, i_out = -1, i_err = -1, i_in = -1, i_src = -1;
+	if (ended == 0)
+		p[n++] = (struct pollfd){ .fd = s->c.fd, .events = POLLIN };
+	if (s->out >= 0) {
+		i_out = n;
+		p[n++] = (struct pollfd){ .fd = s->out, .events = POLLIN };
+	}
+	if (s->errfd >= 0) {
+		i_err = n;
+		p[n++] = (struct pollfd){ .fd = s->errfd, .events = POLLIN };
+	}
+	if (s->in >= 0 && wlen) {
+		i_in = n;
+		p[n++] = (struct pollfd){ .fd = s->in, .events = POLLOUT };
+	} else if (src >= 0 && !wlen) {
+		i_src = n;
+		p[n++] = (struct pollfd){ .fd = src, .events = POLLIN };
+	}
+	int pr = poll(p, (nfds_t)n, ms_left(s->deadline));
+	if (pr < 0)
+		return errno == EINTR ? 0 : dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
+	if (pr == 0)
+		return dp_err(err, DPE_TIMEOUT, "command through the master on '%s' timed out "
+			      "after %g s", s->path, r->timeout);
+	int *fds[2] = { &s->out, &s->errfd };
+	int idx[2] = { i_out, i_err };
+	int (*cb[2])(void *, const char *, size_t) = { r->on_stdout, r->on_stderr };
+	char buf[16384];
+	for (int k = 0; k < 2; k++) {
+		if (idx[k] < 0 || !p[idx[k]].revents)
+			continue;
+		ssize_t got = read(*fds[k], buf, sizeof(buf));
+		if (got > 0) {
+			if (cb[k] && cb[k](r->data, buf, (size_t)got) != 0)
+				return dp_err(err, DPE_FAIL, "output handler stopped the command");
+		} else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+			close_fd(fds[k]);
+		}
+	}
+	if (i_src >= 0 && p[i_src].revents && src_ready)
+		*src_ready = true;
+	if (i_in >= 0 && p[i_in].revents) {
+		ssize_t put = write(s->in, w, wlen);
+		if (put > 0 && wrote)
+			*wrote = (size_t)put;
+		else if (put < 0 && errno != EAGAIN && errno != EINTR)
+			close_fd(&s->in); /* the command stopped reading */
+	}
+	return 0;
+}
+
+static int pump(struct mux_session *s, const struct mux_run *r, const char *w, size_t wlen,
+		size_t *wrote, int src, bool *src_ready, struct dp_error *err)
+{
+	if (s->broken) {
+		if (err)
+			*err = s->why_broken;
+		return -1;
+	}
+	struct dp_error e = { 0 };
+	int ret = pump_round(s, r, w, wlen, wrote, src, src_ready, &e);
+	if (ret < 0) {
+		s->broken = true;
+		s->why_broken = e;
+	}
+	if (ret < 0 && err)
+		*err = e;
+	return ret;
+}
+
+/* All of buf to the command's stdin: 0, 1 when the command stopped reading first,
+ * -1 with err. */
+static int feed(struct mux_session *s, const struct mux_run *r, const char *p, size_t len,
+		struct dp_error *err)
+{
+	while (len) {
+		if (s->in < 0)
+			return 1;
+		size_t wrote;
+		int e = pump(s, r, p, len, &wrote, -1, NULL, err);
+		if (e < 0)
+			return -1;
+		if (e > 0) {
+			close_fd(&s->in); /* ended, its output read: it reads no more */
+			continue;
+		}
+		p += wrote;
+		len -= wrote;
+	}
+	return 0;
+}
+
+int mux_exec_write(struct mux_session *s, const struct mux_run *r, const void *buf, size_t len,
+		   struct dp_error *err)
+{
+	int e = feed(s, r, buf, len, err);
+	if (e > 0)
+		return dp_err(err, DPE_FAIL, "the command ended before reading all its input");
+	return e;
+}
+
+int mux_exec_wait(struct mux_session *s, const struct mux_run *r, int *status,
+		  struct dp_error *err)
+{
+	mux_session_close_stdin(s);
+	int e;
+	while ((e = pump(s, r, NULL, 0, NULL, -1, NULL, err)) == 0)
+		;
+	if (e > 0)
+		return mux_exec_finish(s, 0, status, err);
+	mux_session_free(s);
+	return -1;
+}
 
 int mux_exec(struct mux *m, const struct mux_exec *x, const struct mux_run *r, int *status,
 	     enum mux_failure *why, struct dp_error *err)
@@ -867,104 +1004,36 @@ int mux_exec(struct mux *m, const struct mux_exec *x, const struct mux_run *r, i
 	struct mux_session *s;
 	if (mux_exec_start(m, &xp, &s, why, err) < 0)
 		return -1;
-	double deadline = r->timeout > 0 ? monotonic_seconds() + r->timeout : 0;
-	size_t in_off = 0;
-	bool in_eof = false;
-	char inbuf[16384], buf[16384];
-	size_t inbuf_len = 0, inbuf_off = 0;
-	int ret = 0;
-	if (r->in_fd < 0 && in_off >= r->in_len)
-		mux_session_close_stdin(s);
-	for (;;) {
-		int ended = mux_session_read(s, err);
-		if (ended < 0) {
-			if (why)
-				*why = MUX_FAILED_LOST;
-			ret = -1;
-			break;
-		}
-		bool out_open = s->out >= 0, err_open = s->errfd >= 0;
-		if (ended > 0 && !out_open && !err_open)
-			break;
-		struct pollfd p[5];
-		int n = 0, i_out = -1, i_err = -1, i_in = -1, i_src = -1;
-		if (ended == 0)
-			p[n++] = (struct pollfd){ .fd = s->c.fd, .events = POLLIN };
-		if (out_open) {
-			i_out = n;
-			p[n++] = (struct pollfd){ .fd = s->out, .events = POLLIN };
-		}
-		if (err_open) {
-			i_err = n;
-			p[n++] = (struct pollfd){ .fd = s->errfd, .events = POLLIN };
-		}
-		bool have_in = r->in_fd >= 0 ? inbuf_off < inbuf_len : in_off < r->in_len;
-		if (s->in >= 0 && have_in) {
-			i_in = n;
-			p[n++] = (struct pollfd){ .fd = s->in, .events = POLLOUT };
-		} else if (s->in >= 0 && r->in_fd >= 0 && !in_eof) {
-			i_src = n;
-			p[n++] = (struct pollfd){ .fd = r->in_fd, .events = POLLIN };
-		}
-		int pr = poll(p, (nfds_t)n, ms_left(deadline));
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr < 0) {
-			ret = dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
-			break;
-		}
-		if (pr == 0) {
-			ret = dp_err(err, DPE_TIMEOUT, "command through the master on '%s' timed out "
-				     "after %g s", s->path, r->timeout);
-			break;
-		}
-		int *fds[2] = { &s->out, &s->errfd };
-		int idx[2] = { i_out, i_err };
-		int (*cb[2])(void *, const char *, size_t) = { r->on_stdout, r->on_stderr };
-		for (int k = 0; k < 2 && ret == 0; k++) {
-			if (idx[k] < 0 || !p[idx[k]].revents)
+	int e = 0;
+	if (r->in_fd < 0) {
+		e = feed(s, r, r->in_buf, r->in_len, err);
+	} else {
+		char buf[16384];
+		while (e == 0 && s->in >= 0) {
+			bool ready;
+			e = pump(s, r, NULL, 0, NULL, r->in_fd, &ready, err);
+			if (e != 0 || !ready)
 				continue;
-			ssize_t got = read(*fds[k], buf, sizeof(buf));
-			if (got > 0) {
-				if (cb[k] && cb[k](r->data, buf, (size_t)got) != 0)
-					ret = dp_err(err, DPE_FAIL, "output handler stopped the command");
-			} else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-				close_fd(fds[k]);
-			}
-		}
-		if (ret)
-			break;
-		if (i_src >= 0 && p[i_src].revents) {
-			ssize_t got = read(r->in_fd, inbuf, sizeof(inbuf));
-			if (got > 0) {
-				inbuf_len = (size_t)got;
-				inbuf_off = 0;
-			} else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-				in_eof = true;
-				mux_session_close_stdin(s);
-			}
-		}
-		if (i_in >= 0 && p[i_in].revents) {
-			const char *src = r->in_fd >= 0 ? inbuf + inbuf_off
-							: (const char *)r->in_buf + in_off;
-			size_t left = r->in_fd >= 0 ? inbuf_len - inbuf_off : r->in_len - in_off;
-			ssize_t put = write(s->in, src, left);
-			if (put > 0) {
-				if (r->in_fd >= 0)
-					inbuf_off += (size_t)put;
-				else
-					in_off += (size_t)put;
-				if (r->in_fd < 0 && in_off >= r->in_len)
-					mux_session_close_stdin(s);
-			} else if (put < 0 && errno != EAGAIN && errno != EINTR) {
-				mux_session_close_stdin(s); /* the command stopped reading */
-			}
+			ssize_t got = read(r->in_fd, buf, sizeof(buf));
+			if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+				break;
+			if (got > 0)
+				e = feed(s, r, buf, (size_t)got, err);
 		}
 	}
-	if (ret == 0)
-		return mux_exec_finish(s, 0, status, err);
-	mux_session_free(s);
-	return -1;
+	/* e > 0: the command ended, or stopped reading: no error, its status tells */
+	if (e < 0) {
+		if (why && err->kind == DPE_CONNECT)
+			*why = MUX_FAILED_LOST;
+		mux_session_free(s);
+		return -1;
+	}
+	if (mux_exec_wait(s, r, status, err) < 0) {
+		if (why && err->kind == DPE_CONNECT)
+			*why = MUX_FAILED_LOST;
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- stdio forwarding ---------------------------------------------------------- */

@@ -186,19 +186,37 @@ int mux_exec_finish(struct mux_session *s, int timeout_ms, int *status, struct d
 /* Abandon a session (closes its connection and pipes); NULL is fine. */
 void mux_session_free(struct mux_session *s);
 
-/* A whole command, as ssh_exec runs one: stdin from in_fd until EOF or from memory
- * (in_fd < 0), output to the callbacks (a non-zero return stops it: DPE_FAIL), bounded
- * by timeout seconds (0: none; DPE_TIMEOUT). x->in_fd/out_fd/err_fd are ignored: the
- * session gets pipes, so the caller's descriptors never turn non-blocking. */
+/* Output to callbacks, as ssh_exec hands it out. r->in_* are mux_exec's only; the
+ * timeout (0: none; DPE_TIMEOUT) counts from the first call given r, and a callback
+ * returning non-zero stops the command (DPE_FAIL). */
 struct mux_run {
-	int in_fd;
-	const void *in_buf;
+	int in_fd;              /* mux_exec: stdin from in_fd until EOF, */
+	const void *in_buf;     /* or from memory when in_fd < 0 */
 	size_t in_len;
 	int (*on_stdout)(void *data, const char *buf, size_t len);
 	int (*on_stderr)(void *data, const char *buf, size_t len);
 	void *data;
 	double timeout;
 };
+
+/* For a session started with pipes (in_fd, out_fd, err_fd -1), as ssh_exec_start,
+ * ssh_exec_write and ssh_exec_finish work: mux_exec_write sends buf to the command's
+ * stdin, handing its output to r's callbacks meanwhile; mux_exec_wait closes stdin,
+ * hands out the rest of the output, waits for the end and frees s (always), with
+ * *status as mux_exec_finish gives it. mux_exec_write's DPE_FAIL "ended before
+ * reading all its input" leaves the session whole (mux_exec_wait gives the status);
+ * after any other error (DPE_CONNECT, DPE_TIMEOUT, a callback's DPE_FAIL) the session
+ * is broken and mux_exec_wait only frees it, returning the same error. */
+int mux_exec_write(struct mux_session *s, const struct mux_run *r, const void *buf, size_t len,
+		   struct dp_error *err);
+int mux_exec_wait(struct mux_session *s, const struct mux_run *r, int *status,
+		  struct dp_error *err);
+
+/* A whole command, as ssh_exec runs one: start, stdin from r->in_fd until EOF or
+ * from memory, output to the callbacks, wait. x->in_fd/out_fd/err_fd are ignored:
+ * the session gets pipes, so the caller's descriptors never turn non-blocking. A
+ * command that ends without reading all its input is no error. *why as
+ * mux_exec_start, and MUX_FAILED_LOST when the master went away later. */
 int mux_exec(struct mux *m, const struct mux_exec *x, const struct mux_run *r, int *status,
 	     enum mux_failure *why, struct dp_error *err);
 

@@ -102,6 +102,20 @@ test_expect_success 'a terminal on the far side when asked for, with TERM' '
 	echo none >want && test_cmp want out
 '
 
+test_expect_success 'stdin written piece by piece (mux_exec_write), output meanwhile' '
+	head -c 1048576 /dev/urandom >in &&
+	mux exec -w "$CM" "cat; echo done >&2" <in >out 2>err &&
+	cmp in out && echo done >want && test_cmp want err
+'
+
+# More than the master takes in before the channel closes (its window is 2 MB).
+test_expect_success 'a command that stops reading: the writer is told, the status kept' '
+	head -c 16777216 /dev/zero >in &&
+	test_expect_code 3 mux exec -w "$CM" "head -c 10 >/dev/null; exit 3" <in 2>err &&
+	test_grep "write: the command ended before reading all its input (kind 1)" err &&
+	test_expect_code 3 mux exec "$CM" "head -c 10 >/dev/null; exit 3" <in
+'
+
 test_expect_success 'stdin from memory, and none at all' '
 	mux exec -i "$(printf "l1\nl2")" "$CM" "cat; echo; echo end" </dev/null >out &&
 	printf "l1\nl2\nend\n" >want && test_cmp want out &&

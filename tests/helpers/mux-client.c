@@ -4,11 +4,13 @@
  * tests/cli/t5700-mux.sh.
  *
  *   mux-client check SOCKET                 open (checks, hello, alive): "pid N"
- *   mux-client exec [-r] [-t] [-T S] [-i TEXT] SOCKET COMMAND
+ *   mux-client exec [-r] [-t] [-w] [-T S] [-i TEXT] SOCKET COMMAND
  *                                           run COMMAND (through mux_login_command
  *                                           unless -r), stdin from ours (or TEXT),
  *                                           output to ours, at most S seconds;
- *                                           exits with its status
+ *                                           exits with its status. mux_exec, or with
+ *                                           -w mux_exec_start, mux_exec_write (4 KiB
+ *                                           at a time) and mux_exec_wait
  *   mux-client forward SOCKET HOST PORT     stdin to HOST:PORT and back to stdout
  *
  * Failures print "mux-client: MESSAGE (WHY)" on stderr, WHY being the mux_failure
@@ -68,7 +70,7 @@ static int to_stderr(void *data, const char *buf, size_t len)
 static int usage(void)
 {
 	fprintf(stderr, "usage: mux-client check SOCKET\n"
-			"       mux-client exec [-r] [-t] [-T SECONDS] [-i TEXT] SOCKET COMMAND\n"
+			"       mux-client exec [-r] [-t] [-w] [-T SECONDS] [-i TEXT] SOCKET COMMAND\n"
 			"       mux-client forward SOCKET HOST PORT\n");
 	return 2;
 }
@@ -114,7 +116,7 @@ int main(int argc, char **argv)
 	enum mux_failure why = MUX_FAILED_NOT;
 	const char *cmd = argv[1];
 	int i = 2;
-	bool raw = false, pty = false;
+	bool raw = false, pty = false, by_writes = false;
 	double timeout = 0;
 	const char *text = NULL;
 	if (streq(cmd, "exec")) {
@@ -123,6 +125,8 @@ int main(int argc, char **argv)
 				raw = true;
 			else if (streq(argv[i], "-t"))
 				pty = true;
+			else if (streq(argv[i], "-w"))
+				by_writes = true;
 			else if (streq(argv[i], "-T") && i + 1 < argc)
 				timeout = atof(argv[++i]);
 			else if (streq(argv[i], "-i") && i + 1 < argc)
@@ -168,8 +172,23 @@ int main(int argc, char **argv)
 	struct mux_run r = { .in_fd = text ? -1 : 0, .in_buf = text, .in_len = text ? strlen(text) : 0,
 			     .on_stdout = to_stdout, .on_stderr = to_stderr, .timeout = timeout };
 	int status;
-	if (mux_exec(m, &x, &r, &status, &why, &err) < 0)
+	if (by_writes) {
+		struct mux_session *s;
+		if (mux_exec_start(m, &x, &s, &why, &err) < 0)
+			return die(&err, why);
+		char buf[4096];
+		ssize_t n;
+		while ((n = read(0, buf, sizeof(buf))) > 0) {
+			if (mux_exec_write(s, &r, buf, (size_t)n, &err) < 0) {
+				fprintf(stderr, "mux-client: write: %s (kind %d)\n", err.msg, err.kind);
+				break;
+			}
+		}
+		if (mux_exec_wait(s, &r, &status, &err) < 0)
+			return die(&err, why);
+	} else if (mux_exec(m, &x, &r, &status, &why, &err) < 0) {
 		return die(&err, why);
+	}
 	if (status == MUX_NO_STATUS) {
 		fprintf(stderr, "mux-client: the session ended without an exit status\n");
 		return 254;
