@@ -345,6 +345,17 @@ static void test_open_failures(void)
 	stop(pid);
 }
 
+static int gather(void *data, const char *buf, size_t len)
+{
+	strbuf_add(data, buf, len);
+	return 0;
+}
+
+static int refuse(void *data, const char *buf, size_t len)
+{
+	return 1;
+}
+
 static void test_sessions(void)
 {
 	struct mux *m = NULL;
@@ -383,6 +394,22 @@ static void test_sessions(void)
 	CHECK_STR(out, "out\n");
 	CHECK_INT(mux_exec_finish(s, 5000, &status, &err), 0);
 	CHECK_INT(status, 5);
+	mux_close(m);
+	stop(pid);
+
+	/* mux_exec: output to a callback; a callback that says stop ends it (DPE_FAIL) */
+	pid = fake_master(path, s2, 2);
+	CHECK_INT(mux_open(path, 2000, &m, &why, &err), 0);
+	struct strbuf got = STRBUF_INIT;
+	struct mux_run r = { .in_fd = -1, .on_stdout = gather, .data = &got };
+	CHECK_INT(mux_exec(m, &x, &r, &status, &why, &err), 0);
+	CHECK_INT(status, 5);
+	CHECK_STR(got.buf, "out\n");
+	r.on_stdout = refuse;
+	CHECK_INT(mux_exec(m, &x, &r, &status, &why, &err), -1);
+	CHECK_INT(err.kind, DPE_FAIL);
+	CHECK_CONTAINS(err.msg, "output handler stopped the command");
+	strbuf_release(&got);
 	mux_close(m);
 	stop(pid);
 
