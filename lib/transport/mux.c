@@ -166,21 +166,20 @@ void mux_put_alive_check(struct strbuf *sb, uint32_t request_id)
 	end_msg(sb, at);
 }
 
-void mux_put_new_session(struct strbuf *sb, uint32_t request_id, bool pty, const char *term,
-			 const char *command, const char *const *env)
+void mux_put_new_session(struct strbuf *sb, uint32_t request_id, const struct mux_exec *x)
 {
 	size_t at = begin_msg(sb, MUX_C_NEW_SESSION);
 	put_u32(sb, request_id);
 	put_string(sb, "");             /* reserved */
-	put_u32(sb, pty);
+	put_u32(sb, x->pty);
 	put_u32(sb, 0);                 /* X11 forwarding */
 	put_u32(sb, 0);                 /* agent forwarding */
-	put_u32(sb, 0);                 /* subsystem */
+	put_u32(sb, x->subsystem);
 	put_u32(sb, 0xffffffffu);       /* no escape character */
-	put_string(sb, term ? term : "");
-	put_string(sb, command);
-	for (size_t i = 0; env && env[i]; i++)
-		put_string(sb, env[i]);
+	put_string(sb, x->term ? x->term : x->pty ? "xterm" : "");
+	put_string(sb, x->command);
+	for (size_t i = 0; x->env && x->env[i]; i++)
+		put_string(sb, x->env[i]);
 	end_msg(sb, at);
 }
 
@@ -709,8 +708,7 @@ int mux_exec_start(struct mux *m, const struct mux_exec *x, struct mux_session *
 	if (mux_connect(s->path, m->timeout_ms, &s->c, why, err) < 0)
 		goto out;
 	uint32_t id = s->c.next_id++;
-	mux_put_new_session(&sb, id, x->pty, x->pty ? (x->term ? x->term : "xterm") : "",
-			    x->command, x->env);
+	mux_put_new_session(&sb, id, x);
 	if (conn_send(&s->c, &sb, MUX_FAILED_OTHER, why, err) < 0)
 		goto out;
 	/* From here on the master may start the command. */

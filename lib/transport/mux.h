@@ -84,12 +84,13 @@ struct mux_msg {
  * a length under 4 or over MUX_MAX_MESSAGE, or fields that do not fit the type. */
 ssize_t mux_parse(const void *buf, size_t len, struct mux_msg *msg, struct dp_error *err);
 
-/* What a client sends, appended to sb with its length in front. Flags and the escape
- * character are as `ssh -e none` sends them (no X11, no agent, no escape). */
+struct mux_exec;
+/* What a client sends, appended to sb with its length in front. A new session's flags
+ * and escape character are as `ssh -e none` sends them (no X11, no agent, no escape);
+ * its file descriptors (x->in_fd ...) are not part of the message. */
 void mux_put_hello(struct strbuf *sb);
 void mux_put_alive_check(struct strbuf *sb, uint32_t request_id);
-void mux_put_new_session(struct strbuf *sb, uint32_t request_id, bool pty, const char *term,
-			 const char *command, const char *const *env);
+void mux_put_new_session(struct strbuf *sb, uint32_t request_id, const struct mux_exec *x);
 void mux_put_stdio_fwd(struct strbuf *sb, uint32_t request_id, const char *host, uint32_t port);
 
 /* The command sent for a login-shell command through a master. As ssh_login_command
@@ -140,9 +141,11 @@ int mux_alive(struct mux *m, struct dp_error *err);
 /* ---- sessions ---------------------------------------------------------------- */
 
 struct mux_exec {
-	const char *command;    /* sent as it is: see mux_login_command */
+	const char *command;    /* sent as it is: see mux_login_command; with subsystem,
+				   the subsystem's name ("sftp") */
+	bool subsystem;         /* start a subsystem (ssh -s) instead of a command */
 	bool pty;               /* ask for a terminal (ssh -t) */
-	const char *term;       /* with pty: TERM; NULL: "xterm" */
+	const char *term;       /* TERM; NULL: "xterm" with pty, else none */
 	const char *const *env; /* "NAME=value", NULL-terminated; the master passes on
 				   only what its SendEnv allows. NULL: none */
 	/* The session's stdin, stdout and stderr, handed to the master as they are (it

@@ -138,6 +138,21 @@ test_expect_success 'a timeout ends the wait; with a terminal the command is hun
 	! kill -0 "$pid" 2>/dev/null
 '
 
+# The sftp server answers SSH_FXP_INIT with SSH_FXP_VERSION (type 2, version 3, then
+# extensions); it exits at the end of its input without sending what it has queued,
+# so stdin stays open (a fifo) until the answer is in.
+test_expect_success 'a subsystem through the master: sftp answers its hello' '
+	mkfifo sftp-in &&
+	{ mux exec -s "$CM" sftp <sftp-in >sftp-out & } &&
+	exec 3>sftp-in &&
+	printf "\000\000\000\005\001\000\000\000\003" >&3 &&
+	for i in $(seq 200); do [ "$(wc -c <sftp-out)" -ge 9 ] && break; sleep 0.1; done &&
+	exec 3>&- &&
+	wait &&
+	od -An -tx1 -j4 -N5 sftp-out | tr -d " \n" >got && echo >>got &&
+	echo 0200000003 >want && test_cmp want got
+'
+
 test_expect_success 'the session ran through the master: no new login on box1' '
 	before=$(grep -c "Accepted publickey" "$TB/sshd/box1/log") &&
 	mux exec "$CM" true </dev/null &&

@@ -28,7 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *s = xstrndup((const char *)data, size);
 	const char *env[] = { s, NULL };
 	struct strbuf sb = STRBUF_INIT;
-	mux_put_new_session(&sb, 1, size & 1, s, s, env);
+	struct mux_exec x = { .command = s, .subsystem = size & 2, .pty = size & 1, .term = s,
+			      .env = env };
+	mux_put_new_session(&sb, 1, &x);
 	mux_put_stdio_fwd(&sb, 2, s, (uint32_t)size);
 	struct mux_msg msg;
 	ssize_t a = mux_parse(sb.buf, sb.len, &msg, NULL);

@@ -4,13 +4,14 @@
  * tests/cli/t5700-mux.sh.
  *
  *   mux-client check SOCKET                 open (checks, hello, alive): "pid N"
- *   mux-client exec [-r] [-t] [-w] [-T S] [-i TEXT] SOCKET COMMAND
+ *   mux-client exec [-r] [-s] [-t] [-w] [-T S] [-i TEXT] SOCKET COMMAND
  *                                           run COMMAND (through mux_login_command
  *                                           unless -r), stdin from ours (or TEXT),
  *                                           output to ours, at most S seconds;
  *                                           exits with its status. mux_exec, or with
  *                                           -w mux_exec_start, mux_exec_write (4 KiB
- *                                           at a time) and mux_exec_wait
+ *                                           at a time) and mux_exec_wait; -s: COMMAND
+ *                                           names a subsystem
  *   mux-client forward SOCKET HOST PORT     stdin to HOST:PORT and back to stdout
  *
  * Failures print "mux-client: MESSAGE (WHY)" on stderr, WHY being the mux_failure
@@ -70,7 +71,7 @@ static int to_stderr(void *data, const char *buf, size_t len)
 static int usage(void)
 {
 	fprintf(stderr, "usage: mux-client check SOCKET\n"
-			"       mux-client exec [-r] [-t] [-w] [-T SECONDS] [-i TEXT] SOCKET COMMAND\n"
+			"       mux-client exec [-r] [-s] [-t] [-w] [-T SECONDS] [-i TEXT] SOCKET COMMAND\n"
 			"       mux-client forward SOCKET HOST PORT\n");
 	return 2;
 }
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
 	enum mux_failure why = MUX_FAILED_NOT;
 	const char *cmd = argv[1];
 	int i = 2;
-	bool raw = false, pty = false, by_writes = false;
+	bool raw = false, pty = false, by_writes = false, subsystem = false;
 	double timeout = 0;
 	const char *text = NULL;
 	if (streq(cmd, "exec")) {
@@ -127,6 +128,8 @@ int main(int argc, char **argv)
 				pty = true;
 			else if (streq(argv[i], "-w"))
 				by_writes = true;
+			else if (streq(argv[i], "-s"))
+				subsystem = raw = true;
 			else if (streq(argv[i], "-T") && i + 1 < argc)
 				timeout = atof(argv[++i]);
 			else if (streq(argv[i], "-i") && i + 1 < argc)
@@ -167,8 +170,8 @@ int main(int argc, char **argv)
 		strbuf_adds(&command, argv[i + 1]);
 	else
 		mux_login_command(&command, argv[i + 1]);
-	struct mux_exec x = { .command = command.buf, .pty = pty, .in_fd = -1, .out_fd = -1,
-			      .err_fd = -1 };
+	struct mux_exec x = { .command = command.buf, .subsystem = subsystem, .pty = pty,
+			      .in_fd = -1, .out_fd = -1, .err_fd = -1 };
 	struct mux_run r = { .in_fd = text ? -1 : 0, .in_buf = text, .in_len = text ? strlen(text) : 0,
 			     .on_stdout = to_stdout, .on_stderr = to_stderr, .timeout = timeout };
 	int status;

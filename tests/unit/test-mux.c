@@ -42,7 +42,8 @@ static void test_encoders(void)
 	/* ssh -e none HOST 'echo hi; exit 7' through a master (TERM=xterm, no tty) */
 	mux_put_hello(&sb);
 	mux_put_alive_check(&sb, 0);
-	mux_put_new_session(&sb, 1, false, "xterm", "echo hi; exit 7", NULL);
+	struct mux_exec x1 = { .command = "echo hi; exit 7", .term = "xterm" };
+	mux_put_new_session(&sb, 1, &x1);
 	CHECK(same_bytes(&sb, "00000008000000010000000400000008100000040000000000"
 			      "00003c10000002000000010000000000000000000000000000000000000000ffffffff"
 			      "00000005787465726d0000000f6563686f2068693b20657869742037"));
@@ -51,9 +52,16 @@ static void test_encoders(void)
 	mux_put_stdio_fwd(&sb, 1, "127.0.0.1", 31701);
 	CHECK(same_bytes(&sb, "0000001d100000080000000100000000000000093132372e302e302e3100007bd5"));
 	strbuf_reset(&sb);
+	/* ssh -e -s HOST sftp (no TERM in the environment) */
+	struct mux_exec x3 = { .command = "sftp", .subsystem = true };
+	mux_put_new_session(&sb, 1, &x3);
+	CHECK(same_bytes(&sb, "0000002c10000002000000010000000000000000000000000000000000000001ffffffff"
+			      "000000000000000473667470"));
+	strbuf_reset(&sb);
 	/* a pty, TERM and the environment strings follow the command */
 	const char *env[] = { "LANG=C", NULL };
-	mux_put_new_session(&sb, 9, true, "vt100", "x", env);
+	struct mux_exec x2 = { .command = "x", .pty = true, .term = "vt100", .env = env };
+	mux_put_new_session(&sb, 9, &x2);
 	CHECK(same_bytes(&sb, "0000003810000002000000090000000000000001000000000000000000000000ffffffff"
 			      "0000000576743130300000000178000000064c414e473d43"));
 	strbuf_release(&sb);
