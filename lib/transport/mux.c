@@ -1041,6 +1041,29 @@ struct mux_forward {
 	int fd;
 };
 
+/* A stdio forward whose both ends, for the master, are pass (our socketpair's other
+ * end, or the caller's socket). */
+static int stdio_forward(struct mux *m, const char *host, int port, int pass,
+			 struct mux_forward *f, enum mux_failure *why, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (mux_connect(m->path, m->timeout_ms, &f->c, why, err) < 0)
+		return -1;
+	uint32_t id = f->c.next_id++;
+	mux_put_stdio_fwd(&sb, id, host, (uint32_t)port);
+	if (conn_send(&f->c, &sb, MUX_FAILED_OTHER, why, err) < 0 ||
+	    conn_send_fd(&f->c, pass, why, err) < 0 || conn_send_fd(&f->c, pass, why, err) < 0)
+		return -1;
+	struct mux_msg msg;
+	if (conn_recv(&f->c, &msg, MUX_FAILED_LOST, why, err) < 0)
+		return -1;
+	if (msg.type != MUX_S_SESSION_OPENED || msg.a != id) {
+		_cleanup_free_ char *what = xasprintf("a stdio forward to %s:%d", host, port);
+		return unexpected(&f->c, &msg, id, what, why, err);
+	}
+	return 0;
+}
+
 int mux_stdio_forward(struct mux *m, const char *host, int port, struct mux_forward **out,
 		      enum mux_failure *why, struct dp_error *err)
 {
@@ -1055,33 +1078,48 @@ int mux_stdio_forward(struct mux *m, const char *host, int port, struct mux_forw
 			    strerror(errno));
 	fcntl(sp[0], F_SETFD, FD_CLOEXEC);
 	fcntl(sp[1], F_SETFD, FD_CLOEXEC);
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT; /* before any goto */
 	struct mux_forward *f = xcalloc(1, sizeof(*f));
 	f->fd = sp[0];
-	if (mux_connect(m->path, m->timeout_ms, &f->c, why, err) < 0)
-		goto fail;
-	uint32_t id = f->c.next_id++;
-	mux_put_stdio_fwd(&sb, id, host, (uint32_t)port);
-	/* the same socket as the forward's stdin and stdout */
-	if (conn_send(&f->c, &sb, MUX_FAILED_OTHER, why, err) < 0 ||
-	    conn_send_fd(&f->c, sp[1], why, err) < 0 ||
-	    conn_send_fd(&f->c, sp[1], why, err) < 0)
-		goto fail;
-	close_fd(&sp[1]);
-	struct mux_msg msg;
-	if (conn_recv(&f->c, &msg, MUX_FAILED_LOST, why, err) < 0)
-		goto fail;
-	if (msg.type != MUX_S_SESSION_OPENED || msg.a != id) {
-		_cleanup_free_ char *what = xasprintf("a stdio forward to %s:%d", host, port);
-		unexpected(&f->c, &msg, id, what, why, err);
-		goto fail;
+	int r = stdio_forward(m, host, port, sp[1], f, why, err);
+	close(sp[1]);
+	if (r < 0) {
+		mux_forward_close(f);
+		return -1;
 	}
 	*out = f;
 	return 0;
-fail:
-	close_fd(&sp[1]);
-	mux_forward_close(f);
-	return -1;
+}
+
+int mux_stdio_forward_fd(struct mux *m, const char *host, int port, int fd,
+			 struct mux_forward **out, enum mux_failure *why, struct dp_error *err)
+{
+	*out = NULL;
+	if (why)
+		*why = MUX_FAILED_NOT;
+	if (port <= 0 || port > 65535)
+		return fail(why, MUX_FAILED_OTHER, err, DPE_INPUT, "bad port %d", port);
+	struct mux_forward *f = xcalloc(1, sizeof(*f));
+	f->fd = -1;
+	if (stdio_forward(m, host, port, fd, f, why, err) < 0) {
+		mux_forward_close(f);
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
+int mux_forward_control_fd(const struct mux_forward *f)
+{
+	return f->c.fd;
+}
+
+int mux_forward_ended(struct mux_forward *f)
+{
+	int r = conn_fill(&f->c, false, 0);
+	if (r < 0)
+		return 1; /* a broken control connection ends the forward too */
+	f->c.in_len = 0; /* nothing more is expected from the master: dropped */
+	return f->c.eof ? 1 : 0;
 }
 
 int mux_forward_fd(const struct mux_forward *f)

@@ -235,6 +235,17 @@ struct mux_forward;
 int mux_stdio_forward(struct mux *m, const char *host, int port, struct mux_forward **out,
 		      enum mux_failure *why, struct dp_error *err);
 int mux_forward_fd(const struct mux_forward *f);
+/* The same with the caller's own connected socket (an accepted connection, for
+ * `forward`): the master reads and writes fd itself and nothing passes through this
+ * process; the caller may close its copy of fd at once. mux_forward_fd is then -1.
+ * The forward ends when its channel closes: the master then closes the control
+ * connection, so poll mux_forward_control_fd for reading and ask mux_forward_ended
+ * (1 ended, 0 not yet). */
+int mux_stdio_forward_fd(struct mux *m, const char *host, int port, int fd,
+			 struct mux_forward **out, enum mux_failure *why, struct dp_error *err);
+int mux_forward_control_fd(const struct mux_forward *f);
+int mux_forward_ended(struct mux_forward *f);
+/* Ends the forward (the master closes the channel) and frees f; NULL is fine. */
 void mux_forward_close(struct mux_forward *f);
 static inline void mux_forward_closep(struct mux_forward **f) { mux_forward_close(*f); }
 #define _cleanup_mux_forward_ _cleanup_(mux_forward_closep)

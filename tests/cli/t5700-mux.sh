@@ -208,6 +208,26 @@ test_expect_success 'a stdio forward carries a stream to HOST:PORT on the far si
 	cmp in out
 '
 
+# As forward would use it: an accepted TCP connection handed to the master as it is.
+test_expect_success 'an accepted connection handed to the master: carried, then ended' '
+	lport=$((DISPATCH_TESTBED_PORT_BASE + 92)) &&
+	{ mux forward-accept "$CM" 127.0.0.1 "$echo_port" "$lport" >fa.out 2>fa.err & } &&
+	for i in $(seq 100); do grep -q ready fa.out && break; sleep 0.1; done &&
+	head -c 200000 /dev/urandom >in &&
+	python3 -c "
+import socket, sys
+s = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))
+s.sendall(open(\"in\", \"rb\").read()); s.shutdown(socket.SHUT_WR)
+out = b\"\"
+while (d := s.recv(65536)):
+    out += d
+open(\"out\", \"wb\").write(out)
+" "$lport" &&
+	cmp in out &&
+	wait &&
+	printf "ready\nforwarding\nended\n" >want && test_cmp want fa.out
+'
+
 test_expect_success 'a stdio forward reaches what only the far side reaches' '
 	bastion_cm=$TRASH/cm-bastion &&
 	start_master "$bastion_cm" bastion >/dev/null &&

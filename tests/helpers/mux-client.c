@@ -13,6 +13,11 @@
  *                                           at a time) and mux_exec_wait; -s: COMMAND
  *                                           names a subsystem
  *   mux-client forward SOCKET HOST PORT     stdin to HOST:PORT and back to stdout
+ *   mux-client forward-accept SOCKET HOST PORT LPORT
+ *                                           accept one connection on 127.0.0.1:LPORT
+ *                                           ("ready" once listening), hand it to the
+ *                                           master (mux_stdio_forward_fd), "ended"
+ *                                           when the master closes it
  *
  * Failures print "mux-client: MESSAGE (WHY)" on stderr, WHY being the mux_failure
  * name, and exit 255; a session that ended without an exit status exits 254.
@@ -21,6 +26,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "transport/mux.h"
@@ -72,7 +79,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: mux-client check SOCKET\n"
 			"       mux-client exec [-r] [-s] [-t] [-w] [-T SECONDS] [-i TEXT] SOCKET COMMAND\n"
-			"       mux-client forward SOCKET HOST PORT\n");
+			"       mux-client forward SOCKET HOST PORT\n"
+			"       mux-client forward-accept SOCKET HOST PORT LPORT\n");
 	return 2;
 }
 
@@ -104,6 +112,47 @@ static int relay(int fd)
 			} else if (write_all(fd, buf, (size_t)n) < 0) {
 				return -1;
 			}
+		}
+	}
+}
+
+static int forward_accept(struct mux *m, const char *host, const char *port_s,
+			  const char *lport_s)
+{
+	long port, lport;
+	if (!parse_long(port_s, 1, 65535, &port) || !parse_long(lport_s, 1, 65535, &lport))
+		return usage();
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	int one = 1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)lport),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 1) < 0) {
+		perror("mux-client: listen");
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	int c = accept(lfd, NULL, NULL);
+	close(lfd);
+	if (c < 0)
+		return 1;
+	struct dp_error err;
+	enum mux_failure why;
+	_cleanup_mux_forward_ struct mux_forward *f = NULL;
+	int r = mux_stdio_forward_fd(m, host, (int)port, c, &f, &why, &err);
+	close(c); /* the master has its own copies */
+	if (r < 0)
+		return die(&err, why);
+	printf("forwarding\n");
+	fflush(stdout);
+	for (;;) {
+		struct pollfd p = { .fd = mux_forward_control_fd(f), .events = POLLIN };
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return 1;
+		if (mux_forward_ended(f)) {
+			printf("ended\n");
+			return 0;
 		}
 	}
 }
@@ -145,6 +194,9 @@ int main(int argc, char **argv)
 	} else if (streq(cmd, "forward")) {
 		if (argc - i != 3)
 			return usage();
+	} else if (streq(cmd, "forward-accept")) {
+		if (argc - i != 4)
+			return usage();
 	} else {
 		return usage();
 	}
@@ -156,6 +208,8 @@ int main(int argc, char **argv)
 		printf("pid %ld\n", (long)mux_master_pid(m));
 		return 0;
 	}
+	if (streq(cmd, "forward-accept"))
+		return forward_accept(m, argv[i + 1], argv[i + 2], argv[i + 3]);
 	if (streq(cmd, "forward")) {
 		long port;
 		if (!parse_long(argv[i + 2], 1, 65535, &port))
