@@ -1038,6 +1038,7 @@ int mux_exec(struct mux *m, const struct mux_exec *x, const struct mux_run *r, i
 
 struct mux_forward {
 	struct conn c;
+	char *path;             /* c.path: the forward may outlive its struct mux */
 	int fd;
 };
 
@@ -1047,7 +1048,8 @@ static int stdio_forward(struct mux *m, const char *host, int port, int pass,
 			 struct mux_forward *f, enum mux_failure *why, struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	if (mux_connect(m->path, m->timeout_ms, &f->c, why, err) < 0)
+	f->path = xstrdup(m->path);
+	if (mux_connect(f->path, m->timeout_ms, &f->c, why, err) < 0)
 		return -1;
 	uint32_t id = f->c.next_id++;
 	mux_put_stdio_fwd(&sb, id, host, (uint32_t)port);
@@ -1079,6 +1081,7 @@ int mux_stdio_forward(struct mux *m, const char *host, int port, struct mux_forw
 	fcntl(sp[0], F_SETFD, FD_CLOEXEC);
 	fcntl(sp[1], F_SETFD, FD_CLOEXEC);
 	struct mux_forward *f = xcalloc(1, sizeof(*f));
+	f->c.fd = -1;
 	f->fd = sp[0];
 	int r = stdio_forward(m, host, port, sp[1], f, why, err);
 	close(sp[1]);
@@ -1099,6 +1102,7 @@ int mux_stdio_forward_fd(struct mux *m, const char *host, int port, int fd,
 	if (port <= 0 || port > 65535)
 		return fail(why, MUX_FAILED_OTHER, err, DPE_INPUT, "bad port %d", port);
 	struct mux_forward *f = xcalloc(1, sizeof(*f));
+	f->c.fd = -1;
 	f->fd = -1;
 	if (stdio_forward(m, host, port, fd, f, why, err) < 0) {
 		mux_forward_close(f);
@@ -1133,5 +1137,6 @@ void mux_forward_close(struct mux_forward *f)
 		return;
 	conn_close(&f->c);
 	close_fd(&f->fd);
+	free(f->path);
 	free(f);
 }
