@@ -398,7 +398,9 @@ static int conn_send(struct conn *c, const struct strbuf *sb, enum mux_failure l
 	return 0;
 }
 
-/* One descriptor, one byte: how the master's mm_receive_fd reads them. */
+/* One descriptor, one byte: how the master's mm_receive_fd reads them. The master acts
+ * on a request only once it has all its descriptors: a failure here means the
+ * request was not carried out (MUX_FAILED_OTHER). */
 static int conn_send_fd(struct conn *c, int fd, enum mux_failure *why, struct dp_error *err)
 {
 	union {
@@ -425,7 +427,7 @@ static int conn_send_fd(struct conn *c, int fd, enum mux_failure *why, struct dp
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
 		    wait_fd(c->fd, POLLOUT, deadline) > 0)
 			continue;
-		return fail(why, MUX_FAILED_LOST, err, DPE_CONNECT,
+		return fail(why, MUX_FAILED_OTHER, err, DPE_CONNECT,
 			    "cannot pass a file descriptor to the master on '%s': %s", c->path,
 			    n < 0 ? strerror(errno) : "short write");
 	}
@@ -711,10 +713,10 @@ int mux_exec_start(struct mux *m, const struct mux_exec *x, struct mux_session *
 	mux_put_new_session(&sb, id, x);
 	if (conn_send(&s->c, &sb, MUX_FAILED_OTHER, why, err) < 0)
 		goto out;
-	/* From here on the master may start the command. */
 	for (int i = 0; i < 3; i++)
 		if (conn_send_fd(&s->c, theirs[i], why, err) < 0)
-			goto lost;
+			goto out;
+	/* From here on the master may start the command. */
 	for (int i = 0; i < 3; i++)
 		close_fd(&made[i]);
 	struct mux_msg msg;
