@@ -12,7 +12,6 @@
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
-#include "transport/ssh.h"
 #include "base/strbuf.h"
 
 enum { OPT_HOST = 1 };
@@ -69,12 +68,8 @@ static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 	if (!cmd.len)
 		return r;
 
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	int status;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
-	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
 		for (size_t i = 0; i < set->n; i++)
 			if (streq(set->refs[i].host, host) && !res[i].outcome)
 				res[i].outcome = "failed";

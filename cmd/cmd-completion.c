@@ -63,6 +63,13 @@ static void bash_arg_case(const struct dp_option *o)
 	}
 }
 
+/* A command's subcommand words, each with a leading space. */
+static void sub_words(const struct dispatch_cmd *c)
+{
+	for (size_t i = 0; c->subcommands && c->subcommands[i]; i++)
+		printf(" %s", subcommand_word(c->subcommands[i]));
+}
+
 static void bash_opt_words(const struct dp_option *o)
 {
 	for (; o && o->id; o++) {
@@ -95,8 +102,13 @@ static void gen_bash(void)
 		const struct dispatch_cmd *c = dispatch_commands[i];
 		printf("\t%s)\n\t\tcase $prev in\n", c->name);
 		bash_arg_case(c->opts);
+		for (size_t k = 0; c->subcommands && c->subcommands[k]; k++)
+			bash_arg_case(c->subcommands[k]->opts);
 		printf("\t\tesac\n\t\tCOMPREPLY=($(compgen -W '");
+		sub_words(c);
 		bash_opt_words(c->opts);
+		for (size_t k = 0; c->subcommands && c->subcommands[k]; k++)
+			bash_opt_words(c->subcommands[k]->opts);
 		bash_opt_words(dispatch_global_options);
 		printf("' -- \"$cur\"))\n\t\t;;\n");
 	}
@@ -156,7 +168,16 @@ static void gen_zsh(void)
 		const struct dispatch_cmd *c = dispatch_commands[i];
 		printf("\t\t%s)\n\t\t\t_arguments", c->name);
 		zsh_specs(c->opts);
+		for (size_t k = 0; c->subcommands && c->subcommands[k]; k++)
+			zsh_specs(c->subcommands[k]->opts);
 		zsh_specs(dispatch_global_options);
+		if (c->subcommands) {
+			printf(" \\\n\t\t'1: :((");
+			for (size_t k = 0; c->subcommands[k]; k++)
+				printf("%s%s\\:\"%s\"", k ? " " : "", subcommand_word(c->subcommands[k]),
+				       plain(c->subcommands[k]->summary));
+			printf("))'");
+		}
 		printf(" \\\n\t\t'*: :_default' ;;\n");
 	}
 	printf("\t\tesac ;;\n\tesac\n}\n\n_dispatch \"$@\"\n");
@@ -201,8 +222,14 @@ static void gen_fish(void)
 		       dispatch_commands[i]->name, plain(dispatch_commands[i]->summary));
 	for (size_t i = 0; i < dispatch_ncommands; i++) {
 		char cond[128];
-		snprintf(cond, sizeof(cond), "__fish_seen_subcommand_from %s", dispatch_commands[i]->name);
-		fish_opts(cond, dispatch_commands[i]->opts);
+		const struct dispatch_cmd *c = dispatch_commands[i];
+		snprintf(cond, sizeof(cond), "__fish_seen_subcommand_from %s", c->name);
+		fish_opts(cond, c->opts);
+		for (size_t k = 0; c->subcommands && c->subcommands[k]; k++) {
+			fish_opts(cond, c->subcommands[k]->opts);
+			printf("complete -c dispatch -n '%s' -a %s -d '%s'\n", cond,
+			       subcommand_word(c->subcommands[k]), plain(c->subcommands[k]->summary));
+		}
 	}
 }
 
@@ -232,20 +259,43 @@ static cJSON *json_opts(const struct dp_option *o)
 	return arr;
 }
 
+/* A command's entry; a subcommand's says its operand counts too. A command's usage
+ * has its subcommands' forms after its own, as -h prints them. */
+static cJSON *json_cmd(const struct dispatch_cmd *c, bool sub)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "name", c->name);
+	cJSON_AddStringToObject(j, "summary", c->summary);
+	struct strbuf usage = STRBUF_INIT;
+	strbuf_adds(&usage, c->usage);
+	for (size_t k = 0; c->subcommands && c->subcommands[k]; k++)
+		for (const char *u = c->subcommands[k]->usage; *u;) {
+			size_t len = strcspn(u, "\n");
+			strbuf_addf(&usage, "\n%s %.*s", subcommand_word(c->subcommands[k]), (int)len, u);
+			u += len + (u[len] == '\n');
+		}
+	cJSON_AddStringToObject(j, "usage", usage.buf);
+	strbuf_release(&usage);
+	if (sub) {
+		cJSON_AddNumberToObject(j, "min_args", c->min_args);
+		cJSON_AddNumberToObject(j, "max_args", c->max_args);
+	}
+	cJSON_AddItemToObject(j, "options", json_opts(c->opts));
+	if (c->subcommands) {
+		cJSON *subs = cJSON_AddArrayToObject(j, "subcommands");
+		for (size_t k = 0; c->subcommands[k]; k++)
+			cJSON_AddItemToArray(subs, json_cmd(c->subcommands[k], true));
+	}
+	return j;
+}
+
 static void gen_json(void)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddItemToObject(doc, "global_options", json_opts(dispatch_global_options));
 	cJSON *cmds = cJSON_AddArrayToObject(doc, "commands");
-	for (size_t i = 0; i < dispatch_ncommands; i++) {
-		const struct dispatch_cmd *c = dispatch_commands[i];
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "name", c->name);
-		cJSON_AddStringToObject(j, "summary", c->summary);
-		cJSON_AddStringToObject(j, "usage", c->usage);
-		cJSON_AddItemToObject(j, "options", json_opts(c->opts));
-		cJSON_AddItemToArray(cmds, j);
-	}
+	for (size_t i = 0; i < dispatch_ncommands; i++)
+		cJSON_AddItemToArray(cmds, json_cmd(dispatch_commands[i], false));
 	json_print(doc);
 }
 

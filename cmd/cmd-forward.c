@@ -42,7 +42,7 @@ static void on_signal(int sig)
 static void log_line(void *data, const char *msg)
 {
 	(void)data;
-	fprintf(stderr, "dispatch: %s\n", msg);
+	note_msg("%s", msg);
 }
 
 static bool parse_port(const char *s, long min, long *out)
@@ -64,8 +64,8 @@ static void announce(const struct dp_ctx *ctx, const char *host, int local, int 
 		printf("%ld\n", pid);
 	}
 	if (ctx->verbosity >= 0 && !ctx->json)
-		fprintf(stderr, "dispatch: forwarding 127.0.0.1:%d to %s:%s:%d%s\n", local, host,
-			REMOTE_HOST, remote, background ? "" : " (Ctrl-C to stop)");
+		note_msg("forwarding 127.0.0.1:%d to %s:%s:%d%s", local, host, REMOTE_HOST, remote,
+			 background ? "" : " (Ctrl-C to stop)");
 	fflush(stdout);
 }
 
@@ -159,7 +159,7 @@ static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
 	if (forward_run(s, &f, &err) < 0)
 		return report_error(&err);
 	if (ctx->verbosity > 0)
-		fprintf(stderr, "dispatch: forward stopped\n");
+		note_msg("forward stopped");
 	return 0;
 }
 

@@ -21,8 +21,10 @@ static const struct dp_option hosts_options[] = {
 	{ OPT_NAMES, 0, "names", NULL, "print only the names, one per line (for completion)", NULL },
 	{ OPT_CHECK, 0, "check", NULL, "connect to each host, log in and run true: status and latency", NULL },
 	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "with --check: only these hosts (comma-separated, hostlist ranges)", "host" },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "with --check: give up on a host after S seconds (default 10)", NULL },
-	{ OPT_FANOUT, 0, "fanout", "N", "with --check: at most N hosts at once (default 32)", NULL },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "with --check: give up on a host after S seconds (default 10)", NULL,
+	  .kind = DP_OPT_SECONDS, .whole = true, .min = 1, .max = 86400 },
+	{ OPT_FANOUT, 0, "fanout", "N", "with --check: at most N hosts at once (default 32)", NULL,
+	  .kind = DP_OPT_INT, .min = 1, .max = 4096 },
 	{ 0 },
 };
 
@@ -84,10 +86,7 @@ static cJSON *host_json(const struct inv_host *h)
 		cJSON *p = cJSON_CreateObject();
 		cJSON_AddStringToObject(p, "name", h->partitions[i].name);
 		cJSON_AddBoolToObject(p, "default", h->partitions[i].is_default);
-		if (h->partitions[i].constraint)
-			cJSON_AddStringToObject(p, "constraint", h->partitions[i].constraint);
-		else
-			cJSON_AddNullToObject(p, "constraint");
+		json_add_str_or_null(p, "constraint", h->partitions[i].constraint);
 		cJSON_AddItemToArray(parts, p);
 	}
 	cJSON *cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
@@ -119,40 +118,29 @@ static cJSON *alias_json(const char *alias)
 	return j;
 }
 
-static size_t width(size_t w, const char *s)
-{
-	size_t n = strlen(s);
-	return n > w ? n : w;
-}
-
 static void print_table(const struct inventory *inv, char **aliases)
 {
-	size_t nw = 4, tw = 4, sw = 3, cw = 7;
+	struct table t = { .ncols = 5 };
 	size_t nhosts = inv ? inv->nhosts : 0;
-	for (size_t i = 0; i < nhosts; i++) {
-		nw = width(nw, inv->hosts[i].name);
-		tw = width(tw, inv_host_type_name(inv->hosts[i].type));
-		sw = width(sw, inv->hosts[i].ssh);
-		cw = width(cw, inv->hosts[i].cluster_name);
-	}
-	for (size_t i = 0; aliases && aliases[i]; i++) {
-		nw = width(nw, aliases[i]);
-		sw = width(sw, aliases[i]);
-	}
 	if (!nhosts && !aliases)
 		return;
-	printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, "NAME", (int)tw, "TYPE", (int)sw, "SSH",
-	       (int)cw, "CLUSTER", "RESOURCES");
+	table_row(&t, "NAME", "TYPE", "SSH", "CLUSTER", "RESOURCES", NULL);
 	for (size_t i = 0; i < nhosts; i++) {
 		const struct inv_host *h = &inv->hosts[i];
-		_cleanup_free_ char *res = resources(h);
-		printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, h->name, (int)tw,
-		       inv_host_type_name(h->type), (int)sw, h->ssh, (int)cw, h->cluster_name, res);
+		table_row(&t, h->name, inv_host_type_name(h->type), h->ssh, h->cluster_name, NULL);
+		table_take(&t, resources(h));
 	}
 	for (size_t i = 0; aliases && aliases[i]; i++)
-		printf("%-*s  %-*s  %-*s  %-*s  %s\n", (int)nw, aliases[i], (int)tw, "-", (int)sw,
-		       aliases[i], (int)cw, "-", "(ssh config)");
+		table_row(&t, aliases[i], "-", aliases[i], "-", "(ssh config)", NULL);
+	table_print(&t);
 }
+
+/* show, discover: cmd/hosts-show.c */
+static const struct dispatch_cmd *const hosts_subcommands[] = {
+	&dispatch_cmd_hosts_show,
+	&dispatch_cmd_hosts_discover,
+	NULL,
+};
 
 static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 {
@@ -175,21 +163,13 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 			break;
 		case OPT_TIMEOUT:
 			check_opt = "--timeout";
-			if (!parse_long(o->arg, 1, 86400, &timeout))
-				return usage_error(ctx, "--timeout wants a number of seconds from 1 to 86400, not '%s'", o->arg);
+			timeout = o->num;
 			break;
 		case OPT_FANOUT:
 			check_opt = "--fanout";
-			if (!parse_long(o->arg, 1, 4096, &fanout))
-				return usage_error(ctx, "--fanout wants a number from 1 to 4096, not '%s'", o->arg);
+			fanout = o->num;
 			break;
 		}
-	}
-	if (args->npos > 0) {
-		/* show, discover: cmd/hosts-show.c */
-		if (check || names || check_opt)
-			return usage_error(ctx, "'hosts %s' takes no options", args->pos[0]);
-		return hosts_subcommand(ctx, args);
 	}
 	if (check_opt && !check)
 		return usage_error(ctx, "%s goes with --check", check_opt);
@@ -247,7 +227,7 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_hosts = {
 	.name = "hosts",
 	.summary = "list inventory hosts and ssh config aliases; --check probes them",
-	.usage = "[--names]\n--check [-H HOSTS] [--timeout S] [--fanout N]\nshow HOST\ndiscover HOST",
+	.usage = "[--names]\n--check [-H HOSTS] [--timeout S] [--fanout N]",
 	.description = "Lists the inventory's hosts (name, type, ssh target, cluster, chips or\n"
 		       "partitions), then the Host aliases of the ssh config that the inventory\n"
 		       "does not already name. Nothing is contacted, unless --check: then each\n"
@@ -257,7 +237,8 @@ const struct dispatch_cmd dispatch_cmd_hosts = {
 		       "prints an inventory entry for it (one SSH command each).",
 	.opts = hosts_options,
 	.min_args = 0,
-	.max_args = 2,
+	.max_args = 0,
 	.flags = CMD_WANTS_INVENTORY,
 	.fn = cmd_hosts,
+	.subcommands = hosts_subcommands,
 };

@@ -13,7 +13,6 @@
 #include "inventory/inventory.h"
 #include "ledger.h"
 #include "slurm/slurm_queue.h"
-#include "transport/ssh.h"
 
 enum { OPT_HOSTS = 1, OPT_ME, OPT_USER, OPT_PARTITION, OPT_STATES };
 
@@ -41,12 +40,8 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 	_cleanup_free_ char *eor = ledger_new_token();
 	a->host = host;
 	slurm_queue_command(&cmd, f, fmt, eor);
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	int status;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
-	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
 		a->error = xstrdup(err.msg);
 		return report_error(&err);
 	}
@@ -92,46 +87,35 @@ static char *printable(const char *s)
 	return strbuf_detach(&sb);
 }
 
-enum { COLS = 8 };
-
 /* Columns as wide as their widest value; the last one is not padded. */
 static void print_text(const struct host_answer *a, size_t n)
 {
-	static const char *const head[COLS] = { "JOBID", "PARTITION", "NAME", "USER", "STATE",
-						"ELAPSED", "NODES", "NODELIST(REASON)" };
-	size_t rows = 1, r = 1;
-	for (size_t h = 0; h < n; h++)
-		rows += a[h].ok ? a[h].q.n : 0;
-	char *(*cell)[COLS] = xcalloc(rows, sizeof(*cell));
-	for (int c = 0; c < COLS; c++)
-		cell[0][c] = xstrdup(head[c]);
+	/* ELAPSED and NODES right-aligned, as squeue */
+	static const struct table_col cols[] = { [5] = { .right = true }, [6] = { .right = true },
+						 [7] = { 0 } };
+	struct table t = { .ncols = 8, .sep = " ", .cols = cols };
+	table_row(&t, "JOBID", "PARTITION", "NAME", "USER", "STATE", "ELAPSED", "NODES",
+		  "NODELIST(REASON)", NULL);
 	for (size_t h = 0; h < n; h++) {
-		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++, r++) {
+		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++) {
 			const struct slurm_qjob *j = &a[h].q.jobs[i];
-			cell[r][0] = xasprintf("%s@%s", j->id, a[h].host);
-			cell[r][1] = printable(j->partition);
-			cell[r][2] = printable(j->name);
-			cell[r][3] = printable(j->user);
-			cell[r][4] = xstrdup(j->state);
-			cell[r][5] = xstrdup(j->elapsed);
-			cell[r][6] = j->node_count >= 0 ? xasprintf("%ld", j->node_count) : xstrdup("-");
-			cell[r][7] = where(j) ? printable(where(j)) : xasprintf("(%s)", j->reason);
+			table_addf(&t, "%s@%s", j->id, a[h].host);
+			table_take(&t, printable(j->partition));
+			table_take(&t, printable(j->name));
+			table_take(&t, printable(j->user));
+			table_add(&t, j->state);
+			table_add(&t, j->elapsed);
+			if (j->node_count >= 0)
+				table_addf(&t, "%ld", j->node_count);
+			else
+				table_add(&t, "-");
+			if (where(j))
+				table_take(&t, printable(where(j)));
+			else
+				table_addf(&t, "(%s)", j->reason);
 		}
 	}
-	int width[COLS] = { 0 };
-	for (size_t i = 0; i < rows; i++)
-		for (int c = 0; c < COLS; c++)
-			if ((int)strlen(cell[i][c]) > width[c])
-				width[c] = (int)strlen(cell[i][c]);
-	for (size_t i = 0; i < rows; i++) {
-		/* ELAPSED and NODES right-aligned, as squeue */
-		printf("%-*s %-*s %-*s %-*s %-*s %*s %*s %s\n", width[0], cell[i][0], width[1],
-		       cell[i][1], width[2], cell[i][2], width[3], cell[i][3], width[4], cell[i][4],
-		       width[5], cell[i][5], width[6], cell[i][6], cell[i][7]);
-		for (int c = 0; c < COLS; c++)
-			free(cell[i][c]);
-	}
-	free(cell);
+	table_print(&t);
 }
 
 static void print_json(const struct host_answer *a, size_t n)
@@ -143,18 +127,9 @@ static void print_json(const struct host_answer *a, size_t n)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "host", a[h].host);
 		cJSON_AddBoolToObject(o, "ok", a[h].ok);
-		if (a[h].q.version)
-			cJSON_AddStringToObject(o, "slurm_version", a[h].q.version);
-		else
-			cJSON_AddNullToObject(o, "slurm_version");
-		if (a[h].q.format)
-			cJSON_AddStringToObject(o, "format", a[h].q.format);
-		else
-			cJSON_AddNullToObject(o, "format");
-		if (a[h].error)
-			cJSON_AddStringToObject(o, "error", a[h].error);
-		else
-			cJSON_AddNullToObject(o, "error");
+		json_add_str_or_null(o, "slurm_version", a[h].q.version);
+		json_add_str_or_null(o, "format", a[h].q.format);
+		json_add_str_or_null(o, "error", a[h].error);
 		cJSON_AddItemToArray(hosts, o);
 		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++) {
 			const struct slurm_qjob *j = &a[h].q.jobs[i];
@@ -168,10 +143,7 @@ static void print_json(const struct host_answer *a, size_t n)
 			cJSON_AddStringToObject(jo, "user", j->user);
 			cJSON_AddStringToObject(jo, "state", j->state);
 			cJSON_AddStringToObject(jo, "elapsed", j->elapsed);
-			if (j->node_count >= 0)
-				cJSON_AddNumberToObject(jo, "node_count", (double)j->node_count);
-			else
-				cJSON_AddNullToObject(jo, "node_count");
+			json_add_int_or_null(jo, "node_count", j->node_count);
 			cJSON_AddStringToObject(jo, "nodes", j->nodes);
 			cJSON_AddStringToObject(jo, "reason", j->reason);
 			cJSON_AddItemToArray(jobs, jo);

@@ -12,6 +12,7 @@
 #include <termios.h>
 
 #include "dispatch.h"
+#include "base/fanout.h"
 #include "slurm/hostlist.h"
 #include "inventory/inventory.h"
 #include "base/line_prefix.h"
@@ -29,8 +30,10 @@ enum {
 static const struct dp_option run_options[] = {
 	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "hosts: inventory names or ssh destinations, comma-separated, with hostlist ranges (box[1-4])", "host" },
 	{ OPT_ALL, 0, "all", NULL, "every host of the inventory", NULL },
-	{ OPT_FANOUT, 0, "fanout", "N", "at most N connections at once (default 32)", NULL },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "give each host S seconds, connecting included (exit 3 on one host)", NULL },
+	{ OPT_FANOUT, 0, "fanout", "N", "at most N connections at once (default 32)", NULL,
+	  .kind = DP_OPT_INT, .min = 1, .max = 4096 },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "give each host S seconds, connecting included (exit 3 on one host)", NULL,
+	  .kind = DP_OPT_SECONDS, .whole = true, .min = 1 },
 	{ OPT_GATHER, 'b', "gather", NULL, "print each distinct output once, under the hosts that gave it", NULL },
 	{ OPT_TTY, 't', "tty", NULL, "run the command on a terminal (as ssh -t)", NULL },
 	{ 0 },
@@ -42,20 +45,6 @@ static const struct dp_option run_options[] = {
 /* ---- output ---- */
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 /* ---- one host, as ssh ---- */
 
@@ -198,8 +187,7 @@ struct fan {
 	double timeout;
 	enum mode mode;
 	struct host_result *hosts;
-	size_t n, next;
-	pthread_mutex_t lock;
+	size_t n;
 };
 
 struct host_io {
@@ -280,7 +268,7 @@ static void run_host(struct fan *fan, struct host_result *h)
 		h->error = xstrdup(err.msg);
 		if (fan->mode != MODE_JSON) {
 			pthread_mutex_lock(&out_lock);
-			fprintf(stderr, "dispatch: %s: %s\n", h->name, err.msg);
+			error_msg("%s: %s", h->name, err.msg);
 			pthread_mutex_unlock(&out_lock);
 		}
 	}
@@ -288,17 +276,10 @@ static void run_host(struct fan *fan, struct host_result *h)
 	h->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
-static void *worker(void *arg)
+static void run_nth(void *data, size_t i)
 {
-	struct fan *fan = arg;
-	for (;;) {
-		pthread_mutex_lock(&fan->lock);
-		size_t i = fan->next++;
-		pthread_mutex_unlock(&fan->lock);
-		if (i >= fan->n)
-			return NULL;
-		run_host(fan, &fan->hosts[i]);
-	}
+	struct fan *fan = data;
+	run_host(fan, &fan->hosts[i]);
 }
 
 static char *fold(char **names)
@@ -347,16 +328,10 @@ static void print_json(struct fan *fan)
 		struct host_result *h = &fan->hosts[i];
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "host", h->name);
-		if (h->status >= 0)
-			cJSON_AddNumberToObject(o, "exit_status", h->status);
-		else
-			cJSON_AddNullToObject(o, "exit_status");
+		json_add_int_or_null(o, "exit_status", h->status);
 		cJSON_AddStringToObject(o, "stdout", h->out.buf);
 		cJSON_AddStringToObject(o, "stderr", h->err.buf);
-		if (h->error)
-			cJSON_AddStringToObject(o, "error", h->error);
-		else
-			cJSON_AddNullToObject(o, "error");
+		json_add_str_or_null(o, "error", h->error);
 		cJSON_AddBoolToObject(o, "timed_out", h->kind == DPE_TIMEOUT);
 		cJSON_AddNumberToObject(o, "seconds", (double)(long)(h->seconds * 1000) / 1000);
 		cJSON_AddItemToArray(arr, o);
@@ -417,7 +392,6 @@ static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
 		.mode = ctx->json ? MODE_JSON : gather ? MODE_GATHER : MODE_PREFIX,
 		.n = strv_len(hosts),
 	};
-	pthread_mutex_init(&fan.lock, NULL);
 	fan.hosts = xcalloc(fan.n, sizeof(*fan.hosts));
 	for (size_t i = 0; i < fan.n; i++) {
 		fan.hosts[i].name = hosts[i];
@@ -425,21 +399,7 @@ static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
 		strbuf_init(&fan.hosts[i].err);
 	}
 
-	size_t nthreads = fan.n < (size_t)fanout ? fan.n : (size_t)fanout;
-	pthread_t *threads = xcalloc(nthreads, sizeof(*threads));
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, THREAD_STACK);
-	size_t started = 0;
-	for (; started < nthreads; started++)
-		if (pthread_create(&threads[started], &attr, worker, &fan) != 0)
-			break;
-	pthread_attr_destroy(&attr);
-	if (!started)
-		worker(&fan);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	free(threads);
+	fanout_run(fan.n, (size_t)fanout, THREAD_STACK, run_nth, &fan);
 
 	size_t failed = 0;
 	for (size_t i = 0; i < fan.n; i++)
@@ -458,7 +418,6 @@ static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
 		strbuf_release(&fan.hosts[i].err);
 	}
 	free(fan.hosts);
-	pthread_mutex_destroy(&fan.lock);
 	return failed ? DPE_FAIL : 0;
 }
 
@@ -482,14 +441,8 @@ static int run_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_ALL: all = true; break;
 		case OPT_GATHER: gather = true; break;
 		case OPT_TTY: pty = true; break;
-		case OPT_FANOUT:
-			if (!parse_long(o->arg, 1, 4096, &fanout))
-				return usage_error(ctx, "--fanout wants a number from 1 to 4096, not '%s'", o->arg);
-			break;
-		case OPT_TIMEOUT:
-			if (!parse_long(o->arg, 1, 1000000000, &timeout))
-				return usage_error(ctx, "--timeout wants a positive number of seconds, not '%s'", o->arg);
-			break;
+		case OPT_FANOUT: fanout = o->num; break;
+		case OPT_TIMEOUT: timeout = o->num; break;
 		}
 	}
 	if (all) {

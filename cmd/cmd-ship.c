@@ -1,23 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch ship: a snapshot of the repository (lib/code/snapshot.h)
- *   HOST:PATH           streamed over one SSH channel into `tar -x` on the host: the
- *                       snapshot's write callback connects on its first call (so a
- *                       bad ref never connects) and writes into the channel with
- *                       ssh_exec_write; no thread, pipe or temporary file anywhere;
+ *   HOST:PATH           streamed over one SSH channel into `tar -x` on the host
+ *                       (lib/ship.h);
  *   --output FILE       written to a file, atomically (a temporary file beside it,
  *                       renamed at the end), or to stdout with '-'.
  */
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
 #include "dispatch.h"
-#include "base/shquote.h"
 #include "code/snapshot.h"
+#include "ship.h"
 #include "transport/ssh.h"
 
 enum { OPT_OUTPUT = 1, OPT_REPO, OPT_REF, OPT_DIRTY, OPT_FILES };
@@ -102,131 +99,6 @@ static int split_remote(const char *arg, char **host, char **path)
 	return 0;
 }
 
-/* PATH as one word for the remote sh: quoted, except that a leading "~" or "~/" is
- * "$HOME" and "~USER/" stays an unquoted tilde prefix for sh to expand (USER made
- * of name characters only). An empty PATH is the home directory, as scp takes it. */
-static int remote_dir_word(struct strbuf *sb, const char *path)
-{
-	if (!*path) {
-		strbuf_adds(sb, "\"$HOME\"");
-		return 0;
-	}
-	if (path[0] != '~') {
-		sh_quote(sb, path);
-		return 0;
-	}
-	const char *slash = strchr(path, '/');
-	size_t ulen = slash ? (size_t)(slash - path - 1) : strlen(path + 1);
-	if (ulen == 0) {
-		strbuf_adds(sb, "\"$HOME\"");
-	} else {
-		for (size_t i = 1; i <= ulen; i++)
-			if (!(isalnum((unsigned char)path[i]) || path[i] == '_' || path[i] == '.' ||
-			      (path[i] == '-' && i > 1)))
-				return -1;
-		strbuf_add(sb, path, ulen + 1);
-	}
-	if (slash && slash[1]) {
-		strbuf_addch(sb, '/');
-		sh_quote(sb, slash + 1);
-	}
-	return 0;
-}
-
-/* The snapshot's sink: the connection, opened on the first write, and the remote
- * command's output (tar says nothing unless it fails). */
-struct remote {
-	const struct ssh_ctx *sc;
-	const char *host, *dest;        /* dest: "HOST:PATH" for messages */
-	const char *command;
-	struct ssh_session *s;
-	struct ssh_channel *ch;
-	struct strbuf said;             /* the remote command's stdout and stderr */
-	struct dp_error err;            /* why the sink failed, when it did */
-	bool progress;                  /* a bar on stderr */
-	double start, shown;            /* when the first byte went, the bar was drawn */
-	uint64_t sent;
-};
-
-static int remote_said(void *data, const char *buf, size_t len)
-{
-	strbuf_add(&((struct remote *)data)->said, buf, len);
-	return 0;
-}
-
-static void progress_draw(struct remote *r, bool done)
-{
-	double t = monotonic_seconds() - r->start;
-	char size[32], rate[32];
-	format_bytes(size, sizeof(size), (double)r->sent);
-	format_bytes(rate, sizeof(rate), t > 0 ? (double)r->sent / t : 0);
-	fprintf(stderr, "\rshipping to %s: %s, %s/s%s\033[K%s", r->dest, size, rate,
-		done ? ", done." : "", done ? "\n" : "");
-	fflush(stderr);
-}
-
-static int remote_write(void *arg, const void *buf, size_t len)
-{
-	struct remote *r = arg;
-	if (!r->s) {
-		if (ssh_session_open(r->sc, r->host, &r->s, &r->err) < 0)
-			return -1;
-		struct ssh_exec x = {
-			.command = r->command,
-			.raw = true,
-			.in_fd = -1,
-			.on_stdout = remote_said,
-			.on_stderr = remote_said,
-			.data = r,
-		};
-		if (ssh_exec_start(r->s, &x, &r->ch, &r->err) < 0)
-			return -1;
-		r->start = r->shown = monotonic_seconds();
-	}
-	if (ssh_exec_write(r->ch, buf, len, &r->err) < 0)
-		return -1;
-	r->sent += len;
-	if (r->progress) {
-		double now = monotonic_seconds();
-		if (now - r->shown >= 0.1) {
-			r->shown = now;
-			progress_draw(r, false);
-		}
-	}
-	return 0;
-}
-
-/* Ends the remote command and says how it went: 0, or the exit status to return.
- * snap_r and snap_err are the snapshot's outcome. */
-static int remote_finish(struct remote *r, int snap_r, const struct dp_error *snap_err)
-{
-	struct dp_error err = { 0 };
-	int status = -1;
-
-	if (r->progress && r->sent) {
-		progress_draw(r, snap_r == 0);
-		if (snap_r < 0)
-			fputc('\n', stderr);
-	}
-	if (!r->ch)     /* never started: a bad ref, not a repository, no connection */
-		return report_error(r->err.kind ? &r->err : snap_err);
-	int fr = ssh_exec_finish(r->ch, &status, &err);
-	r->ch = NULL;
-	if (fr < 0)
-		return report_error(&err);
-	if (snap_r < 0 && !r->err.kind)
-		return report_error(snap_err);  /* tar's words on the cut stream would only confuse */
-	fwrite(r->said.buf, 1, r->said.len, stderr);
-	if (status != 0) {
-		error_msg("extracting into '%s' failed (remote exit status %d)",
-			  r->dest, status);
-		return DPE_FAIL;
-	}
-	if (snap_r < 0)
-		return report_error(&r->err);
-	return 0;
-}
-
 static cJSON *json_str_or_null(const char *s)
 {
 	return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
@@ -291,43 +163,44 @@ static int ship_file(struct dp_ctx *ctx, struct snapshot_opts *so, const char *o
 	return 0;
 }
 
+struct bar {
+	const char *dest;
+};
+
+static void progress_draw(void *data, uint64_t sent, double seconds, bool final, bool ok)
+{
+	const struct bar *b = data;
+	char size[32], rate[32];
+	format_bytes(size, sizeof(size), (double)sent);
+	format_bytes(rate, sizeof(rate), seconds > 0 ? (double)sent / seconds : 0);
+	fprintf(stderr, "\rshipping to %s: %s, %s/s%s\033[K%s", b->dest, size, rate,
+		final && ok ? ", done." : "", final ? "\n" : "");
+	fflush(stderr);
+}
+
 static int ship_remote(struct dp_ctx *ctx, struct snapshot_opts *so, const char *dest,
 		       const char *host, const char *path, struct snapshot_info *info)
 {
-	_cleanup_strbuf_ struct strbuf dir = STRBUF_INIT, script = STRBUF_INIT;
-	_cleanup_strbuf_ struct strbuf command = STRBUF_INIT;
-	if (remote_dir_word(&dir, path) < 0)
+	_cleanup_strbuf_ struct strbuf word = STRBUF_INIT, said = STRBUF_INIT;
+	if (ship_dir_word(&word, path) < 0)
 		return usage_error(ctx, "cannot expand '%s' in '%s': only ~, ~/ and ~USER/ are (USER a plain name)",
 				   path, dest);
-	/* sh whatever the login shell is; tar creates what is missing below dir. */
-	strbuf_addf(&script, "mkdir -p -- %s && exec tar -xzf - -C %s", dir.buf, dir.buf);
-	strbuf_adds(&command, "exec /bin/sh -c ");
-	sh_quote(&command, script.buf);
-
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
-	struct remote r = {
-		.sc = &sc,
-		.host = host,
-		.dest = dest,
-		.command = command.buf,
-		.progress = ctx->verbosity >= 0 && stderr_is_tty(),
-	};
-	strbuf_init(&r.said);
-	so->write = remote_write;
-	so->write_arg = &r;
-
+	struct bar b = { .dest = dest };
+	struct ship_target t = { .sc = &sc, .host = host, .path = path, .dest = dest, .data = &b };
+	if (ctx->verbosity >= 0 && stderr_is_tty())
+		t.progress = progress_draw;
 	struct dp_error err = { 0 };
-	int sr = snapshot_create(so, info, &err);
-	int rc = remote_finish(&r, sr, &err);
-	double seconds = monotonic_seconds() - r.start;
-	ssh_session_free(r.s);
-	strbuf_release(&r.said);
-	if (rc == 0)
-		info_msg(ctx, "shipped %llu bytes (%llu files, %llu bytes of tar) to '%s' in %.2f s, sha256 %s",
-			 (unsigned long long)info->bytes, (unsigned long long)info->files,
-			 (unsigned long long)info->tar_bytes, dest, seconds, info->sha256);
-	return rc;
+	double seconds = 0;
+	int r = ship_to_host(&t, so, info, &said, &seconds, &err);
+	fwrite(said.buf, 1, said.len, stderr);
+	if (r < 0)
+		return report_error(&err);
+	info_msg(ctx, "shipped %llu bytes (%llu files, %llu bytes of tar) to '%s' in %.2f s, sha256 %s",
+		 (unsigned long long)info->bytes, (unsigned long long)info->files,
+		 (unsigned long long)info->tar_bytes, dest, seconds, info->sha256);
+	return 0;
 }
 
 static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
@@ -395,8 +268,8 @@ static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
 	if (so.mode != SNAPSHOT_REF && ctx->verbosity >= 0) {
 		char line[128];
 		snapshot_summary(&info, line, sizeof(line));
-		fprintf(stderr, "dispatch: snapshot of %s: %s\n",
-			so.mode == SNAPSHOT_DIRTY ? "the work tree" : "the named paths", line);
+		note_msg("snapshot of %s: %s",
+			 so.mode == SNAPSHOT_DIRTY ? "the work tree" : "the named paths", line);
 	}
 	if (ctx->json)
 		print_json(output, host, path, &so, &info);

@@ -12,7 +12,8 @@ enum { OPT_CHIP = 1, OPT_CHIPS, OPT_CPU, OPT_PREFER, OPT_FORBID, OPT_CHECK };
 
 static const struct dp_option solve_options[] = {
 	{ OPT_CHIP, 0, "chip", "NAME", "the chip (catalogue name); any GPU when omitted", chip_complete_words },
-	{ OPT_CHIPS, 0, "chips", "N", "how many chips (default 1; 0 is a CPU job)", NULL },
+	{ OPT_CHIPS, 0, "chips", "N", "how many chips (default 1; 0 is a CPU job)", NULL,
+	  .kind = DP_OPT_INT, .min = 0, .max = 100000, .bad = "--chips: expected a whole number >= 0, got '%s'" },
 	{ OPT_CPU, 0, "cpu", NULL, "a CPU job (the same as --chips 0)", NULL },
 	{ OPT_PREFER, 0, "prefer", "CLUSTER", "try hosts of CLUSTER first (repeatable, or comma-separated)", NULL },
 	{ OPT_FORBID, 0, "forbid", "CLUSTER", "never use hosts of CLUSTER (repeatable, or comma-separated)", NULL },
@@ -41,26 +42,18 @@ static void describe_request(char *buf, size_t n, const struct solve_request *re
 		snprintf(buf, n, "%d %s", req->chips, req->chip ? req->chip : (req->chips == 1 ? "GPU" : "GPUs"));
 }
 
-static void add_str_or_null(cJSON *j, const char *key, const char *value)
-{
-	if (value)
-		cJSON_AddStringToObject(j, key, value);
-	else
-		cJSON_AddNullToObject(j, key);
-}
-
 static void print_json(const struct solve_result *res, bool check)
 {
 	const struct inv_host *h = res->host;
 	cJSON *doc = cJSON_CreateObject();
-	add_str_or_null(doc, "host", h ? h->name : NULL);
-	add_str_or_null(doc, "type", h ? inv_host_type_name(h->type) : NULL);
-	add_str_or_null(doc, "ssh", h ? h->ssh : NULL);
-	add_str_or_null(doc, "cluster", h ? h->cluster_name : NULL);
-	add_str_or_null(doc, "partition", res->partition);
-	add_str_or_null(doc, "constraint", res->constraint);
-	add_str_or_null(doc, "chip", res->chip);
-	add_str_or_null(doc, "gres_type", res->gres_type);
+	json_add_str_or_null(doc, "host", h ? h->name : NULL);
+	json_add_str_or_null(doc, "type", h ? inv_host_type_name(h->type) : NULL);
+	json_add_str_or_null(doc, "ssh", h ? h->ssh : NULL);
+	json_add_str_or_null(doc, "cluster", h ? h->cluster_name : NULL);
+	json_add_str_or_null(doc, "partition", res->partition);
+	json_add_str_or_null(doc, "constraint", res->constraint);
+	json_add_str_or_null(doc, "chip", res->chip);
+	json_add_str_or_null(doc, "gres_type", res->gres_type);
 	if (h)
 		cJSON_AddNumberToObject(doc, "chips", res->chips);
 	else
@@ -109,15 +102,12 @@ static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 
 	for (size_t i = 0; i < args->nopts; i++) {
 		const struct dp_optval *o = &args->opts[i];
-		long n;
 		switch (o->id) {
 		case OPT_CHIP:
 			req.chip = o->arg;
 			break;
 		case OPT_CHIPS:
-			if (!parse_long(o->arg, 0, 100000, &n))
-				return usage_error(ctx, "--chips: expected a whole number >= 0, got '%s'", o->arg);
-			req.chips = (int)n;
+			req.chips = (int)o->num;
 			chips_given = true;
 			break;
 		case OPT_CPU:

@@ -13,7 +13,6 @@
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
-#include "transport/ssh.h"
 #include "base/strbuf.h"
 
 enum { OPT_HOST = 1 };
@@ -134,12 +133,8 @@ static int query_host(const struct dp_ctx *ctx, const struct job_set *set, const
 	query_command(ctx, set, host, &cmd, &plain, &nplain, &dirs);
 	if (!cmd.len)
 		return 0;
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	int status;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
-	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
 		worst(a, report_error(&err));
 		return -1;
 	}
@@ -194,28 +189,25 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 
 static void print_text(const struct answer *a)
 {
-	printf("%-28s %-11s %-6s %-11s %-11s %-14s %s\n", "JOB", "STATE", "EXIT", "ELAPSED",
-	       "TIMELIMIT", "NODES", "REASON");
+	static const struct table_col cols[] = { { .width = 28 }, { .width = 11 }, { .width = 6 },
+						 { .width = 11 }, { .width = 11 }, { .width = 14 },
+						 { .width = 0 } };
+	struct table t = { .ncols = 7, .sep = " ", .cols = cols };
+	table_row(&t, "JOB", "STATE", "EXIT", "ELAPSED", "TIMELIMIT", "NODES", "REASON", NULL);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct row *r = &a->rows[i];
-		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
-		char exitbuf[16] = "-";
+		table_addf(&t, "%s@%s", r->id, r->ref->host);
+		table_add(&t, r->state);
 		if (r->exit_code >= 0 && r->signal > 0 && r->exit_code == 0)
-			snprintf(exitbuf, sizeof(exitbuf), "sig%d", r->signal);
+			table_addf(&t, "sig%d", r->signal);
 		else if (r->exit_code >= 0)
-			snprintf(exitbuf, sizeof(exitbuf), "%d", r->exit_code);
-		printf("%-28s %-11s %-6s %-11s %-11s %-14s %s\n", job, r->state, exitbuf,
-		       r->elapsed[0] ? r->elapsed : "-", r->time_limit[0] ? r->time_limit : "-",
-		       r->nodes[0] ? r->nodes : "-", r->reason[0] ? r->reason : "-");
+			table_addf(&t, "%d", r->exit_code);
+		else
+			table_add(&t, "-");
+		table_row(&t, r->elapsed[0] ? r->elapsed : "-", r->time_limit[0] ? r->time_limit : "-",
+			  r->nodes[0] ? r->nodes : "-", r->reason[0] ? r->reason : "-", NULL);
 	}
-}
-
-static void add_int_or_null(cJSON *o, const char *key, int v)
-{
-	if (v >= 0)
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
+	table_print(&t);
 }
 
 static void print_json(const struct dp_ctx *ctx, const struct answer *a)
@@ -238,8 +230,8 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		cJSON_AddStringToObject(o, "elapsed", r->elapsed);
 		cJSON_AddStringToObject(o, "time_limit", r->time_limit);
 		cJSON_AddStringToObject(o, "nodes", r->nodes);
-		add_int_or_null(o, "exit_code", r->exit_code);
-		add_int_or_null(o, "signal", r->signal);
+		json_add_int_or_null(o, "exit_code", r->exit_code);
+		json_add_int_or_null(o, "signal", r->signal);
 		cJSON_AddItemToArray(jobs, o);
 	}
 	json_print(doc);

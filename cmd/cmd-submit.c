@@ -264,7 +264,7 @@ static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
 	if (so.mode == SNAPSHOT_DIRTY && ctx->verbosity >= 0) {
 		char line[128];
 		snapshot_summary(&s->snap, line, sizeof(line));
-		notice_msg("snapshot of the work tree: %s", line);
+		note_msg("snapshot of the work tree: %s", line);
 	}
 	info_msg(ctx, "snapshot: %llu files, %llu bytes gzipped, commit %s, sha256 %s",
 		 (unsigned long long)s->snap.files, (unsigned long long)s->snap.bytes,
@@ -337,7 +337,7 @@ static int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission
 		warning_msg("found the job by its token: %s on '%s' (not submitted again)", sub->job_id,
 			    name);
 	if (!ctx->json && ctx->verbosity >= 0 && stderr_is_tty())
-		notice_msg("submitted job %s to %s; log: %s", sub->job_id, name, sub->log);
+		note_msg("submitted job %s to %s; log: %s", sub->job_id, name, sub->log);
 	submit_print_job(s->host, &s->job, sub, ctx->json);
 	return 0;
 }

@@ -18,8 +18,8 @@
 
 #include "dispatch.h"
 #include "inventory/inventory.h"
-#include "slurm/hostlist.h"
 #include "jobref.h"
+#include "slurm/jobwait.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
 #include "transport/ssh.h"
@@ -29,31 +29,22 @@ enum { OPT_HOST = 1, OPT_INTERVAL, OPT_TIMEOUT, OPT_UNTIL };
 
 static const struct dp_option wait_options[] = {
 	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
-	{ OPT_INTERVAL, 0, "interval", "S", "the longest time between polls, in seconds (default 30; polls start at 2 s and back off)", NULL },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "give up after S seconds (exit 3)", NULL },
-	{ OPT_UNTIL, 0, "until", "WHEN", "'done' (default): until every job ended; 'running': until every job runs (or ended)", "words:running done" },
+	{ OPT_INTERVAL, 0, "interval", "S", "the longest time between polls, in seconds (default 30; polls start at 2 s and back off)", NULL,
+	  .kind = DP_OPT_SECONDS, .min = 0.1 },
+	{ OPT_TIMEOUT, 0, "timeout", "S", "give up after S seconds (exit 3)", NULL,
+	  .kind = DP_OPT_SECONDS, .min = 0.001 },
+	{ OPT_UNTIL, 0, "until", "WHEN", "'done' (default): until every job ended; 'running': until every job runs (or ended)", "words:running done",
+	  .kind = DP_OPT_WORD },
 	{ 0 },
 };
 
 #define FIRST_INTERVAL 2.0
 #define BACKOFF 1.5
 #define EXEC_TIMEOUT 120.0
-/* Polls in a row in which squeue and sacct disagree (accounting lags) or a job seen
- * before is known to neither, before squeue's last word (or UNKNOWN) is taken. */
-#define LAG_POLLS 5
-
+/* A job and what the polls made of it (lib/slurm/jobwait.h). */
 struct wjob {
 	const struct jobref *ref;
-	bool plain;
-	bool done;              /* settled, or (--until running) seen running */
-	bool settled;           /* reached an end */
-	bool not_found;
-	bool seen;              /* some answer named it */
-	bool seen_running;
-	int lag, preempted;
-	char *state, *reason, *elapsed, *nodes, *first_node;
-	int exit_code, signal;
-	size_t ntasks;
+	struct jobwait w;
 };
 
 struct whost {
@@ -80,12 +71,6 @@ static void sleep_seconds(double s)
 	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
 	while (nanosleep(&ts, &ts) < 0)
 		;
-}
-
-static void set_str(char **dst, const char *s)
-{
-	free(*dst);
-	*dst = xstrdup(s ? s : "");
 }
 
 /* ---- one command on a host, bounded in time ---- */
@@ -123,139 +108,18 @@ static int run(struct whost *h, const char *command, double timeout, struct strb
 	return ssh_exec(h->ss, &x, status, err);
 }
 
-/* ---- what an answer means for a job ---- */
+/* ---- what an answer means for a job: lib/slurm/jobwait.h; said here ---- */
 
-static void note_change(const struct dp_ctx *ctx, struct wjob *j, const char *state,
-			const char *detail)
+static void decided(const struct dp_ctx *ctx, const struct wjob *j, enum jobwait_event ev,
+		    const char *detail)
 {
-	if (j->state && streq(j->state, state))
-		return;
-	if (detail && streq(detail, "None"))
-		detail = NULL;
-	info_msg(ctx, "%s@%s: %s%s%s", j->ref->id, j->ref->host, state, detail && *detail ? " " : "",
-		 detail ? detail : "");
-}
-
-static void first_node_of(struct wjob *j, const char *nodes)
-{
-	struct dp_error err = { 0 };
-	char *first = NULL;
-	if (!nodes || !*nodes || streq(nodes, "None assigned"))
-		return;
-	if (hostlist_first(nodes, &first, &err) < 0 || !first)
-		first = xstrdup(nodes);
-	free(j->first_node);
-	j->first_node = first;
-}
-
-static void settle(struct wjob *j, bool until_running)
-{
-	j->settled = true;
-	j->done = true;
-	(void)until_running;
-}
-
-static void slurm_decide(const struct dp_ctx *ctx, struct wjob *j, const struct slurm_job *rows,
-			 size_t n, bool until_running)
-{
-	const struct slurm_job **sel;
-	size_t nsel;
-	bool named = false;
-	for (size_t i = 0; i < n; i++)
-		if (slurm_id_matches(j->ref->id, rows[i].id))
-			named = true;
-	slurm_select(rows, n, j->ref->id, &sel, &nsel);
-	if (nsel == 0) {
-		if (!named && !j->seen) {
-			error_msg("job '%s' not found on '%s': neither squeue nor sacct knows it",
-				  j->ref->id, j->ref->host);
-			j->not_found = true;
-			set_str(&j->state, "NOT_FOUND");
-			settle(j, until_running);
-		} else if (++j->lag >= LAG_POLLS) {
-			/* squeue's finished rows, or nothing at all any more */
-			const struct slurm_job *last = NULL;
-			for (size_t i = 0; i < n; i++)
-				if (!rows[i].from_sacct && slurm_id_matches(j->ref->id, rows[i].id))
-					last = &rows[i];
-			set_str(&j->state, last ? last->state : "UNKNOWN");
-			settle(j, until_running);
-		}
-		free(sel);
-		return;
-	}
-	j->seen = true;
-	j->lag = 0;
-	j->ntasks = nsel;
-	const struct slurm_job *running = NULL, *active = NULL, *worst = NULL;
-	for (size_t k = 0; k < nsel; k++) {
-		const struct slurm_job *r = sel[k];
-		if (streq(r->state, "RUNNING") && !running)
-			running = r;
-		if (slurm_state_active(r->state)) {
-			if (!active)
-				active = r;
-		} else if (!worst || (streq(worst->state, "COMPLETED") && !streq(r->state, "COMPLETED"))) {
-			worst = r;
-		}
-	}
-	if (running && !j->seen_running) {
-		j->seen_running = true;
-		first_node_of(j, running->nodes);
-	}
-	const struct slurm_job *show = running ? running : active ? active : worst;
-	note_change(ctx, j, show->state, running && running->nodes[0] ? running->nodes
-				   : active ? active->reason : "");
-	set_str(&j->state, show->state);
-	set_str(&j->reason, show->reason);
-	set_str(&j->elapsed, show->elapsed);
-	set_str(&j->nodes, show->nodes);
-	j->exit_code = show->exit_code;
-	j->signal = show->exit_signal;
-	if (until_running && j->seen_running)
-		j->done = true;
-	if (active)
-		j->preempted = 0;
-	if (!active) {
-		/* PREEMPTED may be followed by a requeue (PENDING again): take it as an end
-		 * only when the next poll still says so */
-		if (streq(worst->state, "PREEMPTED") && ++j->preempted < 2)
-			goto out;
-		settle(j, until_running);
-	}
-out:
-	free(sel);
-}
-
-static void plain_decide(const struct dp_ctx *ctx, struct wjob *j, const struct plainjob_status *p,
-			 size_t n, bool until_running)
-{
-	for (size_t k = 0; k < n; k++) {
-		if (!streq(p[k].id, j->ref->id))
-			continue;
-		j->seen = true;
-		note_change(ctx, j, p[k].state, "");
-		set_str(&j->state, p[k].state);
-		_cleanup_free_ char *el = slurm_format_seconds(p[k].elapsed);
-		set_str(&j->elapsed, el);
-		set_str(&j->nodes, j->ref->host);
-		j->exit_code = p[k].exit_code;
-		j->signal = p[k].exit_signal;
-		if (streq(p[k].state, "RUNNING")) {
-			if (!j->seen_running)
-				j->first_node = xstrdup(j->ref->host);
-			j->seen_running = true;
-			if (until_running)
-				j->done = true;
-		} else {
-			settle(j, until_running);
-		}
-		return;
-	}
-	error_msg("job '%s' not found on '%s': no answer for its stage dir", j->ref->id, j->ref->host);
-	j->not_found = true;
-	set_str(&j->state, "NOT_FOUND");
-	settle(j, until_running);
+	if (ev == JOBWAIT_CHANGED)
+		info_msg(ctx, "%s@%s: %s%s%s", j->ref->id, j->ref->host, j->w.state,
+			 detail[0] ? " " : "", detail);
+	else if (ev == JOBWAIT_NOT_FOUND)
+		error_msg("job '%s' not found on '%s': %s", j->ref->id, j->ref->host,
+			  j->w.plain ? "no answer for its stage dir"
+				     : "neither squeue nor sacct knows it");
 }
 
 /* ---- one poll of one host ---- */
@@ -281,7 +145,7 @@ static char *first_line(const char *s)
 }
 
 static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jobs, size_t n,
-		      bool until_running, double timeout)
+		      double timeout)
 {
 	struct dp_error err = { 0 };
 	_cleanup_strv_free_ char **ids = NULL, **dirs = NULL;
@@ -289,9 +153,9 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	size_t nplain = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct wjob *j = &jobs[i];
-		if (j->done || !streq(j->ref->host, h->host))
+		if (j->w.done || !streq(j->ref->host, h->host))
 			continue;
-		if (!j->plain) {
+		if (!j->w.plain) {
 			if (!strv_contains(ids, j->ref->id))
 				strv_add(&ids, j->ref->id);
 			continue;
@@ -338,15 +202,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	slurm_parse_status(out.buf, &rows, &nrows);
 
 	/* sacct for the jobs squeue no longer has active */
-	_cleanup_strv_free_ char **gone = NULL;
-	for (size_t i = 0; ids && ids[i]; i++) {
-		bool active = false;
-		for (size_t k = 0; k < nrows; k++)
-			if (slurm_id_matches(ids[i], rows[k].id) && slurm_state_active(rows[k].state))
-				active = true;
-		if (!active)
-			strv_add(&gone, ids[i]);
-	}
+	_cleanup_strv_free_ char **gone = jobwait_gone(ids, rows, nrows);
 	if (gone) {
 		_cleanup_strbuf_ struct strbuf c2 = STRBUF_INIT, o2 = STRBUF_INIT, e2 = STRBUF_INIT;
 		slurm_sacct_command(&c2, gone);
@@ -377,17 +233,17 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	size_t nps = nplain ? plainjob_parse_status(out.buf, &ps) : 0;
 
 	if (h->outage && ctx->verbosity >= 0)
-		fprintf(stderr, "dispatch: '%s' answers again\n", h->host);
+		note_msg("'%s' answers again", h->host);
 	h->outage = false;
 	h->polls++;
 	for (size_t i = 0; i < n; i++) {
 		struct wjob *j = &jobs[i];
-		if (j->done || !streq(j->ref->host, h->host))
+		if (j->w.done || !streq(j->ref->host, h->host))
 			continue;
-		if (j->plain)
-			plain_decide(ctx, j, ps, nps, until_running);
-		else
-			slurm_decide(ctx, j, rows, nrows, until_running);
+		const char *detail;
+		enum jobwait_event ev = j->w.plain ? jobwait_plain(&j->w, ps, nps, &detail)
+						   : jobwait_slurm(&j->w, rows, nrows, &detail);
+		decided(ctx, j, ev, detail);
 	}
 	slurm_jobs_free(rows, nrows);
 	plainjob_status_free(ps, nps);
@@ -395,14 +251,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 
 /* ---- output ---- */
 
-static bool job_ok(const struct wjob *j, bool until_running)
-{
-	if (until_running && j->seen_running && !j->settled)
-		return true;
-	return j->state && streq(j->state, "COMPLETED");
-}
-
-static void exit_text(const struct wjob *j, char *buf, size_t size)
+static void exit_text(const struct jobwait *j, char *buf, size_t size)
 {
 	if (j->exit_code >= 0 && j->signal > 0 && j->exit_code == 0)
 		snprintf(buf, size, "signal %d", j->signal);
@@ -415,8 +264,8 @@ static void exit_text(const struct wjob *j, char *buf, size_t size)
 static void print_text(const struct wjob *jobs, size_t n, bool until_running, double waited)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct wjob *j = &jobs[i];
-		_cleanup_free_ char *job = xasprintf("%s@%s", j->ref->id, j->ref->host);
+		const struct jobwait *j = &jobs[i].w;
+		_cleanup_free_ char *job = xasprintf("%s@%s", j->id, j->host);
 		const char *state = j->state ? j->state : "UNKNOWN";
 		char ex[32];
 		exit_text(j, ex, sizeof(ex));
@@ -442,22 +291,6 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 	}
 }
 
-static void add_int_or_null(cJSON *o, const char *key, int v)
-{
-	if (v >= 0)
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-static void add_str_or_null(cJSON *o, const char *key, const char *v)
-{
-	if (v)
-		cJSON_AddStringToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 static void print_json(const struct wjob *jobs, size_t n, const struct whost *hosts, size_t nh,
 		       long polls, bool until_running, bool timed_out, double waited)
 {
@@ -479,24 +312,24 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 	}
 	cJSON *ja = cJSON_AddArrayToObject(doc, "jobs");
 	for (size_t i = 0; i < n; i++) {
-		const struct wjob *j = &jobs[i];
+		const struct jobwait *j = &jobs[i].w;
 		cJSON *o = cJSON_CreateObject();
-		_cleanup_free_ char *job = xasprintf("%s@%s", j->ref->id, j->ref->host);
+		_cleanup_free_ char *job = xasprintf("%s@%s", j->id, j->host);
 		cJSON_AddStringToObject(o, "job", job);
-		cJSON_AddStringToObject(o, "asked", j->ref->arg);
-		cJSON_AddStringToObject(o, "id", j->ref->id);
-		cJSON_AddStringToObject(o, "host", j->ref->host);
+		cJSON_AddStringToObject(o, "asked", jobs[i].ref->arg);
+		cJSON_AddStringToObject(o, "id", j->id);
+		cJSON_AddStringToObject(o, "host", j->host);
 		cJSON_AddStringToObject(o, "type", j->plain ? "plain" : "slurm");
-		add_str_or_null(o, "state", j->state);
+		json_add_str_or_null(o, "state", j->state);
 		cJSON_AddBoolToObject(o, "ended", j->settled && !j->not_found);
-		cJSON_AddBoolToObject(o, "ok", job_ok(j, until_running));
+		cJSON_AddBoolToObject(o, "ok", jobwait_ok(j));
 		cJSON_AddBoolToObject(o, "seen_running", j->seen_running);
-		add_str_or_null(o, "first_node", j->first_node);
-		add_int_or_null(o, "exit_code", j->exit_code);
-		add_int_or_null(o, "signal", j->signal);
-		add_str_or_null(o, "elapsed", j->elapsed);
-		add_str_or_null(o, "nodes", j->nodes);
-		add_str_or_null(o, "reason", j->reason);
+		json_add_str_or_null(o, "first_node", j->first_node);
+		json_add_int_or_null(o, "exit_code", j->exit_code);
+		json_add_int_or_null(o, "signal", j->signal);
+		json_add_str_or_null(o, "elapsed", j->elapsed);
+		json_add_str_or_null(o, "nodes", j->nodes);
+		json_add_str_or_null(o, "reason", j->reason);
 		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);
 		cJSON_AddItemToArray(ja, o);
 	}
@@ -504,16 +337,6 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 }
 
 /* ---- the command ---- */
-
-static bool parse_seconds(const char *s, double min, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || *end || !(v >= min) || v > 1e9)
-		return false;
-	*out = v;
-	return true;
-}
 
 static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 {
@@ -527,20 +350,13 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 			host_opt = o->arg;
 			break;
 		case OPT_INTERVAL:
-			if (!parse_seconds(o->arg, 0.1, &interval))
-				return usage_error(ctx, "--interval wants seconds (0.1 or more), not '%s'", o->arg);
+			interval = o->seconds;
 			break;
 		case OPT_TIMEOUT:
-			if (!parse_seconds(o->arg, 0.001, &timeout))
-				return usage_error(ctx, "--timeout wants a positive number of seconds, not '%s'", o->arg);
+			timeout = o->seconds;
 			break;
 		case OPT_UNTIL:
-			if (streq(o->arg, "running"))
-				until_running = true;
-			else if (streq(o->arg, "done"))
-				until_running = false;
-			else
-				return usage_error(ctx, "--until wants 'running' or 'done', not '%s'", o->arg);
+			until_running = o->num == 0; /* running, done */
 			break;
 		}
 	}
@@ -557,15 +373,13 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 	for (size_t i = 0; i < set.n; i++) {
 		struct wjob *j = &jobs[i];
 		j->ref = &set.refs[i];
-		j->plain = job_is_plain(ctx, j->ref);
-		j->exit_code = j->signal = -1;
-		_cleanup_free_ char *dir = j->plain ? job_stage_dir(j->ref) : NULL;
-		if (j->plain && !dir) {
+		bool plain = job_is_plain(ctx, j->ref);
+		jobwait_init(&j->w, j->ref->id, j->ref->host, plain, until_running);
+		_cleanup_free_ char *dir = plain ? job_stage_dir(j->ref) : NULL;
+		if (plain && !dir) {
 			error_msg("job '%s' not found on '%s': dispatch did not submit it", j->ref->arg,
 				  j->ref->host);
-			j->not_found = true;
-			set_str(&j->state, "NOT_FOUND");
-			settle(j, until_running);
+			jobwait_not_found(&j->w);
 		}
 	}
 
@@ -576,12 +390,11 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 		polls++;
 		for (size_t h = 0; h < nh; h++) {
 			double left = timeout > 0 ? timeout - (now_seconds() - start) : EXEC_TIMEOUT;
-			poll_host(ctx, &hosts[h], jobs, set.n, until_running,
-				  dmax(1.0, dmin(EXEC_TIMEOUT, left)));
+			poll_host(ctx, &hosts[h], jobs, set.n, dmax(1.0, dmin(EXEC_TIMEOUT, left)));
 		}
 		bool all = true;
 		for (size_t i = 0; i < set.n; i++)
-			all = all && jobs[i].done;
+			all = all && jobs[i].w.done;
 		if (all)
 			break;
 		double waited = now_seconds() - start;
@@ -606,9 +419,9 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 
 	r = 0;
 	for (size_t i = 0; i < set.n; i++) {
-		if (jobs[i].not_found)
+		if (jobs[i].w.not_found)
 			r = DPE_NOTFOUND;
-		else if (jobs[i].done && !job_ok(&jobs[i], until_running) && r == 0)
+		else if (jobs[i].w.done && !jobwait_ok(&jobs[i].w) && r == 0)
 			r = DPE_FAIL;
 	}
 	if (timed_out) {
@@ -616,13 +429,8 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 			  until_running ? "the jobs to run" : "the jobs to end");
 		r = DPE_TIMEOUT;
 	}
-	for (size_t i = 0; i < set.n; i++) {
-		free(jobs[i].state);
-		free(jobs[i].reason);
-		free(jobs[i].elapsed);
-		free(jobs[i].nodes);
-		free(jobs[i].first_node);
-	}
+	for (size_t i = 0; i < set.n; i++)
+		jobwait_release(&jobs[i].w);
 	for (size_t h = 0; h < nh; h++)
 		ssh_session_free(hosts[h].ss);
 	free(hosts);

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 
 #include "dispatch.h"
+#include "base/strbuf.h"
 #include "inventory/inventory.h"
+#include "transport/ssh.h"
 
 #ifndef DISPATCH_VERSION
 #define DISPATCH_VERSION "unknown"
@@ -57,6 +59,75 @@ static const struct dispatch_cmd *find_command(const char *name)
 	return NULL;
 }
 
+/* The subcommand the first operand names; NULL (reported, with a guess) when none. */
+static const struct dispatch_cmd *find_subcommand(const struct dispatch_cmd *cmd, const char *word)
+{
+	const char *names[32];
+	size_t n = 0;
+	for (size_t i = 0; cmd->subcommands[i]; i++) {
+		if (streq(subcommand_word(cmd->subcommands[i]), word))
+			return cmd->subcommands[i];
+		if (n < ARRAY_SIZE(names))
+			names[n++] = subcommand_word(cmd->subcommands[i]);
+	}
+	const char *guess = suggest_word(word, names, n);
+	if (guess) {
+		usage_error_cmd(cmd->name, "'%s %s' is not a %s command (did you mean '%s'?)", cmd->name,
+				word, cmd->name, guess);
+		return NULL;
+	}
+	struct strbuf forms = STRBUF_INIT;
+	for (size_t i = 0; cmd->subcommands[i]; i++) {
+		const struct dispatch_cmd *sub = cmd->subcommands[i];
+		strbuf_addf(&forms, "%s'%s%s%s'", i == 0 ? "" : cmd->subcommands[i + 1] ? ", " : " or ",
+			    subcommand_word(sub), sub->usage && sub->usage[0] ? " " : "",
+			    sub->usage ? sub->usage : "");
+	}
+	usage_error_cmd(cmd->name, "'%s %s' is not a %s command: %s", cmd->name, word, cmd->name,
+			forms.buf);
+	strbuf_release(&forms);
+	return NULL;
+}
+
+/* The command's operand counts, from the table; 0 or the exit status (reported). */
+static int check_counts(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd,
+			const struct dp_args *args)
+{
+	if (args->npos < cmd->min_args) {
+		/* a subcommand of one operand names it: "'hosts show' needs one HOST" */
+		if (strchr(cmd->name, ' ') && cmd->min_args == 1 && cmd->max_args == 1)
+			return usage_error(ctx, "'%s' needs one %s", cmd->name, cmd->usage);
+		return usage_error(ctx, "'%s' needs %s%d argument%s", cmd->name,
+				   cmd->max_args == cmd->min_args ? "" : "at least ", cmd->min_args,
+				   cmd->min_args == 1 ? "" : "s");
+	}
+	if (cmd->max_args >= 0 && args->npos > cmd->max_args)
+		return usage_error(ctx, "too many arguments for '%s' (from '%s' on)", cmd->name,
+				   args->pos[cmd->max_args]);
+	return 0;
+}
+
+/* A subcommand takes the options of its own table (and the global ones); the
+ * command's own options are not for it, and its options not for the command. */
+static int check_options(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd,
+			 const struct dispatch_cmd *sub, const struct dp_args *args)
+{
+	for (size_t i = 0; i < args->nopts; i++) {
+		const struct dp_option *o = args->opts[i].opt;
+		if (sub && !options_of(sub->opts, o)) {
+			if (!sub->opts || !sub->opts->id)
+				return usage_error(ctx, "'%s' takes no options", sub->name);
+			return usage_error(ctx, "%s does not go with '%s'", options_spelling(o, o->id),
+					   sub->name);
+		}
+		for (size_t k = 0; !sub && cmd->subcommands && cmd->subcommands[k]; k++)
+			if (options_of(cmd->subcommands[k]->opts, o))
+				return usage_error(ctx, "%s goes with '%s'", options_spelling(o, o->id),
+						   cmd->subcommands[k]->name);
+	}
+	return 0;
+}
+
 /* -i, then $DISPATCH_INVENTORY (both must exist), then the XDG path (may be absent). */
 static int load_inventory(struct dp_ctx *ctx, const struct dispatch_cmd *cmd)
 {
@@ -103,8 +174,7 @@ static int finish(int status)
 	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno != EPIPE) {
-			fprintf(stderr, "dispatch: cannot write to standard output: %s\n",
-				strerror(errno ? errno : EIO));
+			error_msg("cannot write to standard output: %s", strerror(errno ? errno : EIO));
 			return status ? status : DPE_FAIL;
 		}
 	}
@@ -127,6 +197,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < top_args.nopts; i++)
 		if (top_args.opts[i].id == TOP_VERSION) {
 			printf("dispatch %s\n", DISPATCH_VERSION);
+			if (ctx.verbosity > 0)
+				printf("libssh2 %s (built against %s)\n", ssh_library_version(),
+				       ssh_library_build_version());
 			args_release(&top_args);
 			return finish(0);
 		}
@@ -158,25 +231,36 @@ int main(int argc, char **argv)
 	struct dp_args args;
 	r = options_parse(cmd, cargc, cargv, &ctx, &args);
 	if (r) {
+		args_release(&args);
 		args_release(&top_args);
 		return finish(r > 0 ? 0 : DPE_INPUT);
 	}
-	if (args.npos < cmd->min_args || (cmd->max_args >= 0 && args.npos > cmd->max_args)) {
-		if (args.npos < cmd->min_args)
-			r = usage_error(&ctx, "'%s' needs %s%d argument%s", cmd->name,
-					cmd->max_args == cmd->min_args ? "" : "at least ", cmd->min_args,
-					cmd->min_args == 1 ? "" : "s");
-		else
-			r = usage_error(&ctx, "too many arguments for '%s' (from '%s' on)", cmd->name,
-					args.pos[cmd->max_args]);
-		goto out;
+	/* A subcommand: the first operand names it, the others are its operands. */
+	const struct dispatch_cmd *parent = cmd, *sub = NULL;
+	struct dp_args cargs = args;
+	if (cmd->subcommands && args.npos > 0) {
+		sub = find_subcommand(cmd, args.pos[0]);
+		if (!sub) {
+			r = DPE_INPUT;
+			goto out;
+		}
+		ctx.cmd = cmd = sub;
+		cargs.pos++;
+		cargs.npos--;
+		if (cargs.dashdash > 0)
+			cargs.dashdash--;
 	}
+	r = check_options(&ctx, parent, sub, &cargs);
+	if (!r)
+		r = check_counts(&ctx, cmd, &cargs);
+	if (r)
+		goto out;
 	if (cmd->flags & (CMD_NEEDS_INVENTORY | CMD_WANTS_INVENTORY)) {
 		r = load_inventory(&ctx, cmd);
 		if (r)
 			goto out;
 	}
-	r = cmd->fn(&ctx, &args);
+	r = cmd->fn(&ctx, &cargs);
 out:
 	inventory_free(ctx.inv);
 	args_release(&args);

@@ -14,8 +14,25 @@
 
 struct inventory;
 
+/* What an option's value is: options.c converts it and words the error, once for
+ * every command. The zero kind is what a table without kinds means. */
+enum dp_opt_kind {
+	DP_OPT_AUTO = 0,  /* a flag without argname, else a string */
+	DP_OPT_FLAG,
+	DP_OPT_STRING,
+	DP_OPT_INT,       /* a whole number from min to max: dp_optval.num */
+	DP_OPT_SECONDS,   /* seconds from min to max (0: no upper limit); whole ones only
+			     when .whole: dp_optval.seconds (and .num, rounded down) */
+	DP_OPT_SIZE,      /* bytes, N with K, M, G or T (powers of 1024) from min to max
+			     (0: no upper limit): dp_optval.num */
+	DP_OPT_WORD,      /* one of the words of complete ("words:a b"): dp_optval.num is
+			     its index */
+};
+
 /* One entry of an option table; the table ends with an entry whose id is 0.
- * Usage, -h, the man-page check and the completion scripts all come from it. */
+ * Usage, -h, the man-page check and the completion scripts all come from it.
+ * Tables list the first six fields in order; the typed ones after them are zero
+ * unless given (meson builds cmd/ without -Wmissing-field-initializers for that). */
 struct dp_option {
 	int id;                 /* > 0, what the command switches on */
 	char short_name;        /* 0 for none */
@@ -24,6 +41,11 @@ struct dp_option {
 	const char *help;
 	const char *complete;   /* completion of the argument: "file", "dir", "host",
 				   "words:a b c", or NULL for none */
+	enum dp_opt_kind kind;
+	double min, max;        /* INT, SECONDS, SIZE: the range */
+	bool whole;             /* SECONDS: whole seconds only */
+	const char *bad;        /* the error for a bad value, "%s" standing for the value;
+				   NULL: "--NAME wants <what the kind and range say>, not '%s'" */
 };
 
 enum {
@@ -36,6 +58,9 @@ enum {
 struct dp_optval {
 	int id;
 	const char *arg;        /* NULL for flags */
+	long num;               /* INT, SIZE, WORD, SECONDS (rounded down): the value */
+	double seconds;         /* SECONDS: the value */
+	const struct dp_option *opt; /* the table entry */
 };
 
 struct dp_args {
@@ -56,7 +81,7 @@ struct dp_ctx {
 };
 
 struct dispatch_cmd {
-	const char *name;
+	const char *name;             /* a subcommand's is its full name: "hosts show" */
 	const char *summary;          /* one line for 'dispatch -h' */
 	const char *usage;            /* synopsis after "dispatch NAME "; forms split by '\n' */
 	const char *description;      /* a short paragraph for -h */
@@ -64,6 +89,10 @@ struct dispatch_cmd {
 	int min_args, max_args;       /* operand counts; max -1 for no limit */
 	unsigned flags;
 	int (*fn)(struct dp_ctx *ctx, const struct dp_args *args);
+	/* NULL-terminated, or NULL: when given, a first operand names one of them, and
+	 * the dispatcher runs it as a command of its own (its options, operand counts,
+	 * flags; usage and completions list it); the command's own fn gets no operands. */
+	const struct dispatch_cmd *const *subcommands;
 };
 
 /* The sorted command table (cmd/dispatch.c). */
@@ -72,6 +101,8 @@ extern const size_t dispatch_ncommands;
 extern const struct dp_option dispatch_global_options[];
 
 /* cmd/options.c */
+const char *subcommand_word(const struct dispatch_cmd *sub);   /* "show" of "hosts show" */
+bool options_of(const struct dp_option *opts, const struct dp_option *o); /* o in opts */
 int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct dp_ctx *ctx,
 		  struct dp_args *out);
 void args_release(struct dp_args *args);
@@ -81,24 +112,56 @@ const char *options_spelling(const struct dp_option *opts, int id); /* "--chip" 
 /* cmd/output.c: everything that talks to the user goes through here */
 void error_msg(const char *fmt, ...) _printf_(1, 2);     /* "dispatch: <msg>" on stderr */
 void warning_msg(const char *fmt, ...) _printf_(1, 2);   /* "dispatch: warning: <msg>" */
-void notice_msg(const char *fmt, ...) _printf_(1, 2);    /* "dispatch: <msg>": news, not an error */
+void note_msg(const char *fmt, ...) _printf_(1, 2);      /* "dispatch: <msg>": the caller
+							     decides whether to say it */
 void info_msg(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with -v */
 int report_error(const struct dp_error *e);               /* prints, returns the exit status */
 /* -H EXPR: appends the hosts of a hostlist expression not in *hosts yet; 0, or the
  * exit status of a bad expression (reported). */
 int add_hostlist(const char *expr, char ***hosts);
 int usage_error(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* exit 2 */
+/* The same for a command named outright ("" for dispatch itself, "hosts show"). */
+int usage_error_cmd(const char *name, const char *fmt, ...) _printf_(2, 3);
 struct cJSON;
 void json_print(struct cJSON *doc);                       /* prints and frees */
+void json_add_str_or_null(struct cJSON *o, const char *key, const char *value);
+void json_add_int_or_null(struct cJSON *o, const char *key, long value); /* null when < 0 */
+
+/* A text table on stdout: ncols cells a row, added in order; each column as wide as
+ * its widest cell (or cols[c].width, per line as printf's "%-*s"), the last column
+ * never padded. */
+struct table_col {
+	int width;      /* > 0: this fixed width instead of the widest cell's */
+	bool right;     /* right-aligned */
+};
+struct table {
+	size_t ncols;
+	const char *sep;              /* between columns; NULL for two spaces */
+	const struct table_col *cols; /* ncols entries, or NULL: all left-aligned, fitted */
+	bool trim;                    /* no blanks at the end of a line (empty last cells) */
+	char **cells;
+	size_t n;
+};
+void table_add(struct table *t, const char *cell);
+void table_addf(struct table *t, const char *fmt, ...) _printf_(2, 3);
+void table_take(struct table *t, char *cell);            /* takes ownership */
+void table_row(struct table *t, const char *first, ...) __attribute__((sentinel)); /* cells, then NULL */
+void table_print(struct table *t);                       /* prints and empties t */
 bool stdout_is_tty(void);
 bool stderr_is_tty(void);
 
 /* cmd/ssh-tty.c: what ssh_session_open needs, prompts on /dev/tty, -v progress */
 struct ssh_ctx;
+struct strbuf;
 void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
+/* One command on an inventory host (or ssh alias) over a connection of its own:
+ * ssh_session_open then ssh_exec_capture. */
+int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *command,
+		      struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err);
 
-/* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST'; the exit status */
-int hosts_subcommand(struct dp_ctx *ctx, const struct dp_args *args);
+/* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST', subcommands of hosts */
+extern const struct dispatch_cmd dispatch_cmd_hosts_show;
+extern const struct dispatch_cmd dispatch_cmd_hosts_discover;
 
 /* cmd/solve-check.c: solve with --check: asks the hosts that fit on paper what is
  * free now (in parallel) and solves with their answers. res points into *keep: free

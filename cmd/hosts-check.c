@@ -7,11 +7,11 @@
  * reason of a failure.
  */
 #include <cjson/cJSON.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 
 #include "dispatch.h"
+#include "base/fanout.h"
 #include "inventory/inventory.h"
 #include "transport/ssh.h"
 
@@ -47,8 +47,7 @@ struct check {
 	struct ssh_ctx sc;
 	double timeout;
 	struct probe *probes;
-	size_t n, next;
-	pthread_mutex_t lock;
+	size_t n;
 };
 
 static enum probe_status status_of(enum ssh_failure why)
@@ -103,37 +102,10 @@ static void probe_host(const struct check *c, struct probe *p)
 	p->detail = xstrdup(ssh_session_target(s));
 }
 
-static void *worker(void *arg)
+static void probe_nth(void *data, size_t i)
 {
-	struct check *c = arg;
-	for (;;) {
-		pthread_mutex_lock(&c->lock);
-		size_t i = c->next++;
-		pthread_mutex_unlock(&c->lock);
-		if (i >= c->n)
-			return NULL;
-		probe_host(c, &c->probes[i]);
-	}
-}
-
-static void run_probes(struct check *c, long fanout)
-{
-	size_t nthreads = c->n < (size_t)fanout ? c->n : (size_t)fanout;
-	pthread_t *threads = xcalloc(nthreads ? nthreads : 1, sizeof(*threads));
-	pthread_attr_t attr;
-	size_t started = 0;
-
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, THREAD_STACK);
-	for (; started < nthreads; started++)
-		if (pthread_create(&threads[started], &attr, worker, c) != 0)
-			break;
-	pthread_attr_destroy(&attr);
-	if (!started)
-		worker(c);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	free(threads);
+	struct check *c = data;
+	probe_host(c, &c->probes[i]);
 }
 
 static long ms(double seconds)
@@ -170,22 +142,20 @@ static void print_json(const struct check *c)
 
 static void print_table(const struct check *c)
 {
-	int nw = 4, sw = 6;      /* HOST, STATUS */
-	for (size_t i = 0; i < c->n; i++) {
-		int n = (int)strlen(c->probes[i].name);
-		int m = (int)strlen(status_names[c->probes[i].status]);
-		nw = n > nw ? n : nw;
-		sw = m > sw ? m : sw;
-	}
-	printf("%-*s  %-*s  %7s  %s\n", nw, "HOST", sw, "STATUS", "LATENCY", "DETAIL");
+	/* LATENCY at least 7 wide, right-aligned, per line */
+	static const struct table_col cols[] = { { 0 }, { 0 }, { .width = 7, .right = true }, { 0 } };
+	struct table t = { .ncols = 4, .cols = cols };
+	table_row(&t, "HOST", "STATUS", "LATENCY", "DETAIL", NULL);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct probe *p = &c->probes[i];
-		char latency[32] = "-";
+		table_row(&t, p->name, status_names[p->status], NULL);
 		if (p->status == PROBE_OK)
-			snprintf(latency, sizeof(latency), "%ld ms", ms(p->connect_s + p->exec_s));
-		printf("%-*s  %-*s  %7s  %s\n", nw, p->name, sw, status_names[p->status],
-		       latency, p->detail);
+			table_addf(&t, "%ld ms", ms(p->connect_s + p->exec_s));
+		else
+			table_add(&t, "-");
+		table_add(&t, p->detail);
 	}
+	table_print(&t);
 }
 
 int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout)
@@ -199,7 +169,6 @@ int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout)
 	c.sc.batch_mode = true;
 	c.sc.attempts = 1;
 	c.sc.connect_timeout = timeout;
-	pthread_mutex_init(&c.lock, NULL);
 	c.probes = xcalloc(c.n ? c.n : 1, sizeof(*c.probes));
 	for (size_t i = 0; i < c.n; i++) {
 		c.probes[i].name = names[i];
@@ -207,7 +176,7 @@ int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout)
 	}
 
 	signal(SIGPIPE, SIG_IGN);
-	run_probes(&c, fanout);
+	fanout_run(c.n, (size_t)fanout, THREAD_STACK, probe_nth, &c);
 
 	if (ctx->json)
 		print_json(&c);
@@ -222,6 +191,5 @@ int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout)
 	for (size_t i = 0; i < c.n; i++)
 		free(c.probes[i].detail);
 	free(c.probes);
-	pthread_mutex_destroy(&c.lock);
 	return failed ? DPE_FAIL : 0;
 }

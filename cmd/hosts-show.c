@@ -5,11 +5,10 @@
  * ready-to-paste inventory entry (discover).
  */
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <stdio.h>
 
-#include "inventory/chips.h"
 #include "dispatch.h"
+#include "host_entry.h"
 #include "host_facts.h"
 #include "inventory/inventory.h"
 #include "transport/ssh.h"
@@ -41,14 +40,6 @@ static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, 
 	return 0;
 }
 
-static void add_str_or_null(cJSON *j, const char *key, const char *value)
-{
-	if (value)
-		cJSON_AddStringToObject(j, key, value);
-	else
-		cJSON_AddNullToObject(j, key);
-}
-
 /* "a100 2/4, 4/8" style cells: per type, a/b. */
 static char *gpu_cell_partition(const struct slurm_partition_gpus *g, size_t n)
 {
@@ -73,60 +64,9 @@ static char *gpu_cell_node(const struct slurm_node *node)
 	return strbuf_detach(&sb);
 }
 
-/* A table: rows of cells, NULL-terminated per row; columns padded, the last not. */
-struct table {
-	char ***rows;
-	size_t n;
-};
-
-static void table_add(struct table *t, char **row)
-{
-	t->rows = xrealloc(t->rows, (t->n + 1) * sizeof(*t->rows));
-	t->rows[t->n++] = row;
-}
-
-static void table_print(struct table *t)
-{
-	size_t w[16] = { 0 };
-	for (size_t i = 0; i < t->n; i++)
-		for (size_t c = 0; t->rows[i][c] && c < 16; c++)
-			if (strlen(t->rows[i][c]) > w[c])
-				w[c] = strlen(t->rows[i][c]);
-	for (size_t i = 0; i < t->n; i++) {
-		struct strbuf line = STRBUF_INIT;
-		for (size_t c = 0; t->rows[i][c] && c < 16; c++) {
-			if (c)
-				strbuf_adds(&line, "  ");
-			if (t->rows[i][c + 1])
-				strbuf_addf(&line, "%-*s", (int)w[c], t->rows[i][c]);
-			else
-				strbuf_adds(&line, t->rows[i][c]);
-		}
-		while (line.len && line.buf[line.len - 1] == ' ')
-			line.buf[--line.len] = '\0';
-		puts(line.buf);
-		strbuf_release(&line);
-		strv_free(t->rows[i]);
-	}
-	free(t->rows);
-	t->rows = NULL;
-	t->n = 0;
-}
-
-static char **row(const char *first, ...)
-{
-	char **r = NULL;
-	va_list ap;
-	va_start(ap, first);
-	for (const char *s = first; s; s = va_arg(ap, const char *))
-		strv_add(&r, s);
-	va_end(ap);
-	return r;
-}
-
 static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 {
-	struct table t = { 0 };
+	struct table t = { .ncols = 7, .trim = true };
 	int gpus = 0, free_gpus = 0;
 	for (size_t i = 0; i < sl->nnodes; i++) {
 		gpus += slurm_node_gpus_total(&sl->nodes[i], NULL);
@@ -137,8 +77,8 @@ static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 	       sl->npartitions == 1 ? "" : "s", sl->nnodes, sl->nnodes == 1 ? "" : "s", gpus,
 	       gpus == 1 ? "" : "s", free_gpus);
 
-	table_add(&t, row("PARTITION", "STATE", "NODES", "CPUS", "MAX TIME", "DEFAULT TIME",
-			  "GPUS FREE/TOTAL", NULL));
+	table_row(&t, "PARTITION", "STATE", "NODES", "CPUS", "MAX TIME", "DEFAULT TIME",
+			  "GPUS FREE/TOTAL", NULL);
 	for (size_t i = 0; i < sl->npartitions; i++) {
 		const struct slurm_partition *p = &sl->partitions[i];
 		struct slurm_partition_gpus *g;
@@ -148,14 +88,15 @@ static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 		_cleanup_free_ char *nodes = xasprintf("%ld", p->total_nodes);
 		_cleanup_free_ char *cpus = xasprintf("%ld", p->total_cpus);
 		_cleanup_free_ char *cell = gpu_cell_partition(g, ng);
-		table_add(&t, row(name, p->state, nodes, cpus, p->max_time, p->default_time, cell, NULL));
+		table_row(&t, name, p->state, nodes, cpus, p->max_time, p->default_time, cell, NULL);
 		slurm_partition_gpus_free(g, ng);
 	}
 	table_print(&t);
 	putchar('\n');
 
-	table_add(&t, row("NODE", "STATE", "CPUS ALLOC/TOTAL", "GPUS USED/TOTAL", "PARTITIONS",
-			  "REASON", NULL));
+	t.ncols = 6;
+	table_row(&t, "NODE", "STATE", "CPUS ALLOC/TOTAL", "GPUS USED/TOTAL", "PARTITIONS",
+			  "REASON", NULL);
 	for (size_t i = 0; i < sl->nnodes; i++) {
 		const struct slurm_node *n = &sl->nodes[i];
 		_cleanup_free_ char *cpus = xasprintf("%ld/%ld", n->cpus_alloc, n->cpus);
@@ -163,8 +104,8 @@ static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 		struct strbuf parts = STRBUF_INIT;
 		for (size_t j = 0; n->partitions && n->partitions[j]; j++)
 			strbuf_addf(&parts, "%s%s", j ? "," : "", n->partitions[j]);
-		table_add(&t, row(n->name, n->state, cpus, cell, parts.len ? parts.buf : "-",
-				  n->reason ? n->reason : "", NULL));
+		table_row(&t, n->name, n->state, cpus, cell, parts.len ? parts.buf : "-",
+				  n->reason ? n->reason : "", NULL);
 		strbuf_release(&parts);
 	}
 	table_print(&t);
@@ -183,16 +124,16 @@ static void show_gpus_text(const char *host, const struct host_facts *f)
 		nfree += !f->gpus.gpus[i].busy;
 	printf("%s: nvidia-smi, %zu GPU%s (%zu free now)\n\n", host, f->gpus.n,
 	       f->gpus.n == 1 ? "" : "s", nfree);
-	struct table t = { 0 };
-	table_add(&t, row("GPU", "CHIP", "MEMORY", "PROCESSES", "USED", "STATE", "NAME", NULL));
+	struct table t = { .ncols = 7, .trim = true };
+	table_row(&t, "GPU", "CHIP", "MEMORY", "PROCESSES", "USED", "STATE", "NAME", NULL);
 	for (size_t i = 0; i < f->gpus.n; i++) {
 		const struct nvidia_gpu *g = &f->gpus.gpus[i];
 		_cleanup_free_ char *idx = xasprintf("%d", g->index);
 		_cleanup_free_ char *mem = g->memory_mib >= 0 ? xasprintf("%ld MiB", g->memory_mib) : xstrdup("?");
 		_cleanup_free_ char *procs = xasprintf("%d", g->processes);
 		_cleanup_free_ char *used = g->used_mib >= 0 ? xasprintf("%ld MiB", g->used_mib) : xstrdup("?");
-		table_add(&t, row(idx, g->chip ? g->chip : "(unknown)", mem, procs, used,
-				  g->busy ? "busy" : "free", g->name, NULL));
+		table_row(&t, idx, g->chip ? g->chip : "(unknown)", mem, procs, used,
+				  g->busy ? "busy" : "free", g->name, NULL);
 	}
 	table_print(&t);
 }
@@ -206,16 +147,10 @@ static cJSON *gpus_json(const struct host_facts *f)
 		cJSON_AddNumberToObject(j, "index", g->index);
 		cJSON_AddStringToObject(j, "uuid", g->uuid);
 		cJSON_AddStringToObject(j, "name", g->name);
-		add_str_or_null(j, "chip", g->chip);
-		if (g->memory_mib >= 0)
-			cJSON_AddNumberToObject(j, "memory_mib", (double)g->memory_mib);
-		else
-			cJSON_AddNullToObject(j, "memory_mib");
+		json_add_str_or_null(j, "chip", g->chip);
+		json_add_int_or_null(j, "memory_mib", g->memory_mib);
 		cJSON_AddNumberToObject(j, "processes", g->processes);
-		if (g->used_mib >= 0)
-			cJSON_AddNumberToObject(j, "used_mib", (double)g->used_mib);
-		else
-			cJSON_AddNullToObject(j, "used_mib");
+		json_add_int_or_null(j, "used_mib", g->used_mib);
 		cJSON_AddBoolToObject(j, "busy", g->busy);
 		cJSON_AddItemToArray(arr, j);
 	}
@@ -228,8 +163,8 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "host", host);
 	cJSON_AddStringToObject(doc, "kind", f->slurm ? "slurm" : "plain");
-	add_str_or_null(doc, "slurm_version", sl->version);
-	add_str_or_null(doc, "slurm_error", f->slurm_error);
+	json_add_str_or_null(doc, "slurm_version", sl->version);
+	json_add_str_or_null(doc, "slurm_error", f->slurm_error);
 	cJSON *parts = cJSON_AddArrayToObject(doc, "partitions");
 	for (size_t i = 0; i < sl->npartitions; i++) {
 		const struct slurm_partition *p = &sl->partitions[i];
@@ -249,7 +184,7 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 		slurm_partition_gpus(sl, p->name, &g, &ng);
 		for (size_t k = 0; k < ng; k++) {
 			cJSON *x = cJSON_CreateObject();
-			add_str_or_null(x, "type", g[k].type);
+			json_add_str_or_null(x, "type", g[k].type);
 			cJSON_AddNumberToObject(x, "total", g[k].total);
 			cJSON_AddNumberToObject(x, "used", g[k].used);
 			cJSON_AddNumberToObject(x, "free", g[k].free);
@@ -271,11 +206,11 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 		cJSON *pa = cJSON_AddArrayToObject(j, "partitions");
 		for (size_t k = 0; n->partitions && n->partitions[k]; k++)
 			cJSON_AddItemToArray(pa, cJSON_CreateString(n->partitions[k]));
-		add_str_or_null(j, "reason", n->reason);
+		json_add_str_or_null(j, "reason", n->reason);
 		cJSON *ga = cJSON_AddArrayToObject(j, "gpus");
 		for (size_t k = 0; k < n->ngpus; k++) {
 			cJSON *x = cJSON_CreateObject();
-			add_str_or_null(x, "type", n->gpus[k].type);
+			json_add_str_or_null(x, "type", n->gpus[k].type);
 			cJSON_AddNumberToObject(x, "total", n->gpus[k].total);
 			cJSON_AddNumberToObject(x, "used", n->gpus[k].used);
 			cJSON_AddNumberToObject(x, "free", n->usable ? n->gpus[k].total - n->gpus[k].used : 0);
@@ -283,10 +218,7 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 		}
 		cJSON_AddItemToArray(nodes, j);
 	}
-	if (f->gpu_tool)
-		cJSON_AddStringToObject(doc, "gpu_tool", "nvidia-smi");
-	else
-		cJSON_AddNullToObject(doc, "gpu_tool");
+	json_add_str_or_null(doc, "gpu_tool", f->gpu_tool ? "nvidia-smi" : NULL);
 	cJSON_AddItemToObject(doc, "gpus", gpus_json(f));
 	return doc;
 }
@@ -308,247 +240,57 @@ static int hosts_show(struct dp_ctx *ctx, const char *host)
 	return 0;
 }
 
-/* ---- discover ---- */
+/* ---- discover: the entry is lib/host_entry.h's ---- */
 
-/* The inventory chip whose gres_mapping is this GRES type, or NULL. */
-static const char *chip_of_gres(const struct inventory *inv, const char *type)
+/* The fields in the order of the text: a SLURM entry's partitions first, a plain
+ * one's chips. */
+static cJSON *entry_json(const struct host_entry *e)
 {
-	for (size_t i = 0; inv && type && i < inv->ngres_mapping; i++)
-		if (streq(inv->gres_mapping[i].value, type))
-			return inv->gres_mapping[i].key;
-	return NULL;
-}
-
-/* YAML needs no quotes for plain host and partition names. */
-static void yaml_scalar(struct strbuf *sb, const char *s)
-{
-	bool plain = *s && (isalnum((unsigned char)*s) || *s == '_');
-	for (const char *p = s; *p && plain; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("._-/", *p))
-			plain = false;
-	if (plain && !streq(s, "true") && !streq(s, "false") && !streq(s, "null") && !streq(s, "yes") &&
-	    !streq(s, "no")) {
-		strbuf_adds(sb, s);
-		return;
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "name", e->name);
+	cJSON_AddStringToObject(j, "ssh", e->ssh);
+	cJSON_AddStringToObject(j, "type", e->type);
+	json_add_str_or_null(j, "cluster", e->cluster);
+	bool slurm = streq(e->type, "slurm");
+	cJSON *parts = NULL, *cpu = NULL;
+	if (slurm) {
+		parts = cJSON_AddArrayToObject(j, "partitions");
+		cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
 	}
-	strbuf_addch(sb, '"');
-	for (const char *p = s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			strbuf_addch(sb, '\\');
-		strbuf_addch(sb, *p);
+	cJSON *chips = cJSON_AddObjectToObject(j, "chips");
+	cJSON *unmapped = cJSON_AddArrayToObject(j, "unmapped");
+	if (!slurm) {
+		parts = cJSON_AddArrayToObject(j, "partitions");
+		cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
 	}
-	strbuf_addch(sb, '"');
-}
-
-/* The inventory key for a destination: user@host:port -> host. */
-static char *entry_name(const char *host)
-{
-	const char *at = strrchr(host, '@');
-	const char *s = at ? at + 1 : host;
-	return xstrndup(s, strcspn(s, ":"));
-}
-
-struct discovered {
-	char *name, *cluster;
-	bool cluster_known;
-	struct strbuf yaml;
-	cJSON *json;
-};
-
-static void cluster_for(const struct dp_ctx *ctx, const char *host, struct discovered *d)
-{
-	const struct inventory *inv = ctx->inv;
-	const struct inv_host *h = inv ? inventory_host(inv, host) : NULL;
-	d->cluster_known = true;
-	if (h)
-		d->cluster = xstrdup(h->cluster_name);
-	else if (inv && inv->nclusters == 1)
-		d->cluster = xstrdup(inv->clusters[0].name);
-	else {
-		d->cluster = xstrdup("CLUSTER");
-		d->cluster_known = false;
-	}
-}
-
-static void entry_head(struct discovered *d, const char *host, const char *type)
-{
-	struct strbuf *y = &d->yaml;
-	yaml_scalar(y, d->name);
-	strbuf_adds(y, ":\n  ssh: ");
-	yaml_scalar(y, host);
-	strbuf_adds(y, "\n  cluster: ");
-	yaml_scalar(y, d->cluster);
-	strbuf_adds(y, d->cluster_known ? "\n" : "    # the name of its entry under clusters:\n");
-	strbuf_addf(y, "  type: %s\n", type);
-	cJSON_AddStringToObject(d->json, "name", d->name);
-	cJSON_AddStringToObject(d->json, "ssh", host);
-	cJSON_AddStringToObject(d->json, "type", type);
-	if (d->cluster_known)
-		cJSON_AddStringToObject(d->json, "cluster", d->cluster);
-	else
-		cJSON_AddNullToObject(d->json, "cluster");
-}
-
-static void discover_slurm(const struct dp_ctx *ctx, const char *host, const struct slurm_facts *sl,
-			   struct discovered *d)
-{
-	struct strbuf *y = &d->yaml;
-	const struct inventory *inv = ctx->inv;
-	strbuf_addf(y, "# dispatch hosts discover %s: SLURM %s, %zu partitions, %zu nodes\n", host,
-		    sl->version ? sl->version : "(version unknown)", sl->npartitions, sl->nnodes);
-	entry_head(d, host, "slurm");
-
-	cJSON *parts = cJSON_AddArrayToObject(d->json, "partitions");
-	cJSON *cpu = cJSON_AddArrayToObject(d->json, "cpu_partitions");
-	struct strbuf cpus = STRBUF_INIT;
-	bool any_gpu_partition = false;
-	for (size_t i = 0; i < sl->npartitions; i++) {
-		const struct slurm_partition *p = &sl->partitions[i];
-		struct slurm_partition_gpus *g;
-		size_t ng;
-		slurm_partition_gpus(sl, p->name, &g, &ng);
-		int total = 0;
-		for (size_t k = 0; k < ng; k++)
-			total += g[k].total;
+	for (size_t i = 0; i < e->npartitions; i++) {
+		const struct host_entry_partition *p = &e->partitions[i];
 		cJSON *pj = cJSON_CreateObject();
 		cJSON_AddStringToObject(pj, "name", p->name);
 		cJSON_AddBoolToObject(pj, "default", p->is_default);
 		cJSON *gj = cJSON_AddObjectToObject(pj, "gpus");
-		for (size_t k = 0; k < ng; k++)
-			cJSON_AddNumberToObject(gj, g[k].type ? g[k].type : "", g[k].total);
-		if (total == 0) {
-			strbuf_adds(&cpus, cpus.len ? ", " : "");
-			yaml_scalar(&cpus, p->name);
-			cJSON_AddItemToArray(cpu, cJSON_CreateString(p->name));
-			cJSON_Delete(pj);
-			slurm_partition_gpus_free(g, ng);
-			continue;
-		}
+		for (size_t k = 0; k < p->ngpus; k++)
+			cJSON_AddNumberToObject(gj, p->gpus[k].type ? p->gpus[k].type : "", p->gpus[k].total);
 		cJSON_AddItemToArray(parts, pj);
-		if (!any_gpu_partition)
-			strbuf_adds(y, "  partitions:\n");
-		any_gpu_partition = true;
-		strbuf_adds(y, "    - ");
-		if (p->is_default) {
-			strbuf_adds(y, "{name: ");
-			yaml_scalar(y, p->name);
-			strbuf_adds(y, ", default: true}");
+	}
+	for (size_t i = 0; e->cpu_partitions && e->cpu_partitions[i]; i++)
+		cJSON_AddItemToArray(cpu, cJSON_CreateString(e->cpu_partitions[i]));
+	for (size_t i = 0; i < e->nchips; i++)
+		cJSON_AddNumberToObject(chips, e->chips[i].chip, e->chips[i].count);
+	for (size_t i = 0; i < e->nunmapped; i++) {
+		const struct host_entry_unmapped *u = &e->unmapped[i];
+		cJSON *uj = cJSON_CreateObject();
+		if (slurm) {
+			json_add_str_or_null(uj, "gres_type", u->gres_type);
 		} else {
-			yaml_scalar(y, p->name);
+			cJSON_AddStringToObject(uj, "name", u->name);
+			cJSON_AddNumberToObject(uj, "memory_mib", (double)u->memory_mib);
 		}
-		strbuf_addf(y, "    # %ld node%s, GPUs:", p->total_nodes, p->total_nodes == 1 ? "" : "s");
-		for (size_t k = 0; k < ng; k++)
-			strbuf_addf(y, "%s %d %s", k ? "," : "", g[k].total, g[k].type ? g[k].type : "untyped");
-		if (!p->up)
-			strbuf_addf(y, " (state %s)", p->state);
-		strbuf_addch(y, '\n');
-		slurm_partition_gpus_free(g, ng);
+		cJSON_AddNumberToObject(uj, "count", u->count);
+		cJSON_AddItemToArray(unmapped, uj);
 	}
-	bool any_cpu_partition = cpus.len > 0;
-	if (any_cpu_partition)
-		strbuf_addf(y, "  cpu_partitions: [%s]    # no GPUs\n", cpus.buf);
-	strbuf_release(&cpus);
-
-	/* The cluster's GPUs by type, all nodes. */
-	struct slurm_partition_gpus *all = NULL;
-	size_t nall = 0;
-	for (size_t i = 0; i < sl->nnodes; i++)
-		for (size_t k = 0; k < sl->nodes[i].ngpus; k++) {
-			const struct slurm_gpus *x = &sl->nodes[i].gpus[k];
-			size_t j = 0;
-			while (j < nall && !streq_ptr(all[j].type, x->type))
-				j++;
-			if (j == nall) {
-				all = xrealloc(all, (nall + 1) * sizeof(*all));
-				all[nall++] = (struct slurm_partition_gpus){ .type = x->type ? xstrdup(x->type) : NULL };
-			}
-			all[j].total += x->total;
-		}
-	cJSON *chips = cJSON_AddObjectToObject(d->json, "chips");
-	cJSON *unmapped = cJSON_AddArrayToObject(d->json, "unmapped");
-	bool any_chip = false;
-	struct strbuf notes = STRBUF_INIT;
-	for (size_t j = 0; j < nall; j++) {
-		const char *chip = chip_of_gres(inv, all[j].type);
-		if (chip) {
-			if (!any_chip)
-				strbuf_adds(y, "  chips:    # the cluster's GPUs: a limit, lower it to cap your use\n");
-			any_chip = true;
-			strbuf_addf(y, "    %s: %d    # gres type %s\n", chip, all[j].total, all[j].type);
-			cJSON_AddNumberToObject(chips, chip, all[j].total);
-			continue;
-		}
-		cJSON *u = cJSON_CreateObject();
-		add_str_or_null(u, "gres_type", all[j].type);
-		cJSON_AddNumberToObject(u, "count", all[j].total);
-		cJSON_AddItemToArray(unmapped, u);
-		if (!all[j].type) {
-			strbuf_addf(&notes, "  # %d untyped GPUs (gpu:N): only jobs for any GPU go there\n",
-				    all[j].total);
-			continue;
-		}
-		strbuf_addf(&notes, "  # gres type '%s' (%d GPUs) has no gres_mapping: add 'CHIP: %s' under "
-			    "gres_mapping:%s\n", all[j].type, all[j].total, all[j].type,
-			    chip_suggestion(all[j].type));
-	}
-	strbuf_add(y, notes.buf, notes.len);
-	strbuf_release(&notes);
-	slurm_partition_gpus_free(all, nall);
-	if (!any_gpu_partition && !any_cpu_partition)
-		strbuf_adds(y, "  # no partitions\n");
-}
-
-static void discover_plain(const char *host, const struct host_facts *f, struct discovered *d)
-{
-	struct strbuf *y = &d->yaml;
-	if (f->gpu_tool)
-		strbuf_addf(y, "# dispatch hosts discover %s: nvidia-smi, %zu GPU%s\n", host, f->gpus.n,
-			    f->gpus.n == 1 ? "" : "s");
-	else
-		strbuf_addf(y, "# dispatch hosts discover %s: no nvidia-smi, no SLURM%s%s\n", host,
-			    f->slurm_error ? " (sbatch is installed, but " : "",
-			    f->slurm_error ? "scontrol fails)" : "");
-	entry_head(d, host, "plain");
-	cJSON *chips = cJSON_AddObjectToObject(d->json, "chips");
-	cJSON *unmapped = cJSON_AddArrayToObject(d->json, "unmapped");
-	cJSON_AddArrayToObject(d->json, "partitions");
-	cJSON_AddArrayToObject(d->json, "cpu_partitions");
-	struct strbuf notes = STRBUF_INIT;
-	size_t nchips = 0;
-	/* count per chip, in the order first seen */
-	for (size_t i = 0; i < f->gpus.n; i++) {
-		const struct nvidia_gpu *g = &f->gpus.gpus[i];
-		bool seen = false;
-		for (size_t k = 0; k < i; k++)
-			if (g->chip ? streq_ptr(f->gpus.gpus[k].chip, g->chip)
-				    : (!f->gpus.gpus[k].chip && streq(f->gpus.gpus[k].name, g->name)))
-				seen = true;
-		if (seen)
-			continue;
-		int count = 0;
-		for (size_t k = i; k < f->gpus.n; k++)
-			if (g->chip ? streq_ptr(f->gpus.gpus[k].chip, g->chip)
-				    : (!f->gpus.gpus[k].chip && streq(f->gpus.gpus[k].name, g->name)))
-				count++;
-		if (g->chip) {
-			if (!nchips++)
-				strbuf_adds(y, "  chips:\n");
-			strbuf_addf(y, "    %s: %d    # %s, %ld MiB\n", g->chip, count, g->name, g->memory_mib);
-			cJSON_AddNumberToObject(chips, g->chip, count);
-		} else {
-			strbuf_addf(&notes, "  # %d x '%s' (%ld MiB): not in the chip catalogue\n", count,
-				    g->name, g->memory_mib);
-			cJSON *u = cJSON_CreateObject();
-			cJSON_AddStringToObject(u, "name", g->name);
-			cJSON_AddNumberToObject(u, "memory_mib", (double)g->memory_mib);
-			cJSON_AddNumberToObject(u, "count", count);
-			cJSON_AddItemToArray(unmapped, u);
-		}
-	}
-	if (!nchips)
-		strbuf_addf(y, "  chips: {}%s\n", f->gpu_tool ? "" : "    # no nvidia-smi on the host: a CPU-only host");
-	strbuf_add(y, notes.buf, notes.len);
-	strbuf_release(&notes);
+	cJSON_AddStringToObject(j, "yaml", e->yaml.buf);
+	return j;
 }
 
 static int hosts_discover(struct dp_ctx *ctx, const char *host)
@@ -557,39 +299,49 @@ static int hosts_discover(struct dp_ctx *ctx, const char *host)
 	int r = fetch(ctx, host, HOST_FACTS_AUTO, &f);
 	if (r)
 		return r;
-	struct discovered d = { .name = entry_name(host), .yaml = STRBUF_INIT, .json = cJSON_CreateObject() };
-	cluster_for(ctx, host, &d);
-	if (f.slurm)
-		discover_slurm(ctx, host, &f.sl, &d);
+	struct host_entry e;
+	host_entry_make(ctx->inv, host, &f, &e);
+	if (ctx->json)
+		json_print(entry_json(&e));
 	else
-		discover_plain(host, &f, &d);
-	if (ctx->json) {
-		cJSON_AddStringToObject(d.json, "yaml", d.yaml.buf);
-		json_print(d.json);
-	} else {
-		fputs(d.yaml.buf, stdout);
-		cJSON_Delete(d.json);
-	}
-	strbuf_release(&d.yaml);
-	free(d.name);
-	free(d.cluster);
+		fputs(e.yaml.buf, stdout);
+	host_entry_release(&e);
 	host_facts_release(&f);
 	return 0;
 }
 
-int hosts_subcommand(struct dp_ctx *ctx, const struct dp_args *args)
+static int cmd_hosts_show(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	static const char *const words[] = { "show", "discover" };
-	const char *what = args->pos[0];
-	if (!streq(what, "show") && !streq(what, "discover")) {
-		const char *guess = suggest_word(what, (const char **)words, ARRAY_SIZE(words));
-		if (guess)
-			return usage_error(ctx, "'hosts %s' is not a hosts command (did you mean '%s'?)", what, guess);
-		return usage_error(ctx, "'hosts %s' is not a hosts command: 'show HOST' or 'discover HOST'", what);
-	}
-	if (args->npos != 2)
-		return usage_error(ctx, "'hosts %s' needs one HOST", what);
-	if (args->nopts)
-		return usage_error(ctx, "'hosts %s' takes no options but the global ones (--json, -v)", what);
-	return streq(what, "show") ? hosts_show(ctx, args->pos[1]) : hosts_discover(ctx, args->pos[1]);
+	return hosts_show(ctx, args->pos[0]);
 }
+
+static int cmd_hosts_discover(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	return hosts_discover(ctx, args->pos[0]);
+}
+
+static const struct dp_option no_options[] = { { 0 } };
+
+/* Subcommands of hosts (cmd/cmd-hosts.c lists them): -h, the man page and the
+ * completions are those of hosts. */
+const struct dispatch_cmd dispatch_cmd_hosts_show = {
+	.name = "hosts show",
+	.summary = "a host's partitions, nodes and free GPUs",
+	.usage = "HOST",
+	.opts = no_options,
+	.min_args = 1,
+	.max_args = 1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_hosts_show,
+};
+
+const struct dispatch_cmd dispatch_cmd_hosts_discover = {
+	.name = "hosts discover",
+	.summary = "an inventory entry for a host, from sinfo or nvidia-smi",
+	.usage = "HOST",
+	.opts = no_options,
+	.min_args = 1,
+	.max_args = 1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_hosts_discover,
+};

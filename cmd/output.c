@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Messages to the user: errors and notes on stderr, results (and --json) on stdout. */
+/*
+ * Messages to the user: errors and notes on stderr, results (and --json) on stdout,
+ * with the pieces every command prints with: JSON values that may be null, and
+ * text tables whose columns are as wide as their widest cell.
+ */
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "dispatch.h"
+#include "base/strbuf.h"
 #include "slurm/hostlist.h"
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap) _printf_(2, 0);
@@ -25,19 +30,19 @@ void error_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
-void notice_msg(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
-}
-
 void warning_msg(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void note_msg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
 	va_end(ap);
 }
 
@@ -69,13 +74,30 @@ int add_hostlist(const char *expr, char ***hosts)
 	return 0;
 }
 
+/* A subcommand's options are in its command's -h: "hosts show" points to hosts. */
+static void try_help(const char *name)
+{
+	fprintf(stderr, "Try 'dispatch%s%.*s -h' for the options.\n", name && name[0] ? " " : "",
+		name ? (int)strcspn(name, " ") : 0, name ? name : "");
+}
+
 int usage_error(const struct dp_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg("", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try 'dispatch %s -h' for the options.\n", ctx->cmd ? ctx->cmd->name : "");
+	try_help(ctx->cmd ? ctx->cmd->name : NULL);
+	return DPE_INPUT;
+}
+
+int usage_error_cmd(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	try_help(name);
 	return DPE_INPUT;
 }
 
@@ -88,6 +110,95 @@ void json_print(cJSON *doc)
 	fputc('\n', stdout);
 	free(s);
 	cJSON_Delete(doc);
+}
+
+void json_add_str_or_null(cJSON *o, const char *key, const char *value)
+{
+	if (value)
+		cJSON_AddStringToObject(o, key, value);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+void json_add_int_or_null(cJSON *o, const char *key, long value)
+{
+	if (value >= 0)
+		cJSON_AddNumberToObject(o, key, (double)value);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+/* ---- tables ---- */
+
+void table_take(struct table *t, char *cell)
+{
+	t->cells = xrealloc(t->cells, (t->n + 1) * sizeof(*t->cells));
+	t->cells[t->n++] = cell;
+}
+
+void table_add(struct table *t, const char *cell)
+{
+	table_take(t, xstrdup(cell));
+}
+
+void table_addf(struct table *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	table_take(t, strbuf_detach(&sb));
+}
+
+void table_row(struct table *t, const char *first, ...)
+{
+	va_list ap;
+	va_start(ap, first);
+	for (const char *s = first; s; s = va_arg(ap, const char *))
+		table_add(t, s);
+	va_end(ap);
+}
+
+void table_print(struct table *t)
+{
+	size_t nc = t->ncols, nrows = nc ? t->n / nc : 0;
+	size_t *w = xcalloc(nc ? nc : 1, sizeof(*w));
+	for (size_t c = 0; c < nc; c++) {
+		if (t->cols && t->cols[c].width > 0) {
+			w[c] = (size_t)t->cols[c].width;
+			continue;
+		}
+		for (size_t i = 0; i < nrows; i++)
+			if (strlen(t->cells[i * nc + c]) > w[c])
+				w[c] = strlen(t->cells[i * nc + c]);
+	}
+	struct strbuf line = STRBUF_INIT;
+	for (size_t i = 0; i < nrows; i++) {
+		strbuf_reset(&line);
+		for (size_t c = 0; c < nc; c++) {
+			const char *cell = t->cells[i * nc + c];
+			if (c)
+				strbuf_adds(&line, t->sep ? t->sep : "  ");
+			if (c + 1 == nc)
+				strbuf_adds(&line, cell);
+			else if (t->cols && t->cols[c].right)
+				strbuf_addf(&line, "%*s", (int)w[c], cell);
+			else
+				strbuf_addf(&line, "%-*s", (int)w[c], cell);
+		}
+		while (t->trim && line.len && line.buf[line.len - 1] == ' ')
+			line.buf[--line.len] = '\0';
+		strbuf_addch(&line, '\n');
+		fputs(line.buf, stdout);
+	}
+	strbuf_release(&line);
+	for (size_t i = 0; i < t->n; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(w);
+	t->cells = NULL;
+	t->n = 0;
 }
 
 bool stdout_is_tty(void)

@@ -6,10 +6,10 @@
  * again with the answers (lib/solver.h). Inventory entries that share an ssh
  * destination and type share one answer.
  */
-#include <pthread.h>
 #include <stdio.h>
 
 #include "dispatch.h"
+#include "base/fanout.h"
 #include "host_facts.h"
 #include "inventory/inventory.h"
 #include "solver.h"
@@ -31,9 +31,8 @@ struct check_state {
 	struct solve_live *live;
 	size_t nlive;
 	struct asked *asked;
-	size_t nasked, next;
+	size_t nasked;
 	const struct ssh_ctx *sc;
-	pthread_mutex_t lock;
 };
 
 static void ask_one(const struct ssh_ctx *sc, struct asked *a)
@@ -48,17 +47,10 @@ static void ask_one(const struct ssh_ctx *sc, struct asked *a)
 	a->ok = true;
 }
 
-static void *worker(void *arg)
+static void ask_nth(void *data, size_t i)
 {
-	struct check_state *st = arg;
-	for (;;) {
-		pthread_mutex_lock(&st->lock);
-		size_t i = st->next++;
-		pthread_mutex_unlock(&st->lock);
-		if (i >= st->nasked)
-			return NULL;
-		ask_one(st->sc, &st->asked[i]);
-	}
+	struct check_state *st = data;
+	ask_one(st->sc, &st->asked[i]);
 }
 
 static size_t asked_index(struct check_state *st, const struct inv_host *h)
@@ -81,19 +73,7 @@ static void ask_all(const struct dp_ctx *ctx, struct check_state *st)
 	sc.connect_timeout = CHECK_CONNECT_TIMEOUT;
 	sc.attempts = 1;
 	st->sc = &sc;
-	pthread_mutex_init(&st->lock, NULL);
-	size_t n = st->nasked < CHECK_FANOUT ? st->nasked : CHECK_FANOUT;
-	pthread_t *threads = xcalloc(n + 1, sizeof(*threads));
-	size_t started = 0;
-	for (; started < n; started++)
-		if (pthread_create(&threads[started], NULL, worker, st) != 0)
-			break;
-	if (started == 0)
-		worker(st);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	free(threads);
-	pthread_mutex_destroy(&st->lock);
+	fanout_run(st->nasked, CHECK_FANOUT, 0, ask_nth, st);
 }
 
 static void state_free(struct check_state *st)

@@ -106,7 +106,7 @@ static void log_line(void *data, const char *msg)
 {
 	(void)data;
 	pthread_mutex_lock(&tty_lock);
-	fprintf(stderr, "dispatch: %s\n", msg);
+	note_msg("%s", msg);
 	pthread_mutex_unlock(&tty_lock);
 }
 
@@ -134,4 +134,15 @@ void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc)
 		sc->prompt = tty_prompt;
 	if (ctx->verbosity > 0)
 		sc->log = log_line;
+}
+
+int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *command,
+		      struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err)
+{
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, err) < 0)
+		return -1;
+	return ssh_exec_capture(ss, command, NULL, out, errout, status, err);
 }

@@ -159,6 +159,21 @@ const char *suggest_word(const char *word, const char *const *candidates, size_t
 	return best_d <= limit ? best : NULL;
 }
 
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 char *read_file(const char *path, size_t *len)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "rb");

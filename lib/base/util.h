@@ -62,6 +62,9 @@ bool parse_long(const char *s, long min, long max, long *out);
 /* The candidate closest to word (edit distance), or NULL when none is close. */
 const char *suggest_word(const char *word, const char *const *candidates, size_t n);
 
+/* Write all of buf to fd, through short writes and EINTR; 0, or -1 with errno set. */
+int write_all(int fd, const void *buf, size_t len);
+
 /* Read a whole file (NUL-terminated); NULL with errno set on failure. */
 char *read_file(const char *path, size_t *len);
 

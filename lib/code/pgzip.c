@@ -140,7 +140,8 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-struct pgzip *pgzip_new(int level, int threads, dp_write_fn write, void *arg)
+struct pgzip *pgzip_new(int level, int threads, dp_write_fn write, void *arg,
+			struct dp_error *err)
 {
 	struct pgzip *z = xcalloc(1, sizeof(*z));
 	z->level = level >= 1 && level <= 9 ? level : 6;
@@ -157,9 +158,15 @@ struct pgzip *pgzip_new(int level, int threads, dp_write_fn write, void *arg)
 	pthread_cond_init(&z->work, NULL);
 	pthread_cond_init(&z->done, NULL);
 	z->threads = xcalloc(z->nthreads, sizeof(*z->threads));
-	for (int i = 0; i < z->nthreads; i++)
-		if (pthread_create(&z->threads[i], NULL, worker, z) != 0)
-			abort(); /* as out of memory: lib/ has no better answer */
+	for (int i = 0; i < z->nthreads; i++) {
+		int r = pthread_create(&z->threads[i], NULL, worker, z);
+		if (r != 0) {
+			z->nthreads = i; /* pgzip_free joins the ones started */
+			pgzip_free(z);
+			dp_err(err, DPE_FAIL, "cannot start a compression thread: %s", strerror(r));
+			return NULL;
+		}
+	}
 	struct slot *b = slot_of(z, 0);
 	b->in = xmalloc(PGZIP_BLOCK);
 	b->state = SLOT_FILLING;

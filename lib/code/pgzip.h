@@ -27,8 +27,10 @@ typedef int (*dp_write_fn)(void *arg, const void *buf, size_t len);
 struct pgzip;
 
 /* level 1..9 (0 means 6, as gzip); threads 0 means one worker per online CPU but
- * one (the caller's thread compresses too), and at least one. */
-struct pgzip *pgzip_new(int level, int threads, dp_write_fn write, void *arg);
+ * one (the caller's thread compresses too), and at least one. NULL, with err set,
+ * when a worker thread cannot be started. */
+struct pgzip *pgzip_new(int level, int threads, dp_write_fn write, void *arg,
+			struct dp_error *err);
 int pgzip_write(struct pgzip *z, const void *buf, size_t len, struct dp_error *err);
 /* Compresses what is left and writes the gzip trailer. */
 int pgzip_finish(struct pgzip *z, struct dp_error *err);

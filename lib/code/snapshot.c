@@ -97,7 +97,9 @@ static int writer_open(struct writer *w, const struct snapshot_opts *opts,
 	w->info = info;
 	w->err = err;
 	sha256_init(&w->sha);
-	w->z = pgzip_new(opts->level, opts->threads, sink, w);
+	w->z = pgzip_new(opts->level, opts->threads, sink, w, err);
+	if (!w->z)
+		return -1;
 	w->a = archive_write_new();
 	w->e = archive_entry_new();
 	if (!w->a || !w->e)
@@ -884,18 +886,7 @@ void snapshot_summary(const struct snapshot_info *info, char *buf, size_t size)
 
 int snapshot_write_fd(void *arg, const void *buf, size_t len)
 {
-	int fd = *(int *)arg;
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return write_all(*(int *)arg, buf, len);
 }
 
 int snapshot_write_strbuf(void *arg, const void *buf, size_t len)

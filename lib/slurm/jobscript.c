@@ -661,15 +661,8 @@ int jobscript_write_file(const char *path, const char *content, struct dp_error 
 		return dp_err(err, DPE_FAIL, "cannot write '%s': %s", path, strerror(errno));
 	if (fchmod(fd, 0700) < 0)
 		return dp_err(err, DPE_FAIL, "cannot make '%s' private: %s", path, strerror(errno));
-	size_t len = strlen(content), off = 0;
-	while (off < len) {
-		ssize_t n = write(fd, content + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return dp_err(err, DPE_FAIL, "cannot write '%s': %s", path, strerror(errno));
-		off += (size_t)n;
-	}
+	if (write_all(fd, content, strlen(content)) < 0)
+		return dp_err(err, DPE_FAIL, "cannot write '%s': %s", path, strerror(errno));
 	int fd2 = fd;
 	fd = -1;
 	if (close(fd2) < 0)

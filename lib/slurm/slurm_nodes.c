@@ -530,7 +530,7 @@ void slurm_partition_gpus(const struct slurm_facts *f, const char *partition,
 	size_t ng = 0;
 	for (size_t i = 0; i < f->nnodes; i++) {
 		const struct slurm_node *node = &f->nodes[i];
-		if (!slurm_node_in(node, partition))
+		if (partition && !slurm_node_in(node, partition))
 			continue;
 		for (size_t j = 0; j < node->ngpus; j++) {
 			const struct slurm_gpus *x = &node->gpus[j];

@@ -106,10 +106,10 @@ int slurm_node_gpus_total(const struct slurm_node *n, const char *type);
 /* Free GPUs of that type on the node: 0 unless the node is usable. */
 int slurm_node_gpus_free(const struct slurm_node *n, const char *type);
 
-/* The GPU types of a partition, each with totals over its nodes (all nodes for
- * total and used, usable ones for free) in *out (free with slurm_gpus_free; type
- * NULL for untyped), in the order first seen. free_max is the most free on one node
- * (a one-node job of that many can start now). */
+/* The GPU types of a partition (NULL: of the whole cluster), each with totals over
+ * its nodes (all nodes for total and used, usable ones for free) in *out (free with
+ * slurm_gpus_free; type NULL for untyped), in the order first seen. free_max is the
+ * most free on one node (a one-node job of that many can start now). */
 struct slurm_partition_gpus {
 	char *type;
 	int total, used, free, free_max;

@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 
 #include "transport/forward.h"
-#include "transport/ssh.h"
+#include "transport/ssh_internal.h"
 #include "base/strbuf.h"
 
 #define BUF 32768

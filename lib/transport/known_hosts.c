@@ -2,8 +2,8 @@
 /*
  * known_hosts checking, line by line, so that a changed key is reported with its
  * file:line as ssh does. Plain lines are matched here (patterns with * ? and !
- * negation, which libssh2 1.10 does not know); hashed lines (|1|salt|hash) by libssh2,
- * each in a one-entry collection.
+ * negation, which libssh2's own checking does not know, 1.11.1 included); hashed
+ * lines (|1|salt|hash) by libssh2, each in a one-entry collection.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,9 +11,11 @@
 #include <libssh2.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/base64.h"
 #include "transport/known_hosts.h"
+#include "transport/sshcert.h"
 
 static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -174,16 +176,30 @@ static void session_freep(LIBSSH2_SESSION **ls)
 		libssh2_session_free(*ls);
 }
 
-/* One line of a known_hosts file, blanks and the @revoked marker taken off. */
+/* One line of a known_hosts file, blanks and the @revoked or @cert-authority marker
+ * taken off. */
 struct kh_line {
 	const char *file;
 	int lineno;
 	const char *s;
 	size_t n;
 	bool revoked;
+	bool ca;                /* @cert-authority: the key is a CA's, for host certificates */
 };
 
-/* Calls fn for every host line of files (comments, blank and @cert-authority lines
+/* Whether s (n bytes) starts with the marker, then a blank; if so, skip both. */
+static bool take_marker(const char **s, size_t *n, const char *marker)
+{
+	size_t m = strlen(marker);
+	if (*n <= m || strncmp(*s, marker, m) != 0 || ((*s)[m] != ' ' && (*s)[m] != '\t'))
+		return false;
+	*s += m, *n -= m;
+	while (*n && (**s == ' ' || **s == '\t'))
+		(*s)++, (*n)--;
+	return true;
+}
+
+/* Calls fn for every host line of files (comments, blank lines and unknown markers
  * skipped; missing files too) until it returns true. Returns -1 only when a file
  * exists but cannot be read. */
 static int each_line(char *const *files, bool (*fn)(const struct kh_line *l, void *data),
@@ -207,13 +223,9 @@ static int each_line(char *const *files, bool (*fn)(const struct kh_line *l, voi
 			p += n + 1;
 			while (n && (*s == ' ' || *s == '\t'))
 				s++, n--;
-			l.revoked = n > 9 && strncmp(s, "@revoked", 8) == 0 && (s[8] == ' ' || s[8] == '\t');
-			if (l.revoked) {
-				s += 9, n -= 9;
-				while (n && (*s == ' ' || *s == '\t'))
-					s++, n--;
-			}
-			if (!n || *s == '#' || *s == '@')     /* @cert-authority: no certificates here */
+			l.revoked = take_marker(&s, &n, "@revoked");
+			l.ca = !l.revoked && take_marker(&s, &n, "@cert-authority");
+			if (!n || *s == '#' || *s == '@')
 				continue;
 			l.s = s;
 			l.n = n;
@@ -246,6 +258,8 @@ struct check {
 static bool check_one(const struct kh_line *l, void *data)
 {
 	struct check *c = data;
+	if (l->ca)
+		return false;
 	enum kh_result r = check_line(c->ls, l->s, l->n, c->name, c->key, c->index);
 	if (l->revoked) {
 		if (r != KH_MATCH)
@@ -411,7 +425,18 @@ static bool note_type(const struct kh_line *l, void *data)
 {
 	struct known_types *k = data;
 	const char *p = l->s, *end = l->s + l->n;
-	if (l->revoked)
+	if (l->ca && !k->known[key_index(LIBSSH2_HOSTKEY_TYPE_ED25519)]) {
+		/* A CA for the host: its certificate is checked over the plain ED25519 key
+		 * (see ssh.c's fetch_host_cert), so that key comes first. */
+		struct kh_key probe = { .type = LIBSSH2_HOSTKEY_TYPE_ED25519,
+					.blob = (const unsigned char *)"", .len = 1 };
+		for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
+			probe.type = key_types[i].type;
+			if (check_line(k->ls, l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN)
+				k->known[key_index(LIBSSH2_HOSTKEY_TYPE_ED25519)] = true;
+		}
+	}
+	if (l->revoked || l->ca)
 		return false;
 	while (p < end && *p != ' ' && *p != '\t')
 		p++;
@@ -432,7 +457,7 @@ static bool note_type(const struct kh_line *l, void *data)
 	return false;
 }
 
-char *kh_hostkey_methods(const struct ssh_host_config *cfg)
+char *kh_hostkey_order(const struct ssh_host_config *cfg, const char *algs)
 {
 	_cleanup_free_ char *name = lookup_name(cfg);
 	_cleanup_strv_free_ char **files = lookup_files(cfg);
@@ -443,13 +468,185 @@ char *kh_hostkey_methods(const struct ssh_host_config *cfg)
 	/* One pass over the files; one that cannot be read counts as holding nothing
 	 * here (kh_verify reports it). */
 	each_line(files, note_type, &k, NULL);
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t m = 0; m < ARRAY_SIZE(hostkey_methods); m++) {
-			if (k.known[key_index(hostkey_methods[m].type)] != (pass == 0))
+	for (int pass = 0; pass < 2; pass++) {
+		_cleanup_free_ char *copy = xstrdup(algs);
+		char *save = NULL;
+		for (char *a = strtok_r(copy, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+			int type = -1;
+			for (size_t m = 0; m < ARRAY_SIZE(hostkey_methods) && type < 0; m++)
+				if (streq(hostkey_methods[m].method, a))
+					type = hostkey_methods[m].type;
+			bool known = type >= 0 && key_index(type) >= 0 && k.known[key_index(type)];
+			if (known != (pass == 0))
 				continue;
 			if (sb.len)
 				strbuf_addch(&sb, ',');
-			strbuf_adds(&sb, hostkey_methods[m].method);
+			strbuf_adds(&sb, a);
 		}
+	}
 	return strbuf_detach(&sb);
+}
+
+/* ---- host certificates (@cert-authority) ---- */
+
+static int type_of_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(key_types); i++)
+		if (streq(key_types[i].name, name))
+			return key_types[i].type;
+	return -1;
+}
+
+struct ca_find {
+	LIBSSH2_SESSION *ls;
+	const char *name;
+	const struct kh_key *ca;        /* NULL: any @cert-authority line for the host */
+	int index;
+	bool found, revoked;
+	char *file;
+	int line;
+};
+
+static void ca_note(struct ca_find *f, const struct kh_line *l)
+{
+	free(f->file);
+	f->file = xstrdup(l->file);
+	f->line = l->lineno;
+}
+
+static bool find_ca(const struct kh_line *l, void *data)
+{
+	struct ca_find *f = data;
+	if (!f->ca) {
+		if (!l->ca)
+			return false;
+		for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
+			/* A one-byte key, which no line holds: a line for the host reads as changed. */
+			struct kh_key probe = { .type = key_types[i].type,
+						.blob = (const unsigned char *)"", .len = 1 };
+			if (check_line(f->ls, l->s, l->n, f->name, &probe, (int)i) != KH_UNKNOWN) {
+				f->found = true;
+				ca_note(f, l);
+				return true;
+			}
+		}
+		return false;
+	}
+	if (!l->ca && !l->revoked)
+		return false;
+	if (check_line(f->ls, l->s, l->n, f->name, f->ca, f->index) != KH_MATCH)
+		return false;
+	if (l->revoked) {
+		f->revoked = true;
+		ca_note(f, l);
+		return true;
+	}
+	if (!f->found) {
+		f->found = true;
+		ca_note(f, l);
+	}
+	return false;   /* read on, for @revoked lines */
+}
+
+bool kh_cert_authority(const struct ssh_host_config *cfg, char **where)
+{
+	_cleanup_free_ char *name = lookup_name(cfg);
+	_cleanup_strv_free_ char **files = lookup_files(cfg);
+	_cleanup_(session_freep) LIBSSH2_SESSION *ls = new_session();
+	struct ca_find f = { .ls = ls, .name = name };
+
+	each_line(files, find_ca, &f, NULL);
+	if (f.found && where)
+		*where = xasprintf("%s:%d", f.file, f.line);
+	free(f.file);
+	return f.found;
+}
+
+/* Whether the certificate is good for the host, as ssh's check_host_key judges it:
+ * signed by a CA an @cert-authority line names for the host (and no @revoked line),
+ * the signature verifies, a host certificate, valid now, for name. 1: good; 0: not,
+ * why says it; -1: refused for good (a revoked CA), why says it; -2: a known_hosts file
+ * cannot be read (err). */
+static int cert_good(LIBSSH2_SESSION *ls, char *const *files, const char *name,
+		     const char *principal, const struct sshcert *c, struct dp_error *why,
+		     struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf d = STRBUF_INIT;
+	_cleanup_free_ char *fp = sshcert_fingerprint(c->ca_key, c->ca_key_len);
+	sshcert_describe(c, &d);
+	int type = type_of_name(c->ca_type);
+	if (type < 0) {
+		dp_err(why, DPE_CONNECT, "%s: the CA's key type %s is not one dispatch knows", d.buf,
+		       c->ca_type);
+		return 0;
+	}
+	struct kh_key ca = { .type = type, .blob = c->ca_key, .len = c->ca_key_len };
+	struct ca_find f = { .ls = ls, .name = name, .ca = &ca, .index = key_index(type) };
+	if (each_line(files, find_ca, &f, err) < 0) {
+		free(f.file);
+		return -2;
+	}
+	if (f.revoked) {
+		dp_err(why, DPE_CONNECT, "%s: the CA key %s is REVOKED by %s:%d", d.buf, fp, f.file,
+		       f.line);
+		free(f.file);
+		return -1;
+	}
+	free(f.file);
+	if (!f.found) {
+		dp_err(why, DPE_CONNECT, "%s: no @cert-authority line for '%s' names that CA", d.buf,
+		       name);
+		return 0;
+	}
+	if (sshcert_verify_signature(c, why) < 0 ||
+	    sshcert_check(c, SSHCERT_HOST, principal, false, (uint64_t)time(NULL), why) < 0) {
+		why->kind = DPE_CONNECT;
+		return 0;
+	}
+	return 1;
+}
+
+int kh_verify_cert(const struct ssh_host_config *cfg, const char *what, const unsigned char *cert,
+		   size_t cert_len, const struct kh_key *key, struct dp_error *err)
+{
+	_cleanup_free_ char *name = lookup_name(cfg);
+	_cleanup_free_ char *fp = kh_fingerprint(key->sha256);
+	_cleanup_free_ char *file = NULL;
+	_cleanup_strv_free_ char **files = lookup_files(cfg);
+	_cleanup_(session_freep) LIBSSH2_SESSION *ls = new_session();
+	const char *principal = cfg->host_key_alias ? cfg->host_key_alias : cfg->hostname;
+	struct dp_error why = { 0 };
+	struct sshcert c;
+	enum kh_result r;
+	int line, good = 0;
+
+	/* The key itself may be revoked, whatever its certificate says. */
+	if (kh_check(files, name, key, &r, &file, &line, err) < 0)
+		return -1;
+	if (r == KH_REVOKED)
+		return kh_verify(cfg, what, key, err);
+	if (sshcert_parse(cert, cert_len, &c, &why) == 0) {
+		if (c.key_len != key->len || memcmp(c.key, key->blob, key->len) != 0)
+			dp_err(&why, DPE_CONNECT, "the server's certificate is for another key than "
+			       "the %s key %s it proved to hold", kh_key_short_name(key->type), fp);
+		else
+			good = cert_good(ls, files, name, principal, &c, &why, err);
+		sshcert_release(&c);
+	}
+	if (good == -2)
+		return -1;
+	if (good == -1)
+		return dp_err(err, DPE_CONNECT, "host certificate for '%s' (%s) refused: %s", what,
+			      name, why.msg);
+	if (good)
+		return 0;
+	/* As ssh: a certificate that fails is taken as the plain key it holds, which
+	 * known_hosts may list (or StrictHostKeyChecking accept-new record). */
+	if (r == KH_MATCH || r == KH_CHANGED ||
+	    cfg->strict_host_key_checking == SSH_STRICT_ACCEPT_NEW ||
+	    cfg->strict_host_key_checking == SSH_STRICT_NO)
+		return kh_verify(cfg, what, key, err);
+	return dp_err(err, DPE_CONNECT, "host certificate for '%s' (%s) refused: %s; and the %s "
+		      "key %s it holds is not in known_hosts either", what, name, why.msg,
+		      kh_key_short_name(key->type), fp);
 }

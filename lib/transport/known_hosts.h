@@ -8,6 +8,7 @@
 #ifndef DISPATCH_KNOWN_HOSTS_H
 #define DISPATCH_KNOWN_HOSTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -58,11 +59,25 @@ int kh_add(const char *file, const char *name, const struct kh_key *key, struct 
 int kh_verify(const struct ssh_host_config *cfg, const char *what, const struct kh_key *key,
 	      struct dp_error *err);
 
-/* The host-key algorithms to offer the server, as ssh orders them: first those of the
- * key types cfg's known_hosts files hold for the host, then the rest, each group in
- * OpenSSH's default order (ED25519, ECDSA, RSA). A server with several host keys then
- * shows the one the user already knows; libssh2's own order (ECDSA first) would read
- * as an unknown host where ssh connects. A comma-separated list; free it. */
-char *kh_hostkey_methods(const struct ssh_host_config *cfg);
+/* The host key algorithms algs (comma-separated, in preference order) as ssh orders
+ * them when HostKeyAlgorithms is not set: first those of the key types cfg's
+ * known_hosts files hold for the host, then the rest, each group in algs' order. A
+ * server with several host keys then shows the one the user already knows; libssh2's
+ * own order (ECDSA first) would read as an unknown host where ssh connects. Free it. */
+char *kh_hostkey_order(const struct ssh_host_config *cfg, const char *algs);
+
+/* Host certificates. Whether an @cert-authority line in cfg's known_hosts files names
+ * the host (any CA key); *where (if not NULL) gets its "file:line" to free. */
+bool kh_cert_authority(const struct ssh_host_config *cfg, char **where);
+
+/* The policy for a host that showed the certificate cert (its blob) for key, the plain
+ * key the connection proved the server holds: as ssh, accepted when the certificate
+ * holds that key, is signed by a CA an @cert-authority line names for the host, and is
+ * a host certificate, valid now, whose principals include HostKeyAlias or the host
+ * name (any name when it lists none); a revoked key or CA is refused. A certificate
+ * that fails is taken as its plain key (kh_verify), and when that is not known either
+ * the message (DPE_CONNECT) says why the certificate was not accepted. */
+int kh_verify_cert(const struct ssh_host_config *cfg, const char *what, const unsigned char *cert,
+		   size_t cert_len, const struct kh_key *key, struct dp_error *err);
 
 #endif

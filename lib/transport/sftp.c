@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "transport/sftp.h"
-#include "transport/ssh.h"
+#include "transport/ssh_internal.h"
 #include "base/strbuf.h"
 
 #define COPY_BUF (2 * 1024 * 1024)
@@ -373,9 +373,9 @@ static bool r_link_is(struct fs *fs, const char *path, const char *target)
 }
 
 /* OpenSSH's sftp-server takes SSH_FXP_SYMLINK's arguments as symlink(2) does
- * (target first), which is the order libssh2 sends them in. libssh2 1.10 reports
- * failure (SFTP status EOF) even when the link was made, so the result is read
- * back. An existing link or file there is replaced, as cp -r does. */
+ * (target first), which is the order libssh2 sends them in. libssh2 (1.10, and
+ * 1.11.1 still) reports failure even when the link was made (it reads the reply's
+ * request id as the status code), so the result is read back. An existing link or file there is replaced, as cp -r does. */
 static int r_symlink(struct fs *fs, const char *target, const char *path, struct dp_error *err)
 {
 	struct fstat_ st;
@@ -508,13 +508,18 @@ static int r_set_attrs(struct fs *fs, const char *path, const struct fstat_ *st,
 	return 0;
 }
 
-/* SFTP version 3 (all libssh2 speaks) has no overwriting rename: OpenSSH's server
- * links the new name and fails when it exists, and its posix-rename@openssh.com
- * extension is out of libssh2 1.10's reach. So an existing file is removed first:
- * for a moment the final name is absent, but never partial. */
+/* SFTP version 3 has no overwriting rename (OpenSSH's server links the new name and
+ * fails when it exists), so the temporary file takes the final name through OpenSSH's
+ * posix-rename@openssh.com extension: rename(2), atomic, replacing what was there.
+ * A server without the extension gets the plain rename, after removing an existing
+ * file: for a moment the final name is absent there, but never partial. */
 static int r_rename(struct fs *fs, const char *from, const char *to, struct dp_error *err)
 {
 	long flags = LIBSSH2_SFTP_RENAME_OVERWRITE | LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE;
+	if (libssh2_sftp_posix_rename_ex(fs->sftp, from, strlen(from), to, strlen(to)) == 0)
+		return 0;
+	if (libssh2_session_last_errno(fs->ls) != LIBSSH2_ERROR_SFTP_PROTOCOL)
+		return r_err(fs, err, "rename a temporary file to", to); /* the connection */
 	if (libssh2_sftp_rename_ex(fs->sftp, from, (unsigned)strlen(from), to, (unsigned)strlen(to), flags) == 0)
 		return 0;
 	if (!fs->dead && libssh2_sftp_unlink(fs->sftp, to) == 0 &&

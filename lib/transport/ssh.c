@@ -194,10 +194,10 @@ int ssh_session_pump(struct ssh_session *s)
 
 /* ---- opening ---- */
 
-void ssh_session_free(struct ssh_session *s)
+/* Ends what a session holds of its connection: the libssh2 session, the hop channel
+ * (not the hop), the socket it owns, the ProxyCommand. */
+static void session_close(struct ssh_session *s)
 {
-	if (!s)
-		return;
 	if (s->ls) {
 		set_blocking(s, true);
 		libssh2_session_set_timeout(s->ls, 2000);
@@ -211,7 +211,6 @@ void ssh_session_free(struct ssh_session *s)
 		libssh2_session_set_timeout(s->via->ls, 2000);
 		libssh2_channel_free(s->via_chan);
 	}
-	ssh_session_free(s->via);
 	if (s->own_fd && s->fd >= 0)
 		close(s->fd);
 	if (s->proxy_pid > 0) {
@@ -219,11 +218,100 @@ void ssh_session_free(struct ssh_session *s)
 		while (waitpid(s->proxy_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
+}
+
+void ssh_session_free(struct ssh_session *s)
+{
+	if (!s)
+		return;
+	session_close(s);
+	ssh_session_free(s->via);
 	ssh_host_config_release(&s->cfg);
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
+		free(s->offer[k]);
+	free(s->pubkey_algs);
 	strbuf_release(&s->hop_out);
 	free(s->name);
 	free(s->target);
 	free(s);
+}
+
+/* The server's ED25519 host certificate, fetched over a connection of its own.
+ *
+ * libssh2 1.11.1 cannot verify a key exchange signed with a host certificate: its
+ * ssh-ed25519-cert-v01@openssh.com method reads the certificate as a plain ssh-ed25519
+ * key and fails (the ECDSA and RSA certificate methods have no verifier, so they are
+ * never even agreed on). It fails after taking the server's host key blob, though,
+ * which libssh2_session_hostkey then returns: that is the certificate. Nothing of this
+ * connection is trusted but the certificate, which its CA's signature vouches for; the
+ * session itself has verified the server's plain ED25519 key, and the certificate is
+ * accepted only for that very key (kh_verify_cert). Leaves cert empty when the server
+ * shows none. */
+static void fetch_host_cert(struct ssh_session *s, struct strbuf *cert)
+{
+	struct ssh_session *p = xcalloc(1, sizeof(*p));
+	struct dp_error err;
+	enum ssh_failure why;
+	bool retry;
+
+	strbuf_init(&p->hop_out);
+	p->name = s->name;                      /* borrowed, as cfg and via: not freed here */
+	p->cfg = s->cfg;
+	p->fd = -1;
+	p->timeout_ms = s->timeout_ms;
+	if (s->via) {
+		set_blocking(s->via, true);
+		p->via_chan = libssh2_channel_direct_tcpip_ex(s->via->ls, s->cfg.hostname,
+							      s->cfg.port, "127.0.0.1", 22);
+		set_blocking(s->via, false);
+		if (!p->via_chan)
+			goto out;
+		p->via = s->via;
+		p->fd = s->via->fd;
+	} else {
+		int timeout = (int)(s->timeout_ms / 1000);
+		if (ssh_connect_fd(&p->cfg, timeout > 0 ? timeout : 1, &p->fd, &p->proxy_pid, &retry,
+				   &why, &err) < 0)
+			goto out;
+		p->own_fd = true;
+	}
+	p->ls = libssh2_session_init_ex(NULL, NULL, NULL, p);
+	if (!p->ls)
+		abort();
+	libssh2_session_callback_set2(p->ls, LIBSSH2_CALLBACK_SEND,
+				      p->via ? (libssh2_cb_generic *)hop_send :
+					       (libssh2_cb_generic *)fd_send);
+	if (p->via)
+		libssh2_session_callback_set2(p->ls, LIBSSH2_CALLBACK_RECV,
+					      (libssh2_cb_generic *)hop_recv);
+	libssh2_session_set_blocking(p->ls, 1);
+	libssh2_session_set_timeout(p->ls, p->timeout_ms);
+	/* the algorithms the session itself offered (set_algorithms), but for host keys */
+	static const int methods[][2] = {
+		[SSH_ALGS_KEX] = { LIBSSH2_METHOD_KEX, -1 },
+		[SSH_ALGS_CIPHERS] = { LIBSSH2_METHOD_CRYPT_CS, LIBSSH2_METHOD_CRYPT_SC },
+		[SSH_ALGS_MACS] = { LIBSSH2_METHOD_MAC_CS, LIBSSH2_METHOD_MAC_SC },
+	};
+	for (int k = SSH_ALGS_KEX; k <= SSH_ALGS_MACS; k++)
+		for (int d = 0; d < 2 && methods[k][d] >= 0 && s->offer[k]; d++)
+			(void)libssh2_session_method_pref(p->ls, methods[k][d], s->offer[k]);
+	if (libssh2_session_method_pref(p->ls, LIBSSH2_METHOD_HOSTKEY,
+					"ssh-ed25519-cert-v01@openssh.com") == 0) {
+		(void)libssh2_session_handshake(p->ls, p->fd);  /* fails with 1.11.1: see above */
+		size_t len = 0;
+		const char *blob = libssh2_session_hostkey(p->ls, &len, NULL);
+		static const char want[] = "\0\0\0\040ssh-ed25519-cert-v01@openssh.com";
+		if (blob && len > sizeof(want) - 1 && memcmp(blob, want, sizeof(want) - 1) == 0)
+			strbuf_add(cert, blob, len);
+	}
+out:
+	session_close(p);
+	if (s->via) {   /* as open_chain leaves a hop: only the innermost session blocks */
+		libssh2_session_set_timeout(s->via->ls, s->via->timeout_ms);
+		set_blocking(s->via, false);
+	}
+	strbuf_release(&p->hop_out);
+	free(p);
 }
 
 static int verify_host_key(struct ssh_session *s, struct dp_error *err)
@@ -239,32 +327,213 @@ static int verify_host_key(struct ssh_session *s, struct dp_error *err)
 	memcpy(key.sha256, hash, 32);
 	_cleanup_free_ char *fp = kh_fingerprint(key.sha256);
 	logf_(s->ctx, "%s: server host key: %s %s", s->name, kh_key_short_name(type), fp);
-	return kh_verify(&s->cfg, s->name, &key, err);
+	_cleanup_free_ char *ca_line = NULL;
+	if (!kh_cert_authority(&s->cfg, &ca_line))
+		return kh_verify(&s->cfg, s->name, &key, err);
+
+	/* A CA is known for the host, as @cert-authority: ask for its certificate. */
+	_cleanup_strbuf_ struct strbuf cert = STRBUF_INIT;
+	if (type == LIBSSH2_HOSTKEY_TYPE_ED25519)
+		fetch_host_cert(s, &cert);
+	if (cert.len) {
+		logf_(s->ctx, "%s: server host certificate fetched (%zu bytes; %s names a CA for "
+		      "the host)", s->name, cert.len, ca_line);
+		return kh_verify_cert(&s->cfg, s->name, (const unsigned char *)cert.buf, cert.len,
+				      &key, err);
+	}
+	if (kh_verify(&s->cfg, s->name, &key, err) == 0)
+		return 0;
+	size_t n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n, "; %s names a CA for this host, but the "
+		 "server showed no ED25519 host certificate, the only kind dispatch can check "
+		 "(libssh2 1.11.1 negotiates no ECDSA or RSA host certificate)", ca_line);
+	return -1;
 }
 
-/* Ask for the host key types known_hosts holds for the host first, as ssh does. Only
- * the algorithms this libssh2 has are named: libssh2 1.10 drops the others from the
- * list with an overlapping memcpy (ASan caught it). */
-static void prefer_known_host_keys(const struct ssh_ctx *ctx, struct ssh_session *s)
+/* After a failed key exchange with a host whose CA known_hosts names: when the server
+ * shows an ED25519 host certificate but no plain host key dispatch can take, say so
+ * (sshd offers the plain keys too unless its HostKeyAlgorithms names only
+ * certificates), and do not try again. */
+static void host_cert_only(struct ssh_session *s, bool *retry, struct dp_error *err)
 {
-	_cleanup_free_ char *methods = kh_hostkey_methods(&s->cfg);
-	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
+	_cleanup_free_ char *ca_line = NULL;
+	_cleanup_strbuf_ struct strbuf cert = STRBUF_INIT;
+	if (timed_out(s->ls) || !kh_cert_authority(&s->cfg, &ca_line))
+		return;
+	fetch_host_cert(s, &cert);
+	if (!cert.len)
+		return;
+	*retry = false;
+	size_t n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n, "; the server offers its host key only as a "
+		 "certificate (%s names a CA for the host): libssh2 1.11.1 cannot verify a key "
+		 "exchange signed with a certificate, so dispatch checks the certificate over a "
+		 "second connection and needs the server to offer the plain ssh-ed25519 key on "
+		 "this one (remove the -cert-v01 names from sshd's HostKeyAlgorithms, or add "
+		 "ssh-ed25519)", ca_line);
+}
+
+/* What libssh2 signs with for a user key (LIBSSH2_METHOD_SIGN_ALGO has no list of
+ * its own): the preference only picks among the RSA ones. */
+static const char sign_algs[] = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,"
+				"ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256,ssh-rsa";
+
+/* The names of a libssh2 method list. Host keys: no certificates, as libssh2 1.11.1
+ * cannot complete a key exchange signed with one (host certificates are fetched and
+ * checked apart: fetch_host_cert). */
+static char *libssh2_has(LIBSSH2_SESSION *ls, int method)
+{
 	const char **algs = NULL;
-	int n = libssh2_session_supported_algs(s->ls, LIBSSH2_METHOD_HOSTKEY, &algs);
-	char *save = NULL;
-	for (char *m = strtok_r(methods, ",", &save); m && n > 0; m = strtok_r(NULL, ",", &save))
-		for (int i = 0; i < n; i++)
-			if (algs[i] && streq(algs[i], m)) {
-				if (list.len)
-					strbuf_addch(&list, ',');
-				strbuf_adds(&list, m);
-				break;
-			}
+	struct strbuf sb = STRBUF_INIT;
+	if (method == LIBSSH2_METHOD_SIGN_ALGO) {
+		strbuf_adds(&sb, sign_algs);
+		return strbuf_detach(&sb);
+	}
+	int n = libssh2_session_supported_algs(ls, method, &algs);
+	for (int i = 0; i < n; i++) {
+		if (!algs[i] || (method == LIBSSH2_METHOD_HOSTKEY && strstr(algs[i], "-cert-v01@")))
+			continue;
+		if (sb.len)
+			strbuf_addch(&sb, ',');
+		strbuf_adds(&sb, algs[i]);
+	}
 	if (n > 0)
-		libssh2_free(s->ls, algs);
-	if (!list.len || libssh2_session_method_pref(s->ls, LIBSSH2_METHOD_HOSTKEY, list.buf) != 0)
-		logf_(ctx, "%s: libssh2 takes none of the host key algorithms %s", s->name,
-		      list.len ? list.buf : "(none it has)");
+		libssh2_free(ls, algs);
+	return strbuf_detach(&sb);
+}
+
+/* Offer the algorithms ssh would, as ssh_config says (ssh_algs.h), less what libssh2
+ * lacks. Without HostKeyAlgorithms, the host key types known_hosts holds for the host
+ * come first, as ssh does. libssh2 adds the strict key exchange marker
+ * (kex-strict-c-v00@openssh.com, against Terrapin) and ext-info-c to every KEX list. */
+static int set_algorithms(const struct ssh_ctx *ctx, struct ssh_session *s, struct dp_error *err)
+{
+	static const struct { int method[2]; const char *what; } m[SSH_ALGS_NKINDS] = {
+		[SSH_ALGS_KEX] = { { LIBSSH2_METHOD_KEX, -1 }, "kex" },
+		[SSH_ALGS_CIPHERS] = { { LIBSSH2_METHOD_CRYPT_CS, LIBSSH2_METHOD_CRYPT_SC }, "ciphers" },
+		[SSH_ALGS_MACS] = { { LIBSSH2_METHOD_MAC_CS, LIBSSH2_METHOD_MAC_SC }, "MACs" },
+		[SSH_ALGS_HOSTKEY] = { { LIBSSH2_METHOD_HOSTKEY, -1 }, "host keys" },
+		[SSH_ALGS_PUBKEY] = { { LIBSSH2_METHOD_SIGN_ALGO, -1 }, "signatures" },
+	};
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
+		_cleanup_free_ char *list = ssh_algs_assemble(k, s->cfg.algs[k], ssh_algs_default(k));
+		_cleanup_free_ char *has = libssh2_has(s->ls, m[k].method[0]);
+		if (list && k == SSH_ALGS_HOSTKEY && !s->cfg.algs[k]) {
+			char *ordered = kh_hostkey_order(&s->cfg, list);
+			free(list);
+			list = ordered;
+		}
+		if (k == SSH_ALGS_PUBKEY)
+			s->pubkey_algs = xstrdup(list ? list : "");
+		s->offer[k] = list ? ssh_algs_filter(list, has) : xstrdup("");
+		if (!*s->offer[k])
+			return dp_err(err, DPE_CONNECT, "cannot connect to '%s': %s %s leaves nothing "
+				      "that libssh2 %s implements (it has %s)", s->name,
+				      ssh_algs_keyword(k), s->cfg.algs[k] ? s->cfg.algs[k] : "(default)",
+				      libssh2_version(0), has);
+		logf_(ctx, "%s: offering %s %s", s->name, m[k].what, s->offer[k]);
+		for (int d = 0; d < 2 && m[k].method[d] >= 0; d++)
+			if (libssh2_session_method_pref(s->ls, m[k].method[d], s->offer[k]) != 0)
+				return dp_err(err, DPE_CONNECT, "cannot connect to '%s': libssh2 refuses "
+					      "the %s %s: %s", s->name, m[k].what, s->offer[k],
+					      last_error(s->ls));
+	}
+	return 0;
+}
+
+/* The KEXINIT probe through a ProxyJump hop: a direct-tcpip channel of the hop's
+ * (non-blocking, as the chain is), waited on like every other channel. */
+struct hop_probe {
+	struct ssh_session *hop;
+	LIBSSH2_CHANNEL *ch;
+};
+
+static bool hop_wait(struct ssh_session *hop, double deadline)
+{
+	int queued;
+	if (monotonic_seconds() >= deadline || (queued = ssh_session_pump(hop)) < 0)
+		return false;
+	if (!queued)    /* else a hop holds data already read: no wakeup would come */
+		ssh_session_wait(hop, 100);
+	return true;
+}
+
+static ssize_t hop_probe_read(void *data, void *buf, size_t n, double deadline)
+{
+	struct hop_probe *h = data;
+	for (;;) {
+		ssize_t r = libssh2_channel_read(h->ch, buf, n);
+		if (r > 0)
+			return r;
+		if (r == 0 && libssh2_channel_eof(h->ch))
+			return 0;
+		if ((r < 0 && r != LIBSSH2_ERROR_EAGAIN) || !hop_wait(h->hop, deadline))
+			return -1;
+	}
+}
+
+static int hop_probe_write(void *data, const void *buf, size_t n, double deadline)
+{
+	struct hop_probe *h = data;
+	size_t off = 0;
+	while (off < n) {
+		ssize_t r = libssh2_channel_write(h->ch, (const char *)buf + off, n - off);
+		if (r > 0)
+			off += (size_t)r;
+		else if ((r < 0 && r != LIBSSH2_ERROR_EAGAIN) || !hop_wait(h->hop, deadline))
+			return -1;
+	}
+	return 0;
+}
+
+static int probe_via(struct ssh_session *s, int timeout, char *lists[SSH_KEXINIT_NLISTS],
+		     struct dp_error *err)
+{
+	struct hop_probe h = { .hop = s->via };
+	double deadline = monotonic_seconds() + timeout;
+	_cleanup_free_ char *what = xasprintf("reading the key exchange offer of '%s' through '%s'",
+					      s->name, s->via->name);
+	while (!(h.ch = libssh2_channel_direct_tcpip_ex(s->via->ls, s->cfg.hostname, s->cfg.port,
+							 "127.0.0.1", 22)))
+		if (libssh2_session_last_errno(s->via->ls) != LIBSSH2_ERROR_EAGAIN ||
+		    !hop_wait(s->via, deadline))
+			return dp_err(err, DPE_CONNECT, "%s: %s", what, last_error(s->via->ls));
+	struct ssh_probe_io io = { .read = hop_probe_read, .write = hop_probe_write, .data = &h };
+	int r = ssh_kexinit_exchange(&io, deadline, lists, what, err);
+	/* as ssh_session_free frees a hop's channel: blocking, bounded */
+	set_blocking(s->via, true);
+	libssh2_session_set_timeout(s->via->ls, 2000);
+	libssh2_channel_free(h.ch);
+	libssh2_session_set_timeout(s->via->ls, s->via->timeout_ms);
+	set_blocking(s->via, false);
+	return r;
+}
+
+/* After libssh2 found nothing in common with the server: read what the server offers
+ * on a connection of our own (libssh2 keeps the lists of a failed exchange to itself),
+ * through the same ProxyJump hop if there is one, and say, per category, what it
+ * offers and what dispatch has. True when err now says so; false when the lists do
+ * agree or cannot be read. */
+static bool explain_kex_failure(const struct ssh_ctx *ctx, struct ssh_session *s, int timeout,
+				struct dp_error *err)
+{
+	char *lists[SSH_KEXINIT_NLISTS];
+	struct dp_error perr;
+	if ((s->via ? probe_via(s, timeout, lists, &perr)
+		    : ssh_kexinit_probe(&s->cfg, timeout, lists, &perr)) < 0) {
+		logf_(ctx, "%s: %s", s->name, perr.msg);
+		return false;
+	}
+	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
+	int n = ssh_algs_mismatch(&why, lists, s->offer[SSH_ALGS_KEX], s->offer[SSH_ALGS_HOSTKEY],
+				  s->offer[SSH_ALGS_CIPHERS], s->offer[SSH_ALGS_MACS]);
+	for (int i = 0; i < SSH_KEXINIT_NLISTS; i++)
+		free(lists[i]);
+	if (!n)
+		return false;
+	dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): %s", s->name,
+	       s->cfg.hostname, s->cfg.port, why.buf);
+	return true;
 }
 
 static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_override,
@@ -335,21 +604,34 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 	s->ls = libssh2_session_init_ex(NULL, NULL, NULL, s);
 	if (!s->ls)
 		abort();
-	libssh2_session_callback_set(s->ls, LIBSSH2_CALLBACK_SEND,
-				     s->via ? (void *)hop_send : (void *)fd_send);
+	libssh2_session_callback_set2(s->ls, LIBSSH2_CALLBACK_SEND,
+				      s->via ? (libssh2_cb_generic *)hop_send : (libssh2_cb_generic *)fd_send);
 	if (s->via)
-		libssh2_session_callback_set(s->ls, LIBSSH2_CALLBACK_RECV, (void *)hop_recv);
+		libssh2_session_callback_set2(s->ls, LIBSSH2_CALLBACK_RECV, (libssh2_cb_generic *)hop_recv);
 	libssh2_session_set_blocking(s->ls, 1);
 	s->timeout_ms = (long)timeout * 1000;
 	libssh2_session_set_timeout(s->ls, s->timeout_ms);
-	prefer_known_host_keys(ctx, s);
+	if (set_algorithms(ctx, s, err) < 0)
+		goto fail;
 	if (libssh2_session_handshake(s->ls, s->fd) != 0) {
 		*retry = true;
 		*why = timed_out(s->ls) ? SSH_FAILED_TIMEOUT : SSH_FAILED_HANDSHAKE;
+		if (libssh2_session_last_errno(s->ls) == LIBSSH2_ERROR_KEX_FAILURE &&
+		    explain_kex_failure(ctx, s, timeout, err)) {
+			*retry = false; /* the same lists will not agree next time either */
+			host_cert_only(s, retry, err);
+			goto fail;
+		}
 		dp_err(err, DPE_CONNECT, "cannot connect to '%s' (%s port %d): key exchange failed: %s",
 		       name, s->cfg.hostname, s->cfg.port, last_error(s->ls));
+		host_cert_only(s, retry, err);
 		goto fail;
 	}
+	logf_(ctx, "%s: negotiated kex %s, host key %s, cipher %s, MAC %s", name,
+	      libssh2_session_methods(s->ls, LIBSSH2_METHOD_KEX),
+	      libssh2_session_methods(s->ls, LIBSSH2_METHOD_HOSTKEY),
+	      libssh2_session_methods(s->ls, LIBSSH2_METHOD_CRYPT_CS),
+	      libssh2_session_methods(s->ls, LIBSSH2_METHOD_MAC_CS));
 	*why = SSH_FAILED_HOSTKEY;
 	if (verify_host_key(s, err) < 0)
 		goto fail;
@@ -385,6 +667,13 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 
 	pthread_once(&init_once, init_libssh2);
 	*out = NULL;
+	if (!libssh2_version(0x010b01)) {
+		if (why)
+			*why = SSH_FAILED_CONFIG;
+		return dp_err(err, DPE_CONNECT, "libssh2 %s was loaded, but dispatch needs 1.11.1 or "
+			      "later (it was built against %s): check how it was linked (ldd)",
+			      libssh2_version(0), LIBSSH2_VERSION);
+	}
 	if (ctx->destination)
 		dest = ctx->destination(ctx->destination_data, host);
 	for (int i = 0;; i++) {
@@ -413,10 +702,20 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 	}
 }
 
+const char *ssh_library_version(void)
+{
+	return libssh2_version(0);
+}
+
+const char *ssh_library_build_version(void)
+{
+	return LIBSSH2_VERSION;
+}
+
 const char *ssh_session_name(const struct ssh_session *s) { return s->name; }
 const char *ssh_session_target(const struct ssh_session *s) { return s->target; }
 double ssh_session_connect_seconds(const struct ssh_session *s) { return s->connect_seconds; }
-void *ssh_session_libssh2(struct ssh_session *s) { return s->ls; }
+LIBSSH2_SESSION *ssh_session_libssh2(struct ssh_session *s) { return s->ls; }
 int ssh_session_fd(const struct ssh_session *s) { return s->fd; }
 
 /* ---- commands ---- */
@@ -459,16 +758,36 @@ int ssh_signal_status(const char *name)
 		ssh_session_wait((s), 100);                                             \
 	}
 
-/* Kill the command of a channel that is still running. libssh2 1.10 cannot send a
- * "signal" request on a channel that has started, so a second channel does it: sshd
- * makes each command the leader of its own process group, as a child of the
- * connection's sshd process, which is also the parent of the second channel's sh; so
- * every other child of that parent is the command, and its group gets TERM. With a
- * PTY, ^C goes first, as a user would type it. */
+/* Kill the command of a channel that is still running: a "signal" request (TERM),
+ * which OpenSSH's sshd (7.9 and later) delivers to the command's process group. The
+ * request has no reply; a server that ignores it (older, or not OpenSSH) is caught by
+ * waiting a moment for the channel to end, then by a second channel: sshd makes each
+ * command the leader of its own process group, as a child of the connection's sshd
+ * process, which is also the parent of the second channel's sh; so every other child
+ * of that parent is the command, and its group gets TERM. With a PTY, ^C goes first,
+ * as a user would type it. */
 static const char kill_siblings[] =
 	"exec /bin/sh -c 'me=$$; ps -e -o pid= -o ppid= | while read p pp; do "
 	"if [ \"$pp\" = \"$PPID\" ] && [ \"$p\" != \"$me\" ]; then kill -TERM -\"$p\" 2>/dev/null "
 	"|| kill -TERM \"$p\" 2>/dev/null; fi; done'";
+
+/* Whether the channel ended within wait seconds (its output is dropped). */
+static bool channel_ends(struct ssh_session *s, LIBSSH2_CHANNEL *ch, double wait)
+{
+	double deadline = monotonic_seconds() + wait;
+	char buf[IO_CHUNK];
+	while (monotonic_seconds() < deadline) {
+		ssize_t n = libssh2_channel_read_ex(ch, 0, buf, sizeof(buf));
+		ssize_t m = libssh2_channel_read_ex(ch, 1, buf, sizeof(buf));
+		if (libssh2_channel_eof(ch))
+			return true;
+		if ((n < 0 && n != LIBSSH2_ERROR_EAGAIN) || (m < 0 && m != LIBSSH2_ERROR_EAGAIN))
+			return true;    /* the connection is gone: nothing more to do */
+		if (n <= 0 && m <= 0)
+			ssh_session_wait(s, 100);
+	}
+	return false;
+}
 
 static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 {
@@ -476,6 +795,9 @@ static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 	double deadline = monotonic_seconds() + 2;
 	if (pty)
 		RETRY_EAGAIN(s, rc, libssh2_channel_write(ch, "\003", 1), deadline);
+	RETRY_EAGAIN(s, rc, libssh2_channel_signal_ex(ch, "TERM", 4), deadline);
+	if (rc == 0 && channel_ends(s, ch, 2))
+		return;
 	set_blocking(s, true);
 	libssh2_session_set_timeout(s->ls, 3000);
 	LIBSSH2_CHANNEL *killer = libssh2_channel_open_session(s->ls);

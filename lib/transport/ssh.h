@@ -6,8 +6,10 @@
  * OpenSSH client config as `ssh -G` would (lib/transport/ssh_config.h), reached directly, through
  * ProxyJump hops (each hop a libssh2 session whose direct-tcpip channel carries the
  * next one, all on the one TCP socket, no thread) or through the user's ProxyCommand.
- * Host keys are checked against known_hosts (lib/transport/known_hosts.h); authentication tries
- * the agent, the identity files, then keyboard-interactive (lib/transport/ssh_auth.h).
+ * Host keys are checked against known_hosts (lib/transport/known_hosts.h), ED25519 host
+ * certificates against its @cert-authority lines (lib/transport/sshcert.h);
+ * authentication tries certificates, the agent, the identity files, then
+ * keyboard-interactive (ssh_auth.c).
  *
  * Typical internal use (submit, status, wait, logs, ship):
  *
@@ -144,17 +146,9 @@ int ssh_signal_status(const char *name);
 /* The command string sent for a login-shell command (exposed for tests). */
 void ssh_login_command(struct strbuf *sb, const char *command);
 
-/* For modules that open their own channels (SFTP, forwarding): the libssh2 session
- * (LIBSSH2_SESSION *) and the descriptor to poll for it. */
-void *ssh_session_libssh2(struct ssh_session *s);
-int ssh_session_fd(const struct ssh_session *s);
-/* Wait (up to ms milliseconds, -1 forever) until the session can make progress in
- * the direction libssh2 last blocked on. Returns -1 on a poll error. */
-int ssh_session_wait(struct ssh_session *s, int ms);
-/* For a poll loop over a non-blocking session: push what ProxyJump hops have queued
- * towards the server. Returns 1 when a hop already holds data read off the socket
- * (poll would not wake up for it: go round again at once), 0 when not, -1 when a hop
- * failed (the connection is lost). */
-int ssh_session_pump(struct ssh_session *s);
+/* The libssh2 loaded at run time ("1.11.1") and the one dispatch was built against.
+ * ssh_session_open refuses to run on one older than 1.11.1 (DPE_CONNECT). */
+const char *ssh_library_version(void);
+const char *ssh_library_build_version(void);
 
 #endif

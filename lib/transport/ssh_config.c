@@ -11,13 +11,14 @@
  *  - `Host` and `Match` start a block. A Host line is active when one of its patterns
  *    matches the host as typed (case-sensitive, * and ?) and none of its !patterns does.
  *    `Match all` matches; every other Match is taken as never matching.
- *  - The first value found wins, except IdentityFile which accumulates (duplicates
- *    dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
+ *  - The first value found wins, except IdentityFile and CertificateFile which
+ *    accumulate (duplicates dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
  *  - Include takes globs, relative to ~/.ssh (user configs) or /etc/ssh (the system
  *    one), and nests at most 16 deep. An included file starts in the includer's state;
  *    when the Include sits in an inactive block, no Host in the included file matches.
  *  - After reading: HostName's %h is the host as typed; the result is lower-cased
- *    (unless an address). IdentityFile, UserKnownHostsFile and IdentityAgent get ~ and
+ *    (unless an address). IdentityFile, CertificateFile, UserKnownHostsFile and
+ *    IdentityAgent get ~ and
  *    the client %-tokens, where %h is the final host name.
  *
  * One deliberate difference: ~ and %d are $HOME (the passwd entry when HOME is unset),
@@ -44,6 +45,7 @@
 
 #define MAX_INCLUDE_DEPTH 16    /* ssh's READCONF_MAX_DEPTH */
 #define MAX_IDENTITY_FILES 100  /* ssh's SSH_MAX_IDENTITY_FILES */
+#define MAX_CERTIFICATE_FILES 100 /* ssh's SSH_MAX_CERTIFICATE_FILES */
 #define MAX_HOSTS_FILES 32      /* ssh's SSH_MAX_HOSTS_FILES */
 #define WHITESPACE " \t\r\n"
 
@@ -58,7 +60,8 @@ enum opcode {
 	O_IDENTITIESONLY, O_IDENTITYAGENT, O_PROXYJUMP, O_PROXYCOMMAND, O_CONNECTTIMEOUT,
 	O_SERVERALIVEINTERVAL, O_SERVERALIVECOUNTMAX, O_STRICTHOSTKEYCHECKING,
 	O_USERKNOWNHOSTSFILE, O_GLOBALKNOWNHOSTSFILE, O_BATCHMODE, O_HOSTKEYALIAS,
-	O_IGNOREUNKNOWN,
+	O_IGNOREUNKNOWN, O_CERTIFICATEFILE, O_KEXALGORITHMS, O_CIPHERS, O_MACS,
+	O_HOSTKEYALGORITHMS, O_PUBKEYACCEPTEDALGORITHMS,
 	O_CONTROLMASTER, O_CONTROLPATH, O_CONTROLPERSIST,
 };
 
@@ -75,9 +78,9 @@ static const struct keyword {
 	{ "canonicaldomains", O_IGNORE }, { "canonicalizefallbacklocal", O_IGNORE },
 	{ "canonicalizehostname", O_IGNORE }, { "canonicalizemaxdots", O_IGNORE },
 	{ "canonicalizepermittedcnames", O_IGNORE }, { "casignaturealgorithms", O_IGNORE },
-	{ "certificatefile", O_IGNORE }, { "challengeresponseauthentication", O_IGNORE },
+	{ "certificatefile", O_CERTIFICATEFILE }, { "challengeresponseauthentication", O_IGNORE },
 	{ "channeltimeout", O_IGNORE }, { "checkhostip", O_IGNORE }, { "cipher", O_IGNORE },
-	{ "ciphers", O_IGNORE }, { "clearallforwardings", O_IGNORE },
+	{ "ciphers", O_CIPHERS }, { "clearallforwardings", O_IGNORE },
 	{ "compression", O_IGNORE }, { "compressionlevel", O_IGNORE },
 	{ "connectionattempts", O_IGNORE }, { "connecttimeout", O_CONNECTTIMEOUT },
 	{ "controlmaster", O_CONTROLMASTER }, { "controlpath", O_CONTROLPATH },
@@ -95,25 +98,25 @@ static const struct keyword {
 	{ "gssapirenewalforcesrekey", O_IGNORE }, { "gssapiserveridentity", O_IGNORE },
 	{ "gssapitrustdns", O_IGNORE }, { "hashknownhosts", O_IGNORE }, { "host", O_HOST },
 	{ "hostbasedacceptedalgorithms", O_IGNORE }, { "hostbasedauthentication", O_IGNORE },
-	{ "hostbasedkeytypes", O_IGNORE }, { "hostkeyalgorithms", O_IGNORE },
+	{ "hostbasedkeytypes", O_IGNORE }, { "hostkeyalgorithms", O_HOSTKEYALGORITHMS },
 	{ "hostkeyalias", O_HOSTKEYALIAS }, { "hostname", O_HOSTNAME },
 	{ "identitiesonly", O_IDENTITIESONLY }, { "identityagent", O_IDENTITYAGENT },
 	{ "identityfile", O_IDENTITYFILE }, { "identityfile2", O_IDENTITYFILE },
 	{ "ignoreunknown", O_IGNOREUNKNOWN }, { "include", O_INCLUDE }, { "ipqos", O_IGNORE },
 	{ "kbdinteractiveauthentication", O_IGNORE }, { "kbdinteractivedevices", O_IGNORE },
 	{ "keepalive", O_IGNORE }, { "kerberosauthentication", O_IGNORE },
-	{ "kerberostgtpassing", O_IGNORE }, { "kexalgorithms", O_IGNORE },
+	{ "kerberostgtpassing", O_IGNORE }, { "kexalgorithms", O_KEXALGORITHMS },
 	{ "knownhostscommand", O_IGNORE }, { "localcommand", O_IGNORE },
 	{ "localforward", O_IGNORE }, { "loglevel", O_IGNORE }, { "logverbose", O_IGNORE },
-	{ "macs", O_IGNORE }, { "match", O_MATCH },
+	{ "macs", O_MACS }, { "match", O_MATCH },
 	{ "nohostauthenticationforlocalhost", O_IGNORE },
 	{ "numberofpasswordprompts", O_IGNORE }, { "obscurekeystroketiming", O_IGNORE },
 	{ "passwordauthentication", O_IGNORE }, { "permitlocalcommand", O_IGNORE },
 	{ "permitremoteopen", O_IGNORE }, { "pkcs11provider", O_IGNORE }, { "port", O_PORT },
 	{ "preferredauthentications", O_IGNORE }, { "protocol", O_IGNORE },
 	{ "proxycommand", O_PROXYCOMMAND }, { "proxyjump", O_PROXYJUMP },
-	{ "proxyusefdpass", O_IGNORE }, { "pubkeyacceptedalgorithms", O_IGNORE },
-	{ "pubkeyacceptedkeytypes", O_IGNORE }, { "pubkeyauthentication", O_IGNORE },
+	{ "proxyusefdpass", O_IGNORE }, { "pubkeyacceptedalgorithms", O_PUBKEYACCEPTEDALGORITHMS },
+	{ "pubkeyacceptedkeytypes", O_PUBKEYACCEPTEDALGORITHMS }, { "pubkeyauthentication", O_IGNORE },
 	{ "refuseconnection", O_IGNORE }, { "rekeylimit", O_IGNORE },
 	{ "remotecommand", O_IGNORE }, { "remoteforward", O_IGNORE },
 	{ "requesttty", O_IGNORE }, { "requestty", O_IGNORE }, { "requiredrsasize", O_IGNORE },
@@ -154,6 +157,8 @@ struct parse {
 	int port;
 	char **identity_files;
 	char **identity_wheres;
+	char **certificate_files;
+	char **certificate_wheres;
 	int identities_only;
 	struct located identity_agent;
 	char *proxy_jump;      /* the raw value, "none" included */
@@ -168,6 +173,8 @@ struct parse {
 	int batch_mode;
 	char *host_key_alias;
 	char *ignore_unknown;
+	char *algs[SSH_ALGS_NKINDS];
+	char *algs_where[SSH_ALGS_NKINDS];
 
 	/* connection sharing (see "ControlMaster, ControlPath, ControlPersist" below) */
 	int control_master;
@@ -190,6 +197,8 @@ static void parse_release(struct parse *p)
 	free(p->user);
 	strv_free(p->identity_files);
 	strv_free(p->identity_wheres);
+	strv_free(p->certificate_files);
+	strv_free(p->certificate_wheres);
 	free(p->identity_agent.value);
 	free(p->identity_agent.where);
 	free(p->proxy_jump);
@@ -199,6 +208,10 @@ static void parse_release(struct parse *p)
 	strv_free(p->global_known_hosts);
 	free(p->host_key_alias);
 	free(p->ignore_unknown);
+	for (int i = 0; i < SSH_ALGS_NKINDS; i++) {
+		free(p->algs[i]);
+		free(p->algs_where[i]);
+	}
 	free(p->control_path.value);
 	free(p->control_path.where);
 }
@@ -861,6 +874,15 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 		strv_add(&p->identity_files, arg);
 		strv_push(&p->identity_wheres, where(c));
 		break;
+	case O_CERTIFICATEFILE:
+		if (!on || strv_contains(p->certificate_files, arg))
+			break;
+		if (strv_len(p->certificate_files) >= MAX_CERTIFICATE_FILES)
+			return conf_err(c, "too many certificate files (at most %d)",
+					MAX_CERTIFICATE_FILES);
+		strv_add(&p->certificate_files, arg);
+		strv_push(&p->certificate_wheres, where(c));
+		break;
 	case O_IDENTITYAGENT:
 		if (strstr(arg, "${") && !strchr(strstr(arg, "${"), '}'))
 			return conf_err(c, "invalid environment expansion '%s'", arg);
@@ -890,6 +912,27 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 		set_int(key->op == O_CONNECTTIMEOUT ? &p->connect_timeout
 						    : &p->server_alive_interval, v, on);
 		break;
+	case O_KEXALGORITHMS:
+	case O_CIPHERS:
+	case O_MACS:
+	case O_HOSTKEYALGORITHMS:
+	case O_PUBKEYACCEPTEDALGORITHMS: {
+		enum ssh_algs_kind k = key->op == O_KEXALGORITHMS ? SSH_ALGS_KEX :
+				       key->op == O_CIPHERS ? SSH_ALGS_CIPHERS :
+				       key->op == O_MACS ? SSH_ALGS_MACS :
+				       key->op == O_HOSTKEYALGORITHMS ? SSH_ALGS_HOSTKEY : SSH_ALGS_PUBKEY;
+		_cleanup_free_ char *bad = NULL;
+		if (!ssh_algs_valid(k, arg, &bad))
+			return *bad ? conf_err(c, "bad %s '%s': unknown algorithm '%s'",
+					       ssh_algs_keyword(k), arg, bad)
+				    : conf_err(c, "bad %s '%s': no algorithm named",
+					       ssh_algs_keyword(k), arg);
+		if (on && !p->algs[k]) {
+			p->algs[k] = xstrdup(arg);
+			p->algs_where[k] = where(c);
+		}
+		break;
+	}
 	case O_CONTROLMASTER:
 	case O_CONTROLPATH:
 	case O_CONTROLPERSIST:
@@ -1125,6 +1168,19 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 	c.host_key_alias = p->host_key_alias ? xstrdup(p->host_key_alias) : NULL;
 	if (p->proxy_command && !streq(p->proxy_command, "none"))
 		c.proxy_command = xstrdup(p->proxy_command);
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
+		if (!p->algs[k])
+			continue;
+		/* as ssh: a list that leaves nothing of OpenSSH's is an error */
+		_cleanup_free_ char *list = ssh_algs_assemble(k, p->algs[k],
+							      ssh_algs_openssh_default(k));
+		if (!list) {
+			dp_err(err, DPE_INPUT, "%s: %s '%s' leaves no algorithm", p->algs_where[k],
+			       ssh_algs_keyword(k), p->algs[k]);
+			goto fail;
+		}
+		c.algs[k] = xstrdup(p->algs[k]);
+	}
 	if (p->proxy_jump && strcasecmp(p->proxy_jump, "none") != 0) {
 		_cleanup_free_ char *copy = xstrdup(p->proxy_jump);
 		char *save = NULL;
@@ -1172,6 +1228,13 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 			strv_push(&c.identity_files, x);
 		}
 	}
+	for (size_t i = 0; p->certificate_files && p->certificate_files[i]; i++) {
+		char *x;
+		if (expand_path(p->certificate_files[i], &t, p->home, &x, "certificatefile",
+				p->certificate_wheres[i], err) < 0)
+			goto fail;
+		strv_push(&c.certificate_files, x);
+	}
 	if (p->user_known_hosts) {
 		for (size_t i = 0; p->user_known_hosts[i]; i++) {
 			char *x;
@@ -1209,12 +1272,15 @@ void ssh_host_config_release(struct ssh_host_config *c)
 	free(c->hostname);
 	free(c->user);
 	strv_free(c->identity_files);
+	strv_free(c->certificate_files);
 	free(c->identity_agent);
 	strv_free(c->proxy_jump);
 	free(c->proxy_command);
 	strv_free(c->user_known_hosts_files);
 	strv_free(c->global_known_hosts_files);
 	free(c->host_key_alias);
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
+		free(c->algs[k]);
 	free(c->control_path);
 	*c = (struct ssh_host_config){ 0 };
 }

@@ -9,6 +9,7 @@
 #define DISPATCH_SSH_CONFIG_H
 
 #include "base/error.h"
+#include "transport/ssh_algs.h"
 
 enum ssh_strict_hostkey {
 	SSH_STRICT_ASK = 0,     /* ssh's default: ask; dispatch never asks, so it refuses */
@@ -34,6 +35,7 @@ struct ssh_host_config {
 	int port;                       /* Port, else 22 */
 	char **identity_files;          /* strv, expanded; ssh's defaults when none given */
 	bool identity_files_set;        /* IdentityFile appeared (else they are the defaults) */
+	char **certificate_files;       /* CertificateFile, strv, expanded; NULL when none */
 	bool identities_only;
 	char *identity_agent;           /* NULL: $SSH_AUTH_SOCK; "none": no agent */
 	char **proxy_jump;              /* strv of hops in order ("user@host:port" or aliases);
@@ -48,6 +50,10 @@ struct ssh_host_config {
 	char **global_known_hosts_files;/* strv; default /etc/ssh/ssh_known_hosts{,2} */
 	bool batch_mode;
 	char *host_key_alias;           /* HostKeyAlias (ssh's %k), NULL when unset */
+	char *algs[SSH_ALGS_NKINDS];    /* KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms,
+					   PubkeyAcceptedAlgorithms as written ("+x", "-y*"),
+					   checked; NULL when unset: resolve with
+					   ssh_algs_assemble */
 
 	/* Connection sharing (lib/transport/mux.h) */
 	enum ssh_control_master control_master;

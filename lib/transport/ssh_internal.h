@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the transport's modules (ssh.c, ssh_connect.c, ssh_auth.c) share; not an API. */
+/* What the transport's modules (ssh.c, ssh_connect.c, ssh_auth.c, sftp.c, forward.c)
+ * share; not an API: nothing outside lib/transport/ includes it. */
 #ifndef DISPATCH_SSH_INTERNAL_H
 #define DISPATCH_SSH_INTERNAL_H
 
@@ -28,6 +29,9 @@ struct ssh_session {
 					   this session's own SSH windows) */
 	double connect_seconds;
 	bool kbd_gave_up;               /* ssh_auth.c: a keyboard-interactive prompt got no answer */
+	char *offer[SSH_ALGS_NKINDS];   /* what was offered (ssh_algs.h kinds), for messages */
+	char *pubkey_algs;              /* PubkeyAcceptedAlgorithms resolved (before libssh2's
+					   share of it was taken): which keys may be tried */
 };
 
 /* ssh_connect.c: a connected descriptor for cfg (TCP with ConnectTimeout, or the
@@ -36,10 +40,39 @@ struct ssh_session {
 int ssh_connect_fd(const struct ssh_host_config *cfg, int timeout_s, int *fd, pid_t *pid,
 		   bool *retry, enum ssh_failure *why, struct dp_error *err);
 
+/* ssh_connect.c: the server's SSH_MSG_KEXINIT name-lists, read on a connection of its
+ * own (a banner sent, the server's banner and first packet read, closed): what the
+ * server offers, for the message of a key exchange that failed. ssh_kexinit_probe
+ * connects as cfg says (TCP or ProxyCommand); ssh_kexinit_exchange talks over io (a
+ * ProxyJump hop's channel): read returns bytes read (> 0), 0 at the end or -1, write
+ * 0 once all is written or -1, both giving up at deadline. */
+struct ssh_probe_io {
+	ssize_t (*read)(void *data, void *buf, size_t n, double deadline);
+	int (*write)(void *data, const void *buf, size_t n, double deadline);
+	void *data;
+};
+int ssh_kexinit_exchange(const struct ssh_probe_io *io, double deadline,
+			 char *lists[SSH_KEXINIT_NLISTS], const char *what, struct dp_error *err);
+int ssh_kexinit_probe(const struct ssh_host_config *cfg, int timeout_s,
+		      char *lists[SSH_KEXINIT_NLISTS], struct dp_error *err);
+
 /* ssh_auth.c: log in, trying the agent, the identity files, keyboard-interactive and
  * password in that order; the message of a failure names each method and its fate. */
 int ssh_auth(struct ssh_session *s, struct dp_error *err);
 /* Whether a private key file's text is encrypted (OpenSSH or PEM format). */
 bool ssh_key_is_encrypted(const char *text, size_t len);
+
+/* For the transport's modules that open their own channels (SFTP, forwarding): the libssh2 session
+ * and the descriptor to poll for it. */
+LIBSSH2_SESSION *ssh_session_libssh2(struct ssh_session *s);
+int ssh_session_fd(const struct ssh_session *s);
+/* Wait (up to ms milliseconds, -1 forever) until the session can make progress in
+ * the direction libssh2 last blocked on. Returns -1 on a poll error. */
+int ssh_session_wait(struct ssh_session *s, int ms);
+/* For a poll loop over a non-blocking session: push what ProxyJump hops have queued
+ * towards the server. Returns 1 when a hop already holds data read off the socket
+ * (poll would not wake up for it: go round again at once), 0 when not, -1 when a hop
+ * failed (the connection is lost). */
+int ssh_session_pump(struct ssh_session *s);
 
 #endif

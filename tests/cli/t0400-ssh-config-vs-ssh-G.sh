@@ -21,9 +21,9 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|identityfile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|controlmaster|controlpath|controlpersist'
+KEYS='user|hostname|port|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist'
 
-# ssh -G prints IdentityFile before ~ and %-expansion (it expands when loading keys):
+# ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
 expand_identityfiles() {
 	awk -v home="$HOME" -v luser="$me" -v alias="$1" '
@@ -55,6 +55,7 @@ expand_identityfiles() {
 	/^hostname / { host = substr($0, 10) }
 	/^port / { port = $2 }
 	/^identityfile / { print "identityfile " expand(substr($0, 14)); next }
+	/^certificatefile / { print "certificatefile " expand(substr($0, 17)); next }
 	{ print }'
 }
 
@@ -279,6 +280,24 @@ test_expect_success 'known hosts files, IdentityAgent, %-tokens and ~' '
 	compare "$TRASH/files" kh kh-none kh-env other
 '
 
+cat >"$TRASH/certs" <<'CONF'
+Host cert1
+    CertificateFile ~/.ssh/id_ed25519-cert.pub
+    CertificateFile %d/certs/%r@%h-cert.pub
+    certificatefile=~/.ssh/id_ed25519-cert.pub
+    User carol
+    HostName Cert1.Example
+Host cert-*
+    CertificateFile "~/.ssh/with space-cert.pub"
+    CertificateFile ${HOME}/env-cert.pub
+    IdentityFile ~/.ssh/id_cert
+Host *
+    CertificateFile ~/.ssh/all-%n-%p-%u-cert.pub
+CONF
+test_expect_success 'CertificateFile accumulates (duplicates dropped), ~, %-tokens, ${VAR}' '
+	compare "$TRASH/certs" cert1 cert-x other ssh://bob@cert1:2222
+'
+
 cat >"$TRASH/ignore" <<'CONF'
 IgnoreUnknown Frob*,UseKeychain
 Frobnicate yes
@@ -292,6 +311,48 @@ Host x
 CONF
 test_expect_success 'IgnoreUnknown and keywords dispatch does not use' '
 	compare "$TRASH/ignore" x y
+'
+
+cat >"$TRASH/algs" <<'CONF'
+# The algorithm lists: replace, + appends, ^ puts first, - removes (patterns), first
+# value wins; key algorithms take patterns everywhere
+Host replace
+    KexAlgorithms curve25519-sha256,diffie-hellman-group14-sha256
+    Ciphers aes256-gcm@openssh.com,aes128-ctr
+    MACs hmac-sha2-512-etm@openssh.com
+    HostKeyAlgorithms ssh-ed25519,rsa-sha2-512
+    PubkeyAcceptedAlgorithms rsa-sha2-256,ssh-ed25519
+Host plus
+    KexAlgorithms +diffie-hellman-group14-sha1,curve25519-sha256
+    Ciphers +aes128-cbc,3des-cbc
+    MACs +hmac-md5,hmac-sha2-256
+    HostKeyAlgorithms +ssh-rsa,ssh-dss
+    PubkeyAcceptedKeyTypes +ssh-rsa
+Host caret
+    KexAlgorithms ^diffie-hellman-group16-sha512
+    Ciphers ^aes256-ctr,aes128-cbc
+    MACs ^hmac-sha2-512
+    HostKeyAlgorithms ^rsa-sha2-256,ssh-rsa
+    PubkeyAcceptedAlgorithms ^ssh-rsa
+Host minus
+    KexAlgorithms -sntrup*,ecdh-sha2-*
+    Ciphers -chacha20-poly1305@openssh.com,*-ctr
+    MACs -umac-*,*-sha1*
+    HostKeyAlgorithms -*-cert-v01@openssh.com,sk-*
+    PubkeyAcceptedAlgorithms -ecdsa*,!rsa-sha2-512
+Host wild
+    HostKeyAlgorithms ssh-ed25519*,rsa-sha2-*
+    PubkeyAcceptedAlgorithms +*-cert-v01@openssh.com
+Host empty-name
+    Ciphers aes128-ctr,,aes256-ctr
+Host nothing-left
+    KexAlgorithms -*
+Host *
+    KexAlgorithms curve25519-sha256
+    MACs hmac-sha2-256-etm@openssh.com,hmac-sha2-256
+CONF
+test_expect_success 'KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms, PubkeyAcceptedAlgorithms' '
+	compare "$TRASH/algs" replace plus caret minus wild empty-name nothing-left other
 '
 
 cat >"$TRASH/control" <<'CONF'
@@ -344,14 +405,20 @@ printf 'Host y\n  IdentityFile a b\n' >"$TRASH/bad7"
 printf 'Host x\n  HostName %%z\n' >"$TRASH/bad8"
 printf 'Host y\n  ConnectTimeout 5x\n' >"$TRASH/bad9"
 printf 'Host y\n  ProxyJump a,,b\n' >"$TRASH/bad10"
-printf 'Host x\n  ControlMaster maybe\n' >"$TRASH/bad11"
-printf 'Host y\n  ControlPersist 5x\n' >"$TRASH/bad12"
-printf 'Host x\n  ControlPath /tmp/%%z\n' >"$TRASH/bad13"
-printf 'Host y\n  ControlPath a b\n' >"$TRASH/bad14"
-printf 'Host x\n  ControlPath ${DISPATCH_T0400_UNSET}/s\n' >"$TRASH/bad15"
+printf 'Host x\n  KexAlgorithms curve25519-sha256,nope\n' >"$TRASH/bad11"
+printf 'Host y\n  Ciphers +aes*-ctr\n' >"$TRASH/bad12"
+printf 'Host x\n  MACs ^\n' >"$TRASH/bad13"
+printf 'Host y\n  HostKeyAlgorithms ssh-ed25519,nope*\n' >"$TRASH/bad14"
+printf 'Host x\n  KexAlgorithms curve25519-sha256,!ecdh*\n' >"$TRASH/bad15"
+printf 'Host x\n  CertificateFile a b\n' >"$TRASH/bad16"
+printf 'Host x\n  ControlMaster maybe\n' >"$TRASH/bad17"
+printf 'Host y\n  ControlPersist 5x\n' >"$TRASH/bad18"
+printf 'Host x\n  ControlPath /tmp/%%z\n' >"$TRASH/bad19"
+printf 'Host y\n  ControlPath a b\n' >"$TRASH/bad20"
+printf 'Host x\n  ControlPath ${DISPATCH_T0400_UNSET}/s\n' >"$TRASH/bad21"
 test_expect_success 'configs ssh rejects are rejected' '
-	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10 bad11 bad12 bad13 bad14 \
-		 bad15; do
+	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10 bad11 bad12 bad13 bad14 bad15 bad16 \
+		 bad17 bad18 bad19 bad20 bad21; do
 		compare "$TRASH/$f" x &&
 		test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/$f" x 2>err &&
 		test_grep "$f" err || exit 1

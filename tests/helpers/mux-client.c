@@ -51,20 +51,6 @@ static int die(const struct dp_error *err, enum mux_failure why)
 	return 255;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int to_stdout(void *data, const char *buf, size_t len)
 {
 	return write_all(1, buf, len);

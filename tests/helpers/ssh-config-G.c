@@ -6,6 +6,7 @@
  * (as ssh), with the message on stderr.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "transport/ssh_config.h"
 
@@ -44,6 +45,8 @@ int main(int argc, char **argv)
 		printf("identityagent %s\n", c.identity_agent);
 	for (size_t i = 0; c.identity_files[i]; i++)
 		printf("identityfile %s\n", c.identity_files[i]);
+	for (size_t i = 0; c.certificate_files && c.certificate_files[i]; i++)
+		printf("certificatefile %s\n", c.certificate_files[i]);
 	print_list("globalknownhostsfile", c.global_known_hosts_files, " ");
 	print_list("userknownhostsfile", c.user_known_hosts_files, " ");
 	if (c.connect_timeout)
@@ -54,6 +57,17 @@ int main(int argc, char **argv)
 		printf("proxycommand %s\n", c.proxy_command);
 	if (c.proxy_jump)
 		print_list("proxyjump", c.proxy_jump, ",");
+	/* the algorithm lists over OpenSSH's defaults, as ssh -G prints them */
+	static const char *const alg_keys[SSH_ALGS_NKINDS] = {
+		[SSH_ALGS_KEX] = "kexalgorithms", [SSH_ALGS_CIPHERS] = "ciphers",
+		[SSH_ALGS_MACS] = "macs", [SSH_ALGS_HOSTKEY] = "hostkeyalgorithms",
+		[SSH_ALGS_PUBKEY] = "pubkeyacceptedalgorithms",
+	};
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
+		char *list = ssh_algs_assemble(k, c.algs[k], ssh_algs_openssh_default(k));
+		printf("%s %s\n", alg_keys[k], list ? list : "(error)");
+		free(list);
+	}
 	static const char *const master[] = {
 		[SSH_CONTROL_MASTER_NO] = "false", [SSH_CONTROL_MASTER_YES] = "true",
 		[SSH_CONTROL_MASTER_AUTO] = "auto", [SSH_CONTROL_MASTER_ASK] = "ask",

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The parallel gzip: round trips through zlib's gzip reader at sizes around the
  * block size, the trailer's CRC and size, identical bytes whatever the thread
- * count, gzip's compression ratio, and a failing writer. */
+ * count, gzip's compression ratio, a failing writer, and a worker thread that
+ * cannot be started. */
 #include <errno.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <zlib.h>
 
 #include "code/pgzip.h"
@@ -51,7 +54,8 @@ static void compress_with(struct strbuf *out, const unsigned char *in, size_t n,
 			  size_t chunk)
 {
 	struct dp_error err = { 0 };
-	struct pgzip *z = pgzip_new(6, threads, sink, out);
+	struct pgzip *z = pgzip_new(6, threads, sink, out, &err);
+	CHECK(z != NULL);
 	int r = 0;
 	for (size_t off = 0; off < n && r == 0; off += chunk)
 		r = pgzip_write(z, in + off, n - off < chunk ? n - off : chunk, &err);
@@ -128,9 +132,53 @@ static void round_trip(size_t n, bool noise)
 	strbuf_release(&gz1);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#endif
+
+/* No room for a thread's stack (address space capped a little above what is mapped
+ * now): pgzip_new says why instead of aborting. In a child, so the cap stays there;
+ * not under ASan, whose shadow memory needs the address space. */
+static void thread_cannot_start(void)
+{
+#if defined(__linux__) && !defined(UNDER_ASAN)
+	pid_t pid = fork();
+	if (pid == 0) {
+		long pages = 0;
+		FILE *f = fopen("/proc/self/statm", "r");
+		if (!f || fscanf(f, "%ld", &pages) != 1)
+			_exit(3);
+		fclose(f);
+		rlim_t cap = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (2 << 20);
+		struct rlimit rl = { cap, cap };
+		if (setrlimit(RLIMIT_AS, &rl) < 0)
+			_exit(3);
+		struct strbuf gz = STRBUF_INIT;
+		struct dp_error err = { 0 };
+		struct pgzip *z = pgzip_new(6, 2, sink, &gz, &err);
+		if (z)
+			_exit(1);
+		_exit(strstr(err.msg, "cannot start a compression thread: ") ? 0 : 2);
+	}
+	int status = -1;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), 0);
+#else
+	printf("# skipped: the thread that cannot start (not Linux, or under ASan)\n");
+#endif
+}
+
 int main(void)
 {
 	const size_t B = PGZIP_BLOCK;
+	/* first: glibc keeps the stacks of joined threads for new ones, also in a child */
+	thread_cannot_start();
 	size_t sizes[] = { 0, 1, 100, B - 1, B, B + 1, 2 * B, 3 * B - 7, 7 * B + 12345 };
 	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++)
 		round_trip(sizes[i], false);
@@ -158,7 +206,7 @@ int main(void)
 		int calls = 0;
 		struct dp_error err = { 0 };
 		unsigned char *in = make_input(10 * B, true);
-		struct pgzip *z = pgzip_new(6, 2, failing_sink, &calls);
+		struct pgzip *z = pgzip_new(6, 2, failing_sink, &calls, &err);
 		int r = pgzip_write(z, in, 10 * B, &err);
 		if (r == 0)
 			r = pgzip_finish(z, &err);
@@ -175,7 +223,7 @@ int main(void)
 		struct strbuf gz = STRBUF_INIT;
 		struct dp_error err = { 0 };
 		unsigned char *in = make_input(9 * B, false);
-		struct pgzip *z = pgzip_new(6, 4, sink, &gz);
+		struct pgzip *z = pgzip_new(6, 4, sink, &gz, &err);
 		CHECK_INT(pgzip_write(z, in, 9 * B, &err), 0);
 		pgzip_free(z);
 		free(in);

@@ -217,7 +217,7 @@ static void test_verify_messages(void)
 	CHECK_CONTAINS(err.msg, "(plain.example) has CHANGED");
 }
 
-/* The host-key algorithms offered: those of known key types first, in ssh's order. */
+/* The host-key algorithms offered: those of known key types first, in the given order. */
 static void test_hostkey_methods(void)
 {
 	_cleanup_free_ char *kh = data_path("known_hosts");
@@ -241,14 +241,157 @@ static void test_hostkey_methods(void)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		cfg.hostname = (char *)cases[i].host;
 		cfg.port = cases[i].port;
-		_cleanup_free_ char *got = kh_hostkey_methods(&cfg);
+		_cleanup_free_ char *got = kh_hostkey_order(&cfg, all);
 		CHECK_STR(got, cases[i].want ? cases[i].want : all);
 	}
 	/* HostKeyAlias is the name looked up. */
 	cfg.hostname = "10.0.0.9";
 	cfg.host_key_alias = "multi.example";
-	_cleanup_free_ char *aliased = kh_hostkey_methods(&cfg);
+	_cleanup_free_ char *aliased = kh_hostkey_order(&cfg, all);
 	CHECK(strncmp(aliased, "ecdsa-sha2-nistp256,", 20) == 0);
+}
+
+/* The blob of a tests/unit/data/sshcert public key or certificate file. */
+static void cert_data_blob(const char *name, struct strbuf *blob)
+{
+	_cleanup_free_ char *p = xasprintf("%s/sshcert/%s", unit_data(), name);
+	_cleanup_free_ char *text = read_file(p, NULL);
+	char *sp = text ? strchr(text, ' ') : NULL, *end = sp ? strchr(sp + 1, ' ') : NULL;
+	if (!end || base64_decode(blob, sp + 1, (size_t)(end - sp - 1)) < 0) {
+		printf("Bail out! cannot read %s\n", p);
+		exit(1);
+	}
+}
+
+static char *cert_data_line(const char *name)
+{
+	_cleanup_free_ char *p = xasprintf("%s/sshcert/%s", unit_data(), name);
+	char *text = read_file(p, NULL);
+	if (!text) {
+		printf("Bail out! cannot read %s\n", p);
+		exit(1);
+	}
+	text[strcspn(text, "\n")] = '\0';
+	return text;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+}
+
+/* Host certificates: @cert-authority lines and kh_verify_cert, with ssh-keygen's
+ * certificate host-ed25519-forever (CA ca_ed25519, principal box1, no expiry) for the
+ * key host_ed25519 (tests/unit/data/sshcert/make-fixtures). */
+static void test_host_certs(void)
+{
+	char tmp[] = "/tmp/dispatch-unit-XXXXXX";
+	CHECK(mkdtemp(tmp) != NULL);
+	_cleanup_free_ char *kh = xasprintf("%s/known_hosts", tmp);
+	_cleanup_free_ char *kh_rev = xasprintf("%s/revoked", tmp);
+	_cleanup_free_ char *ca = cert_data_line("ca_ed25519.pub");
+	_cleanup_free_ char *other_ca = cert_data_line("ca_ecdsa521.pub");
+	_cleanup_free_ char *hostkey = cert_data_line("host_ed25519.pub");
+	_cleanup_free_ char *text = xasprintf(
+		"# CAs\n"
+		"@cert-authority box1,*.example,!bad.example %s\n"
+		"@cert-authority [box2]:2222 %s\n"
+		"@cert-authority plainbox,newbox %s\n"
+		"plainbox %s\n",
+		ca, other_ca, other_ca, hostkey);
+	write_text(kh, text);
+	_cleanup_free_ char *rev = xasprintf("@revoked * %s\n", ca);
+	write_text(kh_rev, rev);
+	char *files[] = { kh, NULL }, *files_rev[] = { kh, kh_rev, NULL };
+	struct ssh_host_config cfg = { .hostname = "box1", .port = 22, .user_known_hosts_files = files,
+				       .strict_host_key_checking = SSH_STRICT_YES };
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf cert = STRBUF_INIT, hk = STRBUF_INIT, uk = STRBUF_INIT;
+	cert_data_blob("host-ed25519-forever-cert.pub", &cert);
+	cert_data_blob("host_ed25519.pub", &hk);
+	cert_data_blob("user_ed25519.pub", &uk);
+	struct kh_key key = { .type = LIBSSH2_HOSTKEY_TYPE_ED25519,
+			      .blob = (const unsigned char *)hk.buf, .len = hk.len };
+	struct kh_key other = { .type = LIBSSH2_HOSTKEY_TYPE_ED25519,
+				.blob = (const unsigned char *)uk.buf, .len = uk.len };
+	const unsigned char *cb = (const unsigned char *)cert.buf;
+
+	/* Which hosts have a CA: patterns, negation, [host]:port. */
+	char *where = NULL;
+	CHECK(kh_cert_authority(&cfg, &where));
+	_cleanup_free_ char *want_where = xasprintf("%s:2", kh);
+	CHECK_STR(where, want_where);
+	free(where);
+	cfg.hostname = "a.example";
+	CHECK(kh_cert_authority(&cfg, NULL));
+	cfg.hostname = "bad.example";
+	CHECK(!kh_cert_authority(&cfg, NULL));
+	cfg.hostname = "box1";
+	cfg.port = 2222;
+	CHECK(!kh_cert_authority(&cfg, NULL));
+	cfg.hostname = "box2";
+	CHECK(kh_cert_authority(&cfg, NULL));
+	/* a CA for the host puts ED25519 first */
+	_cleanup_free_ char *methods = kh_hostkey_order(&cfg, "ecdsa-sha2-nistp256,ssh-ed25519");
+	CHECK_STR(methods, "ssh-ed25519,ecdsa-sha2-nistp256");
+	cfg.hostname = "box3";
+	_cleanup_free_ char *no_ca = kh_hostkey_order(&cfg, "ecdsa-sha2-nistp256,ssh-ed25519");
+	CHECK_STR(no_ca, "ecdsa-sha2-nistp256,ssh-ed25519");
+	cfg.port = 22;
+
+	/* Accepted: CA named for box1, principal box1, a host certificate, no expiry. */
+	cfg.hostname = "box1";
+	CHECK_INT(kh_verify_cert(&cfg, "b1", cb, cert.len, &key, &err), 0);
+	/* Only for the key the connection proved. */
+	CHECK_INT(kh_verify_cert(&cfg, "b1", cb, cert.len, &other, &err), -1);
+	CHECK_CONTAINS(err.msg, "the server's certificate is for another key than the ED25519 key");
+	/* HostKeyAlias: the name looked up and the principal wanted. */
+	cfg.host_key_alias = "other.example";
+	CHECK_INT(kh_verify_cert(&cfg, "b1", cb, cert.len, &key, &err), -1);
+	CHECK_CONTAINS(err.msg, "host certificate for 'b1' (other.example) refused: ED25519 host "
+		       "certificate 'forever' (serial 0) signed by ED25519 CA SHA256:");
+	CHECK_CONTAINS(err.msg, "is not valid for 'other.example': its principals are box1; and "
+		       "the ED25519 key SHA256:");
+	CHECK_CONTAINS(err.msg, "it holds is not in known_hosts either");
+	cfg.host_key_alias = "box1";
+	CHECK_INT(kh_verify_cert(&cfg, "b1", cb, cert.len, &key, &err), 0);
+	cfg.host_key_alias = NULL;
+	/* A CA the host's lines do not name. */
+	cfg.hostname = "box9";
+	CHECK_INT(kh_verify_cert(&cfg, "b9", cb, cert.len, &key, &err), -1);
+	CHECK_CONTAINS(err.msg, "no @cert-authority line for 'box9' names that CA");
+	/* A revoked CA stays refused. */
+	cfg.hostname = "box1";
+	cfg.user_known_hosts_files = files_rev;
+	cfg.strict_host_key_checking = SSH_STRICT_NO;
+	CHECK_INT(kh_verify_cert(&cfg, "b1", cb, cert.len, &key, &err), -1);
+	_cleanup_free_ char *rev_where = xasprintf("is REVOKED by %s:1", kh_rev);
+	CHECK_CONTAINS(err.msg, rev_where);
+	cfg.user_known_hosts_files = files;
+	cfg.strict_host_key_checking = SSH_STRICT_YES;
+	/* As ssh: a certificate that fails is its plain key, which a line may list... */
+	cfg.hostname = "plainbox";
+	CHECK_INT(kh_verify_cert(&cfg, "pb", cb, cert.len, &key, &err), 0);
+	/* ... or accept-new record. */
+	cfg.hostname = "newbox";
+	CHECK_INT(kh_verify_cert(&cfg, "nb", cb, cert.len, &key, &err), -1);
+	cfg.strict_host_key_checking = SSH_STRICT_ACCEPT_NEW;
+	CHECK_INT(kh_verify_cert(&cfg, "nb", cb, cert.len, &key, &err), 0);
+	_cleanup_free_ char *after = read_file(kh, NULL);
+	CHECK_CONTAINS(after, "\nnewbox ssh-ed25519 ");
+	/* A blob that is no certificate fails as such, and falls back likewise. */
+	cfg.strict_host_key_checking = SSH_STRICT_YES;
+	cfg.hostname = "box1";
+	CHECK_INT(kh_verify_cert(&cfg, "b1", (const unsigned char *)hk.buf, hk.len, &key, &err), -1);
+	CHECK_CONTAINS(err.msg, "not a certificate: key type 'ssh-ed25519'");
+
+	unlink(kh);
+	unlink(kh_rev);
+	rmdir(tmp);
 }
 
 static void test_fingerprint(void)
@@ -339,6 +482,7 @@ int main(void)
 	test_known_hosts();
 	test_verify_messages();
 	test_hostkey_methods();
+	test_host_certs();
 	test_fingerprint();
 	test_encrypted();
 	test_base64();
