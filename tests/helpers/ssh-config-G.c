@@ -68,6 +68,20 @@ int main(int argc, char **argv)
 		printf("%s %s\n", alg_keys[k], list ? list : "(error)");
 		free(list);
 	}
+	static const char *const master[] = {
+		[SSH_CONTROL_MASTER_NO] = "false", [SSH_CONTROL_MASTER_YES] = "true",
+		[SSH_CONTROL_MASTER_AUTO] = "auto", [SSH_CONTROL_MASTER_ASK] = "ask",
+		[SSH_CONTROL_MASTER_AUTOASK] = "autoask",
+	};
+	printf("controlmaster %s\n", master[c.control_master]);
+	if (c.control_path)
+		printf("controlpath %s\n", c.control_path);
+	if (c.control_persist < 0)
+		printf("controlpersist no\n");
+	else if (c.control_persist == 0)
+		printf("controlpersist yes\n");
+	else
+		printf("controlpersist %d\n", c.control_persist);
 	ssh_host_config_release(&c);
 	return ferror(stdout) ? 1 : 0;
 }
