@@ -225,6 +225,8 @@ void ssh_session_free(struct ssh_session *s)
 	if (!s)
 		return;
 	session_close(s);
+	mux_forward_close(s->via_mux);
+	mux_close(s->mux);
 	ssh_session_free(s->via);
 	ssh_host_config_release(&s->cfg);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
@@ -676,6 +678,11 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 	}
 	if (ctx->destination)
 		dest = ctx->destination(ctx->destination_data, host);
+	if (ssh_mux_open(ctx, host, dest, out) == 1) {
+		if (why)
+			*why = SSH_FAILED_NOT;
+		return 0;
+	}
 	for (int i = 0;; i++) {
 		bool retry = false;
 		if (open_chain(ctx, dest, NULL, 0, out, &retry, why ? why : &ignored, err) == 0) {
@@ -815,6 +822,7 @@ static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
  * (stdin from x.in_fd, x.in_buf or ssh_exec_write; stdout and stderr to x's
  * callbacks). */
 struct ssh_channel {
+	struct ssh_mux_channel *mux;    /* through a master: nothing else is used */
 	struct ssh_session *s;
 	LIBSSH2_CHANNEL *ch;
 	struct ssh_exec x;
@@ -997,6 +1005,15 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 	LIBSSH2_CHANNEL *ch;
 
 	*out = NULL;
+	if (s->mux) {
+		struct ssh_mux_channel *mc;
+		if (ssh_mux_exec_start(s, x, &mc, err) < 0)
+			return -1;
+		*out = xcalloc(1, sizeof(**out));
+		(*out)->mux = mc;
+		(*out)->s = s;
+		return 0;
+	}
 	set_blocking(s, true);
 	ch = libssh2_channel_open_session(s->ls);
 	if (!ch)
@@ -1041,6 +1058,8 @@ fail:
 
 int ssh_exec_write(struct ssh_channel *p, const void *buf, size_t len, struct dp_error *err)
 {
+	if (p->mux)
+		return ssh_mux_exec_write(p->mux, buf, len, err);
 	if (p->broken.kind) {
 		*err = p->broken;
 		return -1;
@@ -1083,6 +1102,11 @@ static int channel_end(struct ssh_channel *p, int *status, struct dp_error *err)
 
 int ssh_exec_finish(struct ssh_channel *p, int *status, struct dp_error *err)
 {
+	if (p->mux) {
+		int r = ssh_mux_exec_finish(p->mux, status, err);
+		free(p);
+		return r;
+	}
 	p->in_eof = true;
 	return channel_end(p, status, err);
 }
@@ -1092,6 +1116,8 @@ int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struc
 	struct ssh_channel *p;
 
 	*status = -1;
+	if (s->mux)
+		return ssh_mux_exec(s, x, status, err);
 	if (ssh_exec_start(s, x, &p, err) < 0)
 		return -1;
 	p->x.in_fd = x->in_fd;

