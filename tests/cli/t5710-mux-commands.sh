@@ -111,4 +111,62 @@ test_expect_success 'hosts --check --json reports via' '
 	PY
 '
 
+WPORT=$((DISPATCH_TESTBED_PORT_BASE + 91))
+LATE=$((DISPATCH_TESTBED_PORT_BASE + 92))
+mkdir "$TRASH/www"
+for i in $(seq 1 20); do head -c $((i * 30011)) /dev/urandom >"$TRASH/www/f$i"; done
+(cd "$TRASH/www" && sha256sum f*) >"$TRASH/sums.txt"
+# serve PORT: an http.server on 127.0.0.1:PORT (box1's localhost: the same machine)
+serve() {
+	(cd "$TRASH/www" && exec python3 -m http.server --bind 127.0.0.1 "$1" >/dev/null 2>&1 </dev/null) &
+	track $!
+	for i in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$1/f1" && return 0; sleep 0.1; done
+	return 1
+}
+# fetch PORT N: N parallel GETs of f1..fN, each body checked
+fetch() {
+	python3 - "$1" "$2" "$TRASH/sums.txt" <<-\EOF
+	import concurrent.futures, hashlib, sys, urllib.request
+	port, n = int(sys.argv[1]), int(sys.argv[2])
+	want = dict(line.split()[::-1] for line in open(sys.argv[3]))
+	def get(i):
+	    body = urllib.request.urlopen("http://127.0.0.1:%d/f%d" % (port, i), timeout=60).read()
+	    return hashlib.sha256(body).hexdigest() == want["f%d" % i]
+	with concurrent.futures.ThreadPoolExecutor(n) as ex:
+	    results = list(ex.map(get, range(1, n + 1)))
+	assert all(results), results
+	EOF
+}
+# forward_up LOG: the local port of the forward whose -v log is LOG, once it listens
+forward_up() {
+	for i in $(seq 100); do grep -q "forwarding 127.0.0.1:" "$1" && break; sleep 0.1; done
+	sed -n "s/.*forwarding 127.0.0.1:\([0-9]*\) .*/\1/p" "$1"
+}
+
+test_expect_success 'forward through the master: 20 parallel requests, each a stdio forward' '
+	serve $WPORT &&
+	before=$(accepted box1) &&
+	{ "$DISPATCH" -v forward box1 0:$WPORT >/dev/null 2>fwd.err & } &&
+	pid=$! && track $pid &&
+	port=$(forward_up fwd.err) && test -n "$port" &&
+	test_grep "box1: via master" fwd.err &&
+	fetch $port 20 && fetch $port 20 &&
+	test_grep "connection 40: handed to the master" fwd.err &&
+	for i in $(seq 100); do [ "$(grep -c "connection [0-9]* closed" fwd.err)" = 40 ] && break; sleep 0.1; done &&
+	test "$(grep -c "connection [0-9]* closed" fwd.err)" = 40 &&
+	kill -INT $pid && rc=0 && { wait $pid || rc=$?; } && test "$rc" = 0 &&
+	test "$(accepted box1)" = "$before"
+'
+
+test_expect_success 'forward through the master: nothing listening closes that client only' '
+	{ "$DISPATCH" -v forward box1 0:$LATE >/dev/null 2>fwd2.err & } &&
+	pid=$! && track $pid &&
+	port=$(forward_up fwd2.err) && test -n "$port" &&
+	! curl -sf -o /dev/null http://127.0.0.1:$port/f1 &&
+	kill -0 $pid &&
+	serve $LATE &&
+	curl -sf -o f3 http://127.0.0.1:$port/f3 && cmp f3 "$TRASH/www/f3" &&
+	kill $pid && wait $pid
+'
+
 test_done
