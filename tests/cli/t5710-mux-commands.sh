@@ -27,7 +27,7 @@ cleanup() {
 	if [ -f "$TRASH/.pids" ]; then
 		while read -r p; do kill "$p" 2>/dev/null; done <"$TRASH/.pids"
 	fi
-	rm -rf "$TRASH"
+	rm -rf "$TRASH" "$TB/cluster/work/t5710-$$"
 }
 trap cleanup EXIT
 
@@ -167,6 +167,42 @@ test_expect_success 'forward through the master: nothing listening closes that c
 	serve $LATE &&
 	curl -sf -o f3 http://127.0.0.1:$port/f3 && cmp f3 "$TRASH/www/f3" &&
 	kill $pid && wait $pid
+'
+
+R=$TB/cluster/work/t5710-$$
+mkdir -p "$R" && chown "$U" "$R"
+# "TYPE MODE PATH -> TARGET" for each entry under $1, sorted
+listing() {
+	(cd "$1" && find . -mindepth 1 -printf '%y %m %p -> %l\n' | sort)
+}
+
+test_expect_success 'cp through the master both ways: contents, modes, links; no new login' '
+	mkdir -p tree/sub/deeper tree/empty &&
+	echo hello >tree/a.txt &&
+	printf "#!/bin/sh\necho run\n" >tree/sub/run.sh && chmod 755 tree/sub/run.sh &&
+	head -c 5000017 /dev/urandom >tree/sub/deeper/big.bin &&
+	: >tree/zero && chmod 600 tree/zero &&
+	ln -s sub/run.sh tree/link && ln -s /nonexistent/target tree/dangling &&
+	chmod 750 tree/sub && chmod 700 tree/empty &&
+	before=$(accepted box1) &&
+	dispatch -v cp -r tree box1:$R/up 2>err &&
+	test_grep "box1: via master" err &&
+	listing tree >want && listing "$R/up" >remote && test_cmp want remote &&
+	dispatch cp -r box1:$R/up back &&
+	listing back >got && test_cmp want got &&
+	diff -r --no-dereference tree back &&
+	test "$(accepted box1)" = "$before" &&
+	find "$R" back -name ".*.dispatch-*" >tmps && test_must_be_empty tmps
+'
+
+test_expect_success 'cp through the master: a file replaced, -p keeps times, a missing source' '
+	echo new >a.txt && chmod 640 a.txt && touch -d "2001-02-03 04:05:06" a.txt &&
+	dispatch cp -p a.txt box1:$R/up/a.txt &&
+	test "$(cat "$R/up/a.txt")" = new &&
+	test "$(stat -c "%a %Y" "$R/up/a.txt")" = "$(stat -c "%a %Y" a.txt)" &&
+	dispatch cp box1:$R/up/a.txt got.txt && test "$(cat got.txt)" = new &&
+	test_expect_code 4 dispatch cp box1:$R/nothing-here x 2>err &&
+	test_grep "nothing-here" err
 '
 
 test_done
