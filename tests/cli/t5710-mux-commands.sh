@@ -205,4 +205,28 @@ test_expect_success 'cp through the master: a file replaced, -p keeps times, a m
 	test_grep "nothing-here" err
 '
 
+# bound_socket PATH: a socket file that nothing listens on (as a master that died leaves)
+bound_socket() {
+	python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$1"
+}
+
+test_expect_success 'a stale socket: dispatch connects directly and -v says why' '
+	bound_socket "$TRASH/cm/box2" && test -S "$TRASH/cm/box2" &&
+	dispatch -v run -H box2 -- "echo ok" >out 2>err &&
+	echo ok >want && test_cmp want out &&
+	test_grep "box2: direct (not through a master: .*stale" err &&
+	rm -f "$TRASH/cm/box2"
+'
+
+test_expect_success 'a socket of another user is not used: direct, and -v says why' '
+	( python3 -c "import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); print(\"ready\", flush=True); time.sleep(600)" "$TRASH/cm/box3" >ready & echo $! >listener.pid ) &&
+	track "$(cat listener.pid)" &&
+	for i in $(seq 100); do test -s ready && break; sleep 0.1; done &&
+	chown "$U" "$TRASH/cm/box3" &&
+	dispatch -v run -H box3 -- "echo ok" >out 2>err &&
+	echo ok >want && test_cmp want out &&
+	test_grep "box3: direct (not through a master: .*belongs to uid $(id -u "$U")" err &&
+	kill "$(cat listener.pid)" && rm -f "$TRASH/cm/box3"
+'
+
 test_done
