@@ -229,4 +229,62 @@ test_expect_success 'a socket of another user is not used: direct, and -v says w
 	kill "$(cat listener.pid)" && rm -f "$TRASH/cm/box3"
 '
 
+# kbd1 asks for a password at every login (keyboard-interactive through PAM): a
+# stand-in for a second factor. One login by ssh (sshpass answers its prompt; the
+# master stays in the foreground under it), then twenty dispatch commands of all
+# kinds with no terminal, and kbd1's sshd has seen exactly one authentication.
+if command -v sshpass >/dev/null; then
+	sed "s|^hosts:\$|hosts:\n  kbd1:\n    ssh: kbd1\n    cluster: testbed\n    type: plain\n    chips: {}|" \
+		"$DISPATCH_INVENTORY" >"$TRASH/inventory.yaml"
+	kauth() { grep -c "Accepted keyboard-interactive/pam" "$TB/sshd/kbd1/log" || :; }
+	test_expect_success 'a keyboard-interactive login once, then twenty commands of all kinds' '
+		export DISPATCH_INVENTORY=$TRASH/inventory.yaml &&
+		grep -q "^  kbd1:" "$DISPATCH_INVENTORY" &&
+		test_expect_code 255 dispatch run -H kbd1 -- true </dev/null 2>err &&
+		before=$(kauth) &&
+		{ sshpass -f "$DISPATCH_TESTBED_KBD_PASSWORD_FILE" ssh -F "$BASECFG" \
+			-o BatchMode=no -o NumberOfPasswordPrompts=1 -N -o ControlMaster=yes \
+			-o ControlPath="$TRASH/cm/kbd1" kbd1 </dev/null >/dev/null 2>&1 & } &&
+		track $! &&
+		for i in $(seq 200); do ssh -F "$BASECFG" -o ControlPath="$TRASH/cm/kbd1" -O check kbd1 2>/dev/null && break; sleep 0.1; done &&
+		test "$(kauth)" = $((before + 1)) &&
+		n=0 && ok() { n=$((n + 1)); } &&
+		dispatch -v run -H kbd1 -- "echo one" </dev/null >out 2>err && ok &&
+		echo one >want && test_cmp want out && test_grep "kbd1: via master" err &&
+		test_expect_code 7 dispatch run -H kbd1 -- "exit 7" </dev/null && ok &&
+		test_expect_code 143 dispatch run -H kbd1 -- '"'"'kill -TERM $$'"'"' </dev/null && ok &&
+		dispatch run -H kbd1,box1 -- "echo fan" </dev/null >out && ok &&
+		test_grep "^kbd1: fan" out && test_grep "^box1: fan" out &&
+		dispatch --json hosts --check -H kbd1 </dev/null >check.json && ok &&
+		test_grep "\"via\":[[:space:]]*\"master\"" check.json &&
+		dispatch hosts show kbd1 </dev/null >show && ok &&
+		job=$(dispatch submit -H kbd1 -J kjob -- "echo in-the-job; exit 0" </dev/null) && ok &&
+		dispatch wait "$job" </dev/null && ok &&
+		dispatch status "$job" </dev/null >st && ok && test_grep "COMPLETED" st &&
+		dispatch logs "$job" </dev/null >log && ok && test_grep "^in-the-job" log &&
+		job2=$(dispatch submit -H kbd1 -J ksleep -- "sleep 300" </dev/null) && ok &&
+		dispatch cancel "$job2" </dev/null >out && ok && test_grep "cancelled" out &&
+		echo kbd-file >k.txt &&
+		dispatch cp k.txt kbd1:$R/k.txt </dev/null && ok &&
+		dispatch cp kbd1:$R/k.txt k2.txt </dev/null && ok && cmp k.txt k2.txt &&
+		dispatch cp -r tree kbd1:$R/ktree </dev/null && ok &&
+		listing tree >want && listing "$R/ktree" >got && test_cmp want got &&
+		git init -q repo && (cd repo && echo shipped >s.txt && chmod 755 s.txt &&
+			git add -A && git -c user.name=t -c user.email=t@t commit -q -m one) &&
+		dispatch ship --repo repo kbd1:$R/kship </dev/null >/dev/null && ok &&
+		test "$(cat "$R/kship/s.txt")" = shipped && test -x "$R/kship/s.txt" &&
+		job3=$(dispatch submit-packed -H kbd1 --repo repo -J kpacked -- "cat s.txt" </dev/null) && ok &&
+		dispatch wait "$job3" </dev/null && ok &&
+		dispatch logs "$job3" </dev/null >log3 && ok && test_grep "^shipped" log3 &&
+		{ "$DISPATCH" -v forward kbd1 0:$WPORT </dev/null >/dev/null 2>kfwd.err & } &&
+		fpid=$! && track $fpid &&
+		port=$(forward_up kfwd.err) && test -n "$port" && fetch $port 5 && ok &&
+		kill -INT $fpid && wait $fpid &&
+		echo "$n commands" &&
+		test "$n" -ge 20 &&
+		test "$(kauth)" = $((before + 1)) &&
+		! grep -i "password" "$TB/sshd/kbd1/log" | grep -v "keyboard-interactive/pam" | grep -qi "failed"
+	'
+fi
+
 test_done
