@@ -575,7 +575,9 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 
 	char **jumps = jumps_override ? jumps_override : s->cfg.proxy_jump;
 	size_t njumps = strv_len(jumps);
-	if (njumps) {
+	if (njumps && ssh_mux_hop(ctx, name, jumps[njumps - 1], &s->cfg, &s->via_mux) == 1) {
+		s->fd = mux_forward_fd(s->via_mux);     /* the forward owns it */
+	} else if (njumps) {
 		/* As ssh -J a,b: b is reached through a; a through its own config. */
 		_cleanup_strv_free_ char **before = NULL;
 		for (size_t i = 0; i + 1 < njumps; i++)

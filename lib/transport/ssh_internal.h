@@ -84,6 +84,11 @@ int ssh_session_pump(struct ssh_session *s);
  * answers and is trusted: 1 with *out; 0 (and -v says why) to connect directly. */
 int ssh_mux_open(const struct ssh_ctx *ctx, const char *host, const char *dest,
 		 struct ssh_session **out);
+/* ssh_mux.c: when ProxyJump's last hop has a master, a stdio forward through it to
+ * cfg's hostname and port (the master carries the earlier hops): 1 with *out, whose
+ * socket the session then speaks SSH over; 0 to open the hop with libssh2. */
+int ssh_mux_hop(const struct ssh_ctx *ctx, const char *name, const char *hop,
+		const struct ssh_host_config *cfg, struct mux_forward **out);
 /* The master of a session opened through one, else NULL. */
 struct mux *ssh_session_mux(const struct ssh_session *s);
 /* ssh_exec and friends through the master. */

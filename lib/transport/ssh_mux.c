@@ -73,6 +73,40 @@ int ssh_mux_open(const struct ssh_ctx *ctx, const char *host, const char *dest,
 	return 1;
 }
 
+int ssh_mux_hop(const struct ssh_ctx *ctx, const char *name, const char *hop,
+		const struct ssh_host_config *cfg, struct mux_forward **out)
+{
+	struct ssh_host_config hc = { 0 };
+	struct dp_error err = { 0 };
+	enum mux_failure why;
+	_cleanup_mux_ struct mux *m = NULL;
+
+	*out = NULL;
+	if (ssh_config_resolve_dest(ctx->config_path, hop, &hc, &err) < 0)
+		return 0;
+	if (!hc.control_path || !*hc.control_path || streq(hc.control_path, "none")) {
+		ssh_host_config_release(&hc);
+		return 0;
+	}
+	int timeout = ctx->connect_timeout > 0 ? ctx->connect_timeout :
+		      hc.connect_timeout > 0 ? hc.connect_timeout : DEFAULT_MUX_TIMEOUT;
+	if (mux_open(hc.control_path, timeout * 1000, &m, &why, &err) < 0) {
+		logf_(ctx, "%s: ProxyJump hop %s direct (not through a master: %s)", name, hop, err.msg);
+		ssh_host_config_release(&hc);
+		return 0;
+	}
+	if (mux_stdio_forward(m, cfg->hostname, cfg->port, out, &why, &err) < 0) {
+		logf_(ctx, "%s: ProxyJump hop %s: its master %s cannot reach %s port %d: %s", name,
+		      hop, mux_path(m), cfg->hostname, cfg->port, err.msg);
+		ssh_host_config_release(&hc);
+		return 0;
+	}
+	logf_(ctx, "%s: connecting to %s port %d through the master of ProxyJump hop %s (%s)",
+	      name, cfg->hostname, cfg->port, hop, mux_path(m));
+	ssh_host_config_release(&hc);
+	return 1;
+}
+
 struct mux *ssh_session_mux(const struct ssh_session *s)
 {
 	return s->mux;

@@ -229,6 +229,32 @@ test_expect_success 'a socket of another user is not used: direct, and -v says w
 	kill "$(cat listener.pid)" && rm -f "$TRASH/cm/box3"
 '
 
+# ProxyJump: inner is reached only through bastion. A master on the hop carries
+# dispatch's own SSH session to inner (libssh2 over a stdio forward of the master);
+# a master on inner itself carries everything (it holds the hops already).
+test_expect_success 'ProxyJump: the hop'"'"'s master carries the connection to inner' '
+	mb=$(start_master bastion) &&
+	before=$(accepted bastion) &&
+	dispatch -v run -H inner -- "hostname -I 2>/dev/null || hostname; echo inner-ok" >out 2>err &&
+	test_grep "^inner-ok" out &&
+	test_grep "inner: connecting to .* through the master of ProxyJump hop bastion" err &&
+	test_grep "inner: logged in" err &&
+	dispatch cp tree/a.txt inner:$R/via-hop.txt &&
+	test "$(cat "$R/via-hop.txt")" = hello &&
+	test "$(accepted bastion)" = "$before" &&
+	kill "$mb"
+'
+
+test_expect_success 'ProxyJump: a master on the destination itself is used as it is' '
+	mi=$(start_master inner) &&
+	before_b=$(accepted bastion) && before_i=$(accepted inner) &&
+	dispatch -v run -H inner -- "echo inner-ok" >out 2>err &&
+	echo inner-ok >want && test_cmp want out &&
+	test_grep "inner: via master" err &&
+	test "$(accepted bastion)" = "$before_b" && test "$(accepted inner)" = "$before_i" &&
+	kill "$mi"
+'
+
 # kbd1 asks for a password at every login (keyboard-interactive through PAM): a
 # stand-in for a second factor. One login by ssh (sshpass answers its prompt; the
 # master stays in the foreground under it), then twenty dispatch commands of all
