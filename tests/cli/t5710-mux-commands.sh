@@ -255,6 +255,110 @@ test_expect_success 'ProxyJump: a master on the destination itself is used as it
 	kill "$mi"
 '
 
+# A post-quantum-only sshd (KexAlgorithms sntrup761x25519-sha512@openssh.com, as in
+# t5020): no libssh2 release can connect to it, OpenSSH's ssh can, and so can
+# dispatch through ssh's master.
+PQ=$TB/t5710
+PQPORT=$((DISPATCH_TESTBED_PORT_BASE + 93))
+mkdir -p "$PQ" && chmod 755 "$PQ"
+[ -f "$PQ/host_ed25519" ] || ssh-keygen -q -t ed25519 -N "" -C t5710 -f "$PQ/host_ed25519" </dev/null >/dev/null
+mkdir -p /run/sshd
+cat >"$PQ/pq.conf" <<EOF
+KexAlgorithms sntrup761x25519-sha512@openssh.com
+HostKey $PQ/host_ed25519
+Port $PQPORT
+ListenAddress 127.0.0.1
+PidFile $PQ/pq.pid
+AuthorizedKeysFile $TB/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+AllowUsers $U
+AllowTcpForwarding yes
+LogLevel VERBOSE
+Subsystem sftp internal-sftp
+EOF
+old=$(cat "$PQ/pq.pid" 2>/dev/null) || old=
+if [ -n "$old" ] && grep -q "$PQ/pq.conf" "/proc/$old/cmdline" 2>/dev/null; then
+	kill "$old"
+	for _ in $(seq 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+fi
+: >"$PQ/pq.log"
+/usr/sbin/sshd -D -f "$PQ/pq.conf" -E "$PQ/pq.log" &
+track $!
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PQPORT") 2>/dev/null && break; sleep 0.1; done
+echo "[127.0.0.1]:$PQPORT $(cut -d" " -f1,2 "$PQ/host_ed25519.pub")" >"$TRASH/pq_known_hosts"
+# pq's Host block, then the config dispatch reads (ControlPath first) and ssh's
+printf 'Host pq\n\tHostName 127.0.0.1\n\tPort %s\n\tUser %s\n\tIdentityFile %s\n\tIdentitiesOnly yes\n\tUserKnownHostsFile %s\n\tStrictHostKeyChecking yes\n\tBatchMode yes\n\n' \
+	"$PQPORT" "$U" "$TB/keys/id_ed25519" "$TRASH/pq_known_hosts" >"$TRASH/pq-host"
+cat "$TRASH/pq-host" "$DISPATCH_SSH_CONFIG" >"$TRASH/ssh_config.pq"
+cat "$TRASH/pq-host" "$BASECFG" >"$TRASH/ssh_config.pqbase"
+
+test_expect_success 'post-quantum only: direct fails with its message; through a master it runs, copies, forwards' '
+	export DISPATCH_SSH_CONFIG=$TRASH/ssh_config.pq &&
+	test_expect_code 255 dispatch run -H pq -- true 2>err &&
+	test_grep "server offers only post-quantum key exchange (sntrup761x25519-sha512@openssh.com)" err &&
+	ssh -F "$TRASH/ssh_config.pqbase" -fN -o ControlMaster=yes -o ControlPath="$TRASH/cm/pq" \
+		-o ControlPersist=600 pq </dev/null &&
+	track "$(ssh -F "$TRASH/ssh_config.pqbase" -o ControlPath="$TRASH/cm/pq" -O check pq 2>&1 |
+		sed -n "s/.*(pid=\([0-9]*\)).*/\1/p")" &&
+	dispatch -v run -H pq -- "echo pq-ok" >out 2>err &&
+	echo pq-ok >want && test_cmp want out && test_grep "pq: via master" err &&
+	test_expect_code 7 dispatch run -H pq -- "exit 7" &&
+	dispatch cp -r tree pq:$R/pqtree &&
+	listing tree >want && listing "$R/pqtree" >got && test_cmp want got &&
+	dispatch cp pq:$R/pqtree/sub/deeper/big.bin big.back && cmp big.back tree/sub/deeper/big.bin &&
+	{ "$DISPATCH" -v forward pq 0:$WPORT </dev/null >/dev/null 2>pqfwd.err & } &&
+	fpid=$! && track $fpid &&
+	port=$(forward_up pqfwd.err) && test -n "$port" && fetch $port 10 &&
+	kill -INT $fpid && wait $fpid
+'
+
+# A master that dies in the middle of a wait is a dropped connection: the next poll
+# fails, the one after connects directly (box2 has a key login), and the wait ends
+# with the job's real state and exit status.
+test_expect_success 'the master dies during wait: wait goes on directly, right state and status' '
+	m2=$(start_master box2) &&
+	gate=$TB/cluster/work/t5710-gate-$$ && rm -f "$gate" &&
+	job=$(dispatch submit -H box2 -J gated -- "while [ ! -e $gate ]; do sleep 0.2; done; echo released; exit 5") &&
+	{ "$DISPATCH" --json -v wait --interval 1 "$job" >wait.json 2>wait.err & } &&
+	wpid=$! && track $wpid &&
+	for i in $(seq 100); do grep -q "box2: via master" wait.err && break; sleep 0.1; done &&
+	test_grep "box2: via master" wait.err &&
+	kill "$m2" &&
+	for i in $(seq 100); do kill -0 "$m2" 2>/dev/null || break; sleep 0.1; done &&
+	! kill -0 "$m2" 2>/dev/null &&
+	for i in $(seq 300); do grep -q "box2: direct" wait.err && break; sleep 0.1; done &&
+	touch "$gate" &&
+	rc=0 && { wait $wpid || rc=$?; } &&
+	test "$rc" = 1 &&
+	test_grep "box2: direct (not through a master" wait.err &&
+	python3 - wait.json <<-PY
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	j = d["jobs"][0] if "jobs" in d else d[0]
+	assert j["state"] == "FAILED", j
+	assert j["exit_code"] == 5, j
+	PY
+'
+
+# A snapshot over 1 MiB is uploaded (sftp_files: a new file, its size, a rename that
+# never replaces) rather than put inside the script: through the master too.
+test_expect_success 'submit-packed through the master: the snapshot uploaded over SFTP, once' '
+	git init -q bigrepo && (cd bigrepo && head -c 3000000 /dev/urandom >big.bin &&
+		git add -A && git -c user.name=t -c user.email=t@t commit -q -m big) &&
+	sum=$(sha256sum <bigrepo/big.bin | cut -d" " -f1) &&
+	before=$(accepted box1) &&
+	j1=$(dispatch -v submit-packed -H box1 --repo bigrepo -J big1 -- "sha256sum <big.bin" 2>err1) &&
+	test_grep "box1: via master" err1 &&
+	j2=$(dispatch -v submit-packed -H box1 --repo bigrepo -J big2 -- "sha256sum <big.bin" 2>err2) &&
+	dispatch wait "$j1" "$j2" &&
+	dispatch logs "$j1" >l1 && test_grep "^$sum " l1 &&
+	dispatch logs "$j2" >l2 && test_grep "^$sum " l2 &&
+	test "$(accepted box1)" = "$before"
+'
+
 # kbd1 asks for a password at every login (keyboard-interactive through PAM): a
 # stand-in for a second factor. One login by ssh (sshpass answers its prompt; the
 # master stays in the foreground under it), then twenty dispatch commands of all
