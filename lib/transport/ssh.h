@@ -106,7 +106,9 @@ struct ssh_exec {
 	bool raw;
 	bool pty;                       /* allocate a terminal (ssh -t) */
 	const char *term;               /* with pty: TERM; NULL: "xterm" */
-	int cols, rows;                 /* with pty: window size; 0: 80x24 */
+	int cols, rows;                 /* with pty: window size; 0: 80x24. Through a
+					   master none is sent (the mux protocol takes it
+					   from the terminal handed over): 0x0 */
 	int in_fd;                      /* stdin from this fd until EOF; -1: none */
 	const void *in_buf;             /* or from memory (when in_fd < 0) */
 	size_t in_len;
