@@ -67,4 +67,12 @@ int msftp_put_new(struct fs *fs, const char *path, const void *buf, size_t len, 
 		  struct dp_error *err);
 int msftp_rename_new(struct fs *fs, const char *from, const char *to, struct dp_error *err);
 
+/* sftp_mux.c's parsers of what the server sends, pure (fuzz-sftp-reply): an ATTRS
+ * block (its size, -1 when malformed); an SSH_FXP_NAME's count and entries, the
+ * names but "." and ".." added to *names (-1 when malformed, names added so far
+ * stay); an SSH_FXP_VERSION packet from its type byte on (-1 when malformed). */
+ssize_t msftp_parse_attrs(const void *buf, size_t len, struct fstat_ *st);
+int msftp_parse_names(const void *buf, size_t len, char ***names);
+int msftp_parse_version(const void *body, size_t len, uint32_t *version, bool *posix_rename);
+
 #endif

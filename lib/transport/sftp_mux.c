@@ -176,6 +176,56 @@ static bool get_attrs(struct reply *r, struct fstat_ *st)
 	return true;
 }
 
+ssize_t msftp_parse_attrs(const void *buf, size_t len, struct fstat_ *st)
+{
+	struct reply r = { .p = buf, .n = len };
+	if (!get_attrs(&r, st))
+		return -1;
+	return (ssize_t)(len - r.n);
+}
+
+int msftp_parse_names(const void *buf, size_t len, char ***names)
+{
+	struct reply r = { .p = buf, .n = len };
+	uint32_t count;
+	if (!get_u32(&r, &count))
+		return -1;
+	for (uint32_t i = 0; i < count; i++) {
+		const uint8_t *s, *l;
+		uint32_t sl, ll;
+		struct fstat_ st;
+		if (!get_str(&r, &s, &sl) || !get_str(&r, &l, &ll) || !get_attrs(&r, &st))
+			return -1;
+		if (memchr(s, '\0', sl))
+			return -1;      /* no name of a file holds one */
+		_cleanup_free_ char *name = xstrndup((const char *)s, sl);
+		if (!streq(name, ".") && !streq(name, ".."))
+			strv_add(names, name);
+	}
+	return 0;
+}
+
+int msftp_parse_version(const void *body, size_t len, uint32_t *version, bool *posix_rename)
+{
+	struct reply r = { .p = body, .n = len };
+	*posix_rename = false;
+	if (r.n < 1 || r.p[0] != FXP_VERSION)
+		return -1;
+	r.p++;
+	r.n--;
+	if (!get_u32(&r, version))
+		return -1;
+	while (r.n) {
+		const uint8_t *name, *data;
+		uint32_t nl, dl;
+		if (!get_str(&r, &name, &nl) || !get_str(&r, &data, &dl))
+			return -1;
+		if (nl == 24 && memcmp(name, "posix-rename@openssh.com", 24) == 0)
+			*posix_rename = true;
+	}
+	return 0;
+}
+
 /* A request of type with a new id, its length patched in by end(). */
 static uint32_t begin(struct msftp *m, struct strbuf *sb, uint8_t type)
 {
@@ -446,19 +496,12 @@ static int m_list(struct fs *fs, const char *path, char ***names, struct dp_erro
 		id = begin(fs->msftp, &sb, FXP_READDIR);
 		put_strn(&sb, h.buf, h.len);
 		int c = call(fs->msftp, &sb, id, &rp, err);
-		uint32_t count;
-		if (c == 0 && rp.type == FXP_NAME && get_u32(&rp, &count)) {
-			for (uint32_t i = 0; i < count; i++) {
-				const uint8_t *s, *l;
-				uint32_t sl, ll;
-				struct fstat_ st;
-				if (!get_str(&rp, &s, &sl) || !get_str(&rp, &l, &ll) || !get_attrs(&rp, &st))
-					break;
-				_cleanup_free_ char *name = xstrndup((const char *)s, sl);
-				if (!streq(name, ".") && !streq(name, ".."))
-					strv_add(names, name);
-			}
-			continue;
+		if (c == 0 && rp.type == FXP_NAME) {
+			if (msftp_parse_names(rp.p, rp.n, names) == 0)
+				continue;
+			fs->dead = true;
+			r = lost(fs->msftp, err, "a malformed directory listing of '%s'", path);
+			break;
 		}
 		long code;
 		r = failed(fs, c, &rp, "read directory", path, &code, err);
@@ -825,19 +868,11 @@ int msftp_open(struct ssh_session *s, struct fs *fs, struct dp_error *err)
 		goto fail;
 	const uint8_t *p = (const uint8_t *)m->ibuf.buf + m->ioff;
 	uint32_t n = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	struct reply rp = { .p = p + 5, .n = n >= 1 ? n - 1 : 0 };
 	uint32_t version;
-	if (n < 5 || n > MAX_PACKET || p[4] != FXP_VERSION || !get_u32(&rp, &version) || version < 3) {
+	if (n < 5 || n > MAX_PACKET ||
+	    msftp_parse_version(p + 4, n, &version, &m->posix_rename) < 0 || version < 3) {
 		lost(m, &e, "the sftp subsystem did not answer as SFTP version 3");
 		goto fail;
-	}
-	while (rp.n) {
-		const uint8_t *name, *data;
-		uint32_t nl, dl;
-		if (!get_str(&rp, &name, &nl) || !get_str(&rp, &data, &dl))
-			break;
-		if (nl == 24 && memcmp(name, "posix-rename@openssh.com", 24) == 0)
-			m->posix_rename = true;
 	}
 	m->ioff += 4 + (size_t)n;
 	return 0;
