@@ -41,6 +41,7 @@ struct probe {
 	enum probe_status status;
 	double connect_s, exec_s;       /* TCP through login; `true` round trip (ok only) */
 	char *detail;                   /* user@host:port when ok, else what failed */
+	const char *via;                /* "master" or "direct" once connected, else NULL */
 };
 
 struct check {
@@ -75,6 +76,7 @@ static void probe_host(const struct check *c, struct probe *p)
 		return;
 	}
 	p->connect_s = monotonic_seconds() - start;
+	p->via = ssh_session_via(s);
 	double left = c->timeout - p->connect_s;
 	if (left <= 0) {
 		p->status = PROBE_TIMEOUT;
@@ -135,6 +137,10 @@ static void print_json(const struct check *c)
 		add_ms(o, "connect_ms", p, p->connect_s);
 		add_ms(o, "exec_ms", p, p->exec_s);
 		cJSON_AddStringToObject(o, "detail", p->detail);
+		if (p->via)
+			cJSON_AddStringToObject(o, "via", p->via);
+		else
+			cJSON_AddNullToObject(o, "via");
 		cJSON_AddItemToArray(arr, o);
 	}
 	json_print(doc);

@@ -47,6 +47,9 @@
 #define MARK_PID MARKER("pid")
 #define MARK_JOB MARKER("job")
 #define MARK_CANCEL MARKER("cancel")
+/* A command through an OpenSSH master: the pid (and process group) of its session's
+ * shell, on stderr first, so that a timeout can stop it (lib/transport/ssh_mux.c). */
+#define MARK_SESSION_PID MARKER("session-pid")
 /* Host facts: "@dispatch NAME" opens a tool's section, "@dispatch status N" closes it
  * (a form no tool prints at the start of a line), "@dispatch end" ends the answer. */
 #define MARK_SECTION "@dispatch"

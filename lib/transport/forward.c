@@ -357,6 +357,8 @@ static bool peer_closed(int fd)
 
 int forward_run(struct ssh_session *s, const struct forward *f, struct dp_error *err)
 {
+	if (ssh_session_mux(s))
+		return forward_run_mux(s, f, err);
 	struct loop l = {
 		.s = s,
 		.ls = ssh_session_libssh2(s),

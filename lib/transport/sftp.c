@@ -20,51 +20,12 @@
 #include <time.h>
 
 #include "transport/sftp.h"
+#include "transport/sftp_fs.h"
 #include "transport/ssh_internal.h"
 #include "base/strbuf.h"
 
 #define COPY_BUF (2 * 1024 * 1024)
 #define SFTP_TIMEOUT_MS 120000          /* one libssh2 call without progress: connection lost */
-
-struct fstat_ {
-	enum { T_FILE, T_DIR, T_LINK, T_OTHER } type;
-	unsigned mode;                  /* permission bits (07777) */
-	uint64_t size;
-	long atime, mtime;
-};
-
-struct fs;
-struct fs_ops {
-	/* -1 with DPE_NOTFOUND when path does not exist */
-	int (*stat)(struct fs *fs, const char *path, bool follow, struct fstat_ *st, struct dp_error *err);
-	int (*list)(struct fs *fs, const char *path, char ***names, struct dp_error *err);
-	int (*readlink)(struct fs *fs, const char *path, char **target, struct dp_error *err);
-	int (*symlink)(struct fs *fs, const char *target, const char *path, struct dp_error *err);
-	int (*mkdir)(struct fs *fs, const char *path, struct dp_error *err);
-	int (*open_read)(struct fs *fs, const char *path, void **h, struct dp_error *err);
-	/* 0 at the end */
-	ssize_t (*read)(struct fs *fs, void *h, char *buf, size_t len, struct dp_error *err);
-	void (*close_read)(struct fs *fs, void *h);
-	/* a new file beside path, under a temporary name */
-	int (*open_temp)(struct fs *fs, const char *path, char **tmp, void **h, struct dp_error *err);
-	/* may take less than len; the rest must be offered again, first */
-	ssize_t (*write)(struct fs *fs, void *h, const char *buf, size_t len, struct dp_error *err);
-	/* sets mode (and times when st->mtime >= 0) on an open file, then closes it */
-	int (*finish)(struct fs *fs, void *h, const struct fstat_ *st, struct dp_error *err);
-	void (*abandon)(struct fs *fs, void *h);
-	int (*set_attrs)(struct fs *fs, const char *path, const struct fstat_ *st, struct dp_error *err);
-	int (*rename)(struct fs *fs, const char *from, const char *to, struct dp_error *err);
-	int (*unlink)(struct fs *fs, const char *path, struct dp_error *err);
-};
-
-struct fs {
-	const struct fs_ops *ops;
-	const char *name;               /* "" locally; "host:" remotely, for messages */
-	struct ssh_session *s;
-	LIBSSH2_SESSION *ls;
-	LIBSSH2_SFTP *sftp;
-	bool dead;                      /* the connection is gone */
-};
 
 /* ---- the local file system ---- */
 
@@ -171,7 +132,7 @@ static void l_close_read(struct fs *fs, void *h)
 }
 
 /* ".NAME.dispatch-XXXXXX" in the directory of path */
-static char *temp_name(const char *path, const char *suffix)
+char *sftp_temp_name(const char *path, const char *suffix)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
@@ -187,7 +148,7 @@ struct l_file {
 static int l_open_temp(struct fs *fs, const char *path, char **tmp, void **h, struct dp_error *err)
 {
 	(void)fs;
-	char *t = temp_name(path, "XXXXXX");
+	char *t = sftp_temp_name(path, "XXXXXX");
 	int fd = mkstemp(t);
 	if (fd < 0) {
 		local_err(err, "create a file beside", path);
@@ -435,7 +396,7 @@ static int r_open_temp(struct fs *fs, const char *path, char **tmp, void **h, st
 	for (int i = 0; i < 10; i++) {
 		char suffix[32];
 		snprintf(suffix, sizeof(suffix), "%06x", (unsigned)(getpid() * 7919u + (unsigned)time(NULL) * 31u + counter++) & 0xffffff);
-		char *t = temp_name(path, suffix);
+		char *t = sftp_temp_name(path, suffix);
 		LIBSSH2_SFTP_HANDLE *f = libssh2_sftp_open(fs->sftp, t,
 			LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, 0600);
 		if (f) {
@@ -807,6 +768,8 @@ static int open_remote(struct ssh_session *s, struct fs *fs, char **name, struct
 	fs->ops = &remote_ops;
 	fs->name = *name;
 	fs->s = s;
+	if (ssh_session_mux(s))
+		return msftp_open(s, fs, err);
 	fs->ls = ls;
 	libssh2_session_set_blocking(ls, 1);
 	libssh2_session_set_timeout(ls, SFTP_TIMEOUT_MS);
@@ -822,6 +785,7 @@ static int open_remote(struct ssh_session *s, struct fs *fs, char **name, struct
 
 static void close_remote(struct fs *fs)
 {
+	msftp_close(fs);
 	if (fs->sftp) {
 		if (fs->dead)
 			libssh2_session_set_timeout(fs->ls, 1000);
@@ -841,6 +805,15 @@ int sftp_files_open(struct ssh_session *s, struct sftp_files **out, struct dp_er
 {
 	struct sftp_files *f = xcalloc(1, sizeof(*f));
 	*out = NULL;
+	if (ssh_session_mux(s)) {
+		if (open_remote(s, &f->fs, &f->name, err) < 0) {
+			free(f->name);
+			free(f);
+			return -1;
+		}
+		*out = f;
+		return 0;
+	}
 	f->timeout_ms = libssh2_session_get_timeout(ssh_session_libssh2(s));
 	if (open_remote(s, &f->fs, &f->name, err) < 0) {
 		libssh2_session_set_timeout(f->fs.ls, f->timeout_ms);
@@ -857,7 +830,8 @@ void sftp_files_close(struct sftp_files *f)
 	if (!f)
 		return;
 	close_remote(&f->fs);
-	libssh2_session_set_timeout(f->fs.ls, f->timeout_ms);
+	if (f->fs.ls)
+		libssh2_session_set_timeout(f->fs.ls, f->timeout_ms);
 	free(f->name);
 	free(f);
 }
@@ -865,6 +839,8 @@ void sftp_files_close(struct sftp_files *f)
 int sftp_put_new(struct sftp_files *f, const char *path, const void *buf, size_t len, int mode,
 		 struct dp_error *err)
 {
+	if (f->fs.msftp)
+		return msftp_put_new(&f->fs, path, buf, len, mode, err);
 	LIBSSH2_SFTP_HANDLE *h = libssh2_sftp_open(f->fs.sftp, path,
 		LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, mode);
 	if (!h)
@@ -888,12 +864,12 @@ int sftp_size(struct sftp_files *f, const char *path, uint64_t *size, struct dp_
 {
 	struct fstat_ st;
 	struct dp_error e = { 0 };
-	if (r_stat(&f->fs, path, true, &st, &e) == 0) {
+	if (f->fs.ops->stat(&f->fs, path, true, &st, &e) == 0) {
 		*size = st.size;
 		return 1;
 	}
 	if (e.kind == DPE_NOTFOUND ||
-	    (!f->fs.dead && libssh2_sftp_last_error(f->fs.sftp) == LIBSSH2_FX_NO_SUCH_PATH))
+	    (!f->fs.dead && !f->fs.msftp && libssh2_sftp_last_error(f->fs.sftp) == LIBSSH2_FX_NO_SUCH_PATH))
 		return 0;
 	*err = e;
 	return -1;
@@ -902,6 +878,8 @@ int sftp_size(struct sftp_files *f, const char *path, uint64_t *size, struct dp_
 int sftp_rename_new(struct sftp_files *f, const char *from, const char *to, struct dp_error *err)
 {
 	/* Without OVERWRITE: SFTP v3 rename (what OpenSSH speaks) refuses to replace. */
+	if (f->fs.msftp)
+		return msftp_rename_new(&f->fs, from, to, err);
 	if (libssh2_sftp_rename_ex(f->fs.sftp, from, (unsigned)strlen(from), to, (unsigned)strlen(to),
 				   LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE) == 0)
 		return 0;
@@ -916,7 +894,7 @@ int sftp_rename_new(struct sftp_files *f, const char *from, const char *to, stru
 int sftp_remove(struct sftp_files *f, const char *path, struct dp_error *err)
 {
 	struct dp_error e = { 0 };
-	return r_unlink(&f->fs, path, err ? err : &e);
+	return f->fs.ops->unlink(&f->fs, path, err ? err : &e);
 }
 
 int sftp_upload(struct ssh_session *s, char *const *srcs, const char *dest,

@@ -225,6 +225,8 @@ void ssh_session_free(struct ssh_session *s)
 	if (!s)
 		return;
 	session_close(s);
+	mux_forward_close(s->via_mux);
+	mux_close(s->mux);
 	ssh_session_free(s->via);
 	ssh_host_config_release(&s->cfg);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
@@ -573,7 +575,9 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 
 	char **jumps = jumps_override ? jumps_override : s->cfg.proxy_jump;
 	size_t njumps = strv_len(jumps);
-	if (njumps) {
+	if (njumps && ssh_mux_hop(ctx, name, jumps[njumps - 1], &s->cfg, &s->via_mux) == 1) {
+		s->fd = mux_forward_fd(s->via_mux);     /* the forward owns it */
+	} else if (njumps) {
 		/* As ssh -J a,b: b is reached through a; a through its own config. */
 		_cleanup_strv_free_ char **before = NULL;
 		for (size_t i = 0; i + 1 < njumps; i++)
@@ -676,6 +680,11 @@ int ssh_session_open_why(const struct ssh_ctx *ctx, const char *host, struct ssh
 	}
 	if (ctx->destination)
 		dest = ctx->destination(ctx->destination_data, host);
+	if (ssh_mux_open(ctx, host, dest, out) == 1) {
+		if (why)
+			*why = SSH_FAILED_NOT;
+		return 0;
+	}
 	for (int i = 0;; i++) {
 		bool retry = false;
 		if (open_chain(ctx, dest, NULL, 0, out, &retry, why ? why : &ignored, err) == 0) {
@@ -815,6 +824,7 @@ static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
  * (stdin from x.in_fd, x.in_buf or ssh_exec_write; stdout and stderr to x's
  * callbacks). */
 struct ssh_channel {
+	struct ssh_mux_channel *mux;    /* through a master: nothing else is used */
 	struct ssh_session *s;
 	LIBSSH2_CHANNEL *ch;
 	struct ssh_exec x;
@@ -997,6 +1007,15 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 	LIBSSH2_CHANNEL *ch;
 
 	*out = NULL;
+	if (s->mux) {
+		struct ssh_mux_channel *mc;
+		if (ssh_mux_exec_start(s, x, &mc, err) < 0)
+			return -1;
+		*out = xcalloc(1, sizeof(**out));
+		(*out)->mux = mc;
+		(*out)->s = s;
+		return 0;
+	}
 	set_blocking(s, true);
 	ch = libssh2_channel_open_session(s->ls);
 	if (!ch)
@@ -1041,6 +1060,8 @@ fail:
 
 int ssh_exec_write(struct ssh_channel *p, const void *buf, size_t len, struct dp_error *err)
 {
+	if (p->mux)
+		return ssh_mux_exec_write(p->mux, buf, len, err);
 	if (p->broken.kind) {
 		*err = p->broken;
 		return -1;
@@ -1083,6 +1104,11 @@ static int channel_end(struct ssh_channel *p, int *status, struct dp_error *err)
 
 int ssh_exec_finish(struct ssh_channel *p, int *status, struct dp_error *err)
 {
+	if (p->mux) {
+		int r = ssh_mux_exec_finish(p->mux, status, err);
+		free(p);
+		return r;
+	}
 	p->in_eof = true;
 	return channel_end(p, status, err);
 }
@@ -1092,6 +1118,8 @@ int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struc
 	struct ssh_channel *p;
 
 	*status = -1;
+	if (s->mux)
+		return ssh_mux_exec(s, x, status, err);
 	if (ssh_exec_start(s, x, &p, err) < 0)
 		return -1;
 	p->x.in_fd = x->in_fd;

@@ -21,6 +21,11 @@
  *	if (ssh_exec_capture(s, "squeue --me -h", NULL, &out, &errout, &status, &err) < 0)
  *		...
  *
+ * When the host's ControlPath (ssh_config) names a live OpenSSH master that the user
+ * owns, the session goes through it (lib/transport/mux.h: no handshake, no login, and
+ * any server ssh reaches); otherwise dispatch connects itself. Everything below works
+ * alike over both; -v says which one a host got.
+ *
  * A session runs commands one after another, each on its own channel. Functions are
  * not thread-safe per session; different sessions may live in different threads.
  */
@@ -87,6 +92,9 @@ static inline void ssh_session_freep(struct ssh_session **s) { ssh_session_free(
 /* The name the session was opened with, and where it went ("user@hostname:port"). */
 const char *ssh_session_name(const struct ssh_session *s);
 const char *ssh_session_target(const struct ssh_session *s);
+/* "master" when the session goes through the user's OpenSSH master (ControlPath),
+ * "direct" when dispatch connected itself. */
+const char *ssh_session_via(const struct ssh_session *s);
 /* Time the connection took (TCP through authentication), in seconds. */
 double ssh_session_connect_seconds(const struct ssh_session *s);
 
@@ -98,7 +106,9 @@ struct ssh_exec {
 	bool raw;
 	bool pty;                       /* allocate a terminal (ssh -t) */
 	const char *term;               /* with pty: TERM; NULL: "xterm" */
-	int cols, rows;                 /* with pty: window size; 0: 80x24 */
+	int cols, rows;                 /* with pty: window size; 0: 80x24. Through a
+					   master none is sent (the mux protocol takes it
+					   from the terminal handed over): 0x0 */
 	int in_fd;                      /* stdin from this fd until EOF; -1: none */
 	const void *in_buf;             /* or from memory (when in_fd < 0) */
 	size_t in_len;

@@ -7,6 +7,7 @@
 #include <libssh2.h>
 #include <sys/types.h>
 
+#include "transport/mux.h"
 #include "transport/ssh.h"
 #include "transport/ssh_config.h"
 #include "base/strbuf.h"
@@ -30,6 +31,10 @@ struct ssh_session {
 	double connect_seconds;
 	bool kbd_gave_up;               /* ssh_auth.c: a keyboard-interactive prompt got no answer */
 	char *offer[SSH_ALGS_NKINDS];   /* what was offered (ssh_algs.h kinds), for messages */
+	struct mux *mux;                /* through the user's OpenSSH master (ssh_mux.c): then
+					   there is no libssh2 session (ls NULL, fd -1) */
+	struct mux_forward *via_mux;    /* ProxyJump: the hop's master carries us (fd is its
+					   stdio forward's socket) */
 	char *pubkey_algs;              /* PubkeyAcceptedAlgorithms resolved (before libssh2's
 					   share of it was taken): which keys may be tried */
 };
@@ -74,5 +79,27 @@ int ssh_session_wait(struct ssh_session *s, int ms);
  * (poll would not wake up for it: go round again at once), 0 when not, -1 when a hop
  * failed (the connection is lost). */
 int ssh_session_pump(struct ssh_session *s);
+
+/* ssh_mux.c: the session through host's OpenSSH master (ControlPath) when one
+ * answers and is trusted: 1 with *out; 0 (and -v says why) to connect directly. */
+int ssh_mux_open(const struct ssh_ctx *ctx, const char *host, const char *dest,
+		 struct ssh_session **out);
+/* ssh_mux.c: when ProxyJump's last hop has a master, a stdio forward through it to
+ * cfg's hostname and port (the master carries the earlier hops): 1 with *out, whose
+ * socket the session then speaks SSH over; 0 to open the hop with libssh2. */
+int ssh_mux_hop(const struct ssh_ctx *ctx, const char *name, const char *hop,
+		const struct ssh_host_config *cfg, struct mux_forward **out);
+/* The master of a session opened through one, else NULL. */
+struct mux *ssh_session_mux(const struct ssh_session *s);
+/* ssh_exec and friends through the master. */
+struct ssh_mux_channel;
+int ssh_mux_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err);
+int ssh_mux_exec_start(struct ssh_session *s, const struct ssh_exec *x,
+		       struct ssh_mux_channel **out, struct dp_error *err);
+int ssh_mux_exec_write(struct ssh_mux_channel *c, const void *buf, size_t len, struct dp_error *err);
+int ssh_mux_exec_finish(struct ssh_mux_channel *c, int *status, struct dp_error *err);
+/* forward_mux.c: forward_run through the master. */
+struct forward;
+int forward_run_mux(struct ssh_session *s, const struct forward *f, struct dp_error *err);
 
 #endif

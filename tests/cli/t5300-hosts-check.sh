@@ -131,7 +131,7 @@ test_expect_success 'without -H: the inventory hosts, then the ssh config aliase
 	test_grep "^bastion  *ok " out
 '
 
-test_expect_success '--json: name, ssh, status, latencies, detail' '
+test_expect_success '--json: name, ssh, status, latencies, detail, via' '
 	cat >inv.yaml <<-EOF &&
 	clusters:
 	  c: {root: /r, work: /w}
@@ -144,7 +144,7 @@ test_expect_success '--json: name, ssh, status, latencies, detail' '
 	python3 - out <<-\EOF
 	import json, os, sys
 	hosts = json.load(open(sys.argv[1]))["hosts"]
-	keys = {"name", "ssh", "status", "latency_ms", "connect_ms", "exec_ms", "detail"}
+	keys = {"name", "ssh", "status", "latency_ms", "connect_ms", "exec_ms", "detail", "via"}
 	for h in hosts:
 	    assert set(h) == keys, h
 	by = {h["name"]: h for h in hosts}
@@ -160,6 +160,8 @@ test_expect_success '--json: name, ssh, status, latencies, detail' '
 	assert by["gpu"]["detail"].endswith("@127.0.0.1:%d" % port), by["gpu"]
 	for n in ("down1", "badkey1", "pass1"):
 	    assert by[n]["latency_ms"] is None and n in by[n]["detail"], by[n]
+	    assert by[n]["via"] is None, by[n]
+	assert by["gpu"]["via"] == "direct" and by["inner"]["via"] == "direct", hosts
 	EOF
 '
 

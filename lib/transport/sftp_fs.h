@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* What sftp.c's copy shares with the file systems it copies between (sftp.c: the
+ * local one and libssh2's SFTP; sftp_mux.c: SFTP through an OpenSSH master); not an
+ * API: nothing outside lib/transport/ includes it. */
+#ifndef DISPATCH_SFTP_FS_H
+#define DISPATCH_SFTP_FS_H
+
+#include <libssh2.h>
+#include <libssh2_sftp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+
+struct fstat_ {
+	enum { T_FILE, T_DIR, T_LINK, T_OTHER } type;
+	unsigned mode;                  /* permission bits (07777) */
+	uint64_t size;
+	long atime, mtime;
+};
+
+struct fs;
+struct fs_ops {
+	/* -1 with DPE_NOTFOUND when path does not exist */
+	int (*stat)(struct fs *fs, const char *path, bool follow, struct fstat_ *st, struct dp_error *err);
+	int (*list)(struct fs *fs, const char *path, char ***names, struct dp_error *err);
+	int (*readlink)(struct fs *fs, const char *path, char **target, struct dp_error *err);
+	int (*symlink)(struct fs *fs, const char *target, const char *path, struct dp_error *err);
+	int (*mkdir)(struct fs *fs, const char *path, struct dp_error *err);
+	int (*open_read)(struct fs *fs, const char *path, void **h, struct dp_error *err);
+	/* 0 at the end */
+	ssize_t (*read)(struct fs *fs, void *h, char *buf, size_t len, struct dp_error *err);
+	void (*close_read)(struct fs *fs, void *h);
+	/* a new file beside path, under a temporary name */
+	int (*open_temp)(struct fs *fs, const char *path, char **tmp, void **h, struct dp_error *err);
+	/* may take less than len; the rest must be offered again, first */
+	ssize_t (*write)(struct fs *fs, void *h, const char *buf, size_t len, struct dp_error *err);
+	/* sets mode (and times when st->mtime >= 0) on an open file, then closes it */
+	int (*finish)(struct fs *fs, void *h, const struct fstat_ *st, struct dp_error *err);
+	void (*abandon)(struct fs *fs, void *h);
+	int (*set_attrs)(struct fs *fs, const char *path, const struct fstat_ *st, struct dp_error *err);
+	int (*rename)(struct fs *fs, const char *from, const char *to, struct dp_error *err);
+	int (*unlink)(struct fs *fs, const char *path, struct dp_error *err);
+};
+
+struct msftp;
+struct fs {
+	const struct fs_ops *ops;
+	const char *name;               /* "" locally; "host:" remotely, for messages */
+	struct ssh_session *s;
+	LIBSSH2_SESSION *ls;
+	LIBSSH2_SFTP *sftp;
+	struct msftp *msftp;            /* through a master (sftp_mux.c) instead of ls, sftp */
+	bool dead;                      /* the connection is gone */
+};
+
+/* ".NAME.dispatch-SUFFIX" in the directory of path (sftp.c) */
+char *sftp_temp_name(const char *path, const char *suffix);
+
+/* sftp_mux.c: the remote file system of a session through a master: the server's
+ * sftp subsystem, spoken here (SFTP version 3, as OpenSSH's sftp-server). */
+int msftp_open(struct ssh_session *s, struct fs *fs, struct dp_error *err);
+void msftp_close(struct fs *fs);
+/* sftp_put_new and sftp_rename_new over it */
+int msftp_put_new(struct fs *fs, const char *path, const void *buf, size_t len, int mode,
+		  struct dp_error *err);
+int msftp_rename_new(struct fs *fs, const char *from, const char *to, struct dp_error *err);
+
+/* sftp_mux.c's parsers of what the server sends, pure (fuzz-sftp-reply): an ATTRS
+ * block (its size, -1 when malformed); an SSH_FXP_NAME's count and entries, the
+ * names but "." and ".." added to *names (-1 when malformed, names added so far
+ * stay); an SSH_FXP_VERSION packet from its type byte on (-1 when malformed). */
+ssize_t msftp_parse_attrs(const void *buf, size_t len, struct fstat_ *st);
+int msftp_parse_names(const void *buf, size_t len, char ***names);
+int msftp_parse_version(const void *body, size_t len, uint32_t *version, bool *posix_rename);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* What an SFTP server sends through a master, as sftp_mux.c parses it: the first
+ * byte picks the parser (0 SSH_FXP_VERSION from its type byte, 1 an SSH_FXP_NAME's
+ * count and entries, 2 an ATTRS block), the rest is its input. The corpus holds
+ * OpenSSH 9.2's sftp-server's own answers (version-*, name-*, attrs-*: captured by
+ * speaking SFTP to it over pipes) with that byte in front. */
+#include <stdint.h>
+
+#include "transport/sftp_fs.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	const uint8_t *p = data + 1;
+	size_t n = size - 1;
+	switch (data[0] % 3) {
+	case 0: {
+		uint32_t version;
+		bool posix_rename;
+		(void)msftp_parse_version(p, n, &version, &posix_rename);
+		break;
+	}
+	case 1: {
+		char **names = NULL;
+		(void)msftp_parse_names(p, n, &names);
+		for (char **s = names; s && *s; s++)
+			if (streq(*s, ".") || streq(*s, ".."))
+				abort();
+		strv_free(names);
+		break;
+	}
+	case 2: {
+		struct fstat_ st;
+		ssize_t used = msftp_parse_attrs(p, n, &st);
+		if (used > (ssize_t)n || (used >= 0 && used < 4) || st.mode > 07777)
+			abort();
+		break;
+	}
+	}
+	return 0;
+}
