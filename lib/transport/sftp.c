@@ -595,7 +595,7 @@ static int copy_file(struct copy *cp, const char *src, const char *dest, const s
 	void *in = NULL, *out = NULL;
 	_cleanup_free_ char *tmp = NULL;
 	uint64_t done = 0;
-	size_t have = 0;
+	size_t off = 0, have = 0;       /* the bytes not yet taken: buf[off, off + have) */
 	bool eof = false;
 
 	if (cp->from->ops->open_read(cp->from, src, &in, err) < 0)
@@ -609,7 +609,17 @@ static int copy_file(struct copy *cp, const char *src, const char *dest, const s
 			dp_err(err, DPE_FAIL, "interrupted");
 			goto fail;
 		}
-		if (!eof && have < COPY_BUF) {
+		/* Top the buffer up once half of it was taken: the bytes left (at most half)
+		 * move to its start, so each byte is moved at most once, where moving the
+		 * rest after every write (an SFTP write returns as soon as one 30 kB request
+		 * is acknowledged) moved the whole buffer per request. The writer is always
+		 * offered at least COPY_BUF / 2 (the SFTP requests kept in flight) until the
+		 * end of the file. */
+		if (!eof && have <= COPY_BUF / 2) {
+			if (off) {
+				memmove(cp->buf, cp->buf + off, have);
+				off = 0;
+			}
 			ssize_t n = cp->from->ops->read(cp->from, in, cp->buf + have, COPY_BUF - have, err);
 			if (n < 0)
 				goto fail;
@@ -619,10 +629,10 @@ static int copy_file(struct copy *cp, const char *src, const char *dest, const s
 		}
 		if (!have)
 			continue;
-		ssize_t w = cp->to->ops->write(cp->to, out, cp->buf, have, err);
+		ssize_t w = cp->to->ops->write(cp->to, out, cp->buf + off, have, err);
 		if (w < 0)
 			goto fail;
-		memmove(cp->buf, cp->buf + w, have - (size_t)w);
+		off += (size_t)w;
 		have -= (size_t)w;
 		done += (uint64_t)w;
 		if (cp->c->progress && w > 0)
