@@ -845,7 +845,17 @@ struct sftp_files {
 	struct fs fs;
 	char *name;
 	long timeout_ms;        /* the session's, given back at the end */
+	void (*progress)(void *data, const char *path, uint64_t done, uint64_t total);
+	void *progress_data;
 };
+
+void sftp_files_set_progress(struct sftp_files *f,
+			     void (*fn)(void *data, const char *path, uint64_t done, uint64_t total),
+			     void *data)
+{
+	f->progress = fn;
+	f->progress_data = data;
+}
 
 int sftp_files_open(struct ssh_session *s, struct sftp_files **out, struct dp_error *err)
 {
@@ -880,14 +890,22 @@ int sftp_put_new(struct sftp_files *f, const char *path, const void *buf, size_t
 	if (!h)
 		return r_err(&f->fs, err, "create", path);
 	struct r_file rf = { .h = h, .path = (char *)path };
+	const uint64_t total = len;
+	if (f->progress)
+		f->progress(f->progress_data, path, 0, total);
+	/* libssh2 sends all it is offered as requests at once: offer COPY_BUF at a time,
+	 * as the copies do, so that the requests in flight stay bounded and the progress
+	 * hook hears of each acknowledgement. */
 	for (const char *p = buf; len;) {
-		ssize_t n = r_write(&f->fs, &rf, p, len, err);
+		ssize_t n = r_write(&f->fs, &rf, p, len < COPY_BUF ? len : COPY_BUF, err);
 		if (n < 0) {
 			libssh2_sftp_close(h);
 			return -1;
 		}
 		p += n;
 		len -= (size_t)n;
+		if (f->progress && n > 0)
+			f->progress(f->progress_data, path, total - len, total);
 	}
 	if (libssh2_sftp_close(h) != 0)
 		return r_err(&f->fs, err, "write", path);

@@ -67,6 +67,11 @@ int sftp_files_open(struct ssh_session *s, struct sftp_files **out, struct dp_er
 void sftp_files_close(struct sftp_files *f);
 static inline void sftp_files_closep(struct sftp_files **f) { sftp_files_close(*f); }
 #define _cleanup_sftp_files_ _cleanup_(sftp_files_closep)
+/* Progress of the sftp_put_new calls that follow: at the start (done 0), as the
+ * server acknowledges data, and at the end (done == total). fn NULL: none. */
+void sftp_files_set_progress(struct sftp_files *f,
+			     void (*fn)(void *data, const char *path, uint64_t done, uint64_t total),
+			     void *data);
 /* A new file with its final mode from the start (a private file is never readable by
  * others, not even for a moment); a file already there is an error, so two writers
  * never mix their bytes. */
