@@ -594,7 +594,7 @@ static int copy_file(struct copy *cp, const char *src, const char *dest, const s
 {
 	void *in = NULL, *out = NULL;
 	_cleanup_free_ char *tmp = NULL;
-	uint64_t done = 0;
+	uint64_t done = 0, got = 0;
 	size_t off = 0, have = 0;       /* the bytes not yet taken: buf[off, off + have) */
 	bool eof = false;
 
@@ -620,12 +620,22 @@ static int copy_file(struct copy *cp, const char *src, const char *dest, const s
 				memmove(cp->buf, cp->buf + off, have);
 				off = 0;
 			}
-			ssize_t n = cp->from->ops->read(cp->from, in, cp->buf + have, COPY_BUF - have, err);
+			/* The size the source had when it was looked at is copied, as scp
+			 * does (a file that shrinks ends early). Asking for no more than that
+			 * matters: libssh2 keeps four times the length asked for in read
+			 * requests in flight, so a 5 kB file read into the whole buffer had
+			 * 8 MiB of requests answered before its handle could close, and
+			 * reading on to see the end cost a round trip per file. */
+			size_t room = COPY_BUF - have;
+			if (st->size - got < room)
+				room = (size_t)(st->size - got);
+			ssize_t n = room ? cp->from->ops->read(cp->from, in, cp->buf + have, room, err) : 0;
 			if (n < 0)
 				goto fail;
-			if (n == 0)
-				eof = true;
 			have += (size_t)n;
+			got += (uint64_t)n;
+			if (n == 0 || got == st->size)
+				eof = true;
 		}
 		if (!have)
 			continue;

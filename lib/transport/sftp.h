@@ -5,7 +5,9 @@
  * copied as symlinks, symlinks named on the command line followed (cp -H). A file is
  * written under a temporary name in its destination directory and renamed into place
  * once complete, so a partial file never appears under the final name; a failed copy
- * removes its temporary file (except on a remote side whose connection died).
+ * removes its temporary file (except on a remote side whose connection died). A
+ * regular file is copied as long as it was when looked at (as scp): one that grows
+ * meanwhile is copied up to that size, one that shrinks up to its new end.
  *
  * One copy algorithm runs over two file systems, the local one and the SFTP one:
  * upload and download are the same code with the sides swapped.
