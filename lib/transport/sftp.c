@@ -23,7 +23,11 @@
 #include "transport/ssh_internal.h"
 #include "base/strbuf.h"
 
-#define COPY_BUF (2 * 1024 * 1024)
+/* The copy buffer: an upload keeps at least half of it in write requests, which must
+ * be more than the server's channel window (OpenSSH's is 2 MiB) or the pipe drains
+ * while the window is reopened: with 2 MiB here, a 32 MiB upload over 50 ms took 2.7 s
+ * against scp's 1.9 s; with 4 MiB, 1.9 s. */
+#define COPY_BUF (4 * 1024 * 1024)
 #define SFTP_TIMEOUT_MS 120000          /* one libssh2 call without progress: connection lost */
 
 struct fstat_ {
