@@ -1,8 +1,8 @@
 #!/bin/bash
 # The same three snapshot commands as bench/snapshot.sh, run in interleaved rounds
 # (one of each per round) so that load drifting on a shared machine hits all alike;
-# prints each command's median wall time and CPU time (user+sys, children included)
-# and the ratios. Run bench/snapshot.sh once first: it builds the repository.
+# prints each command's median wall time, CPU time (user+sys, children included) and
+# peak RSS (the largest process's, GNU time's %M), and the ratios. Run bench/snapshot.sh once first: it builds the repository.
 #
 #   bench/snapshot-rounds.sh [DISPATCH_BINARY]...   (default: build/dispatch)
 #
@@ -31,22 +31,24 @@ done
 
 for ((r = 1; r <= rounds; r++)); do
 	for i in "${!cmds[@]}"; do
-		/usr/bin/time -f "$i %e %U %S" -a -o "$out/times" sh -c "${cmds[$i]}"
+		/usr/bin/time -f "$i %e %U %S %M" -a -o "$out/times" sh -c "${cmds[$i]}"
 	done
 done
 
 python3 - "$out/times" "${names[@]}" <<'PY'
 import statistics, sys
-wall, cpu = {}, {}
+wall, cpu, rss = {}, {}, {}
 for line in open(sys.argv[1]):
-    i, e, u, s = line.split()
+    i, e, u, s, m = line.split()
     wall.setdefault(int(i), []).append(float(e))
     cpu.setdefault(int(i), []).append(float(u) + float(s))
+    rss.setdefault(int(i), []).append(int(m) / 1024)
 names = sys.argv[2:]
 git, pigz = statistics.median(wall[0]), statistics.median(wall[1])
 print(f"{len(wall[0])} rounds; medians")
-print(f"{'command':60} {'wall s':>7} {'cpu s':>7} {'vs git':>7} {'vs pigz':>8}")
+print(f"{'command':60} {'wall s':>7} {'cpu s':>7} {'RSS MiB':>8} {'vs git':>7} {'vs pigz':>8}")
 for i, name in enumerate(names):
     w = statistics.median(wall[i])
-    print(f"{name:60} {w:7.3f} {statistics.median(cpu[i]):7.3f} {git / w:6.2f}x {pigz / w:7.2f}x")
+    print(f"{name:60} {w:7.3f} {statistics.median(cpu[i]):7.3f} {statistics.median(rss[i]):8.1f} "
+          f"{git / w:6.2f}x {pigz / w:7.2f}x")
 PY

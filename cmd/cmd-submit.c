@@ -283,7 +283,29 @@ static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
 struct hook_data {
 	struct dp_ctx *ctx;
 	const char *dest;
+	double start, last_draw;
 };
+
+/* "uploading the code to box1:  42%  4.2 MiB  9.5 MiB/s", on a terminal only, redrawn
+ * at most 10 times a second, as cp's line */
+static void upload_progress(void *data, uint64_t done, uint64_t total)
+{
+	struct hook_data *d = data;
+	double t = monotonic_seconds();
+	if (done == 0)
+		d->start = t;
+	bool end = done == total;
+	if (!end && done && t - d->last_draw < 0.1)
+		return;
+	d->last_draw = t;
+	char amount[32], rate[32];
+	format_bytes(amount, sizeof(amount), (double)done);
+	double secs = t - d->start;
+	format_bytes(rate, sizeof(rate), secs > 0.01 ? (double)done / secs : 0);
+	fprintf(stderr, "\ruploading the code to %s: %3d%% %12s %12s/s\033[K%s", d->dest,
+		total ? (int)(done * 100 / total) : 100, amount, rate, end ? "\n" : "");
+	fflush(stderr);
+}
 
 static int reconnect(void *data, struct ssh_session **out, struct dp_error *err)
 {
@@ -318,6 +340,8 @@ static int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission
 	if (ssh_session_open(&sc, hd.dest, &ss, &err) < 0)
 		return report_error(&err);
 	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
+	if (ctx->verbosity >= 0 && stderr_is_tty())
+		hooks.upload_progress = upload_progress;
 	int r = submission_run(sub, &s->job, ss, l, &hooks, &err);
 	const char *name = s->host->name;
 	if (r < 0) {

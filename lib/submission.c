@@ -149,6 +149,13 @@ static int make_dirs(struct ssh_session *ss, const struct submission_job *job,
 
 /* ---- step 2: the scripts and the code ---- */
 
+static void code_progress(void *data, const char *path, uint64_t done, uint64_t total)
+{
+	const struct submission_hooks *h = data;
+	(void)path;
+	h->upload_progress(h->data, done, total);
+}
+
 /* The code, once per content: {share}/code/SHA256.tar.gz. */
 static int upload_code(struct sftp_files *u, const struct submission_job *job,
 		       const struct submission *sub, const struct submission_hooks *h,
@@ -164,7 +171,11 @@ static int upload_code(struct sftp_files *u, const struct submission_job *job,
 		return 0;
 	}
 	_cleanup_free_ char *part = xasprintf("%s.%s.part", path, sub->token);
-	if (sftp_put_new(u, part, job->code, job->code_len, 0600, err) < 0)
+	if (h->upload_progress)
+		sftp_files_set_progress(u, code_progress, (void *)h);
+	int put = sftp_put_new(u, part, job->code, job->code_len, 0600, err);
+	sftp_files_set_progress(u, NULL, NULL);
+	if (put < 0)
 		return -1;
 	if (r == 1) /* a different size under this hash: a broken earlier upload */
 		sftp_remove(u, path, NULL);

@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/error.h"
 #include "base/strbuf.h"
@@ -96,6 +97,9 @@ struct submission_hooks {
 	int (*reconnect)(void *data, struct ssh_session **out, struct dp_error *err);
 	/* Progress (INFO: for -v), warnings and errors that do not stop the submission. */
 	void (*note)(void *data, enum submission_note level, const char *msg);
+	/* The code's upload, when it is uploaded: bytes acknowledged out of total, at its
+	 * start (0), as it goes and at its end (done == total). May be NULL. */
+	void (*upload_progress)(void *data, uint64_t done, uint64_t total);
 	void *data;
 };
 

@@ -4,22 +4,26 @@
  * ones out in order; worker threads compress. Blocks live in a ring of 2 * threads + 2
  * slots; a slot is reused only after its output was written, so memory is bounded.
  *
- * Each block but the last is raw deflate ended by Z_SYNC_FLUSH (byte-aligned, not
- * final); the last ends with Z_FINISH. Concatenated, they are one deflate stream.
- * A block's dictionary is the last 32 KiB of the block before it, copied into the
- * slot when the block is started, so the compression ratio stays gzip's.
+ * Each block is deflated on its own by libdeflate (about twice zlib's speed at the
+ * same level, with a slightly better ratio; it has no preset dictionary, so a block
+ * starts afresh, which costs well under 1% at this block size). libdeflate always
+ * ends its output with a final block, so every block but the last is then made
+ * "not final": zlib's inflate, stopping at each deflate block boundary (Z_BLOCK),
+ * says where the final block's header starts, its BFINAL bit is cleared, and an
+ * empty stored block (what a sync flush writes) brings the end to a byte boundary.
+ * Concatenated, the blocks are one deflate stream: one gzip member, whose CRC is
+ * combined from the blocks' CRCs.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "code/pgzip.h"
 #include "base/util.h"
-
-#define DICT (32 * 1024)
 
 enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_DONE };
 
@@ -27,13 +31,20 @@ struct slot {
 	enum slot_state state;
 	unsigned char *in;
 	size_t in_len;
-	unsigned char dict[DICT];
-	size_t dict_len;
 	bool last;
 	unsigned char *out;
 	size_t out_len, out_cap;
 	uLong crc;
-	int zerr;               /* Z_OK, or what deflate said */
+	int zerr;               /* Z_OK, or what went wrong (a zlib code) */
+};
+
+/* What a thread compresses with: libdeflate's compressor, and the inflater (with a
+ * block of room) that finds where libdeflate's final block starts. */
+struct deflater {
+	struct libdeflate_compressor *c;
+	z_stream scan;
+	unsigned char *scratch;
+	bool ok;
 };
 
 struct pgzip {
@@ -59,7 +70,7 @@ struct pgzip {
 	bool header_written, failed;
 
 	/* The caller's thread compresses queued blocks itself rather than wait idle. */
-	z_stream helper;
+	struct deflater helper;
 	int helper_state;       /* 0 not set up, 1 ready, -1 failed */
 };
 
@@ -74,48 +85,81 @@ static struct slot *slot_of(struct pgzip *z, uint64_t seq)
 	return &z->slots[seq % z->nslots];
 }
 
-static void compress_slot(z_stream *s, struct slot *b)
+static bool deflater_init(struct deflater *d, int level)
 {
-	b->crc = crc32(0L, b->in, (uInt)b->in_len);
-	if (deflateReset(s) != Z_OK) {
-		b->zerr = Z_STREAM_ERROR;
-		return;
-	}
-	if (b->dict_len && deflateSetDictionary(s, b->dict, (uInt)b->dict_len) != Z_OK) {
-		b->zerr = Z_STREAM_ERROR;
-		return;
-	}
-	s->next_in = b->in;
-	s->avail_in = (uInt)b->in_len;
-	b->out_len = 0;
-	int flush = b->last ? Z_FINISH : Z_SYNC_FLUSH;
+	memset(d, 0, sizeof(*d));
+	d->c = libdeflate_alloc_compressor(level);
+	d->scratch = xmalloc(PGZIP_BLOCK);
+	d->ok = d->c && inflateInit2(&d->scan, -15) == Z_OK;
+	return d->ok;
+}
+
+static void deflater_release(struct deflater *d)
+{
+	if (d->ok)
+		inflateEnd(&d->scan);
+	if (d->c)
+		libdeflate_free_compressor(d->c);
+	free(d->scratch);
+}
+
+/* Makes the deflate data in b->out (ended by a final block) end with a non-final
+ * block on a byte boundary, so that more blocks may follow. */
+static int unfinal(struct deflater *d, struct slot *b)
+{
+	z_stream *s = &d->scan;
+	uint64_t header = 0;    /* bit offset of the block header inflate reaches next */
+	if (inflateReset(s) != Z_OK)
+		return Z_STREAM_ERROR;
+	s->next_in = b->out;
+	s->avail_in = (uInt)b->out_len;
+	s->next_out = d->scratch;
+	s->avail_out = PGZIP_BLOCK;
 	for (;;) {
-		if (b->out_cap - b->out_len < 64) {
-			b->out_cap *= 2;
-			b->out = xrealloc(b->out, b->out_cap);
+		int r = inflate(s, Z_BLOCK);
+		if (r != Z_OK)
+			return r == Z_STREAM_END ? Z_DATA_ERROR : r;   /* Z_BLOCK stops first */
+		if (!(s->data_type & 128))
+			continue;       /* not at a block boundary: out of room, go on */
+		unsigned unused = (unsigned)s->data_type & 7;
+		if (!(s->data_type & 64)) {
+			header = (uint64_t)s->total_in * 8 - unused;
+			continue;
 		}
-		s->next_out = b->out + b->out_len;
-		s->avail_out = (uInt)(b->out_cap - b->out_len);
-		int r = deflate(s, flush);
-		b->out_len = b->out_cap - s->avail_out;
-		if (r == Z_STREAM_END)
-			break;
-		if (r != Z_OK && r != Z_BUF_ERROR) {
-			b->zerr = r;
-			return;
-		}
-		/* Done with a sync flush when deflate had room to spare. */
-		if (flush == Z_SYNC_FLUSH && s->avail_in == 0 && s->avail_out > 0)
-			break;
+		/* The end of the final block, whose header started at bit `header`. */
+		if (s->total_in != b->out_len || b->out_len == 0)
+			return Z_DATA_ERROR;
+		b->out[header / 8] &= (unsigned char)~(1u << (header % 8));
+		b->out[b->out_len - 1] &= (unsigned char)(0xffu >> unused);   /* padding: zeros */
+		if (unused < 3)         /* the stored block's 3 header bits need a byte */
+			b->out[b->out_len++] = 0;
+		static const unsigned char empty_stored[4] = { 0, 0, 0xff, 0xff };
+		memcpy(b->out + b->out_len, empty_stored, 4);
+		b->out_len += 4;
+		return Z_OK;
 	}
-	b->zerr = Z_OK;
+}
+
+static void compress_slot(struct deflater *d, struct slot *b)
+{
+	if (!d->ok) {
+		b->zerr = Z_MEM_ERROR;
+		return;
+	}
+	b->crc = libdeflate_crc32(0, b->in, b->in_len);
+	b->out_len = libdeflate_deflate_compress(d->c, b->in, b->in_len, b->out, b->out_cap - 5);
+	if (b->out_len == 0) {
+		b->zerr = Z_BUF_ERROR;  /* cannot happen: out_cap is the bound */
+		return;
+	}
+	b->zerr = b->last ? Z_OK : unfinal(d, b);
 }
 
 static void *worker(void *arg)
 {
 	struct pgzip *z = arg;
-	z_stream s = { 0 };
-	bool ok = deflateInit2(&s, z->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+	struct deflater d;
+	deflater_init(&d, z->level);
 
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
@@ -126,17 +170,13 @@ static void *worker(void *arg)
 			break;
 		struct slot *b = slot_of(z, z->seq_taken++);
 		pthread_mutex_unlock(&z->lock);
-		if (ok)
-			compress_slot(&s, b);
-		else
-			b->zerr = Z_MEM_ERROR;
+		compress_slot(&d, b);
 		pthread_mutex_lock(&z->lock);
 		b->state = SLOT_DONE;
 		pthread_cond_broadcast(&z->done);
 	}
 	pthread_mutex_unlock(&z->lock);
-	if (ok)
-		deflateEnd(&s);
+	deflater_release(&d);
 	return NULL;
 }
 
@@ -187,8 +227,8 @@ void pgzip_free(struct pgzip *z)
 		free(z->slots[i].in);
 		free(z->slots[i].out);
 	}
-	if (z->helper_state > 0)
-		deflateEnd(&z->helper);
+	if (z->helper_state != 0)
+		deflater_release(&z->helper);
 	pthread_cond_destroy(&z->done);
 	pthread_cond_destroy(&z->work);
 	pthread_mutex_destroy(&z->lock);
@@ -228,8 +268,7 @@ static bool help(struct pgzip *z)
 	if (z->seq_taken >= z->seq_fill || z->helper_state < 0)
 		return false;
 	if (z->helper_state == 0)
-		z->helper_state = deflateInit2(&z->helper, z->level, Z_DEFLATED, -15, 8,
-					       Z_DEFAULT_STRATEGY) == Z_OK ? 1 : -1;
+		z->helper_state = deflater_init(&z->helper, z->level) ? 1 : -1;
 	if (z->helper_state < 0)
 		return false;
 	struct slot *b = slot_of(z, z->seq_taken++);
@@ -258,7 +297,7 @@ static int drain(struct pgzip *z, uint64_t until, struct dp_error *err)
 		pthread_mutex_unlock(&z->lock);
 		if (b->zerr != Z_OK) {
 			z->failed = true;
-			return dp_err(err, DPE_FAIL, "cannot compress the snapshot: zlib error %d", b->zerr);
+			return dp_err(err, DPE_FAIL, "cannot compress the snapshot: deflate error %d", b->zerr);
 		}
 		if (emit(z, b->out, b->out_len, err) < 0)
 			return -1;
@@ -277,7 +316,8 @@ static int submit(struct pgzip *z, bool last, struct dp_error *err)
 	struct slot *b = slot_of(z, z->seq_fill);
 	b->last = last;
 	if (!b->out) {
-		b->out_cap = compressBound(PGZIP_BLOCK) + 1024;
+		/* libdeflate's bound for any compressor (NULL), and the 5 bytes of unfinal() */
+		b->out_cap = libdeflate_deflate_compress_bound(NULL, PGZIP_BLOCK) + 5;
 		b->out = xmalloc(b->out_cap);
 	}
 	pthread_mutex_lock(&z->lock);
@@ -295,8 +335,6 @@ static int submit(struct pgzip *z, bool last, struct dp_error *err)
 	if (!n->in)
 		n->in = xmalloc(PGZIP_BLOCK);
 	n->in_len = 0;
-	n->dict_len = b->in_len < DICT ? b->in_len : DICT;
-	memcpy(n->dict, b->in + b->in_len - n->dict_len, n->dict_len);
 	n->state = SLOT_FILLING;
 	return 0;
 }

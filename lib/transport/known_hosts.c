@@ -2,13 +2,16 @@
 /*
  * known_hosts checking, line by line, so that a changed key is reported with its
  * file:line as ssh does. Plain lines are matched here (patterns with * ? and !
- * negation, which libssh2's own checking does not know, 1.11.1 included); hashed
- * lines (|1|salt|hash) by libssh2, each in a one-entry collection.
+ * negation, which libssh2's own checking does not know, 1.11.1 included), and so are
+ * hashed ones (|1|salt|hash: an HMAC-SHA1 of the name).
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libssh2.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -113,40 +116,71 @@ static bool hosts_match(const char *list, size_t len, const char *name)
 	return matched;
 }
 
-/* A hashed line (|1|salt|hash): libssh2 knows the HMAC. */
-static enum kh_result check_hashed(LIBSSH2_SESSION *ls, const char *line, size_t len,
-				   const char *name, const struct kh_key *key, int mask)
+/* SHA-1, fetched once: OpenSSL 3's one-shot HMAC() looks the digest up on every call,
+ * which cost as much as the rest of a connection's CPU time with 3,000 of them. */
+static EVP_MD *sha1_md;
+static pthread_once_t sha1_once = PTHREAD_ONCE_INIT;
+
+static void sha1_fetch(void)
 {
-	enum kh_result r = KH_UNKNOWN;
-	/* libssh2 peeks at the byte after len (a newline there shortens the key): give it
-	 * the line NUL-terminated. */
-	_cleanup_free_ char *copy = xstrndup(line, len);
-	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(ls);
-	if (!kh)
-		return r;
-	if (libssh2_knownhost_readline(kh, copy, len, LIBSSH2_KNOWNHOST_FILE_OPENSSH) == 0) {
-		int c = libssh2_knownhost_checkp(kh, name, -1, (const char *)key->blob, key->len,
-						 LIBSSH2_KNOWNHOST_TYPE_PLAIN |
-						 LIBSSH2_KNOWNHOST_KEYENC_RAW | mask, NULL);
-		if (c == LIBSSH2_KNOWNHOST_CHECK_MATCH)
-			r = KH_MATCH;
-		else if (c == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
-			r = KH_CHANGED;
+	sha1_md = EVP_MD_fetch(NULL, "SHA1", NULL);
+}
+
+/* HMAC-SHA1 (RFC 2104) of the NUL-terminated msg with key (at most one block). */
+static int hmac_sha1(const char *key, size_t klen, const char *msg, unsigned char out[SHA_DIGEST_LENGTH])
+{
+	enum { BLOCK = 64 };
+	unsigned char ipad[BLOCK], opad[BLOCK], inner[SHA_DIGEST_LENGTH];
+	pthread_once(&sha1_once, sha1_fetch);
+	if (!sha1_md || klen > BLOCK)
+		return -1;
+	memset(ipad, 0x36, BLOCK);
+	memset(opad, 0x5c, BLOCK);
+	for (size_t i = 0; i < klen; i++) {
+		ipad[i] ^= (unsigned char)key[i];
+		opad[i] ^= (unsigned char)key[i];
 	}
-	libssh2_knownhost_free(kh);
-	return r;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int ok = ctx && EVP_DigestInit_ex(ctx, sha1_md, NULL) && EVP_DigestUpdate(ctx, ipad, BLOCK) &&
+		 EVP_DigestUpdate(ctx, msg, strlen(msg)) && EVP_DigestFinal_ex(ctx, inner, NULL) &&
+		 EVP_DigestInit_ex(ctx, sha1_md, NULL) && EVP_DigestUpdate(ctx, opad, BLOCK) &&
+		 EVP_DigestUpdate(ctx, inner, sizeof(inner)) && EVP_DigestFinal_ex(ctx, out, NULL);
+	EVP_MD_CTX_free(ctx);
+	return ok ? 0 : -1;
+}
+
+/* Whether a hashed host field (|1|salt|hash, both base64) is name's: the HMAC-SHA1
+ * of the name keyed with the salt, as ssh-keygen -H writes it. Done here rather than
+ * by libssh2, whose check wants a collection made (the key decoded, re-encoded)
+ * for every line: with a 1,000-line hashed file that was most of a connection's
+ * own CPU time, for each host of a fan-out. */
+static bool hashed_match(const char *field, size_t len, const char *name)
+{
+	const char *end = field + len, *salt = field + 3;
+	if (len < 3 || memcmp(field, "|1|", 3) != 0)
+		return false;
+	const char *bar = memchr(salt, '|', (size_t)(end - salt));
+	if (!bar)
+		return false;
+	_cleanup_strbuf_ struct strbuf key = STRBUF_INIT, hash = STRBUF_INIT;
+	if (base64_decode(&key, salt, (size_t)(bar - salt)) < 0 ||
+	    base64_decode(&hash, bar + 1, (size_t)(end - bar - 1)) < 0 || hash.len != SHA_DIGEST_LENGTH)
+		return false;
+	unsigned char mac[SHA_DIGEST_LENGTH];
+	if (hmac_sha1(key.buf, key.len, name, mac) < 0)
+		return false;
+	return CRYPTO_memcmp(mac, hash.buf, SHA_DIGEST_LENGTH) == 0;
 }
 
 /* One line against the key: MATCH, CHANGED (same type, other key), or UNKNOWN. */
-static enum kh_result check_line(LIBSSH2_SESSION *ls, const char *line, size_t len,
+static enum kh_result check_line(const char *line, size_t len,
 				 const char *name, const struct kh_key *key, int index)
 {
-	if (line[0] == '|')
-		return check_hashed(ls, line, len, name, key, key_types[index].mask);
 	const char *end = line + len, *p = line;
 	while (p < end && *p != ' ' && *p != '\t')
 		p++;
-	if (!hosts_match(line, (size_t)(p - line), name))
+	if (line[0] == '|' ? !hashed_match(line, (size_t)(p - line), name)
+			   : !hosts_match(line, (size_t)(p - line), name))
 		return KH_UNKNOWN;
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
@@ -168,12 +202,6 @@ static enum kh_result check_line(LIBSSH2_SESSION *ls, const char *line, size_t l
 	if (blob.len == key->len && memcmp(blob.buf, key->blob, key->len) == 0)
 		return KH_MATCH;
 	return KH_CHANGED;
-}
-
-static void session_freep(LIBSSH2_SESSION **ls)
-{
-	if (*ls)
-		libssh2_session_free(*ls);
 }
 
 /* One line of a known_hosts file, blanks and the @revoked or @cert-authority marker
@@ -236,16 +264,7 @@ static int each_line(char *const *files, bool (*fn)(const struct kh_line *l, voi
 	return 0;
 }
 
-static LIBSSH2_SESSION *new_session(void)
-{
-	LIBSSH2_SESSION *ls = libssh2_session_init();
-	if (!ls)
-		abort();
-	return ls;
-}
-
 struct check {
-	LIBSSH2_SESSION *ls;
 	const char *name;
 	const struct kh_key *key;
 	int index;
@@ -260,7 +279,7 @@ static bool check_one(const struct kh_line *l, void *data)
 	struct check *c = data;
 	if (l->ca)
 		return false;
-	enum kh_result r = check_line(c->ls, l->s, l->n, c->name, c->key, c->index);
+	enum kh_result r = check_line(l->s, l->n, c->name, c->key, c->index);
 	if (l->revoked) {
 		if (r != KH_MATCH)
 			return false;   /* another key revoked: nothing to say of this one */
@@ -283,7 +302,6 @@ static bool check_one(const struct kh_line *l, void *data)
 int kh_check(char *const *files, const char *name, const struct kh_key *key,
 	     enum kh_result *result, char **file, int *line, struct dp_error *err)
 {
-	_cleanup_(session_freep) LIBSSH2_SESSION *ls = NULL;
 	struct check c = { .name = name, .key = key, .index = key_index(key->type),
 			   .result = result, .file = file, .line = line };
 
@@ -292,7 +310,6 @@ int kh_check(char *const *files, const char *name, const struct kh_key *key,
 	*line = 0;
 	if (c.index < 0)
 		return 0;
-	c.ls = ls = new_session();
 	if (each_line(files, check_one, &c, err) < 0)
 		return -1;
 	if (c.matched && *result != KH_REVOKED) {
@@ -415,7 +432,6 @@ static const struct {
 };
 
 struct known_types {
-	LIBSSH2_SESSION *ls;
 	const char *name;
 	bool known[ARRAY_SIZE(key_types)];
 };
@@ -432,7 +448,7 @@ static bool note_type(const struct kh_line *l, void *data)
 					.blob = (const unsigned char *)"", .len = 1 };
 		for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
 			probe.type = key_types[i].type;
-			if (check_line(k->ls, l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN)
+			if (check_line(l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN)
 				k->known[key_index(LIBSSH2_HOSTKEY_TYPE_ED25519)] = true;
 		}
 	}
@@ -452,7 +468,7 @@ static bool note_type(const struct kh_line *l, void *data)
 		/* A one-byte key, which no line holds: the host's line reads as changed. */
 		struct kh_key probe = { .type = key_types[i].type,
 					.blob = (const unsigned char *)"", .len = 1 };
-		k->known[i] = check_line(k->ls, l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN;
+		k->known[i] = check_line(l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN;
 	}
 	return false;
 }
@@ -461,8 +477,7 @@ char *kh_hostkey_order(const struct ssh_host_config *cfg, const char *algs)
 {
 	_cleanup_free_ char *name = lookup_name(cfg);
 	_cleanup_strv_free_ char **files = lookup_files(cfg);
-	_cleanup_(session_freep) LIBSSH2_SESSION *ls = new_session();
-	struct known_types k = { .ls = ls, .name = name };
+	struct known_types k = { .name = name };
 	struct strbuf sb = STRBUF_INIT;
 
 	/* One pass over the files; one that cannot be read counts as holding nothing
@@ -498,7 +513,6 @@ static int type_of_name(const char *name)
 }
 
 struct ca_find {
-	LIBSSH2_SESSION *ls;
 	const char *name;
 	const struct kh_key *ca;        /* NULL: any @cert-authority line for the host */
 	int index;
@@ -524,7 +538,7 @@ static bool find_ca(const struct kh_line *l, void *data)
 			/* A one-byte key, which no line holds: a line for the host reads as changed. */
 			struct kh_key probe = { .type = key_types[i].type,
 						.blob = (const unsigned char *)"", .len = 1 };
-			if (check_line(f->ls, l->s, l->n, f->name, &probe, (int)i) != KH_UNKNOWN) {
+			if (check_line(l->s, l->n, f->name, &probe, (int)i) != KH_UNKNOWN) {
 				f->found = true;
 				ca_note(f, l);
 				return true;
@@ -534,7 +548,7 @@ static bool find_ca(const struct kh_line *l, void *data)
 	}
 	if (!l->ca && !l->revoked)
 		return false;
-	if (check_line(f->ls, l->s, l->n, f->name, f->ca, f->index) != KH_MATCH)
+	if (check_line(l->s, l->n, f->name, f->ca, f->index) != KH_MATCH)
 		return false;
 	if (l->revoked) {
 		f->revoked = true;
@@ -552,8 +566,7 @@ bool kh_cert_authority(const struct ssh_host_config *cfg, char **where)
 {
 	_cleanup_free_ char *name = lookup_name(cfg);
 	_cleanup_strv_free_ char **files = lookup_files(cfg);
-	_cleanup_(session_freep) LIBSSH2_SESSION *ls = new_session();
-	struct ca_find f = { .ls = ls, .name = name };
+	struct ca_find f = { .name = name };
 
 	each_line(files, find_ca, &f, NULL);
 	if (f.found && where)
@@ -567,7 +580,7 @@ bool kh_cert_authority(const struct ssh_host_config *cfg, char **where)
  * the signature verifies, a host certificate, valid now, for name. 1: good; 0: not,
  * why says it; -1: refused for good (a revoked CA), why says it; -2: a known_hosts file
  * cannot be read (err). */
-static int cert_good(LIBSSH2_SESSION *ls, char *const *files, const char *name,
+static int cert_good(char *const *files, const char *name,
 		     const char *principal, const struct sshcert *c, struct dp_error *why,
 		     struct dp_error *err)
 {
@@ -581,7 +594,7 @@ static int cert_good(LIBSSH2_SESSION *ls, char *const *files, const char *name,
 		return 0;
 	}
 	struct kh_key ca = { .type = type, .blob = c->ca_key, .len = c->ca_key_len };
-	struct ca_find f = { .ls = ls, .name = name, .ca = &ca, .index = key_index(type) };
+	struct ca_find f = { .name = name, .ca = &ca, .index = key_index(type) };
 	if (each_line(files, find_ca, &f, err) < 0) {
 		free(f.file);
 		return -2;
@@ -613,7 +626,6 @@ int kh_verify_cert(const struct ssh_host_config *cfg, const char *what, const un
 	_cleanup_free_ char *fp = kh_fingerprint(key->sha256);
 	_cleanup_free_ char *file = NULL;
 	_cleanup_strv_free_ char **files = lookup_files(cfg);
-	_cleanup_(session_freep) LIBSSH2_SESSION *ls = new_session();
 	const char *principal = cfg->host_key_alias ? cfg->host_key_alias : cfg->hostname;
 	struct dp_error why = { 0 };
 	struct sshcert c;
@@ -630,7 +642,7 @@ int kh_verify_cert(const struct ssh_host_config *cfg, const char *what, const un
 			dp_err(&why, DPE_CONNECT, "the server's certificate is for another key than "
 			       "the %s key %s it proved to hold", kh_key_short_name(key->type), fp);
 		else
-			good = cert_good(ls, files, name, principal, &c, &why, err);
+			good = cert_good(files, name, principal, &c, &why, err);
 		sshcert_release(&c);
 	}
 	if (good == -2)

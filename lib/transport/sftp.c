@@ -24,7 +24,11 @@
 #include "transport/ssh_internal.h"
 #include "base/strbuf.h"
 
-#define COPY_BUF (2 * 1024 * 1024)
+/* The copy buffer: an upload keeps at least half of it in write requests, which must
+ * be more than the server's channel window (OpenSSH's is 2 MiB) or the pipe drains
+ * while the window is reopened: with 2 MiB here, a 32 MiB upload over 50 ms took 2.7 s
+ * against scp's 1.9 s; with 4 MiB, 1.9 s. */
+#define COPY_BUF (4 * 1024 * 1024)
 #define SFTP_TIMEOUT_MS 120000          /* one libssh2 call without progress: connection lost */
 
 /* ---- the local file system ---- */
@@ -555,8 +559,8 @@ static int copy_file(struct copy *cp, const char *src, const char *dest, const s
 {
 	void *in = NULL, *out = NULL;
 	_cleanup_free_ char *tmp = NULL;
-	uint64_t done = 0;
-	size_t have = 0;
+	uint64_t done = 0, got = 0;
+	size_t off = 0, have = 0;       /* the bytes not yet taken: buf[off, off + have) */
 	bool eof = false;
 
 	if (cp->from->ops->open_read(cp->from, src, &in, err) < 0)
@@ -570,20 +574,40 @@ static int copy_file(struct copy *cp, const char *src, const char *dest, const s
 			dp_err(err, DPE_FAIL, "interrupted");
 			goto fail;
 		}
-		if (!eof && have < COPY_BUF) {
-			ssize_t n = cp->from->ops->read(cp->from, in, cp->buf + have, COPY_BUF - have, err);
+		/* Top the buffer up once half of it was taken: the bytes left (at most half)
+		 * move to its start, so each byte is moved at most once, where moving the
+		 * rest after every write (an SFTP write returns as soon as one 30 kB request
+		 * is acknowledged) moved the whole buffer per request. The writer is always
+		 * offered at least COPY_BUF / 2 (the SFTP requests kept in flight) until the
+		 * end of the file. */
+		if (!eof && have <= COPY_BUF / 2) {
+			if (off) {
+				memmove(cp->buf, cp->buf + off, have);
+				off = 0;
+			}
+			/* The size the source had when it was looked at is copied, as scp
+			 * does (a file that shrinks ends early). Asking for no more than that
+			 * matters: libssh2 keeps four times the length asked for in read
+			 * requests in flight, so a 5 kB file read into the whole buffer had
+			 * 8 MiB of requests answered before its handle could close, and
+			 * reading on to see the end cost a round trip per file. */
+			size_t room = COPY_BUF - have;
+			if (st->size - got < room)
+				room = (size_t)(st->size - got);
+			ssize_t n = room ? cp->from->ops->read(cp->from, in, cp->buf + have, room, err) : 0;
 			if (n < 0)
 				goto fail;
-			if (n == 0)
-				eof = true;
 			have += (size_t)n;
+			got += (uint64_t)n;
+			if (n == 0 || got == st->size)
+				eof = true;
 		}
 		if (!have)
 			continue;
-		ssize_t w = cp->to->ops->write(cp->to, out, cp->buf, have, err);
+		ssize_t w = cp->to->ops->write(cp->to, out, cp->buf + off, have, err);
 		if (w < 0)
 			goto fail;
-		memmove(cp->buf, cp->buf + w, have - (size_t)w);
+		off += (size_t)w;
 		have -= (size_t)w;
 		done += (uint64_t)w;
 		if (cp->c->progress && w > 0)
@@ -799,7 +823,17 @@ struct sftp_files {
 	struct fs fs;
 	char *name;
 	long timeout_ms;        /* the session's, given back at the end */
+	void (*progress)(void *data, const char *path, uint64_t done, uint64_t total);
+	void *progress_data;
 };
+
+void sftp_files_set_progress(struct sftp_files *f,
+			     void (*fn)(void *data, const char *path, uint64_t done, uint64_t total),
+			     void *data)
+{
+	f->progress = fn;
+	f->progress_data = data;
+}
 
 int sftp_files_open(struct ssh_session *s, struct sftp_files **out, struct dp_error *err)
 {
@@ -846,14 +880,22 @@ int sftp_put_new(struct sftp_files *f, const char *path, const void *buf, size_t
 	if (!h)
 		return r_err(&f->fs, err, "create", path);
 	struct r_file rf = { .h = h, .path = (char *)path };
+	const uint64_t total = len;
+	if (f->progress)
+		f->progress(f->progress_data, path, 0, total);
+	/* libssh2 sends all it is offered as requests at once: offer COPY_BUF at a time,
+	 * as the copies do, so that the requests in flight stay bounded and the progress
+	 * hook hears of each acknowledgement. */
 	for (const char *p = buf; len;) {
-		ssize_t n = r_write(&f->fs, &rf, p, len, err);
+		ssize_t n = r_write(&f->fs, &rf, p, len < COPY_BUF ? len : COPY_BUF, err);
 		if (n < 0) {
 			libssh2_sftp_close(h);
 			return -1;
 		}
 		p += n;
 		len -= (size_t)n;
+		if (f->progress && n > 0)
+			f->progress(f->progress_data, path, total - len, total);
 	}
 	if (libssh2_sftp_close(h) != 0)
 		return r_err(&f->fs, err, "write", path);

@@ -5,7 +5,9 @@
  * copied as symlinks, symlinks named on the command line followed (cp -H). A file is
  * written under a temporary name in its destination directory and renamed into place
  * once complete, so a partial file never appears under the final name; a failed copy
- * removes its temporary file (except on a remote side whose connection died).
+ * removes its temporary file (except on a remote side whose connection died). A
+ * regular file is copied as long as it was when looked at (as scp): one that grows
+ * meanwhile is copied up to that size, one that shrinks up to its new end.
  *
  * One copy algorithm runs over two file systems, the local one and the SFTP one:
  * upload and download are the same code with the sides swapped.
@@ -67,6 +69,11 @@ int sftp_files_open(struct ssh_session *s, struct sftp_files **out, struct dp_er
 void sftp_files_close(struct sftp_files *f);
 static inline void sftp_files_closep(struct sftp_files **f) { sftp_files_close(*f); }
 #define _cleanup_sftp_files_ _cleanup_(sftp_files_closep)
+/* Progress of the sftp_put_new calls that follow: at the start (done 0), as the
+ * server acknowledges data, and at the end (done == total). fn NULL: none. */
+void sftp_files_set_progress(struct sftp_files *f,
+			     void (*fn)(void *data, const char *path, uint64_t done, uint64_t total),
+			     void *data);
 /* A new file with its final mode from the start (a private file is never readable by
  * others, not even for a moment); a file already there is an error, so two writers
  * never mix their bytes. */

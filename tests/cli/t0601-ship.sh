@@ -1,6 +1,8 @@
 #!/bin/bash
 # dispatch ship --output: errors and their exit statuses, --files, the atomic output
-# file, stdout, and the --json report checked against the file itself.
+# file, stdout, the --json report checked against the file itself, and a snapshot of
+# many compression blocks (one gzip member, the same bytes each time, read by gzip,
+# GNU tar, busybox tar and Python's tarfile, file and stream modes).
 . "$TEST_SRCDIR/tests/cli/lib.sh"
 
 export GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=T GIT_COMMITTER_EMAIL=t@example.com
@@ -111,6 +113,37 @@ test_expect_success '--output -: the tarball on stdout, the same bytes as in a f
 	dispatch ship --repo repo --output file.tar.gz &&
 	cmp stdout.tar.gz file.tar.gz &&
 	gzip -t stdout.tar.gz
+'
+
+test_expect_success 'a snapshot of many blocks: one gzip member that gzip, GNU tar, busybox tar and tarfile read, the same bytes every time' '
+	git init -q big &&
+	(cd big &&
+	 for i in $(seq 1 40); do seq $((i * 1000)) $((i * 1000 + 9000)) >text$i.txt; done &&
+	 head -c 2000000 /dev/urandom >noise.bin && head -c 300000 /dev/zero >zeros &&
+	 git add -A && git -c user.name=t -c user.email=t@t commit -qm big) &&
+	dispatch ship --repo big --output big1.tar.gz &&
+	dispatch ship --repo big --output big2.tar.gz &&
+	cmp big1.tar.gz big2.tar.gz &&
+	test "$(stat -c %s big1.tar.gz)" -gt 2000000 &&
+	gzip -t big1.tar.gz &&
+	git -C big archive HEAD >want.tar &&
+	gzip -dc big1.tar.gz >got.tar &&
+	tar -tzf big1.tar.gz >gnu.list && tar -tf want.tar >want.list && test_cmp want.list gnu.list &&
+	mkdir gnux wantx && tar -xzf big1.tar.gz -C gnux && tar -xf want.tar -C wantx && diff -r wantx gnux &&
+	busybox tar -tzf big1.tar.gz >bb.list && test_cmp want.list bb.list &&
+	mkdir bbx && busybox tar -xzf big1.tar.gz -C bbx && diff -r wantx bbx &&
+	python3 - big1.tar.gz got.tar want.tar <<-\PY
+	import gzip, sys, tarfile, zlib
+	data = open(sys.argv[1], "rb").read()
+	d = zlib.decompressobj(31)
+	raw = d.decompress(data)
+	assert d.eof and d.unused_data == b"", "not a single gzip member"
+	assert raw == open(sys.argv[2], "rb").read(), "zlib and gzip differ"
+	names = [m.name for m in tarfile.open(sys.argv[1])]
+	stream = [m.name for m in tarfile.open(sys.argv[1], "r|gz")]
+	want = [n for n in tarfile.open(sys.argv[3]).getnames() if n != "pax_global_header"]
+	assert names == stream == want, (names, stream, want)
+	PY
 '
 
 test_expect_success '--output - into a closed pipe fails' '

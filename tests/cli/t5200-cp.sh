@@ -1,6 +1,7 @@
 #!/bin/bash
 # t5200: dispatch cp against real sshd (tests/testbed): a tree with an executable, a
 # restricted directory and symlinks there and back (contents, modes, link targets),
+# a file of several copy buffers with an odd size both ways (bytes and mode),
 # through ProxyJump too, overwriting, several sources, missing sources, --json, the
 # progress line only on a terminal, and sshd killed in the middle of a copy each way
 # (a clear error, exit 255, no partial file under the final name). Usage errors run
@@ -63,6 +64,15 @@ test_expect_success 'round trip of a tree: contents, modes and link targets' '
 	listing back >got && test_cmp want got &&
 	diff -r --no-dereference tree back &&
 	test "$(./back/sub/run.sh)" = run
+'
+
+test_expect_success 'a file of several copy buffers and an odd size: the same bytes and mode both ways' '
+	head -c 7340033 /dev/urandom >odd.bin && chmod 640 odd.bin &&
+	dispatch cp odd.bin box1:$R/odd.bin &&
+	dispatch run -H box1 -- "stat -c %a $R/odd.bin; cksum <$R/odd.bin" >remote &&
+	{ echo 640 && cksum <odd.bin; } >want && test_cmp want remote &&
+	dispatch cp box1:$R/odd.bin odd.back &&
+	cmp odd.bin odd.back && test "$(stat -c %a odd.back)" = 640
 '
 
 test_expect_success 'through ProxyJump, and into an existing directory under its own name' '

@@ -4,8 +4,9 @@
 # status follows it to COMPLETED or FAILED with the exit code, cancel gives
 # CANCELLED and the processes are gone; scripts and dirs are private; submit-packed
 # at a ref and with --dirty runs that code (in --repo's subdirectory), a large
-# snapshot is uploaded once for several jobs; 20 concurrent submissions are all in
-# the ledger. Uses the default testbed instance (tests/testbed/up serialises).
+# snapshot is uploaded once for several jobs (a progress line on a terminal only);
+# 20 concurrent submissions are all in the ledger. Uses the default testbed
+# instance (tests/testbed/up serialises).
 . "$(dirname "$0")/lib.sh"
 
 testbed_up
@@ -122,6 +123,17 @@ test_expect_success 'a large snapshot is uploaded once for several jobs' '
 	test "$(ls $CL/log/bigjob$$-*.out | wc -l)" = 3 &&
 	for f in $CL/log/bigjob$$-*.out; do test "$(cat "$f")" = "$want" || exit 1; done &&
 	! grep -q "^DISPATCH_PAYLOAD" $CL/work/.dispatch/bigjob$$-*/bootstrap.sh
+'
+
+test_expect_success 'the code upload draws a progress line on a terminal, never elsewhere' '
+	! grep -q "uploading the code" err1 &&
+	head -c 2000000 /dev/urandom >big/blob2 &&
+	git -C big add blob2 && git -C big -c user.email=t@t -c user.name=t commit -qm more &&
+	script -qec "$DISPATCH submit-packed -H box1 --repo big -J barjob$$ -- true" /dev/null >tty &&
+	test_grep "uploading the code to box1: *100%" tty &&
+	echo more >big/blob3 && git -C big add blob3 && git -C big -c user.email=t@t -c user.name=t commit -qm more &&
+	script -qec "$DISPATCH -q submit-packed -H box1 --repo big -J barjob$$ -- true" /dev/null >tty &&
+	! grep -q "uploading the code" tty
 '
 
 test_expect_success '20 concurrent submissions are all recorded in the ledger' '
