@@ -141,10 +141,11 @@ static void print_table(const struct inventory *inv, char **aliases)
 	table_print(&t);
 }
 
-/* show, discover: cmd/hosts-show.c */
+/* show, discover: cmd/hosts-show.c; resolve: cmd/hosts-resolve.c */
 static const struct dispatch_cmd *const hosts_subcommands[] = {
 	&dispatch_cmd_hosts_show,
 	&dispatch_cmd_hosts_discover,
+	&dispatch_cmd_hosts_resolve,
 	NULL,
 };
 
@@ -245,7 +246,8 @@ const struct dispatch_cmd dispatch_cmd_hosts = {
 		       "host is connected to, logged in to (never prompting) and runs true, all\n"
 		       "at once; the exit status is 1 when any host failed.\n"
 		       "'show HOST' prints a host's partitions, nodes and free GPUs; 'discover HOST'\n"
-		       "prints an inventory entry for it (one SSH command each).",
+		       "prints an inventory entry for it (one SSH command each); 'resolve HOST'\n"
+		       "prints the ssh settings dispatch uses for it, as 'ssh -G HOST' does.",
 	.opts = hosts_options,
 	.min_args = 0,
 	.max_args = 0,

@@ -173,6 +173,7 @@ struct parse {
 	char *ignore_unknown;
 	char *algs[SSH_ALGS_NKINDS];
 	char *algs_where[SSH_ALGS_NKINDS];
+	char **unused;         /* keywords set for the host that dispatch does not use */
 };
 
 static void parse_init(struct parse *p)
@@ -200,6 +201,7 @@ static void parse_release(struct parse *p)
 	strv_free(p->global_known_hosts);
 	free(p->host_key_alias);
 	free(p->ignore_unknown);
+	strv_free(p->unused);
 	for (int i = 0; i < SSH_ALGS_NKINDS; i++) {
 		free(p->algs[i]);
 		free(p->algs_where[i]);
@@ -755,8 +757,12 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 	if (split_args(str, &args) < 0)
 		return conf_err(c, "invalid quotes");
 	size_t nargs = strv_len(args);
-	if (key->op == O_IGNORE)
+	if (key->op == O_IGNORE) {
+		/* remembered for 'hosts resolve', so that nothing is dropped silently */
+		if (*active && !p->aliases && !strv_contains(p->unused, kw))
+			strv_add(&p->unused, kw);
 		return 0;
+	}
 	if (key->op == O_HOST)
 		return do_host(c, args, flags, active);
 	if (key->op == O_MATCH)
@@ -1073,6 +1079,7 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 	c.strict_host_key_checking = p->strict >= 0 ? (enum ssh_strict_hostkey)p->strict
 						    : SSH_STRICT_ASK;
 	c.host_key_alias = p->host_key_alias ? xstrdup(p->host_key_alias) : NULL;
+	c.unused_keywords = strv_copy(p->unused);
 	if (p->proxy_command && !streq(p->proxy_command, "none"))
 		c.proxy_command = xstrdup(p->proxy_command);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
@@ -1184,6 +1191,7 @@ void ssh_host_config_release(struct ssh_host_config *c)
 	strv_free(c->user_known_hosts_files);
 	strv_free(c->global_known_hosts_files);
 	free(c->host_key_alias);
+	strv_free(c->unused_keywords);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
 		free(c->algs[k]);
 	*c = (struct ssh_host_config){ 0 };
@@ -1335,4 +1343,58 @@ const char *ssh_host_config_agent_socket(const struct ssh_host_config *c)
 	if (a[0] == '$')
 		return getenv(a + 1);
 	return a;
+}
+
+/* ---- the keyword dump (hosts resolve) ------------------------------------------ */
+
+static void dump_list(struct strbuf *sb, const char *key, char *const *v, const char *sep)
+{
+	strbuf_addf(sb, "%s ", key);
+	for (size_t i = 0; v && v[i]; i++)
+		strbuf_addf(sb, "%s%s", i ? sep : "", v[i]);
+	strbuf_addch(sb, '\n');
+}
+
+void ssh_config_dump(const struct ssh_host_config *c, struct strbuf *sb)
+{
+	static const char *const strict[] = {
+		[SSH_STRICT_ASK] = "ask", [SSH_STRICT_YES] = "true",
+		[SSH_STRICT_ACCEPT_NEW] = "accept-new", [SSH_STRICT_NO] = "false",
+	};
+	static const char *const alg_keys[SSH_ALGS_NKINDS] = {
+		[SSH_ALGS_KEX] = "kexalgorithms", [SSH_ALGS_CIPHERS] = "ciphers",
+		[SSH_ALGS_MACS] = "macs", [SSH_ALGS_HOSTKEY] = "hostkeyalgorithms",
+		[SSH_ALGS_PUBKEY] = "pubkeyacceptedalgorithms",
+	};
+	strbuf_addf(sb, "user %s\nhostname %s\nport %d\n", c->user, c->hostname, c->port);
+	strbuf_addf(sb, "batchmode %s\n", c->batch_mode ? "yes" : "no");
+	strbuf_addf(sb, "identitiesonly %s\n", c->identities_only ? "yes" : "no");
+	strbuf_addf(sb, "stricthostkeychecking %s\n", strict[c->strict_host_key_checking]);
+	strbuf_addf(sb, "serveralivecountmax %d\n", c->server_alive_count_max);
+	strbuf_addf(sb, "serveraliveinterval %d\n", c->server_alive_interval);
+	if (c->identity_agent)
+		strbuf_addf(sb, "identityagent %s\n", c->identity_agent);
+	for (size_t i = 0; c->identity_files && c->identity_files[i]; i++)
+		strbuf_addf(sb, "identityfile %s\n", c->identity_files[i]);
+	for (size_t i = 0; c->certificate_files && c->certificate_files[i]; i++)
+		strbuf_addf(sb, "certificatefile %s\n", c->certificate_files[i]);
+	dump_list(sb, "globalknownhostsfile", c->global_known_hosts_files, " ");
+	dump_list(sb, "userknownhostsfile", c->user_known_hosts_files, " ");
+	if (c->host_key_alias)
+		strbuf_addf(sb, "hostkeyalias %s\n", c->host_key_alias);
+	if (c->connect_timeout)
+		strbuf_addf(sb, "connecttimeout %d\n", c->connect_timeout);
+	else
+		strbuf_adds(sb, "connecttimeout none\n");
+	if (c->proxy_command)
+		strbuf_addf(sb, "proxycommand %s\n", c->proxy_command);
+	if (c->proxy_jump)
+		dump_list(sb, "proxyjump", c->proxy_jump, ",");
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
+		char *list = ssh_algs_assemble(k, c->algs[k], ssh_algs_openssh_default(k));
+		strbuf_addf(sb, "%s %s\n", alg_keys[k], list ? list : "(error)");
+		free(list);
+	}
+	if (c->unused_keywords)
+		dump_list(sb, "# not used by dispatch:", c->unused_keywords, " ");
 }

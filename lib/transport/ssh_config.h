@@ -9,6 +9,7 @@
 #define DISPATCH_SSH_CONFIG_H
 
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "transport/ssh_algs.h"
 
 enum ssh_strict_hostkey {
@@ -44,6 +45,8 @@ struct ssh_host_config {
 					   PubkeyAcceptedAlgorithms as written ("+x", "-y*"),
 					   checked; NULL when unset: resolve with
 					   ssh_algs_assemble */
+	char **unused_keywords;         /* keywords (lower case) the config sets for this
+					   host that dispatch does not use; NULL when none */
 };
 
 /* Resolve host through the config at path; path NULL means ~/.ssh/config followed by
@@ -86,5 +89,11 @@ char *ssh_host_config_proxy_command(const struct ssh_host_config *c);
  * else $SSH_AUTH_SOCK when unset or "SSH_AUTH_SOCK", the variable's value for
  * "$VAR", otherwise the (expanded) path. */
 const char *ssh_host_config_agent_socket(const struct ssh_host_config *c);
+
+/* The settings dispatch uses for the host, as `ssh -G HOST` prints them: one
+ * "keyword value" line each, lower case (identityfile and certificatefile once per
+ * file, the algorithm lists assembled over OpenSSH's defaults), then, when the config
+ * sets keywords that dispatch does not use, one line "# not used by dispatch: k1 k2". */
+void ssh_config_dump(const struct ssh_host_config *c, struct strbuf *sb);
 
 #endif

@@ -1,13 +1,14 @@
 #!/bin/bash
-# lib/transport/ssh_config.c against the real thing: for tricky configs and several host names,
-# `ssh -G -F CONFIG HOST` and tests/helpers/ssh-config-G (the same resolution by
-# dispatch, printed in ssh -G's format) must agree on every keyword dispatch uses.
+# dispatch hosts resolve against the real thing: for tricky configs and several host
+# names, `ssh -G -F CONFIG HOST` and `dispatch -F CONFIG hosts resolve HOST` (dispatch's
+# resolution, printed in ssh -G's format) must agree on every keyword dispatch uses;
+# what the config sets and dispatch does not use is listed, never dropped.
 #
 # ssh takes ~ and %d from the passwd entry, dispatch from $HOME: nss_wrapper gives ssh a
 # passwd entry whose home is the test's HOME, so neither ever reads the real ~/.ssh.
 . "$TEST_SRCDIR/tests/cli/lib.sh"
 
-: "${SSH_CONFIG_G:?SSH_CONFIG_G must point at the built tests/helpers/ssh-config-G}"
+unset DISPATCH_SSH_CONFIG DISPATCH_INVENTORY
 nss_wrapper=
 for d in /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
 	[ -e "$d/libnss_wrapper.so" ] && nss_wrapper=$d/libnss_wrapper.so && break
@@ -21,7 +22,7 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms'
+KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms'
 
 # ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
@@ -73,7 +74,8 @@ compare() {
 		LD_PRELOAD=$nss_wrapper NSS_WRAPPER_PASSWD=$TRASH/passwd NSS_WRAPPER_GROUP=$TRASH/group \
 			ssh -G "${F[@]}" "$dest" </dev/null >"$TRASH/ssh.raw" 2>"$TRASH/ssh.err" || rc_ssh=$?
 		rc_dp=0
-		"$SSH_CONFIG_G" "$config" "$dest" >"$TRASH/dp.raw" 2>"$TRASH/dp.err" || rc_dp=$?
+		dispatch "${F[@]}" hosts resolve "$dest" >"$TRASH/dp.all" 2>"$TRASH/dp.err" || rc_dp=$?
+		grep -v "^#" "$TRASH/dp.all" >"$TRASH/dp.raw"
 		if [ $rc_ssh -ne 0 ] || [ $rc_dp -ne 0 ]; then
 			if [ $rc_ssh -ne 0 ] && [ $rc_dp -ne 0 ]; then
 				continue
@@ -374,14 +376,14 @@ printf 'Host x\n  CertificateFile a b\n' >"$TRASH/bad16"
 test_expect_success 'configs ssh rejects are rejected' '
 	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10 bad11 bad12 bad13 bad14 bad15 bad16; do
 		compare "$TRASH/$f" x &&
-		test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/$f" x 2>err &&
+		test_expect_code 2 dispatch -F "$TRASH/$f" hosts resolve x 2>err &&
 		test_grep "$f" err || exit 1
 	done
 '
 
 test_expect_success 'a missing -F file is an error for both' '
 	compare "$TRASH/does-not-exist" x &&
-	test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/does-not-exist" x 2>err &&
+	test_expect_code 2 dispatch -F "$TRASH/does-not-exist" hosts resolve x 2>err &&
 	test_grep "does-not-exist" err
 '
 
@@ -391,6 +393,42 @@ test_expect_success 'the default files: ~/.ssh/config, then the system one' '
 	compare - web1 web3 db1 other &&
 	printf "Include ../../include\n" >"$HOME/.ssh/config" &&
 	compare - inc-a inc-c other
+'
+
+cat >"$TRASH/unused" <<'CONF'
+Host u
+  HostName u.example.org
+  HostKeyAlias u-key
+  SendEnv LANG LC_*
+  SetEnv A=1
+  ConnectionAttempts 3
+  ControlMaster auto
+  ControlPath ~/.ssh/cm-%C
+  ForwardAgent yes
+Host other
+  Compression yes
+CONF
+test_expect_success 'keywords dispatch does not use are listed, the matching block only; --json' '
+	compare "$TRASH/unused" u &&
+	dispatch -F "$TRASH/unused" hosts resolve u >out &&
+	test_grep "^hostkeyalias u-key$" out &&
+	test "$(grep "^#" out)" = "# not used by dispatch: sendenv setenv connectionattempts controlmaster controlpath forwardagent" &&
+	dispatch -F "$TRASH/unused" --json hosts resolve u >out.json &&
+	python3 -c "
+import json
+d = json.load(open(\"out.json\"))
+assert d[\"host\"] == \"u\" and d[\"settings\"][\"hostname\"] == \"u.example.org\", d
+assert isinstance(d[\"settings\"][\"identityfile\"], list), d
+assert d[\"not_used\"] == [\"sendenv\", \"setenv\", \"connectionattempts\", \"controlmaster\", \"controlpath\", \"forwardagent\"], d
+" &&
+	dispatch -F "$TRASH/unused" hosts resolve other >out &&
+	test "$(grep "^#" out)" = "# not used by dispatch: compression"
+'
+
+test_expect_success 'an inventory host resolves through its ssh target' '
+	printf "clusters:\n  c: {root: /r, work: /w}\nhosts:\n  box:\n    ssh: u\n    cluster: c\n" >inv.yaml &&
+	dispatch -i inv.yaml -F "$TRASH/unused" hosts resolve box >out &&
+	test_grep "^hostname u.example.org$" out
 '
 
 test_done
