@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "base/sha1.h"
 #include "base/strbuf.h"
 
 #define MAX_INCLUDE_DEPTH 16    /* ssh's READCONF_MAX_DEPTH */
@@ -61,6 +62,7 @@ enum opcode {
 	O_USERKNOWNHOSTSFILE, O_GLOBALKNOWNHOSTSFILE, O_BATCHMODE, O_HOSTKEYALIAS,
 	O_IGNOREUNKNOWN, O_CERTIFICATEFILE, O_KEXALGORITHMS, O_CIPHERS, O_MACS,
 	O_HOSTKEYALGORITHMS, O_PUBKEYACCEPTEDALGORITHMS,
+	O_CONTROLMASTER, O_CONTROLPATH, O_CONTROLPERSIST,
 };
 
 /* Every keyword of OpenSSH's client (up to 10.x, with Debian's GSSAPI key exchange
@@ -81,8 +83,8 @@ static const struct keyword {
 	{ "ciphers", O_CIPHERS }, { "clearallforwardings", O_IGNORE },
 	{ "compression", O_IGNORE }, { "compressionlevel", O_IGNORE },
 	{ "connectionattempts", O_IGNORE }, { "connecttimeout", O_CONNECTTIMEOUT },
-	{ "controlmaster", O_IGNORE }, { "controlpath", O_IGNORE },
-	{ "controlpersist", O_IGNORE }, { "dsaauthentication", O_IGNORE },
+	{ "controlmaster", O_CONTROLMASTER }, { "controlpath", O_CONTROLPATH },
+	{ "controlpersist", O_CONTROLPERSIST }, { "dsaauthentication", O_IGNORE },
 	{ "dynamicforward", O_IGNORE }, { "enableescapecommandline", O_IGNORE },
 	{ "enablesshkeysign", O_IGNORE }, { "escapechar", O_IGNORE },
 	{ "exitonforwardfailure", O_IGNORE }, { "fallbacktorsh", O_IGNORE },
@@ -174,13 +176,19 @@ struct parse {
 	char *algs[SSH_ALGS_NKINDS];
 	char *algs_where[SSH_ALGS_NKINDS];
 	char **unused;         /* keywords set for the host that dispatch does not use */
+
+	/* connection sharing (see "ControlMaster, ControlPath, ControlPersist" below) */
+	int control_master;
+	struct located control_path;   /* raw, "none" included */
+	int control_persist;           /* -2 unset, else as ssh_host_config's */
 };
 
 static void parse_init(struct parse *p)
 {
 	*p = (struct parse){ .port = -1, .identities_only = -1, .connect_timeout = -1,
 			     .server_alive_interval = -1, .server_alive_count_max = -1,
-			     .strict = -1, .batch_mode = -1 };
+			     .strict = -1, .batch_mode = -1, .control_master = -1,
+			     .control_persist = -2 };
 }
 
 static void parse_release(struct parse *p)
@@ -206,6 +214,8 @@ static void parse_release(struct parse *p)
 		free(p->algs[i]);
 		free(p->algs_where[i]);
 	}
+	free(p->control_path.value);
+	free(p->control_path.where);
 }
 
 /* ---- matching ---------------------------------------------------------------- */
@@ -719,6 +729,54 @@ static const struct keyword *find_keyword(const char *kw)
 	return key;
 }
 
+/* ---- ControlMaster, ControlPath, ControlPersist ------------------------------- */
+
+/* The keywords of connection sharing, read as readconf.c reads them: ControlMaster
+ * yes/true, no/false, auto, ask, autoask (any case); ControlPath one word, kept raw
+ * until the host is known ("none" in any case: no sharing); ControlPersist yes/true
+ * (forever), no/false, or a time, where 0 means yes. The first value wins. */
+static int do_control(const struct ctx *c, enum opcode op, const char *kw, const char *arg,
+		      bool on)
+{
+	struct parse *p = c->p;
+	long v;
+	switch (op) {
+	case O_CONTROLMASTER:
+		if ((v = parse_flag(arg)) >= 0)
+			v = v ? SSH_CONTROL_MASTER_YES : SSH_CONTROL_MASTER_NO;
+		else if (!strcasecmp(arg, "auto"))
+			v = SSH_CONTROL_MASTER_AUTO;
+		else if (!strcasecmp(arg, "ask"))
+			v = SSH_CONTROL_MASTER_ASK;
+		else if (!strcasecmp(arg, "autoask"))
+			v = SSH_CONTROL_MASTER_AUTOASK;
+		else
+			return conf_err(c, "unsupported value '%s' for '%s' (use yes, no, auto, ask "
+					"or autoask)", arg, kw);
+		set_int(&p->control_master, v, on);
+		break;
+	case O_CONTROLPATH:
+		if (on && !p->control_path.value) {
+			p->control_path.value = xstrdup(arg);
+			p->control_path.where = where(c);
+		}
+		break;
+	case O_CONTROLPERSIST:
+		if ((v = parse_flag(arg)) >= 0) {
+			v = v ? 0 : -1;
+		} else if ((v = parse_time(arg)) < 0) {
+			return conf_err(c, "bad ControlPersist argument '%s' (use yes, no or a time)",
+					arg);
+		}
+		if (on && p->control_persist == -2)
+			p->control_persist = (int)v;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 static int process_line(struct ctx *c, char *line, int flags, int *active, int depth)
 {
 	struct parse *p = c->p;
@@ -881,6 +939,10 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 		}
 		break;
 	}
+	case O_CONTROLMASTER:
+	case O_CONTROLPATH:
+	case O_CONTROLPERSIST:
+		return do_control(c, key->op, kw, arg, on);
 	case O_SERVERALIVECOUNTMAX:
 		if (!parse_long(arg, 0, INT_MAX, &v))
 			return conf_err(c, "invalid number '%s' for '%s'", arg, kw);
@@ -945,6 +1007,7 @@ static int read_conf_file(struct parse *p, const char *path, int flags, int *act
 
 struct tokens {
 	const char *h, *n, *p, *r, *u, *d, *l, *L, *i, *k, *j;
+	const char *C; /* ControlPath only */
 };
 
 /* ssh's percent/dollar expansion: %x from t (NULL entries are unknown), %%, ${VAR}. */
@@ -990,6 +1053,7 @@ static int expand_tokens(const char *in, const struct tokens *t, bool dollar, ch
 		case 'i': val = t->i; break;
 		case 'k': val = t->k; break;
 		case 'j': val = t->j; break;
+		case 'C': val = t->C; break;
 		default: break;
 		}
 		if (!val) {
@@ -1045,6 +1109,35 @@ static char *home_dir(void)
 		return xstrdup(h);
 	struct passwd *pw = getpwuid(getuid());
 	return xstrdup(pw && pw->pw_dir ? pw->pw_dir : "/");
+}
+
+/* ControlPath as ssh.c expands it once the host is known: ~, then the tokens, where
+ * (OpenSSH 9.2, checked with ssh -G) %k is HostKeyAlias or the host as typed and %C
+ * the SHA-1 of "%l%h%p%r" in hex. OpenSSH 9.6 and later also hash the ProxyJump in
+ * (%l%h%p%r%j): with those and a jump, the socket found here is not theirs and
+ * dispatch connects directly. */
+static int finish_control(const struct parse *p, const char *host, const struct tokens *t,
+			  struct ssh_host_config *c, struct dp_error *err)
+{
+	c->control_master = p->control_master >= 0 ? (enum ssh_control_master)p->control_master
+						   : SSH_CONTROL_MASTER_NO;
+	c->control_persist = p->control_persist != -2 ? p->control_persist : -1;
+	const char *raw = p->control_path.value;
+	if (!raw || !strcasecmp(raw, "none"))
+		return 0;
+	struct sha1 h;
+	char hash[41];
+	sha1_init(&h);
+	sha1_update(&h, t->l, strlen(t->l));
+	sha1_update(&h, t->h, strlen(t->h));
+	sha1_update(&h, t->p, strlen(t->p));
+	sha1_update(&h, t->r, strlen(t->r));
+	sha1_final_hex(&h, hash);
+	struct tokens ct = *t;
+	ct.C = hash;
+	ct.k = c->host_key_alias ? c->host_key_alias : host;
+	return expand_path(raw, &ct, p->home, &c->control_path, "controlpath",
+			   p->control_path.where, err);
 }
 
 static int finish(struct parse *p, const char *host, const char *dest_user, int dest_port,
@@ -1171,6 +1264,8 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 	    expand_path(p->identity_agent.value, &t, p->home, &c.identity_agent,
 			"identityagent", p->identity_agent.where, err) < 0)
 		goto fail;
+	if (finish_control(p, host, &t, &c, err) < 0)
+		goto fail;
 	*out = c;
 	return 0;
 fail:
@@ -1194,6 +1289,7 @@ void ssh_host_config_release(struct ssh_host_config *c)
 	strv_free(c->unused_keywords);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
 		free(c->algs[k]);
+	free(c->control_path);
 	*c = (struct ssh_host_config){ 0 };
 }
 
@@ -1395,6 +1491,20 @@ void ssh_config_dump(const struct ssh_host_config *c, struct strbuf *sb)
 		strbuf_addf(sb, "%s %s\n", alg_keys[k], list ? list : "(error)");
 		free(list);
 	}
+	static const char *const master[] = {
+		[SSH_CONTROL_MASTER_NO] = "false", [SSH_CONTROL_MASTER_YES] = "true",
+		[SSH_CONTROL_MASTER_AUTO] = "auto", [SSH_CONTROL_MASTER_ASK] = "ask",
+		[SSH_CONTROL_MASTER_AUTOASK] = "autoask",
+	};
+	strbuf_addf(sb, "controlmaster %s\n", master[c->control_master]);
+	if (c->control_path)
+		strbuf_addf(sb, "controlpath %s\n", c->control_path);
+	if (c->control_persist < 0)
+		strbuf_adds(sb, "controlpersist no\n");
+	else if (c->control_persist == 0)
+		strbuf_adds(sb, "controlpersist yes\n");
+	else
+		strbuf_addf(sb, "controlpersist %d\n", c->control_persist);
 	if (c->unused_keywords)
 		dump_list(sb, "# not used by dispatch:", c->unused_keywords, " ");
 }

@@ -19,6 +19,16 @@ enum ssh_strict_hostkey {
 	SSH_STRICT_NO,          /* also "off" */
 };
 
+/* ControlMaster: dispatch never becomes a master; it uses one that answers on
+ * ControlPath whatever this says (ssh -G's spellings: false, true, auto, ask, autoask). */
+enum ssh_control_master {
+	SSH_CONTROL_MASTER_NO = 0,
+	SSH_CONTROL_MASTER_YES,
+	SSH_CONTROL_MASTER_AUTO,
+	SSH_CONTROL_MASTER_ASK,
+	SSH_CONTROL_MASTER_AUTOASK,
+};
+
 struct ssh_host_config {
 	char *alias;                    /* what was asked for (ssh's %n) */
 	char *hostname;                 /* HostName with %h expanded, else the alias */
@@ -47,6 +57,12 @@ struct ssh_host_config {
 					   ssh_algs_assemble */
 	char **unused_keywords;         /* keywords (lower case) the config sets for this
 					   host that dispatch does not use; NULL when none */
+
+	/* Connection sharing (lib/transport/mux.h) */
+	enum ssh_control_master control_master;
+	char *control_path;             /* ~, %-tokens (%C included) and ${VAR} expanded;
+					   NULL when unset or none */
+	int control_persist;            /* -1 no (default), 0 yes (forever), else seconds */
 };
 
 /* Resolve host through the config at path; path NULL means ~/.ssh/config followed by

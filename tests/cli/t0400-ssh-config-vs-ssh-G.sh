@@ -22,7 +22,7 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms'
+KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist'
 
 # ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
@@ -357,6 +357,46 @@ test_expect_success 'KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms, PubkeyAcce
 	compare "$TRASH/algs" replace plus caret minus wild empty-name nothing-left other
 '
 
+cat >"$TRASH/control" <<'CONF'
+# connection sharing: ControlPath with every token ssh 9.2 expands there
+Host cm-all
+    HostName CM.Example.ORG
+    User remote
+    Port 2201
+    ControlMaster auto
+    ControlPath ~/.ssh/cm-%C-%h-%p-%r-%n-%l-%L-%u-%i-%%-%k
+    ControlPersist 8h
+Host cm-alias
+    HostName cm-real
+    HostKeyAlias cm-key
+    ControlPath %d/cm-%k-%C
+    ControlMaster autoask
+    ControlPersist 0
+Host cm-none
+    ControlPath NONE
+    ControlMaster yes
+    ControlPersist yes
+Host cm-env
+    ControlPath ${HOME}/sock-%C
+    ControlMaster=ask
+    ControlPersist 1m30s
+Host cm-jump
+    ProxyJump alice@hop:23,carol@hop2:2200
+    ControlPath "/tmp/cm %C"
+    ControlMaster TRUE
+    ControlPersist false
+Host cm-*
+    ControlPath ~/never-%n
+    ControlMaster no
+    ControlPersist 10
+Host *
+    ControlPersist no
+CONF
+test_expect_success 'ControlMaster, ControlPath (tokens, %C, ~, ${VAR}, none), ControlPersist' '
+	compare "$TRASH/control" cm-all cm-alias cm-none cm-env cm-jump cm-other other \
+		ssh://bob@cm-all:2022 ssh://cm-alias:99
+'
+
 printf 'Host x\n  Port 0\n' >"$TRASH/bad1"
 printf 'Host x\n  Frobnicate yes\n' >"$TRASH/bad2"
 printf 'Host y\n  User\n' >"$TRASH/bad3"
@@ -373,8 +413,14 @@ printf 'Host x\n  MACs ^\n' >"$TRASH/bad13"
 printf 'Host y\n  HostKeyAlgorithms ssh-ed25519,nope*\n' >"$TRASH/bad14"
 printf 'Host x\n  KexAlgorithms curve25519-sha256,!ecdh*\n' >"$TRASH/bad15"
 printf 'Host x\n  CertificateFile a b\n' >"$TRASH/bad16"
+printf 'Host x\n  ControlMaster maybe\n' >"$TRASH/bad17"
+printf 'Host y\n  ControlPersist 5x\n' >"$TRASH/bad18"
+printf 'Host x\n  ControlPath /tmp/%%z\n' >"$TRASH/bad19"
+printf 'Host y\n  ControlPath a b\n' >"$TRASH/bad20"
+printf 'Host x\n  ControlPath ${DISPATCH_T0400_UNSET}/s\n' >"$TRASH/bad21"
 test_expect_success 'configs ssh rejects are rejected' '
-	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10 bad11 bad12 bad13 bad14 bad15 bad16; do
+	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10 bad11 bad12 bad13 bad14 bad15 bad16 \
+		 bad17 bad18 bad19 bad20 bad21; do
 		compare "$TRASH/$f" x &&
 		test_expect_code 2 dispatch -F "$TRASH/$f" hosts resolve x 2>err &&
 		test_grep "$f" err || exit 1
@@ -412,14 +458,15 @@ test_expect_success 'keywords dispatch does not use are listed, the matching blo
 	compare "$TRASH/unused" u &&
 	dispatch -F "$TRASH/unused" hosts resolve u >out &&
 	test_grep "^hostkeyalias u-key$" out &&
-	test "$(grep "^#" out)" = "# not used by dispatch: sendenv setenv connectionattempts controlmaster controlpath forwardagent" &&
+	test "$(grep "^#" out)" = "# not used by dispatch: sendenv setenv connectionattempts forwardagent" &&
+	test_grep "^controlmaster auto$" out &&
 	dispatch -F "$TRASH/unused" --json hosts resolve u >out.json &&
 	python3 -c "
 import json
 d = json.load(open(\"out.json\"))
 assert d[\"host\"] == \"u\" and d[\"settings\"][\"hostname\"] == \"u.example.org\", d
 assert isinstance(d[\"settings\"][\"identityfile\"], list), d
-assert d[\"not_used\"] == [\"sendenv\", \"setenv\", \"connectionattempts\", \"controlmaster\", \"controlpath\", \"forwardagent\"], d
+assert d[\"not_used\"] == [\"sendenv\", \"setenv\", \"connectionattempts\", \"forwardagent\"], d
 " &&
 	dispatch -F "$TRASH/unused" hosts resolve other >out &&
 	test "$(grep "^#" out)" = "# not used by dispatch: compression"
