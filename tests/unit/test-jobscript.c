@@ -472,7 +472,7 @@ static void test_reference_keys(void)
 	h.cluster = &c;
 	h.env = env;
 	h.nenv = ARRAY_SIZE(env);
-	struct jobspec js;
+	struct jobspec js = { 0 };
 	struct jobscript s;
 	spec_cmd(&js, "python train.py");
 	struct jobscript_target t = { .host = &h };
