@@ -10,7 +10,12 @@
  *    ssh) unless IgnoreUnknown names it.
  *  - `Host` and `Match` start a block. A Host line is active when one of its patterns
  *    matches the host as typed (case-sensitive, * and ?) and none of its !patterns does.
- *    `Match all` matches; every other Match is taken as never matching.
+ *    Match is evaluated as ssh's match_cfg_line does: all, host (HostName so far, %h
+ *    expanded), originalhost, user (the destination's, else User so far, else the local
+ *    one), localuser, exec (run with $SHELL -c, never from a buffer), canonical and
+ *    final (true in a second pass over the files, made when a Match final is seen), each
+ *    negatable; localnetwork, tagged, version, sessiontype and command never match.
+ *    CanonicalizeHostname is not applied (its keywords are listed as not used).
  *  - The first value found wins, except IdentityFile and CertificateFile which
  *    accumulate (duplicates dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
  *  - Include takes globs, relative to ~/.ssh (user configs) or /etc/ssh (the system
@@ -39,6 +44,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "base/sha1.h"
 #include "base/strbuf.h"
@@ -176,6 +184,11 @@ struct parse {
 	char *algs[SSH_ALGS_NKINDS];
 	char *algs_where[SSH_ALGS_NKINDS];
 	char **unused;         /* keywords set for the host that dispatch does not use */
+	/* Match evaluation */
+	const char *dest_user; /* user@ of the destination (it wins over User, as in ssh) */
+	const char *local_user;
+	bool final_pass;       /* the second pass ssh makes when a Match final/canonical is seen */
+	bool want_final;
 
 	/* connection sharing (see "ControlMaster, ControlPath, ControlPersist" below) */
 	int control_master;
@@ -600,24 +613,99 @@ static int do_host(const struct ctx *c, char **args, int flags, int *active)
 	return 0;
 }
 
-/* Match is parsed for its syntax; only `Match all` matches (see the top of the file). */
+/* ---- Match (evaluated as ssh's match_cfg_line does) ---- */
+
+struct tokens;
+static int expand_tokens(const char *in, const struct tokens *t, bool dollar, char **out,
+			 const char *what, const char *where_, struct dp_error *err);
+
+/* ssh's match_pattern_list() without lower-casing (Match user, localuser). */
+static bool match_list_exact(const char *word, const char *list)
+{
+	bool positive = false;
+	_cleanup_free_ char *copy = xstrdup(list);
+	char *save = NULL;
+	for (char *pat = strtok_r(copy, ",", &save); pat; pat = strtok_r(NULL, ",", &save)) {
+		bool neg = *pat == '!';
+		if (match_pattern(word, pat + neg)) {
+			if (neg)
+				return false;
+			positive = true;
+		}
+	}
+	return positive;
+}
+
+/* ssh's match_hostname(): the host lower-cased against a pattern list. */
+static bool match_host_list(const char *host, const char *list)
+{
+	_cleanup_free_ char *lower = xstrdup(host);
+	for (char *c = lower; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	return match_pattern_list(lower, list);
+}
+
+/* The host Match host sees: HostName so far (%h expanded), else the host as given. */
+static char *match_host_now(const struct parse *p);
+/* Match exec's command with its %-tokens expanded as ssh expands them. */
+static int match_exec_expand(const struct parse *p, const char *arg, const char *host,
+			     const char *port, const char *ruser, char **out, struct dp_error *err);
+
+/* Match exec: the command through $SHELL -c (else /bin/sh), as ssh runs it; true on
+ * exit status 0. Never from a buffer (tests, fuzzing): nothing runs there. */
+static bool match_exec(const struct parse *p, const char *cmd)
+{
+	if (p->no_include)
+		return false;
+	const char *shell = getenv("SHELL");
+	if (!shell || !*shell)
+		shell = "/bin/sh";
+	pid_t pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			dup2(fd, STDOUT_FILENO);
+		}
+		execl(shell, shell, "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 static int do_match(const struct ctx *c, char **args, int flags, int *active)
 {
 	static const char *const with_arg[] = { "exec", "host", "localnetwork", "localuser",
 						"originalhost", "tagged", "user", "version",
 						"sessiontype", "command" };
-	bool all = false, other = false;
+	struct parse *p = c->p;
+	bool evaluate = !(flags & CONF_NEVERMATCH) && !p->aliases && p->host;
+	bool result = true;
+	int attributes = 0;
 	*active = 0;
 	for (size_t i = 0; args[i]; i++) {
 		const char *a = args[i];
 		bool neg = *a == '!';
 		a += neg;
 		if (!strcasecmp(a, "all")) {
-			all = true;
-			continue;
+			if (attributes > 1 || args[i + 1])
+				return conf_err(c, "match 'all' cannot be combined with other attributes");
+			if (neg)
+				result = false;
+			break;
 		}
+		attributes++;
 		if (!strcasecmp(a, "canonical") || !strcasecmp(a, "final")) {
-			other = true;
+			if (!strcasecmp(a, "final"))
+				p->want_final = true;
+			if (p->final_pass == neg)
+				result = false;
 			continue;
 		}
 		bool known = false;
@@ -627,12 +715,36 @@ static int do_match(const struct ctx *c, char **args, int flags, int *active)
 			return conf_err(c, "unsupported match attribute '%s'", a);
 		if (!args[i + 1] || !*args[i + 1])
 			return conf_err(c, "missing argument to match attribute '%s'", a);
-		i++;
-		other = true;
+		const char *arg = args[++i];
+		if (!evaluate)
+			continue;
+		const char *ruser = p->dest_user ? p->dest_user : p->user ? p->user : p->local_user;
+		bool r = false;
+		if (!strcasecmp(a, "host")) {
+			_cleanup_free_ char *h = match_host_now(p);
+			r = match_host_list(h, arg);
+		} else if (!strcasecmp(a, "originalhost")) {
+			r = match_host_list(p->host, arg);
+		} else if (!strcasecmp(a, "user")) {
+			r = match_list_exact(ruser, arg);
+		} else if (!strcasecmp(a, "localuser")) {
+			r = match_list_exact(p->local_user, arg);
+		} else if (!strcasecmp(a, "exec")) {
+			if (!result)
+				continue; /* ssh skips the command once the line cannot match */
+			_cleanup_free_ char *h = match_host_now(p);
+			char port[16];
+			snprintf(port, sizeof(port), "%d", p->port > 0 ? p->port : 22);
+			_cleanup_free_ char *cmd = NULL;
+			struct dp_error e;
+			if (match_exec_expand(p, arg, h, port, ruser, &cmd, &e) < 0)
+				return conf_err(c, "match exec '%s': %s", arg, e.msg);
+			r = match_exec(p, cmd);
+		} /* localnetwork, tagged, version, sessiontype, command: never match here */
+		if (r == neg)
+			result = false;
 	}
-	if (all && other)
-		return conf_err(c, "match 'all' cannot be combined with other attributes");
-	*active = all && !(flags & CONF_NEVERMATCH) && !c->p->aliases;
+	*active = result && evaluate;
 	return 0;
 }
 
@@ -1091,6 +1203,35 @@ static bool is_address(const char *host)
 	return true;
 }
 
+static char *match_host_now(const struct parse *p)
+{
+	char *out = NULL;
+	struct dp_error e;
+	if (!p->hostname.value)
+		return xstrdup(p->host);
+	if (p->final_pass)
+		return xstrdup(p->hostname.value);
+	struct tokens t = { .h = p->host };
+	if (expand_tokens(p->hostname.value, &t, false, &out, "hostname", p->hostname.where, &e) < 0)
+		return xstrdup(p->hostname.value);
+	return out;
+}
+
+static int match_exec_expand(const struct parse *p, const char *arg, const char *host,
+			     const char *port, const char *ruser, char **out, struct dp_error *err)
+{
+	char lhost[256] = "", shost[256];
+	if (gethostname(lhost, sizeof(lhost) - 1) < 0)
+		lhost[0] = '\0';
+	snprintf(shost, sizeof(shost), "%.*s", (int)strcspn(lhost, "."), lhost);
+	char uid[32];
+	snprintf(uid, sizeof(uid), "%lu", (unsigned long)getuid());
+	struct tokens t = { .h = host, .n = p->host, .p = port, .r = ruser, .u = p->local_user,
+			    .d = p->home, .l = lhost, .L = shost, .i = uid,
+			    .k = p->host_key_alias ? p->host_key_alias : host };
+	return expand_tokens(arg, &t, false, out, "match exec", "", err);
+}
+
 static char *local_user(void)
 {
 	struct passwd *pw = getpwuid(getuid());
@@ -1325,13 +1466,28 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 	_cleanup_free_ char *home = home_dir();
 	p.home = home;
 	p.host = host;
+	_cleanup_free_ char *luser = local_user();
+	p.local_user = luser;
+	p.dest_user = user;
 	int r;
-	if (buf) {
-		int active = 1;
-		p.no_include = true;
-		r = read_conf_buffer(&p, path, buf, len, CONF_USER, &active, 0, err);
-	} else {
-		r = read_configs(&p, path, err, true);
+	/* A Match final (or canonical) asks for a second pass, as ssh makes it: HostName is
+	 * then what the first pass made of it, and first values still win. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (buf) {
+			int active = 1;
+			p.no_include = true;
+			r = read_conf_buffer(&p, path, buf, len, CONF_USER, &active, 0, err);
+		} else {
+			r = read_configs(&p, path, err, true);
+		}
+		if (r < 0 || !p.want_final || p.final_pass)
+			break;
+		p.final_pass = true;
+		_cleanup_free_ char *h = match_host_now(&p);
+		if (!p.hostname.value)
+			p.hostname.where = xstrdup("(the host)");
+		free(p.hostname.value);
+		p.hostname.value = xstrdup(h);
 	}
 	if (r == 0)
 		r = finish(&p, host, user, port, out, err);

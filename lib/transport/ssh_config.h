@@ -2,8 +2,9 @@
 /*
  * The OpenSSH client configuration (ssh_config(5)), resolved for one host exactly as
  * `ssh -G HOST` resolves it for the keywords dispatch uses: first value wins, Host
- * patterns with negation, Include (globs, relative to ~/.ssh), Match blocks parsed but
- * (out of scope) never matching, %-tokens and ~ expanded where ssh expands them.
+ * patterns with negation, Include (globs, relative to ~/.ssh), Match (host, originalhost,
+ * user, localuser, exec, canonical, final, all; the second pass for final), %-tokens and
+ * ~ expanded where ssh expands them. CanonicalizeHostname is not applied.
  */
 #ifndef DISPATCH_SSH_CONFIG_H
 #define DISPATCH_SSH_CONFIG_H

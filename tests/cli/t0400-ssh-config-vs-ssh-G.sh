@@ -478,4 +478,47 @@ test_expect_success 'an inventory host resolves through its ssh target' '
 	test_grep "^hostname u.example.org$" out
 '
 
+cat >"$TRASH/match" <<'CONF'
+# Match evaluated as ssh does: host (after HostName so far), originalhost, user (the
+# destination's, else User so far, else the local one), localuser, exec (with
+# %-tokens), negations, the second pass for final/canonical, and all
+Host web*
+  User webuser
+Match host db.internal
+  Port 2201
+Match originalhost db
+  HostName db.internal
+Match host db.internal
+  Port 2202
+Match user alice
+  IdentityFile ~/.ssh/alice
+Match !user alice host *.internal
+  ConnectTimeout 7
+Match localuser nobody-here
+  ServerAliveInterval 11
+Match localuser !nobody-here,*
+  ServerAliveInterval 12
+Match exec "test %h = web1 && test %n = web1 && test %p = 22"
+  ServerAliveCountMax 9
+Match exec false
+  BatchMode yes
+Match !exec "false"
+  IdentitiesOnly yes
+Match final host *.internal
+  ProxyJump jump.example
+Match canonical
+  HostKeyAlias canon
+Match !final
+  StrictHostKeyChecking accept-new
+Match all
+  User fallback
+CONF
+test_expect_success 'Match: host, originalhost, user, localuser, exec, final, canonical, negations, all' '
+	compare "$TRASH/match" web1 db alice@db bob@web2 other DB &&
+	dispatch -F "$TRASH/match" hosts resolve db >out &&
+	test_grep "^hostname db.internal$" out &&
+	test_grep "^port 2202$" out &&
+	test_grep "^proxyjump jump.example$" out
+'
+
 test_done
