@@ -15,7 +15,10 @@
  *    one), localuser, exec (run with $SHELL -c, never from a buffer), canonical and
  *    final (true in a second pass over the files, made when a Match final is seen), each
  *    negatable; localnetwork, tagged, version, sessiontype and command never match.
- *    CanonicalizeHostname is not applied (its keywords are listed as not used).
+ *  - CanonicalizeHostname (yes: direct connections only; always), CanonicalDomains,
+ *    CanonicalizeMaxDots, CanonicalizeFallbackLocal and CanonicalizePermittedCNAMEs as
+ *    ssh.c applies them after the first pass (through getaddrinfo; never from a
+ *    buffer); a canonical name makes the second pass, where Host and Match host see it.
  *  - The first value found wins, except IdentityFile and CertificateFile which
  *    accumulate (duplicates dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
  *  - Include takes globs, relative to ~/.ssh (user configs) or /etc/ssh (the system
@@ -189,6 +192,13 @@ struct parse {
 	const char *local_user;
 	bool final_pass;       /* the second pass ssh makes when a Match final/canonical is seen */
 	bool want_final;
+	const char *original_host; /* Match originalhost: the host as given */
+	/* CanonicalizeHostname and its companions; -1 / NULL: not set */
+	int canon;             /* 0 no, 1 yes, 2 always */
+	char **canon_domains;
+	int canon_maxdots;
+	int canon_fallback;
+	char **canon_cnames;   /* "sources:targets" rules */
 
 	/* connection sharing (see "ControlMaster, ControlPath, ControlPersist" below) */
 	int control_master;
@@ -198,7 +208,8 @@ struct parse {
 
 static void parse_init(struct parse *p)
 {
-	*p = (struct parse){ .port = -1, .identities_only = -1, .connect_timeout = -1,
+	*p = (struct parse){ .canon = -1, .canon_maxdots = -1, .canon_fallback = -1,
+			     .port = -1, .identities_only = -1, .connect_timeout = -1,
 			     .server_alive_interval = -1, .server_alive_count_max = -1,
 			     .strict = -1, .batch_mode = -1, .control_master = -1,
 			     .control_persist = -2 };
@@ -223,6 +234,8 @@ static void parse_release(struct parse *p)
 	free(p->host_key_alias);
 	free(p->ignore_unknown);
 	strv_free(p->unused);
+	strv_free(p->canon_domains);
+	strv_free(p->canon_cnames);
 	for (int i = 0; i < SSH_ALGS_NKINDS; i++) {
 		free(p->algs[i]);
 		free(p->algs_where[i]);
@@ -724,7 +737,7 @@ static int do_match(const struct ctx *c, char **args, int flags, int *active)
 			_cleanup_free_ char *h = match_host_now(p);
 			r = match_host_list(h, arg);
 		} else if (!strcasecmp(a, "originalhost")) {
-			r = match_host_list(p->host, arg);
+			r = match_host_list(p->original_host ? p->original_host : p->host, arg);
 		} else if (!strcasecmp(a, "user")) {
 			r = match_list_exact(ruser, arg);
 		} else if (!strcasecmp(a, "localuser")) {
@@ -889,6 +902,141 @@ static int do_control(const struct ctx *c, enum opcode op, const char *kw, const
 	return 0;
 }
 
+/* ---- CanonicalizeHostname and its companions (read here, applied in resolve) ---- */
+
+static int do_canon(const struct ctx *c, const char *kw, char **args, bool on)
+{
+	struct parse *p = c->p;
+	size_t n = strv_len(args);
+	if (!n || !*args[0])
+		return conf_err(c, "missing argument to '%s'", kw);
+	if (!strcmp(kw, "canonicaldomains") || !strcmp(kw, "canonicalizepermittedcnames")) {
+		bool cnames = kw[9] == 'i';
+		for (size_t i = 0; i < n; i++)
+			if (cnames ? !strchr(args[i], ':') || args[i][0] == ':'
+				   : strpbrk(args[i], "*?!/:,") != NULL)
+				return conf_err(c, "bad %s '%s'", kw, args[i]);
+		char ***slot = cnames ? &p->canon_cnames : &p->canon_domains;
+		if (on && !*slot && !(n == 1 && !strcasecmp(args[0], "none")))
+			for (size_t i = 0; i < n; i++)
+				strv_add(slot, args[i]);
+		return 0;
+	}
+	if (n > 1)
+		return conf_err(c, "extra arguments at end of line for '%s'", kw);
+	const char *a = args[0];
+	if (!strcmp(kw, "canonicalizehostname")) {
+		int v = !strcasecmp(a, "always") ? 2 : !strcasecmp(a, "yes") || !strcasecmp(a, "true") ? 1
+			: !strcasecmp(a, "no") || !strcasecmp(a, "false") ? 0 : -1;
+		if (v < 0)
+			return conf_err(c, "bad canonicalizehostname '%s'", a);
+		set_int(&p->canon, v, on);
+	} else if (!strcmp(kw, "canonicalizemaxdots")) {
+		char *end;
+		long v = strtol(a, &end, 10);
+		if (*end || end == a || v < 0 || v > INT_MAX)
+			return conf_err(c, "bad canonicalizemaxdots '%s'", a);
+		set_int(&p->canon_maxdots, v, on);
+	} else if (!strcmp(kw, "canonicalizefallbacklocal")) {
+		int v = !strcasecmp(a, "yes") || !strcasecmp(a, "true") ? 1
+			: !strcasecmp(a, "no") || !strcasecmp(a, "false") ? 0 : -1;
+		if (v < 0)
+			return conf_err(c, "bad canonicalizefallbacklocal '%s'", a);
+		set_int(&p->canon_fallback, v, on);
+	}
+	return 0;
+}
+
+/* ssh's resolve_canonicalize(): host (lower case, after HostName) tried under each
+ * CanonicalDomains entry; the first that resolves is the canonical name (a permitted
+ * CNAME followed). NULL: not canonicalized. -1 with an error when nothing resolves and
+ * CanonicalizeFallbackLocal is no. */
+/* as ssh.c: any ProxyJump, "none" included, makes the connection not direct */
+static bool canon_direct(const struct parse *p)
+{
+	return !p->proxy_jump && (!p->proxy_command || !strcasecmp(p->proxy_command, "none"));
+}
+
+/* ssh's check_follow_cname(): the CNAME target when a CanonicalizePermittedCNAMEs rule
+ * allows following it from name, else NULL. */
+static char *follow_cname(const struct parse *p, const char *name, const char *cname)
+{
+	if (!cname || !*cname || !strcasecmp(name, cname) || p->canon <= 0 ||
+	    (!canon_direct(p) && p->canon != 2))
+		return NULL;
+	_cleanup_free_ char *lname = xstrdup(name), *lc = xstrdup(cname);
+	for (char *q = lname; *q; q++)
+		*q = (char)tolower((unsigned char)*q);
+	for (char *q = lc; *q; q++)
+		*q = (char)tolower((unsigned char)*q);
+	for (size_t r = 0; p->canon_cnames && p->canon_cnames[r]; r++) {
+		_cleanup_free_ char *rule = xstrdup(p->canon_cnames[r]);
+		char *colon = strchr(rule, ':');
+		*colon = '\0';
+		if (match_pattern_list(lname, rule) && match_pattern_list(lc, colon + 1))
+			return xstrdup(lc);
+	}
+	return NULL;
+}
+
+/* Where no canonical name came out and CanonicalizePermittedCNAMEs is set, ssh resolves
+ * the bare name before the second pass (a direct connection fails when that fails) and
+ * follows a permitted CNAME. */
+static int resolve_bare(const struct parse *p, const char *host, char **out, struct dp_error *err)
+{
+	*out = NULL;
+	bool direct = canon_direct(p);
+	if (!p->canon_cnames || (!direct && p->canon != 2))
+		return 0;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_CANONNAME }, *res = NULL;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
+		if (direct)
+			return dp_err(err, DPE_NOTFOUND, "could not resolve hostname '%s'", host);
+		return 0;
+	}
+	*out = follow_cname(p, host, res->ai_canonname);
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int canonicalize(const struct parse *p, const char *host, char **out, struct dp_error *err)
+{
+	*out = NULL;
+	bool direct = canon_direct(p);
+	if (p->canon <= 0 || (p->canon == 1 && !direct))
+		return 0;
+	unsigned char buf[sizeof(struct in6_addr)];
+	if (inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1)
+		return 0;
+	size_t len = strlen(host);
+	if (len && host[len - 1] == '.') {
+		*out = xstrndup(host, len - 1);
+		return 0;
+	}
+	int dots = 0;
+	for (const char *s = host; *s; s++)
+		dots += *s == '.';
+	if (dots > (p->canon_maxdots >= 0 ? p->canon_maxdots : 1))
+		return 0;
+	for (size_t i = 0; p->canon_domains && p->canon_domains[i]; i++) {
+		_cleanup_free_ char *full = xasprintf("%s.%s.", host, p->canon_domains[i]);
+		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+					  .ai_flags = AI_CANONNAME }, *res = NULL;
+		if (getaddrinfo(full, NULL, &hints, &res) != 0 || !res)
+			continue;
+		full[strlen(full) - 1] = '\0';
+		char *cname = follow_cname(p, full, res->ai_canonname);
+		freeaddrinfo(res);
+		*out = cname ? cname : xstrdup(full);
+		return 0;
+	}
+	if (p->canon_fallback == 0)
+		return dp_err(err, DPE_NOTFOUND, "could not resolve host '%s' (not under any of "
+			      "CanonicalDomains, and CanonicalizeFallbackLocal is no)", host);
+	return 0;
+}
+
 static int process_line(struct ctx *c, char *line, int flags, int *active, int depth)
 {
 	struct parse *p = c->p;
@@ -927,6 +1075,8 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 	if (split_args(str, &args) < 0)
 		return conf_err(c, "invalid quotes");
 	size_t nargs = strv_len(args);
+	if (key->op == O_IGNORE && !strncmp(kw, "canonical", 9))
+		return do_canon(c, kw, args, *active && !p->aliases);
 	if (key->op == O_IGNORE) {
 		/* remembered for 'hosts resolve', so that nothing is dropped silently */
 		if (*active && !p->aliases && !strv_contains(p->unused, kw))
@@ -1314,6 +1464,11 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 						    : SSH_STRICT_ASK;
 	c.host_key_alias = p->host_key_alias ? xstrdup(p->host_key_alias) : NULL;
 	c.unused_keywords = strv_copy(p->unused);
+	c.canonicalize_hostname = p->canon > 0 ? p->canon : 0;
+	c.canonical_domains = strv_copy(p->canon_domains);
+	c.canonicalize_max_dots = p->canon_maxdots >= 0 ? p->canon_maxdots : 1;
+	c.canonicalize_fallback_local = p->canon_fallback != 0;
+	c.canonicalize_permitted_cnames = strv_copy(p->canon_cnames);
 	if (p->proxy_command && !streq(p->proxy_command, "none"))
 		c.proxy_command = xstrdup(p->proxy_command);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
@@ -1428,6 +1583,8 @@ void ssh_host_config_release(struct ssh_host_config *c)
 	strv_free(c->global_known_hosts_files);
 	free(c->host_key_alias);
 	strv_free(c->unused_keywords);
+	strv_free(c->canonical_domains);
+	strv_free(c->canonicalize_permitted_cnames);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
 		free(c->algs[k]);
 	free(c->control_path);
@@ -1469,9 +1626,12 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 	_cleanup_free_ char *luser = local_user();
 	p.local_user = luser;
 	p.dest_user = user;
+	p.original_host = host;
+	_cleanup_free_ char *canonical = NULL;
 	int r;
-	/* A Match final (or canonical) asks for a second pass, as ssh makes it: HostName is
-	 * then what the first pass made of it, and first values still win. */
+	/* A canonicalized host name, or a Match final, makes a second pass, as ssh makes
+	 * it: Host and Match host see the canonical name, HostName is what the first pass
+	 * made of it, and first values still win. */
 	for (int pass = 0; pass < 2; pass++) {
 		if (buf) {
 			int active = 1;
@@ -1480,14 +1640,24 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 		} else {
 			r = read_configs(&p, path, err, true);
 		}
-		if (r < 0 || !p.want_final || p.final_pass)
+		if (r < 0 || p.final_pass)
+			break;
+		_cleanup_free_ char *h = match_host_now(&p);
+		for (char *q = h; *q; q++)
+			*q = (char)tolower((unsigned char)*q);
+		if (!buf && (r = canonicalize(&p, h, &canonical, err)) < 0)
+			break;
+		if (!buf && !canonical && (r = resolve_bare(&p, h, &canonical, err)) < 0)
+			break;
+		if (!canonical && !p.want_final)
 			break;
 		p.final_pass = true;
-		_cleanup_free_ char *h = match_host_now(&p);
+		if (canonical)
+			p.host = canonical;
 		if (!p.hostname.value)
 			p.hostname.where = xstrdup("(the host)");
 		free(p.hostname.value);
-		p.hostname.value = xstrdup(h);
+		p.hostname.value = xstrdup(canonical ? canonical : h);
 	}
 	if (r == 0)
 		r = finish(&p, host, user, port, out, err);
@@ -1661,6 +1831,18 @@ void ssh_config_dump(const struct ssh_host_config *c, struct strbuf *sb)
 		strbuf_adds(sb, "controlpersist yes\n");
 	else
 		strbuf_addf(sb, "controlpersist %d\n", c->control_persist);
+	static const char *const canon[] = { "false", "true", "always" };
+	strbuf_addf(sb, "canonicalizehostname %s\n", canon[c->canonicalize_hostname]);
+	if (c->canonical_domains)
+		dump_list(sb, "canonicaldomains", c->canonical_domains, " ");
+	else
+		strbuf_adds(sb, "canonicaldomains none\n");
+	strbuf_addf(sb, "canonicalizemaxdots %d\n", c->canonicalize_max_dots);
+	strbuf_addf(sb, "canonicalizefallbacklocal %s\n", c->canonicalize_fallback_local ? "yes" : "no");
+	if (c->canonicalize_permitted_cnames)
+		dump_list(sb, "canonicalizepermittedcnames", c->canonicalize_permitted_cnames, ",");
+	else
+		strbuf_adds(sb, "canonicalizepermittedcnames none\n");
 	if (c->unused_keywords)
 		dump_list(sb, "# not used by dispatch:", c->unused_keywords, " ");
 }

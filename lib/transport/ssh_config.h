@@ -3,8 +3,8 @@
  * The OpenSSH client configuration (ssh_config(5)), resolved for one host exactly as
  * `ssh -G HOST` resolves it for the keywords dispatch uses: first value wins, Host
  * patterns with negation, Include (globs, relative to ~/.ssh), Match (host, originalhost,
- * user, localuser, exec, canonical, final, all; the second pass for final), %-tokens and
- * ~ expanded where ssh expands them. CanonicalizeHostname is not applied.
+ * user, localuser, exec, canonical, final, all; the second pass), CanonicalizeHostname
+ * and its companions, %-tokens and ~ expanded where ssh expands them.
  */
 #ifndef DISPATCH_SSH_CONFIG_H
 #define DISPATCH_SSH_CONFIG_H
@@ -58,6 +58,13 @@ struct ssh_host_config {
 					   ssh_algs_assemble */
 	char **unused_keywords;         /* keywords (lower case) the config sets for this
 					   host that dispatch does not use; NULL when none */
+	/* CanonicalizeHostname (0 no, 1 yes, 2 always) and its companions, as read; the
+	 * hostname above is already the canonical one when it applied */
+	int canonicalize_hostname;
+	char **canonical_domains;
+	int canonicalize_max_dots;
+	bool canonicalize_fallback_local;
+	char **canonicalize_permitted_cnames;
 
 	/* Connection sharing (lib/transport/mux.h) */
 	enum ssh_control_master control_master;

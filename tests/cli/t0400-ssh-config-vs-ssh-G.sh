@@ -22,7 +22,7 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist'
+KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist|canonicalizehostname|canonicaldomains|canonicalizemaxdots|canonicalizefallbacklocal|canonicalizepermittedcnames'
 
 # ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
@@ -70,11 +70,20 @@ compare() {
 		alias=${alias%:*}
 		local F=(-F "$config")
 		[ "$config" = - ] && F=() # the default files, as dispatch without -F
+		# With CANON_HOSTS, both resolve names through that hosts file (nss_wrapper),
+		# for CanonicalizeHostname.
+		local pre=(env)
+		[ -n "${CANON_HOSTS:-}" ] &&
+			pre=(env LD_PRELOAD="$nss_wrapper" NSS_WRAPPER_HOSTS="$CANON_HOSTS"
+			     NSS_WRAPPER_PASSWD="$TRASH/passwd" NSS_WRAPPER_GROUP="$TRASH/group"
+			     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
 		rc_ssh=0
 		LD_PRELOAD=$nss_wrapper NSS_WRAPPER_PASSWD=$TRASH/passwd NSS_WRAPPER_GROUP=$TRASH/group \
+			NSS_WRAPPER_HOSTS=${CANON_HOSTS:-} \
 			ssh -G "${F[@]}" "$dest" </dev/null >"$TRASH/ssh.raw" 2>"$TRASH/ssh.err" || rc_ssh=$?
+		sed -i "s/^canonicalizePermittedcnames /canonicalizepermittedcnames /" "$TRASH/ssh.raw"
 		rc_dp=0
-		dispatch "${F[@]}" hosts resolve "$dest" >"$TRASH/dp.all" 2>"$TRASH/dp.err" || rc_dp=$?
+		"${pre[@]}" "$DISPATCH" "${F[@]}" hosts resolve "$dest" >"$TRASH/dp.all" 2>"$TRASH/dp.err" || rc_dp=$?
 		grep -v "^#" "$TRASH/dp.all" >"$TRASH/dp.raw"
 		if [ $rc_ssh -ne 0 ] || [ $rc_dp -ne 0 ]; then
 			if [ $rc_ssh -ne 0 ] && [ $rc_dp -ne 0 ]; then
@@ -519,6 +528,45 @@ test_expect_success 'Match: host, originalhost, user, localuser, exec, final, ca
 	test_grep "^hostname db.internal$" out &&
 	test_grep "^port 2202$" out &&
 	test_grep "^proxyjump jump.example$" out
+'
+
+printf '10.0.0.5 login.cluster.example.edu\n10.0.0.6 gpu1.lab.example.org\n10.0.0.7 web.lab.example.org\n10.0.0.8 alias.lab.example.org\n' >"$TRASH/canon-hosts"
+cat >"$TRASH/canon" <<'CONF'
+# CanonicalizeHostname against names in the test's own hosts file: yes (direct only),
+# always (through a jump too), MaxDots, FallbackLocal no, a trailing dot, an address,
+# and the second pass (Host and Match canonical see the canonical name)
+Host login
+  Port 2022
+Host gpu1 web
+  ProxyJump none
+Host strict*
+  CanonicalizeFallbackLocal no
+Host always*
+  CanonicalizeHostname always
+  ProxyJump bastion
+Host login.cluster.example.edu
+  ServerAliveInterval 33
+Match canonical host *.lab.example.org
+  User canon
+Match !canonical
+  ConnectTimeout 4
+Host dots*
+  CanonicalizeMaxDots 2
+Host *
+  CanonicalizeHostname yes
+  CanonicalDomains cluster.example.edu lab.example.org
+  CanonicalizeMaxDots 0
+  CanonicalizePermittedCNAMEs *.lab.example.org:*.example.org
+CONF
+test_expect_success 'CanonicalizeHostname, CanonicalDomains, MaxDots, FallbackLocal, the second pass' '
+	CANON_HOSTS=$TRASH/canon-hosts compare "$TRASH/canon" login gpu1 web alias nothere a.b strictx \
+		always1 login.cluster.example.edu. 10.0.0.5 dots.x &&
+	LD_PRELOAD=$nss_wrapper NSS_WRAPPER_HOSTS=$TRASH/canon-hosts \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		"$DISPATCH" -F "$TRASH/canon" hosts resolve login >out &&
+	test_grep "^hostname login.cluster.example.edu$" out &&
+	test_grep "^serveraliveinterval 33$" out &&
+	test_grep "^port 2022$" out
 '
 
 test_done
