@@ -569,4 +569,13 @@ test_expect_success 'CanonicalizeHostname, CanonicalDomains, MaxDots, FallbackLo
 	test_grep "^port 2022$" out
 '
 
+printf 'Include loop.conf\nHost *\n  Port 2\n' >"$HOME/.ssh/loop.conf"
+printf 'Host *\n  Include loop.conf\n' >"$TRASH/loop"
+printf 'Include ~/.ssh/none-such-*.conf missing.conf\nMatch originalhost x exec "test -d %%d"\n  Include nested/level2.conf\nHost x\n  User after\n' >"$TRASH/missing"
+test_expect_success 'Include: a looping file fails for both; missing files are skipped; Include under Match' '
+	compare "$TRASH/loop" x &&
+	test_expect_code 2 dispatch -F "$TRASH/loop" hosts resolve x 2>err &&
+	compare "$TRASH/missing" x y
+'
+
 test_done
