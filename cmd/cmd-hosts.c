@@ -31,7 +31,7 @@ static const struct dp_option hosts_options[] = {
 static bool known_to_inventory(const struct inventory *inv, const char *alias)
 {
 	for (size_t i = 0; inv && i < inv->nhosts; i++)
-		if (streq(inv->hosts[i].name, alias) || streq(inv->hosts[i].ssh, alias))
+		if (streq(inv->hosts[i].name, alias) || (inv->hosts[i].ssh && streq(inv->hosts[i].ssh, alias)))
 			return true;
 	return false;
 }
@@ -41,6 +41,11 @@ static bool known_to_inventory(const struct inventory *inv, const char *alias)
 static char *resources(const struct inv_host *h)
 {
 	struct strbuf sb = STRBUF_INIT;
+	if (!inv_host_type_reachable(h->type)) {
+		strbuf_addf(&sb, "not driven by dispatch (%s)",
+			    h->type == INV_HOST_TPU ? "Cloud TPU, gcloud" : "Volcano, kubectl");
+		return strbuf_detach(&sb);
+	}
 	if (h->type == INV_HOST_PLAIN) {
 		for (size_t i = 0; i < h->nchips; i++)
 			strbuf_addf(&sb, "%s%d %s", i ? ", " : "", h->chips[i].count, h->chips[i].chip);
@@ -72,7 +77,7 @@ static cJSON *host_json(const struct inv_host *h)
 	cJSON *j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "name", h->name);
 	cJSON_AddStringToObject(j, "type", inv_host_type_name(h->type));
-	cJSON_AddStringToObject(j, "ssh", h->ssh);
+	json_add_str_or_null(j, "ssh", h->ssh);
 	cJSON_AddStringToObject(j, "cluster", h->cluster_name);
 	if (h->type == INV_HOST_SLURM && !h->chips_set) {
 		cJSON_AddNullToObject(j, "chips");
@@ -127,7 +132,8 @@ static void print_table(const struct inventory *inv, char **aliases)
 	table_row(&t, "NAME", "TYPE", "SSH", "CLUSTER", "RESOURCES", NULL);
 	for (size_t i = 0; i < nhosts; i++) {
 		const struct inv_host *h = &inv->hosts[i];
-		table_row(&t, h->name, inv_host_type_name(h->type), h->ssh, h->cluster_name, NULL);
+		table_row(&t, h->name, inv_host_type_name(h->type), h->ssh ? h->ssh : "-",
+			  h->cluster_name, NULL);
 		table_take(&t, resources(h));
 	}
 	for (size_t i = 0; aliases && aliases[i]; i++)
@@ -135,10 +141,11 @@ static void print_table(const struct inventory *inv, char **aliases)
 	table_print(&t);
 }
 
-/* show, discover: cmd/hosts-show.c */
+/* show, discover: cmd/hosts-show.c; resolve: cmd/hosts-resolve.c */
 static const struct dispatch_cmd *const hosts_subcommands[] = {
 	&dispatch_cmd_hosts_show,
 	&dispatch_cmd_hosts_discover,
+	&dispatch_cmd_hosts_resolve,
 	NULL,
 };
 
@@ -194,7 +201,12 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 	if (check) {
 		_cleanup_strv_free_ char **every = NULL;
 		for (size_t i = 0; i < nhosts; i++)
-			strv_add(&every, inv->hosts[i].name);
+			if (inv_host_type_reachable(inv->hosts[i].type))
+				strv_add(&every, inv->hosts[i].name);
+			else
+				info_msg(ctx, "not checking '%s': a %s host (dispatch drives SSH and SLURM "
+					 "hosts only)", inv->hosts[i].name,
+					 inv_host_type_name(inv->hosts[i].type));
 		for (size_t i = 0; aliases && aliases[i]; i++)
 			strv_add(&every, aliases[i]);
 		if (!every)
@@ -234,7 +246,8 @@ const struct dispatch_cmd dispatch_cmd_hosts = {
 		       "host is connected to, logged in to (never prompting) and runs true, all\n"
 		       "at once; the exit status is 1 when any host failed.\n"
 		       "'show HOST' prints a host's partitions, nodes and free GPUs; 'discover HOST'\n"
-		       "prints an inventory entry for it (one SSH command each).",
+		       "prints an inventory entry for it (one SSH command each); 'resolve HOST'\n"
+		       "prints the ssh settings dispatch uses for it, as 'ssh -G HOST' does.",
 	.opts = hosts_options,
 	.min_args = 0,
 	.max_args = 0,

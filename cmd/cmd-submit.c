@@ -213,6 +213,13 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 		return 0;
 	}
 	s->host = ctx->inv ? inventory_host(ctx->inv, s->host_name) : NULL;
+	if (s->host && !inv_host_type_reachable(s->host->type)) {
+		error_msg("'%s' is a %s host (the reference drives it through %s): dispatch drives "
+			  "SSH and SLURM hosts only (plain and slurm)", s->host->name,
+			  inv_host_type_name(s->host->type),
+			  s->host->type == INV_HOST_TPU ? "gcloud" : "kubectl");
+		return DPE_INPUT;
+	}
 	if (s->host) {
 		if (s->spec.chip)
 			s->gres_type = inventory_gres_type(ctx->inv, s->spec.chip);

@@ -166,6 +166,11 @@ static int load_inventory(struct dp_ctx *ctx, const struct dispatch_cmd *cmd)
 		(void)explicit;
 		return report_error(&err);
 	}
+	if (inventory_secrets_exposed(ctx->inv))
+		warning_msg("inventory '%s' holds credentials and is readable by %s (mode %04o): "
+			    "make it private with 'chmod 600 %s'", path,
+			    ctx->inv->file_mode & 07 ? "others" : "its group", ctx->inv->file_mode,
+			    path);
 	return 0;
 }
 

@@ -162,6 +162,7 @@ int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *co
 /* cmd/hosts-show.c: 'hosts show HOST' and 'hosts discover HOST', subcommands of hosts */
 extern const struct dispatch_cmd dispatch_cmd_hosts_show;
 extern const struct dispatch_cmd dispatch_cmd_hosts_discover;
+extern const struct dispatch_cmd dispatch_cmd_hosts_resolve;
 
 /* cmd/solve-check.c: solve with --check: asks the hosts that fit on paper what is
  * free now (in parallel) and solves with their answers. res points into *keep: free

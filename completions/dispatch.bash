@@ -65,7 +65,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' show discover --names --check -H --hosts --timeout --fanout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' show discover resolve --names --check -H --hosts --timeout --fanout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	logs)
 		case $prev in
@@ -123,7 +123,7 @@ _dispatch() {
 	solve)
 		case $prev in
 		--chip)
-			COMPREPLY=($(compgen -W 'b200 gb200 h200 gh200 h100 h100-pcie h100-nvl a100-sxm4-80gb a100-sxm4-40gb a100-pcie-80gb a100-pcie-40gb a40 a30 a10 a10g l40s l40 l4 t4 v100-32gb v100-16gb p100 rtx-pro-6000 rtx-6000-ada rtx-a6000 rtx-a5000 rtx-a4000 rtx-5090 rtx-4090 rtx-3090 mi325x mi300x mi250x mi250 mi210 mi100' -- "$cur"))
+			COMPREPLY=($(compgen -W 'b200 gb200 h200 gh200 h100 h100-pcie h100-nvl a100-sxm4-80gb a100-sxm4-40gb a100-pcie-80gb a100-pcie-40gb a40 a30 a10 a10g l40s l40 l4 t4 v100-32gb v100-16gb p100 gb10 drive-pg199 rtx-pro-6000 rtx-6000-ada rtx-a6000 rtx-a5000 rtx-a4000 rtx-5090 rtx-4090 rtx-3090 mi325x mi300x mi250x mi250 mi210 mi100' -- "$cur"))
 			return ;;
 		--chips)
 			COMPREPLY=()

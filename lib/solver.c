@@ -460,7 +460,10 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 	for (size_t i = 0; i < n; i++) {
 		const struct inv_host *h = sorted[i];
 		struct fit f = { 0 };
-		if (in_cluster_list(r.forbid, h))
+		if (!inv_host_type_reachable(h->type))
+			f.reason = xasprintf("a %s host: dispatch drives SSH and SLURM hosts only",
+					     inv_host_type_name(h->type));
+		else if (in_cluster_list(r.forbid, h))
 			f.reason = xasprintf("cluster '%s' is forbidden", h->cluster_name);
 		else if (h->type == INV_HOST_PLAIN)
 			eval_plain(h, &r, &f);
@@ -502,7 +505,8 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 		int most = 0;
 		for (size_t i = 0; i < n; i++) {
 			const char *chip = NULL;
-			int c = in_cluster_list(r.forbid, sorted[i]) ? 0 : capacity(inv, sorted[i], &r, &chip);
+			int c = in_cluster_list(r.forbid, sorted[i]) || !inv_host_type_reachable(sorted[i]->type)
+				? 0 : capacity(inv, sorted[i], &r, &chip);
 			if (c > most) {
 				most = c;
 				best = sorted[i];

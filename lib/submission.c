@@ -58,6 +58,7 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 		.payload_len = job->code_len,
 		.payload_path = code_path,
 		.payload_subdir = job->code_subdir && *job->code_subdir ? job->code_subdir : NULL,
+		.redact = job->dry_run, /* shown, never run */
 	};
 	return jobscript_generate(job->spec, &t, &sub->js, err);
 }

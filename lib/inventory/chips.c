@@ -34,6 +34,8 @@ const struct chip chip_catalogue[] = {
 	{ "v100-32gb", "NVIDIA V100 32GB", 32 },
 	{ "v100-16gb", "NVIDIA V100 16GB", 16 },
 	{ "p100", "NVIDIA P100 16GB", 16 },
+	{ "gb10", "NVIDIA GB10 (DGX Spark, unified memory)", 128 },
+	{ "drive-pg199", "NVIDIA DRIVE PG199", 32 },
 	/* NVIDIA workstation and consumer */
 	{ "rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell", 96 },
 	{ "rtx-6000-ada", "NVIDIA RTX 6000 Ada Generation", 48 },
@@ -56,15 +58,33 @@ const size_t chip_catalogue_len = ARRAY_SIZE(chip_catalogue);
 const char chip_complete_words[] =
 	"words:b200 gb200 h200 gh200 h100 h100-pcie h100-nvl a100-sxm4-80gb a100-sxm4-40gb "
 	"a100-pcie-80gb a100-pcie-40gb a40 a30 a10 a10g l40s l40 l4 t4 v100-32gb v100-16gb "
-	"p100 rtx-pro-6000 rtx-6000-ada rtx-a6000 rtx-a5000 rtx-a4000 rtx-5090 rtx-4090 "
+	"p100 gb10 drive-pg199 rtx-pro-6000 rtx-6000-ada rtx-a6000 rtx-a5000 rtx-a4000 rtx-5090 rtx-4090 "
 	"rtx-3090 mi325x mi300x mi250x mi250 mi210 mi100";
+
+/* The reference's own spellings of catalogue chips (its SUPPORTED_CHIPS keys), so
+ * that its inventories load unchanged. */
+static const struct {
+	const char *alias, *name;
+} chip_aliases[] = {
+	{ "rtx5090", "rtx-5090" },
+	{ "a6000", "rtx-a6000" },
+	{ "ada6000", "rtx-6000-ada" },
+};
 
 const struct chip *chip_find(const char *name)
 {
 	for (size_t i = 0; name && i < chip_catalogue_len; i++)
 		if (strcasecmp(chip_catalogue[i].name, name) == 0)
 			return &chip_catalogue[i];
+	for (size_t i = 0; name && i < ARRAY_SIZE(chip_aliases); i++)
+		if (strcasecmp(chip_aliases[i].alias, name) == 0)
+			return chip_find(chip_aliases[i].name);
 	return NULL;
+}
+
+bool chip_is_tpu(const char *name)
+{
+	return name && strncasecmp(name, "tpu-", 4) == 0;
 }
 
 const char *chip_family(const char *name, char *buf, size_t n)

@@ -3,6 +3,7 @@
 #ifndef DISPATCH_CHIPS_H
 #define DISPATCH_CHIPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct chip {
@@ -18,8 +19,11 @@ extern const size_t chip_catalogue_len;
  * completion (a unit test checks it against the catalogue). */
 extern const char chip_complete_words[];
 
-/* Look a chip up by canonical name (case-insensitive), or NULL. */
+/* Look a chip up by canonical name or one of the reference's aliases (rtx5090,
+ * a6000, ada6000), case-insensitive, or NULL. */
 const struct chip *chip_find(const char *name);
+/* A Cloud TPU chip name (tpu-v4, tpu-v5e, ...): only tpu hosts have them. */
+bool chip_is_tpu(const char *name);
 
 /* For an unknown chip name: " (did you mean 'x'?)" or " (did you mean one of: a, b?)"
  * (names starting with it, or the closest by edit distance), or "" when nothing is

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 
 #include "inventory/chips.h"
 #include "inventory/inventory.h"
@@ -196,15 +197,19 @@ static int get_bool(struct loader *l, const struct ynode *n, const char *path, b
 	return fail(l, n, "%s: expected true or false, got %s", path, shown(n, buf, sizeof(buf)));
 }
 
-/* sbatch --mem syntax: a whole number with an optional K, M, G or T suffix. */
-static bool valid_mem(const char *s)
+/* sbatch --mem syntax: a whole number with an optional K, M, G or T suffix. The
+ * reference's "64GB" is read as 64G (the B is dropped in place). */
+static bool valid_mem(char *s)
 {
 	size_t digits = strspn(s, "0123456789");
 	if (digits == 0 || digits > 12)
 		return false;
 	s += digits;
-	if (*s && strchr("KMGTkmgt", *s))
+	if (*s && strchr("KMGTkmgt", *s)) {
 		s++;
+		if ((*s == 'B' || *s == 'b') && s[1] == '\0')
+			*s = '\0';
+	}
 	return *s == '\0';
 }
 
@@ -222,6 +227,9 @@ static int get_chip_name(struct loader *l, const struct ynode *key, const char *
 		*out = c->name;
 		return 0;
 	}
+	if (chip_is_tpu(key->value))
+		return fail(l, key, "%s: chip '%s' is a Cloud TPU: only 'type: tpu' hosts have TPUs "
+			    "(and dispatch does not drive those)", path, key->value);
 	const char *hint = chip_suggestion(key->value);
 	if (*hint)
 		return fail(l, key, "%s: unknown chip '%s'%s", path, key->value, hint);
@@ -263,7 +271,9 @@ static int load_gres_mapping(struct loader *l, const struct ynode *n)
 }
 
 static const char *const cluster_keys[] = {
-	"root", "work", "log", "share", "mount", "cache_size", "cache_dir",
+	"root", "work", "log", "share", "mount", "cache_size", "cache_dir", "all_squash",
+	"data", "checkpoints", "results", "status", "uv_dir",
+	"wandb", "wandb_entity", "wandb_project", "hf_token",
 };
 
 static int load_cluster(struct loader *l, const char *name, const struct ynode *key,
@@ -286,6 +296,12 @@ static int load_cluster(struct loader *l, const char *name, const struct ynode *
 	} fields[] = {
 		{ "log", &c->log }, { "share", &c->share }, { "mount", &c->mount },
 		{ "cache_size", &c->cache_size }, { "cache_dir", &c->cache_dir },
+		{ "all_squash", &c->all_squash }, { "data", &c->data },
+		{ "checkpoints", &c->checkpoints }, { "results", &c->results },
+		{ "status", &c->status }, { "uv_dir", &c->uv_dir },
+		/* Credentials: get_string never quotes the value into a message. */
+		{ "wandb", &c->wandb }, { "wandb_entity", &c->wandb_entity },
+		{ "wandb_project", &c->wandb_project }, { "hf_token", &c->hf_token },
 	};
 	if (get_required(l, n, "root", path, &c->root) < 0 ||
 	    get_required(l, n, "work", path, &c->work) < 0)
@@ -295,6 +311,23 @@ static int load_cluster(struct loader *l, const char *name, const struct ynode *
 		if (get_string(l, ynode_get(n, fields[i].key), p, fields[i].field) < 0)
 			return -1;
 	}
+	if (c->all_squash) {
+		size_t a = strspn(c->all_squash, "0123456789");
+		if (a == 0 || c->all_squash[a] != ':' ||
+		    strspn(c->all_squash + a + 1, "0123456789") != strlen(c->all_squash + a + 1) ||
+		    !c->all_squash[a + 1]) {
+			char buf[64];
+			return fail(l, ynode_get(n, "all_squash"), "%s.all_squash: expected UID:GID "
+				    "(as juicefs mount --all-squash takes it, e.g. \"1000:1000\"), got %s",
+				    path, shown(ynode_get(n, "all_squash"), buf, sizeof(buf)));
+		}
+	}
+	size_t i = 0;
+	const char *secret_name, *secret_value;
+	_cleanup_free_ char *password = NULL;
+	_cleanup_free_ char *bare = c->mount ? inv_meta_url_split(c->mount, &password) : NULL;
+	if (inv_cluster_secret(c, &i, &secret_name, &secret_value) || (password && *password))
+		l->inv->has_secrets = true;
 	return 0;
 }
 
@@ -317,11 +350,33 @@ static int load_clusters(struct loader *l, const struct ynode *n)
 /* ---- hosts ---- */
 
 static const char *const host_keys[] = {
-	"type", "ssh", "cluster", "chips", "uv_groups",
+	"type", "ssh", "cluster", "chips", "uv_groups", "env", "login_shell",
 	"partitions", "cpu_partitions", "partitions_cpu", "account", "qos", "mem", "exclude",
 	"annotations",
 };
-static const size_t host_keys_common = 5; /* the first five are for every host */
+static const size_t host_keys_common = 7; /* the first seven are for plain hosts too */
+
+/* The reference's other host types, with their keys (theseus/dispatch/config.py). */
+static const char *const tpu_keys[] = {
+	"type", "cluster", "zone", "project", "accelerator_type", "version", "spot",
+	"preemptible", "network", "subnetwork", "service_account", "internal_ip", "metadata",
+	"uv_groups", "env",
+};
+static const char *const tpu_required[] = { "zone", "accelerator_type", "version" };
+static const char *const tpu_bools[] = { "spot", "preemptible", "internal_ip" };
+static const char *const tpu_maps[] = { "metadata", "env" };
+
+static const char *const volcano_keys[] = {
+	"type", "cluster", "namespace", "queue", "image", "pvc_name", "pvc_mount_path",
+	"service_account", "node_selector", "tolerations", "chips", "num_nodes",
+	"gpus_per_node", "gpu_resource_key", "cpu", "memory", "cpu_cpu", "cpu_memory",
+	"shm_size", "priority_class", "kubeconfig", "context", "rdma", "rdma_per_node",
+	"labels", "env", "uv_groups", "helper_resources",
+};
+static const char *const volcano_required[] = { "image", "pvc_name" };
+static const char *const volcano_bools[] = { "rdma" };
+static const char *const volcano_ints[] = { "num_nodes", "gpus_per_node", "rdma_per_node" };
+static const char *const volcano_maps[] = { "node_selector", "labels", "env", "helper_resources" };
 
 static int load_chips(struct loader *l, const struct ynode *n, const char *hpath, struct inv_host *h)
 {
@@ -416,10 +471,117 @@ static int load_annotations(struct loader *l, const struct ynode *n, const char 
 	return 0;
 }
 
+/* env: NAME: value, NAME a shell variable name. */
+static int load_env(struct loader *l, const struct ynode *n, const char *hpath, struct inv_host *h)
+{
+	_cleanup_free_ char *path = xasprintf("%s.env", hpath);
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (expect_map(l, n, path) < 0)
+		return -1;
+	h->env = xcalloc(n->n, sizeof(*h->env));
+	for (size_t i = 0; i < n->n; i++) {
+		const char *k = n->keys[i]->value;
+		_cleanup_free_ char *epath = xasprintf("%s.%s", path, k);
+		bool ok = (isalpha((unsigned char)*k) || *k == '_');
+		for (const char *p = k; ok && *p; p++)
+			ok = isalnum((unsigned char)*p) || *p == '_';
+		if (!ok)
+			return fail(l, n->keys[i], "%s: '%s' is not an environment variable name "
+				    "(letters, digits and '_', not starting with a digit)", path, k);
+		char *value = NULL;
+		if (get_string(l, n->items[i], epath, &value) < 0)
+			return -1;
+		h->env[h->nenv].key = xstrdup(k);
+		h->env[h->nenv].value = value ? value : xstrdup("");
+		h->nenv++;
+	}
+	return 0;
+}
+
+/* A mapping of scalars (the reference's metadata, labels, node_selector, ...). */
+static int check_scalar_map(struct loader *l, const struct ynode *n, const char *path)
+{
+	if (!n || ynode_is_null(n))
+		return 0;
+	if (expect_map(l, n, path) < 0)
+		return -1;
+	for (size_t i = 0; i < n->n; i++)
+		if (n->items[i]->kind != YN_SCALAR)
+			return fail(l, n->items[i], "%s.%s: expected a string, got %s", path,
+				    n->keys[i]->value, ynode_kind_name(n->items[i]));
+	return 0;
+}
+
+static bool in_list(const char *key, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(key, list[i]))
+			return true;
+	return false;
+}
+
+/* tpu and volcano hosts: their keys checked as the reference reads them, kept only as
+ * far as dispatch lists them (type, cluster, chips, uv_groups, env). */
+static int load_foreign_host(struct loader *l, const struct ynode *n, const char *path,
+			     struct inv_host *h)
+{
+	bool tpu = h->type == INV_HOST_TPU;
+	const char *const *keys = tpu ? tpu_keys : volcano_keys;
+	size_t nkeys = tpu ? ARRAY_SIZE(tpu_keys) : ARRAY_SIZE(volcano_keys);
+	const char *const *req = tpu ? tpu_required : volcano_required;
+	size_t nreq = tpu ? ARRAY_SIZE(tpu_required) : ARRAY_SIZE(volcano_required);
+	if (check_keys(l, n, path, keys, nkeys) < 0)
+		return -1;
+	for (size_t i = 0; i < nreq; i++) {
+		_cleanup_free_ char *v = NULL;
+		if (get_required(l, n, req[i], path, &v) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		const char *k = n->keys[i]->value;
+		const struct ynode *v = n->items[i];
+		_cleanup_free_ char *kpath = xasprintf("%s.%s", path, k);
+		bool b;
+		char buf[64];
+		long num;
+		if (in_list(k, tpu ? tpu_bools : volcano_bools,
+			    tpu ? ARRAY_SIZE(tpu_bools) : ARRAY_SIZE(volcano_bools))) {
+			if (get_bool(l, v, kpath, &b) < 0)
+				return -1;
+		} else if (!tpu && in_list(k, volcano_ints, ARRAY_SIZE(volcano_ints))) {
+			if (!ynode_is_null(v) && (v->kind != YN_SCALAR || !parse_long(v->value, 0, 1000000, &num)))
+				return fail(l, v, "%s: expected a whole number, got %s", kpath,
+					    shown(v, buf, sizeof(buf)));
+		} else if (in_list(k, tpu ? tpu_maps : volcano_maps,
+				   tpu ? ARRAY_SIZE(tpu_maps) : ARRAY_SIZE(volcano_maps))) {
+			if (streq(k, "env") ? load_env(l, v, path, h) < 0 : check_scalar_map(l, v, kpath) < 0)
+				return -1;
+		} else if (streq(k, "tolerations")) {
+			if (!ynode_is_null(v) && v->kind != YN_SEQ)
+				return fail(l, v, "%s: expected a list, got %s", kpath, ynode_kind_name(v));
+			for (size_t j = 0; !ynode_is_null(v) && j < v->n; j++) {
+				_cleanup_free_ char *tpath = xasprintf("%s[%zu]", kpath, j);
+				if (v->items[j]->kind != YN_MAP)
+					return fail(l, v->items[j], "%s: expected a mapping, got %s", tpath,
+						    ynode_kind_name(v->items[j]));
+				if (check_scalar_map(l, v->items[j], tpath) < 0)
+					return -1;
+			}
+		} else if (streq(k, "chips") || streq(k, "uv_groups") || streq(k, "type") ||
+			   streq(k, "cluster")) {
+			continue; /* read as for every host */
+		} else if (v->kind != YN_SCALAR) {
+			return fail(l, v, "%s: expected a string, got %s", kpath, ynode_kind_name(v));
+		}
+	}
+	return 0;
+}
+
 static int load_host_type(struct loader *l, const struct ynode *n, const char *path,
 			  struct inv_host *h)
 {
-	static const char *const types[] = { "plain", "slurm" };
+	static const char *const types[] = { "plain", "slurm", "tpu", "volcano" };
 	char *type = NULL;
 	_cleanup_free_ char *tpath = xasprintf("%s.type", path);
 	if (get_string(l, n, tpath, &type) < 0)
@@ -433,12 +595,20 @@ static int load_host_type(struct loader *l, const struct ynode *n, const char *p
 		h->type = INV_HOST_SLURM;
 		return 0;
 	}
+	if (streq(t, "tpu")) {
+		h->type = INV_HOST_TPU;
+		return 0;
+	}
+	if (streq(t, "volcano")) {
+		h->type = INV_HOST_VOLCANO;
+		return 0;
+	}
 	const char *guess = suggest_word(t, types, ARRAY_SIZE(types));
 	char buf[64];
 	if (guess)
 		return fail(l, n, "%s: unknown host type %s (did you mean '%s'?)", tpath,
 			    shown(n, buf, sizeof(buf)), guess);
-	return fail(l, n, "%s: unknown host type %s: use 'plain' or 'slurm'", tpath,
+	return fail(l, n, "%s: unknown host type %s: use 'plain', 'slurm', 'tpu' or 'volcano'", tpath,
 		    shown(n, buf, sizeof(buf)));
 }
 
@@ -459,7 +629,10 @@ static int load_host(struct loader *l, const struct ynode *key, const struct yno
 		return -1;
 	if (load_host_type(l, ynode_get(n, "type"), path, h) < 0)
 		return -1;
-	if (h->type == INV_HOST_PLAIN) {
+	if (!inv_host_type_reachable(h->type)) {
+		if (load_foreign_host(l, n, path, h) < 0)
+			return -1;
+	} else if (h->type == INV_HOST_PLAIN) {
 		/* Say that a slurm key is misplaced rather than unknown. */
 		for (size_t i = 0; i < n->n; i++)
 			for (size_t j = host_keys_common; j < ARRAY_SIZE(host_keys); j++)
@@ -473,10 +646,11 @@ static int load_host(struct loader *l, const struct ynode *key, const struct yno
 	}
 
 	_cleanup_free_ char *spath = xasprintf("%s.ssh", path);
-	if (get_token(l, ynode_get(n, "ssh"), spath, &h->ssh) < 0)
+	if (inv_host_type_reachable(h->type) &&
+	    get_token(l, ynode_get(n, "ssh"), spath, &h->ssh) < 0)
 		return -1;
-	if (!h->ssh)
-		h->ssh = xstrdup(name);
+	if (!h->ssh && inv_host_type_reachable(h->type))
+		h->ssh = xstrdup(name); /* tpu and volcano hosts have none */
 
 	if (get_required(l, n, "cluster", path, &h->cluster_name) < 0)
 		return -1;
@@ -506,9 +680,17 @@ static int load_host(struct loader *l, const struct ynode *key, const struct yno
 	}
 
 	_cleanup_free_ char *upath = xasprintf("%s.uv_groups", path);
+	_cleanup_free_ char *lpath = xasprintf("%s.login_shell", path);
+	bool login_shell = true;
 	if (load_chips(l, ynode_get(n, "chips"), path, h) < 0 ||
 	    get_string_list(l, ynode_get(n, "uv_groups"), upath, &h->uv_groups) < 0)
 		return -1;
+	if (!inv_host_type_reachable(h->type))
+		return 0;
+	if (load_env(l, ynode_get(n, "env"), path, h) < 0 ||
+	    get_bool(l, ynode_get(n, "login_shell"), lpath, &login_shell) < 0)
+		return -1;
+	h->no_login_shell = !login_shell;
 	if (h->type == INV_HOST_PLAIN)
 		return 0;
 
@@ -616,6 +798,123 @@ static int load(struct loader *l, const struct ynode *root)
 	       load_priority(l, ynode_get(root, "priority")) < 0 ? -1 : 0;
 }
 
+/* ---- OmegaConf interpolation ---- */
+
+/* The column of byte off of a scalar's text, when it can be told (the scalar is on one
+ * line from its start to there); else the scalar's own column. */
+static int interp_col(const struct ynode *n, size_t off)
+{
+	if (memchr(n->value, '\n', off))
+		return n->col;
+	return n->col + (int)off + (n->quoted ? 1 : 0);
+}
+
+static int interp_fail(struct loader *l, const struct ynode *n, size_t off, const char *fmt, ...)
+	_printf_(4, 5);
+static int interp_fail(struct loader *l, const struct ynode *n, size_t off, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *p = msg; *p; p++)
+		if (iscntrl((unsigned char)*p))
+			*p = '?';
+	int line = n->line;
+	for (size_t i = 0; i < off; i++)
+		if (n->value[i] == '\n')
+			line++;
+	return dp_err(l->err, DPE_INPUT, "%s:%d:%d: %s", l->file, line, interp_col(n, off), msg);
+}
+
+/* One scalar: ${oc.env:NAME} and ${oc.env:NAME,default} from the local environment, as
+ * OmegaConf resolves them when the reference loads the file; \${ is a literal ${. Any
+ * other ${...} is an error (never left as literal text). */
+static int interp_scalar(struct loader *l, struct ynode *n)
+{
+	if (!strchr(n->value, '$') || !strstr(n->value, "${"))
+		return 0;
+	struct strbuf out = STRBUF_INIT;
+	const char *v = n->value;
+	for (size_t i = 0; v[i];) {
+		if (v[i] == '\\' && v[i + 1] == '$' && v[i + 2] == '{') {
+			strbuf_adds(&out, "${");
+			i += 3;
+			continue;
+		}
+		if (v[i] != '$' || v[i + 1] != '{') {
+			strbuf_addch(&out, v[i++]);
+			continue;
+		}
+		const char *body = v + i + 2;
+		const char *end = strchr(body, '}');
+		if (!end) {
+			strbuf_release(&out);
+			return interp_fail(l, n, i, "unterminated '${': OmegaConf interpolation needs "
+					   "a closing '}'");
+		}
+		static const char prefix[] = "oc.env:";
+		if (strncmp(body, prefix, strlen(prefix)) != 0) {
+			int len = (int)(end - body);
+			strbuf_release(&out);
+			return interp_fail(l, n, i, "unsupported interpolation '${%.*s}': dispatch "
+					   "resolves ${oc.env:NAME} and ${oc.env:NAME,default} only",
+					   len > 60 ? 60 : len, body);
+		}
+		const char *name = body + strlen(prefix), *comma = memchr(name, ',', (size_t)(end - name));
+		const char *name_end = comma ? comma : end;
+		while (name < name_end && *name == ' ')
+			name++;
+		while (name_end > name && name_end[-1] == ' ')
+			name_end--;
+		_cleanup_free_ char *var = xstrndup(name, (size_t)(name_end - name));
+		bool ok = *var && (isalpha((unsigned char)*var) || *var == '_');
+		for (const char *p = var; ok && *p; p++)
+			ok = isalnum((unsigned char)*p) || *p == '_';
+		if (!ok) {
+			strbuf_release(&out);
+			return interp_fail(l, n, i, "${oc.env:...}: '%s' is not an environment variable "
+					   "name", var);
+		}
+		const char *val = getenv(var);
+		if (val) {
+			strbuf_adds(&out, val);
+		} else if (comma) {
+			const char *d = comma + 1, *dend = end;
+			while (d < dend && *d == ' ')
+				d++;
+			while (dend > d && dend[-1] == ' ')
+				dend--;
+			if (dend - d >= 2 && (*d == '\'' || *d == '"') && dend[-1] == *d) {
+				d++;
+				dend--;
+			}
+			strbuf_add(&out, d, (size_t)(dend - d));
+		} else {
+			strbuf_release(&out);
+			return interp_fail(l, n, i, "${oc.env:%s}: environment variable '%s' is not set "
+					   "(set it, or give a default: ${oc.env:%s,DEFAULT})", var, var, var);
+		}
+		i = (size_t)(end - v) + 1;
+	}
+	free(n->value);
+	n->value = strbuf_detach(&out);
+	return 0;
+}
+
+static int interpolate(struct loader *l, struct ynode *n)
+{
+	if (!n)
+		return 0;
+	if (n->kind == YN_SCALAR)
+		return n->value ? interp_scalar(l, n) : 0;
+	for (size_t i = 0; i < n->n; i++)
+		if (interpolate(l, n->items[i]) < 0)
+			return -1;
+	return 0;
+}
+
 int inventory_parse(const char *name, const char *buf, size_t len, struct inventory **out,
 		    struct dp_error *err)
 {
@@ -626,7 +925,7 @@ int inventory_parse(const char *name, const char *buf, size_t len, struct invent
 	struct inventory *inv = xcalloc(1, sizeof(*inv));
 	inv->path = xstrdup(name);
 	struct loader l = { .file = name, .err = err, .inv = inv };
-	if (load(&l, root) < 0) {
+	if (interpolate(&l, root) < 0 || load(&l, root) < 0) {
 		inventory_free(inv);
 		return -1;
 	}
@@ -642,7 +941,12 @@ int inventory_load(const char *path, struct inventory **out, struct dp_error *er
 	if (!buf)
 		return dp_err(err, errno == ENOENT ? DPE_NOTFOUND : DPE_INPUT,
 			      "cannot read inventory '%s': %s", path, strerror(errno));
-	return inventory_parse(path, buf, len, out, err);
+	struct stat st;
+	if (inventory_parse(path, buf, len, out, err) < 0)
+		return -1;
+	if (stat(path, &st) == 0)
+		(*out)->file_mode = st.st_mode & 07777;
+	return 0;
 }
 
 static void host_release(struct inv_host *h)
@@ -664,6 +968,11 @@ static void host_release(struct inv_host *h)
 	free(h->qos);
 	free(h->mem);
 	strv_free(h->exclude);
+	for (size_t i = 0; i < h->nenv; i++) {
+		free(h->env[i].key);
+		free(h->env[i].value);
+	}
+	free(h->env);
 	for (size_t i = 0; i < h->nannotations; i++) {
 		free(h->annotations[i].key);
 		free(h->annotations[i].value);
@@ -694,6 +1003,16 @@ void inventory_free(struct inventory *inv)
 		free(c->mount);
 		free(c->cache_size);
 		free(c->cache_dir);
+		free(c->all_squash);
+		free(c->data);
+		free(c->checkpoints);
+		free(c->results);
+		free(c->status);
+		free(c->uv_dir);
+		free(c->wandb);
+		free(c->wandb_entity);
+		free(c->wandb_project);
+		free(c->hf_token);
 	}
 	free(inv->clusters);
 	for (size_t i = 0; i < inv->nhosts; i++)
@@ -735,5 +1054,79 @@ const char *inventory_gres_type(const struct inventory *inv, const char *chip)
 
 const char *inv_host_type_name(enum inv_host_type t)
 {
-	return t == INV_HOST_SLURM ? "slurm" : "plain";
+	switch (t) {
+	case INV_HOST_SLURM: return "slurm";
+	case INV_HOST_TPU: return "tpu";
+	case INV_HOST_VOLCANO: return "volcano";
+	case INV_HOST_PLAIN: break;
+	}
+	return "plain";
+}
+
+bool inv_host_type_reachable(enum inv_host_type t)
+{
+	return t == INV_HOST_PLAIN || t == INV_HOST_SLURM;
+}
+
+bool inv_cluster_secret(const struct inv_cluster *c, size_t *i, const char **name,
+			const char **value)
+{
+	const struct {
+		const char *name;
+		const char *value;
+	} all[] = {
+		{ "WANDB_API_KEY", c ? c->wandb : NULL },
+		{ "WANDB_ENTITY", c ? c->wandb_entity : NULL },
+		{ "WANDB_PROJECT", c ? c->wandb_project : NULL },
+		{ "HF_TOKEN", c ? c->hf_token : NULL },
+	};
+	for (; *i < ARRAY_SIZE(all); (*i)++)
+		if (all[*i].value) {
+			*name = all[*i].name;
+			*value = all[*i].value;
+			(*i)++;
+			return true;
+		}
+	return false;
+}
+
+char *inv_cluster_dir(const struct inv_cluster *c, const char *which)
+{
+	const char *set = streq(which, "data") ? c->data
+			: streq(which, "checkpoints") ? c->checkpoints
+			: streq(which, "results") ? c->results : c->status;
+	return set ? xstrdup(set) : xasprintf("%s/%s", c->root, which);
+}
+
+char *inv_meta_url_split(const char *url, char **password)
+{
+	*password = NULL;
+	const char *auth = strstr(url, "://");
+	if (!auth)
+		return xstrdup(url);
+	auth += 3;
+	size_t alen = strcspn(auth, "/?#");
+	const char *at = NULL;
+	for (const char *p = auth; p < auth + alen; p++)
+		if (*p == '@')
+			at = p; /* the last one: a password may hold '@' */
+	if (!at)
+		return xstrdup(url);
+	const char *colon = memchr(auth, ':', (size_t)(at - auth));
+	if (!colon)
+		return xstrdup(url);
+	*password = xstrndup(colon + 1, (size_t)(at - colon - 1));
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_add(&sb, url, (size_t)(auth - url));
+	if (colon > auth) {
+		strbuf_add(&sb, auth, (size_t)(colon - auth));
+		strbuf_addch(&sb, '@');
+	}
+	strbuf_adds(&sb, at + 1);
+	return strbuf_detach(&sb);
+}
+
+bool inventory_secrets_exposed(const struct inventory *inv)
+{
+	return inv && inv->has_secrets && (inv->file_mode & 077);
 }

@@ -30,12 +30,40 @@ struct inv_cluster {
 	char *root, *work;      /* required */
 	char *log;              /* NULL: {work}/logs */
 	char *share;            /* NULL: {work}/.dispatch */
-	char *mount;            /* JuiceFS metadata URL, NULL when none */
+	char *mount;            /* JuiceFS metadata URL, NULL when none (may hold a
+				   password: see inv_cluster_secret) */
 	char *cache_size, *cache_dir;
+	char *all_squash;       /* JuiceFS --all-squash UID:GID, NULL when not set */
+	/* The reference's data paths, NULL for its defaults {root}/data, ... (see
+	 * inv_cluster_dir) */
+	char *data, *checkpoints, *results, *status;
+	char *uv_dir;           /* UV_CACHE_DIR on the cluster, NULL: a per-job one */
+	/* Credentials, exported into every job as WANDB_API_KEY, WANDB_ENTITY,
+	 * WANDB_PROJECT, HF_TOKEN; NULL when not set. Never printed: see
+	 * inv_cluster_secret and jobscript's redaction. */
+	char *wandb, *wandb_entity, *wandb_project, *hf_token;
 	int line, col;
 };
 
-enum inv_host_type { INV_HOST_PLAIN, INV_HOST_SLURM };
+/* The cluster's credentials as (environment name, value) pairs: index 0.. until it
+ * returns false. Only set values are returned. */
+bool inv_cluster_secret(const struct inv_cluster *c, size_t *i, const char **name,
+			const char **value);
+/* A JuiceFS metadata URL without its password (scheme://user:PASSWORD@host... gives
+ * scheme://user@host..., scheme://:PASSWORD@host... gives scheme://host...), for
+ * juicefs mount with the password in META_PASSWORD. *password is the password (NULL
+ * when the URL has none). Caller frees both. */
+char *inv_meta_url_split(const char *url, char **password);
+
+/* The cluster's data directories as the reference names them: which is "data",
+ * "checkpoints", "results" or "status"; the configured path, else {root}/WHICH.
+ * Caller frees. */
+char *inv_cluster_dir(const struct inv_cluster *c, const char *which);
+
+/* plain and slurm hosts are dispatch's; tpu (Cloud TPU VMs through gcloud) and volcano
+ * (Kubernetes Volcano jobs) are the reference's: they load, are listed, and are never
+ * reached (dispatch drives SSH and SLURM hosts only). */
+enum inv_host_type { INV_HOST_PLAIN, INV_HOST_SLURM, INV_HOST_TPU, INV_HOST_VOLCANO };
 
 struct inv_host {
 	char *name;
@@ -47,6 +75,11 @@ struct inv_host {
 	size_t nchips;
 	bool chips_set;                 /* slurm: a chips map was given (it limits allocation) */
 	char **uv_groups;               /* strv, may be NULL */
+	struct inv_kv *env;             /* exported in every job here; wins over the
+					   cluster's on a collision */
+	size_t nenv;
+	bool no_login_shell;            /* login_shell: false: the bootstrap runs in a plain
+					   bash, not bash -l */
 	/* slurm only */
 	struct inv_partition *partitions;
 	size_t npartitions;
@@ -68,7 +101,16 @@ struct inventory {
 	size_t nclusters;
 	struct inv_host *hosts;
 	size_t nhosts;
+	bool has_secrets;               /* a cluster holds a credential */
+	unsigned int file_mode;         /* the file's permission bits (inventory_load), 0
+					   when parsed from memory */
 };
+
+/* The inventory holds credentials and its file is readable by group or others
+ * (what dispatch warns about, as ssh does for private keys). */
+bool inventory_secrets_exposed(const struct inventory *inv);
+/* Whether dispatch can submit to and reach this type of host (plain and slurm). */
+bool inv_host_type_reachable(enum inv_host_type t);
 
 int inventory_load(const char *path, struct inventory **out, struct dp_error *err);
 /* Parse from memory; name is what error messages call the file. */

@@ -333,11 +333,15 @@ static void boot_traps(struct strbuf *sb)
 		"\n# Clean up on exit; forward signals to the command's process group (before the\n"
 		"# command starts, a signal ends the script).\n"
 		"dispatch_tmp=\n"
+		"dispatch_uv_tmp=\n"
 		"dispatch_child=\n"
 		"# shellcheck disable=SC2317 # called from the traps\n"
 		"dispatch_cleanup() {\n"
 		"\tif [ -n \"$dispatch_tmp\" ]; then\n"
 		"\t\trm -rf -- \"$dispatch_tmp\"\n"
+		"\tfi\n"
+		"\tif [ -n \"$dispatch_uv_tmp\" ]; then\n"
+		"\t\trm -rf -- \"$dispatch_uv_tmp\"\n"
 		"\tfi\n"
 		"}\n"
 		"trap dispatch_cleanup EXIT\n"
@@ -352,16 +356,108 @@ static void boot_traps(struct strbuf *sb)
 	strbuf_adds(sb, forward_signals);
 }
 
-static void boot_juicefs(struct strbuf *sb, const struct inv_cluster *c)
+/* A bootstrap started by a plain bash runs itself again as a login shell. */
+static void boot_login_shell(struct strbuf *sb, const struct inv_host *h)
 {
+	if (h->no_login_shell)
+		return;
+	strbuf_adds(sb,
+		"\n# A login shell, as the reference runs it: site profiles set up PATH, modules\n"
+		"# and conda on compute nodes (the host's login_shell: false turns it off).\n"
+		"if ! shopt -q login_shell; then\n"
+		"\texec bash -l \"$0\" \"$@\"\n"
+		"fi\n");
+}
+
+/* A tool the job needs on this node, or a message that names node and tool. */
+static void need_tool(struct strbuf *sb, const char *tool, const char *why)
+{
+	strbuf_addf(sb, "if ! command -v %s >/dev/null 2>&1; then\n"
+			"\techo \"dispatch: %s not found on $(hostname) (PATH=$PATH): %s\" >&2\n"
+			"\texit 127\n"
+			"fi\n", tool, tool, why);
+}
+
+/* One export of a value; a credential is written as <redacted> when asked. */
+static void export_value(struct strbuf *sb, const char *name, const char *value, bool secret,
+			 const struct jobscript_target *t)
+{
+	strbuf_addf(sb, "export %s=", name);
+	sh_quote(sb, secret && t->redact ? JOBSCRIPT_REDACTED : value);
+	strbuf_addch(sb, '\n');
+}
+
+/* The cluster's paths and credentials, then the host's env (which wins on a collision,
+ * as in the reference): before the JuiceFS mount, so that a host's PATH finds juicefs. */
+static void boot_cluster_env(struct strbuf *sb, const struct jobscript_target *t)
+{
+	const struct inv_host *h = t->host;
+	const struct inv_cluster *c = h->cluster;
+	if (c && c->root) {
+		static const char *const dirs[][2] = {
+			{ "data", "DISPATCH_DATA_DIR" }, { "checkpoints", "DISPATCH_CHECKPOINTS_DIR" },
+			{ "results", "DISPATCH_RESULTS_DIR" }, { "status", "DISPATCH_STATUS_DIR" },
+		};
+		strbuf_adds(sb, "\n# The cluster's paths (THESEUS_ROOT as the reference exports it).\n");
+		strbuf_adds(sb, "export DISPATCH_ROOT=");
+		jobscript_quote_path(sb, c->root);
+		strbuf_adds(sb, "\nexport THESEUS_ROOT=\"$DISPATCH_ROOT\"\n");
+		if (c->work) {
+			strbuf_adds(sb, "export DISPATCH_WORK=");
+			jobscript_quote_path(sb, c->work);
+			strbuf_addch(sb, '\n');
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+			_cleanup_free_ char *dir = inv_cluster_dir(c, dirs[i][0]);
+			strbuf_addf(sb, "export %s=", dirs[i][1]);
+			jobscript_quote_path(sb, dir);
+			strbuf_addch(sb, '\n');
+		}
+	}
+	size_t i = 0;
+	const char *name, *value;
+	bool first = true;
+	while (c && inv_cluster_secret(c, &i, &name, &value)) {
+		if (first)
+			strbuf_adds(sb, "\n# The cluster's credentials (this file is mode 0700).\n");
+		first = false;
+		export_value(sb, name, value, true, t);
+	}
+	if (h->nenv)
+		strbuf_adds(sb, "\n# The host's environment.\n");
+	for (size_t k = 0; k < h->nenv; k++)
+		export_value(sb, h->env[k].key, h->env[k].value, false, t);
+}
+
+static void boot_juicefs(struct strbuf *sb, const struct jobscript_target *t)
+{
+	const struct inv_cluster *c = t->host->cluster;
 	if (!c || !c->mount || !c->root)
 		return;
-	strbuf_adds(sb, "\n# The cluster's JuiceFS volume (left mounted for the jobs after this one).\n"
+	_cleanup_free_ char *password = NULL;
+	_cleanup_free_ char *url = inv_meta_url_split(c->mount, &password);
+	strbuf_adds(sb, "\n# The cluster's JuiceFS volume (left mounted for the jobs after this one);\n"
+			"# the metadata password goes in the environment, never on the command line.\n"
 			"if ! mountpoint -q ");
 	jobscript_quote_path(sb, c->root);
-	strbuf_adds(sb, "; then\n\tmkdir -p -- ");
+	strbuf_adds(sb, "; then\n");
+	_cleanup_strbuf_ struct strbuf check = STRBUF_INIT;
+	need_tool(&check, "juicefs", "the cluster mounts a JuiceFS volume");
+	for (char *line = check.buf; *line;) {
+		char *nl = strchr(line, '\n');
+		strbuf_addch(sb, '\t');
+		strbuf_add(sb, line, (size_t)(nl - line + 1));
+		line = nl + 1;
+	}
+	strbuf_adds(sb, "\tmkdir -p -- ");
 	jobscript_quote_path(sb, c->root);
-	strbuf_adds(sb, "\n\tjuicefs mount --background");
+	strbuf_adds(sb, "\n\t");
+	if (password) {
+		strbuf_adds(sb, "META_PASSWORD=");
+		sh_quote(sb, t->redact ? JOBSCRIPT_REDACTED : password);
+		strbuf_adds(sb, " ");
+	}
+	strbuf_adds(sb, "juicefs mount --background");
 	if (c->cache_size) {
 		strbuf_adds(sb, " --cache-size ");
 		sh_quote(sb, c->cache_size);
@@ -370,8 +466,12 @@ static void boot_juicefs(struct strbuf *sb, const struct inv_cluster *c)
 		strbuf_adds(sb, " --cache-dir ");
 		jobscript_quote_path(sb, c->cache_dir);
 	}
+	if (c->all_squash) {
+		strbuf_adds(sb, " --all-squash ");
+		sh_quote(sb, c->all_squash);
+	}
 	strbuf_addch(sb, ' ');
-	sh_quote(sb, c->mount);
+	sh_quote(sb, url);
 	strbuf_addch(sb, ' ');
 	jobscript_quote_path(sb, c->root);
 	strbuf_adds(sb, " ||\n\t\tmountpoint -q ");  /* another task on this node won the race */
@@ -488,21 +588,44 @@ static void boot_workdir(struct strbuf *sb, const struct jobspec *spec,
 	}
 }
 
+/* uv sync whenever the code has a pyproject.toml: --frozen first, unfrozen when the
+ * lock file does not match, with the host's and the job's groups; UV_CACHE_DIR is the
+ * cluster's uv_dir, else a per-job directory removed when the job ends. */
 static void boot_uv(struct strbuf *sb, const struct jobspec *spec, const struct inv_host *h)
 {
 	_cleanup_strv_free_ char **groups = strv_copy(h->uv_groups);
 	for (size_t i = 0; spec->uv_groups && spec->uv_groups[i]; i++)
 		if (!strv_contains(groups, spec->uv_groups[i]))
 			strv_add(&groups, spec->uv_groups[i]);
-	if (!groups)
-		return;
-	strbuf_adds(sb, "\n# Python dependencies: uv dependency groups of the project here.\n"
-			"if [ -f pyproject.toml ]; then\n\tuv sync");
-	for (size_t i = 0; groups[i]; i++) {
-		strbuf_adds(sb, " --group ");
-		sh_quote(sb, groups[i]);
+	_cleanup_strbuf_ struct strbuf args = STRBUF_INIT;
+	for (size_t i = 0; groups && groups[i]; i++) {
+		strbuf_adds(&args, " --group ");
+		sh_quote(&args, groups[i]);
 	}
-	strbuf_adds(sb, "\nfi\n");
+	_cleanup_strbuf_ struct strbuf check = STRBUF_INIT;
+	need_tool(&check, "uv", "the code has a pyproject.toml");
+	strbuf_adds(sb, "\n# Python dependencies: uv sync when the code has a pyproject.toml.\n"
+			"if [ -f pyproject.toml ]; then\n");
+	for (char *line = check.buf; *line;) {
+		char *nl = strchr(line, '\n');
+		strbuf_addch(sb, '\t');
+		strbuf_add(sb, line, (size_t)(nl - line + 1));
+		line = nl + 1;
+	}
+	if (h->cluster && h->cluster->uv_dir) {
+		strbuf_adds(sb, "\texport UV_CACHE_DIR=");
+		jobscript_quote_path(sb, h->cluster->uv_dir);
+		strbuf_adds(sb, "\n\tmkdir -p -- \"$UV_CACHE_DIR\"\n");
+	} else {
+		strbuf_adds(sb, "\tdispatch_uv_tmp=$(mktemp -d \"${TMPDIR:-/tmp}/dispatch-uv-$DISPATCH_JOB_ID.XXXXXX\")\n"
+				"\texport UV_CACHE_DIR=\"$dispatch_uv_tmp\"\n");
+	}
+	strbuf_addf(sb, "\tuv sync --frozen%s || uv sync%s\n", args.buf, args.buf);
+	strbuf_adds(sb, "\tif [ -d .venv/bin ]; then\n"
+			"\t\texport VIRTUAL_ENV=\"$PWD/.venv\"\n"
+			"\t\texport PATH=\"$VIRTUAL_ENV/bin:$PATH\"\n"
+			"\tfi\n"
+			"fi\n");
 }
 
 static void boot_setup(struct strbuf *sb, char *const *setup)
@@ -535,11 +658,13 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	header(&sb, "bootstrap.sh", spec);
 	strbuf_adds(&sb, "# shellcheck disable=SC2016,SC1003 # single quotes keep $, ` and \\ literal on purpose\n");
 	strbuf_adds(&sb, "# Runs once per node: started by srun inside SLURM, or directly on a plain\n"
-			 "# host. May hold secrets (the job's environment): keep it mode 0700.\n"
-			 "set -euo pipefail\n");
+			 "# host. May hold secrets (the job's environment): keep it mode 0700.\n");
+	boot_login_shell(&sb, t->host);
+	strbuf_adds(&sb, "set -euo pipefail\n");
 	boot_traps(&sb);
 	boot_identity(&sb, spec);
-	boot_juicefs(&sb, t->host->cluster);
+	boot_cluster_env(&sb, t);
+	boot_juicefs(&sb, t);
 	boot_modules(&sb, spec->modules);
 	boot_env(&sb, spec);
 	boot_workdir(&sb, spec, t);

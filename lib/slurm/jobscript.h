@@ -6,7 +6,9 @@
  *    is run directly). It needs nothing from SLURM: strict mode, signal forwarding to
  *    the command's process group, the cluster's JuiceFS mount, modules, the job's
  *    environment, the packed payload, uv sync, setup commands, then the command,
- *    whose exit status becomes the script's. Every node gets DISPATCH_NODE_RANK,
+ *    whose exit status becomes the script's. It runs in a login shell (bash -l,
+ *    so that site profiles set up PATH, modules and conda; the host's
+ *    login_shell: false turns it off). Every node gets DISPATCH_NODE_RANK,
  *    DISPATCH_NNODES, DISPATCH_MASTER_ADDR, DISPATCH_MASTER_PORT,
  *    DISPATCH_GPUS_PER_NODE, DISPATCH_JOB_ID (and DISPATCH_CODE_DIR for packed jobs).
  *  - sbatch.sh (SLURM hosts only) carries the #SBATCH directives and runs the
@@ -40,7 +42,14 @@ struct jobscript_target {
 					   (extracted from there; ~/ and $VAR expand) */
 	const char *payload_subdir;     /* the command runs in this directory of the payload
 					   (NULL: its top) */
+	bool redact;                    /* credentials (the cluster's wandb, wandb_entity,
+					   wandb_project, hf_token and the JuiceFS password)
+					   written as '<redacted>': for scripts that are shown
+					   (--dry-run, --emit), never for the ones that run */
 };
+
+/* What a redacted credential reads as. */
+#define JOBSCRIPT_REDACTED "<redacted>"
 
 struct jobscript {
 	char *sbatch;           /* the wrapper; NULL for plain hosts */

@@ -10,7 +10,15 @@
  *    ssh) unless IgnoreUnknown names it.
  *  - `Host` and `Match` start a block. A Host line is active when one of its patterns
  *    matches the host as typed (case-sensitive, * and ?) and none of its !patterns does.
- *    `Match all` matches; every other Match is taken as never matching.
+ *    Match is evaluated as ssh's match_cfg_line does: all, host (HostName so far, %h
+ *    expanded), originalhost, user (the destination's, else User so far, else the local
+ *    one), localuser, exec (run with $SHELL -c, never from a buffer), canonical and
+ *    final (true in a second pass over the files, made when a Match final is seen), each
+ *    negatable; localnetwork, tagged, version, sessiontype and command never match.
+ *  - CanonicalizeHostname (yes: direct connections only; always), CanonicalDomains,
+ *    CanonicalizeMaxDots, CanonicalizeFallbackLocal and CanonicalizePermittedCNAMEs as
+ *    ssh.c applies them after the first pass (through getaddrinfo; never from a
+ *    buffer); a canonical name makes the second pass, where Host and Match host see it.
  *  - The first value found wins, except IdentityFile and CertificateFile which
  *    accumulate (duplicates dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
  *  - Include takes globs, relative to ~/.ssh (user configs) or /etc/ssh (the system
@@ -39,6 +47,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "base/sha1.h"
 #include "base/strbuf.h"
@@ -175,6 +186,19 @@ struct parse {
 	char *ignore_unknown;
 	char *algs[SSH_ALGS_NKINDS];
 	char *algs_where[SSH_ALGS_NKINDS];
+	char **unused;         /* keywords set for the host that dispatch does not use */
+	/* Match evaluation */
+	const char *dest_user; /* user@ of the destination (it wins over User, as in ssh) */
+	const char *local_user;
+	bool final_pass;       /* the second pass ssh makes when a Match final/canonical is seen */
+	bool want_final;
+	const char *original_host; /* Match originalhost: the host as given */
+	/* CanonicalizeHostname and its companions; -1 / NULL: not set */
+	int canon;             /* 0 no, 1 yes, 2 always */
+	char **canon_domains;
+	int canon_maxdots;
+	int canon_fallback;
+	char **canon_cnames;   /* "sources:targets" rules */
 
 	/* connection sharing (see "ControlMaster, ControlPath, ControlPersist" below) */
 	int control_master;
@@ -184,7 +208,8 @@ struct parse {
 
 static void parse_init(struct parse *p)
 {
-	*p = (struct parse){ .port = -1, .identities_only = -1, .connect_timeout = -1,
+	*p = (struct parse){ .canon = -1, .canon_maxdots = -1, .canon_fallback = -1,
+			     .port = -1, .identities_only = -1, .connect_timeout = -1,
 			     .server_alive_interval = -1, .server_alive_count_max = -1,
 			     .strict = -1, .batch_mode = -1, .control_master = -1,
 			     .control_persist = -2 };
@@ -208,6 +233,9 @@ static void parse_release(struct parse *p)
 	strv_free(p->global_known_hosts);
 	free(p->host_key_alias);
 	free(p->ignore_unknown);
+	strv_free(p->unused);
+	strv_free(p->canon_domains);
+	strv_free(p->canon_cnames);
 	for (int i = 0; i < SSH_ALGS_NKINDS; i++) {
 		free(p->algs[i]);
 		free(p->algs_where[i]);
@@ -598,24 +626,99 @@ static int do_host(const struct ctx *c, char **args, int flags, int *active)
 	return 0;
 }
 
-/* Match is parsed for its syntax; only `Match all` matches (see the top of the file). */
+/* ---- Match (evaluated as ssh's match_cfg_line does) ---- */
+
+struct tokens;
+static int expand_tokens(const char *in, const struct tokens *t, bool dollar, char **out,
+			 const char *what, const char *where_, struct dp_error *err);
+
+/* ssh's match_pattern_list() without lower-casing (Match user, localuser). */
+static bool match_list_exact(const char *word, const char *list)
+{
+	bool positive = false;
+	_cleanup_free_ char *copy = xstrdup(list);
+	char *save = NULL;
+	for (char *pat = strtok_r(copy, ",", &save); pat; pat = strtok_r(NULL, ",", &save)) {
+		bool neg = *pat == '!';
+		if (match_pattern(word, pat + neg)) {
+			if (neg)
+				return false;
+			positive = true;
+		}
+	}
+	return positive;
+}
+
+/* ssh's match_hostname(): the host lower-cased against a pattern list. */
+static bool match_host_list(const char *host, const char *list)
+{
+	_cleanup_free_ char *lower = xstrdup(host);
+	for (char *c = lower; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	return match_pattern_list(lower, list);
+}
+
+/* The host Match host sees: HostName so far (%h expanded), else the host as given. */
+static char *match_host_now(const struct parse *p);
+/* Match exec's command with its %-tokens expanded as ssh expands them. */
+static int match_exec_expand(const struct parse *p, const char *arg, const char *host,
+			     const char *port, const char *ruser, char **out, struct dp_error *err);
+
+/* Match exec: the command through $SHELL -c (else /bin/sh), as ssh runs it; true on
+ * exit status 0. Never from a buffer (tests, fuzzing): nothing runs there. */
+static bool match_exec(const struct parse *p, const char *cmd)
+{
+	if (p->no_include)
+		return false;
+	const char *shell = getenv("SHELL");
+	if (!shell || !*shell)
+		shell = "/bin/sh";
+	pid_t pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			dup2(fd, STDOUT_FILENO);
+		}
+		execl(shell, shell, "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 static int do_match(const struct ctx *c, char **args, int flags, int *active)
 {
 	static const char *const with_arg[] = { "exec", "host", "localnetwork", "localuser",
 						"originalhost", "tagged", "user", "version",
 						"sessiontype", "command" };
-	bool all = false, other = false;
+	struct parse *p = c->p;
+	bool evaluate = !(flags & CONF_NEVERMATCH) && !p->aliases && p->host;
+	bool result = true;
+	int attributes = 0;
 	*active = 0;
 	for (size_t i = 0; args[i]; i++) {
 		const char *a = args[i];
 		bool neg = *a == '!';
 		a += neg;
 		if (!strcasecmp(a, "all")) {
-			all = true;
-			continue;
+			if (attributes > 1 || args[i + 1])
+				return conf_err(c, "match 'all' cannot be combined with other attributes");
+			if (neg)
+				result = false;
+			break;
 		}
+		attributes++;
 		if (!strcasecmp(a, "canonical") || !strcasecmp(a, "final")) {
-			other = true;
+			if (!strcasecmp(a, "final"))
+				p->want_final = true;
+			if (p->final_pass == neg)
+				result = false;
 			continue;
 		}
 		bool known = false;
@@ -625,12 +728,36 @@ static int do_match(const struct ctx *c, char **args, int flags, int *active)
 			return conf_err(c, "unsupported match attribute '%s'", a);
 		if (!args[i + 1] || !*args[i + 1])
 			return conf_err(c, "missing argument to match attribute '%s'", a);
-		i++;
-		other = true;
+		const char *arg = args[++i];
+		if (!evaluate)
+			continue;
+		const char *ruser = p->dest_user ? p->dest_user : p->user ? p->user : p->local_user;
+		bool r = false;
+		if (!strcasecmp(a, "host")) {
+			_cleanup_free_ char *h = match_host_now(p);
+			r = match_host_list(h, arg);
+		} else if (!strcasecmp(a, "originalhost")) {
+			r = match_host_list(p->original_host ? p->original_host : p->host, arg);
+		} else if (!strcasecmp(a, "user")) {
+			r = match_list_exact(ruser, arg);
+		} else if (!strcasecmp(a, "localuser")) {
+			r = match_list_exact(p->local_user, arg);
+		} else if (!strcasecmp(a, "exec")) {
+			if (!result)
+				continue; /* ssh skips the command once the line cannot match */
+			_cleanup_free_ char *h = match_host_now(p);
+			char port[16];
+			snprintf(port, sizeof(port), "%d", p->port > 0 ? p->port : 22);
+			_cleanup_free_ char *cmd = NULL;
+			struct dp_error e;
+			if (match_exec_expand(p, arg, h, port, ruser, &cmd, &e) < 0)
+				return conf_err(c, "match exec '%s': %s", arg, e.msg);
+			r = match_exec(p, cmd);
+		} /* localnetwork, tagged, version, sessiontype, command: never match here */
+		if (r == neg)
+			result = false;
 	}
-	if (all && other)
-		return conf_err(c, "match 'all' cannot be combined with other attributes");
-	*active = all && !(flags & CONF_NEVERMATCH) && !c->p->aliases;
+	*active = result && evaluate;
 	return 0;
 }
 
@@ -775,6 +902,141 @@ static int do_control(const struct ctx *c, enum opcode op, const char *kw, const
 	return 0;
 }
 
+/* ---- CanonicalizeHostname and its companions (read here, applied in resolve) ---- */
+
+static int do_canon(const struct ctx *c, const char *kw, char **args, bool on)
+{
+	struct parse *p = c->p;
+	size_t n = strv_len(args);
+	if (!n || !*args[0])
+		return conf_err(c, "missing argument to '%s'", kw);
+	if (!strcmp(kw, "canonicaldomains") || !strcmp(kw, "canonicalizepermittedcnames")) {
+		bool cnames = kw[9] == 'i';
+		for (size_t i = 0; i < n; i++)
+			if (cnames ? !strchr(args[i], ':') || args[i][0] == ':'
+				   : strpbrk(args[i], "*?!/:,") != NULL)
+				return conf_err(c, "bad %s '%s'", kw, args[i]);
+		char ***slot = cnames ? &p->canon_cnames : &p->canon_domains;
+		if (on && !*slot && !(n == 1 && !strcasecmp(args[0], "none")))
+			for (size_t i = 0; i < n; i++)
+				strv_add(slot, args[i]);
+		return 0;
+	}
+	if (n > 1)
+		return conf_err(c, "extra arguments at end of line for '%s'", kw);
+	const char *a = args[0];
+	if (!strcmp(kw, "canonicalizehostname")) {
+		int v = !strcasecmp(a, "always") ? 2 : !strcasecmp(a, "yes") || !strcasecmp(a, "true") ? 1
+			: !strcasecmp(a, "no") || !strcasecmp(a, "false") ? 0 : -1;
+		if (v < 0)
+			return conf_err(c, "bad canonicalizehostname '%s'", a);
+		set_int(&p->canon, v, on);
+	} else if (!strcmp(kw, "canonicalizemaxdots")) {
+		char *end;
+		long v = strtol(a, &end, 10);
+		if (*end || end == a || v < 0 || v > INT_MAX)
+			return conf_err(c, "bad canonicalizemaxdots '%s'", a);
+		set_int(&p->canon_maxdots, v, on);
+	} else if (!strcmp(kw, "canonicalizefallbacklocal")) {
+		int v = !strcasecmp(a, "yes") || !strcasecmp(a, "true") ? 1
+			: !strcasecmp(a, "no") || !strcasecmp(a, "false") ? 0 : -1;
+		if (v < 0)
+			return conf_err(c, "bad canonicalizefallbacklocal '%s'", a);
+		set_int(&p->canon_fallback, v, on);
+	}
+	return 0;
+}
+
+/* ssh's resolve_canonicalize(): host (lower case, after HostName) tried under each
+ * CanonicalDomains entry; the first that resolves is the canonical name (a permitted
+ * CNAME followed). NULL: not canonicalized. -1 with an error when nothing resolves and
+ * CanonicalizeFallbackLocal is no. */
+/* as ssh.c: any ProxyJump, "none" included, makes the connection not direct */
+static bool canon_direct(const struct parse *p)
+{
+	return !p->proxy_jump && (!p->proxy_command || !strcasecmp(p->proxy_command, "none"));
+}
+
+/* ssh's check_follow_cname(): the CNAME target when a CanonicalizePermittedCNAMEs rule
+ * allows following it from name, else NULL. */
+static char *follow_cname(const struct parse *p, const char *name, const char *cname)
+{
+	if (!cname || !*cname || !strcasecmp(name, cname) || p->canon <= 0 ||
+	    (!canon_direct(p) && p->canon != 2))
+		return NULL;
+	_cleanup_free_ char *lname = xstrdup(name), *lc = xstrdup(cname);
+	for (char *q = lname; *q; q++)
+		*q = (char)tolower((unsigned char)*q);
+	for (char *q = lc; *q; q++)
+		*q = (char)tolower((unsigned char)*q);
+	for (size_t r = 0; p->canon_cnames && p->canon_cnames[r]; r++) {
+		_cleanup_free_ char *rule = xstrdup(p->canon_cnames[r]);
+		char *colon = strchr(rule, ':');
+		*colon = '\0';
+		if (match_pattern_list(lname, rule) && match_pattern_list(lc, colon + 1))
+			return xstrdup(lc);
+	}
+	return NULL;
+}
+
+/* Where no canonical name came out and CanonicalizePermittedCNAMEs is set, ssh resolves
+ * the bare name before the second pass (a direct connection fails when that fails) and
+ * follows a permitted CNAME. */
+static int resolve_bare(const struct parse *p, const char *host, char **out, struct dp_error *err)
+{
+	*out = NULL;
+	bool direct = canon_direct(p);
+	if (!p->canon_cnames || (!direct && p->canon != 2))
+		return 0;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_CANONNAME }, *res = NULL;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
+		if (direct)
+			return dp_err(err, DPE_NOTFOUND, "could not resolve hostname '%s'", host);
+		return 0;
+	}
+	*out = follow_cname(p, host, res->ai_canonname);
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int canonicalize(const struct parse *p, const char *host, char **out, struct dp_error *err)
+{
+	*out = NULL;
+	bool direct = canon_direct(p);
+	if (p->canon <= 0 || (p->canon == 1 && !direct))
+		return 0;
+	unsigned char buf[sizeof(struct in6_addr)];
+	if (inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1)
+		return 0;
+	size_t len = strlen(host);
+	if (len && host[len - 1] == '.') {
+		*out = xstrndup(host, len - 1);
+		return 0;
+	}
+	int dots = 0;
+	for (const char *s = host; *s; s++)
+		dots += *s == '.';
+	if (dots > (p->canon_maxdots >= 0 ? p->canon_maxdots : 1))
+		return 0;
+	for (size_t i = 0; p->canon_domains && p->canon_domains[i]; i++) {
+		_cleanup_free_ char *full = xasprintf("%s.%s.", host, p->canon_domains[i]);
+		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+					  .ai_flags = AI_CANONNAME }, *res = NULL;
+		if (getaddrinfo(full, NULL, &hints, &res) != 0 || !res)
+			continue;
+		full[strlen(full) - 1] = '\0';
+		char *cname = follow_cname(p, full, res->ai_canonname);
+		freeaddrinfo(res);
+		*out = cname ? cname : xstrdup(full);
+		return 0;
+	}
+	if (p->canon_fallback == 0)
+		return dp_err(err, DPE_NOTFOUND, "could not resolve host '%s' (not under any of "
+			      "CanonicalDomains, and CanonicalizeFallbackLocal is no)", host);
+	return 0;
+}
+
 static int process_line(struct ctx *c, char *line, int flags, int *active, int depth)
 {
 	struct parse *p = c->p;
@@ -813,8 +1075,14 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 	if (split_args(str, &args) < 0)
 		return conf_err(c, "invalid quotes");
 	size_t nargs = strv_len(args);
-	if (key->op == O_IGNORE)
+	if (key->op == O_IGNORE && !strncmp(kw, "canonical", 9))
+		return do_canon(c, kw, args, *active && !p->aliases);
+	if (key->op == O_IGNORE) {
+		/* remembered for 'hosts resolve', so that nothing is dropped silently */
+		if (*active && !p->aliases && !strv_contains(p->unused, kw))
+			strv_add(&p->unused, kw);
 		return 0;
+	}
 	if (key->op == O_HOST)
 		return do_host(c, args, flags, active);
 	if (key->op == O_MATCH)
@@ -1085,6 +1353,35 @@ static bool is_address(const char *host)
 	return true;
 }
 
+static char *match_host_now(const struct parse *p)
+{
+	char *out = NULL;
+	struct dp_error e;
+	if (!p->hostname.value)
+		return xstrdup(p->host);
+	if (p->final_pass)
+		return xstrdup(p->hostname.value);
+	struct tokens t = { .h = p->host };
+	if (expand_tokens(p->hostname.value, &t, false, &out, "hostname", p->hostname.where, &e) < 0)
+		return xstrdup(p->hostname.value);
+	return out;
+}
+
+static int match_exec_expand(const struct parse *p, const char *arg, const char *host,
+			     const char *port, const char *ruser, char **out, struct dp_error *err)
+{
+	char lhost[256] = "", shost[256];
+	if (gethostname(lhost, sizeof(lhost) - 1) < 0)
+		lhost[0] = '\0';
+	snprintf(shost, sizeof(shost), "%.*s", (int)strcspn(lhost, "."), lhost);
+	char uid[32];
+	snprintf(uid, sizeof(uid), "%lu", (unsigned long)getuid());
+	struct tokens t = { .h = host, .n = p->host, .p = port, .r = ruser, .u = p->local_user,
+			    .d = p->home, .l = lhost, .L = shost, .i = uid,
+			    .k = p->host_key_alias ? p->host_key_alias : host };
+	return expand_tokens(arg, &t, false, out, "match exec", "", err);
+}
+
 static char *local_user(void)
 {
 	struct passwd *pw = getpwuid(getuid());
@@ -1166,6 +1463,12 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 	c.strict_host_key_checking = p->strict >= 0 ? (enum ssh_strict_hostkey)p->strict
 						    : SSH_STRICT_ASK;
 	c.host_key_alias = p->host_key_alias ? xstrdup(p->host_key_alias) : NULL;
+	c.unused_keywords = strv_copy(p->unused);
+	c.canonicalize_hostname = p->canon > 0 ? p->canon : 0;
+	c.canonical_domains = strv_copy(p->canon_domains);
+	c.canonicalize_max_dots = p->canon_maxdots >= 0 ? p->canon_maxdots : 1;
+	c.canonicalize_fallback_local = p->canon_fallback != 0;
+	c.canonicalize_permitted_cnames = strv_copy(p->canon_cnames);
 	if (p->proxy_command && !streq(p->proxy_command, "none"))
 		c.proxy_command = xstrdup(p->proxy_command);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
@@ -1279,6 +1582,9 @@ void ssh_host_config_release(struct ssh_host_config *c)
 	strv_free(c->user_known_hosts_files);
 	strv_free(c->global_known_hosts_files);
 	free(c->host_key_alias);
+	strv_free(c->unused_keywords);
+	strv_free(c->canonical_domains);
+	strv_free(c->canonicalize_permitted_cnames);
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
 		free(c->algs[k]);
 	free(c->control_path);
@@ -1317,13 +1623,41 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 	_cleanup_free_ char *home = home_dir();
 	p.home = home;
 	p.host = host;
+	_cleanup_free_ char *luser = local_user();
+	p.local_user = luser;
+	p.dest_user = user;
+	p.original_host = host;
+	_cleanup_free_ char *canonical = NULL;
 	int r;
-	if (buf) {
-		int active = 1;
-		p.no_include = true;
-		r = read_conf_buffer(&p, path, buf, len, CONF_USER, &active, 0, err);
-	} else {
-		r = read_configs(&p, path, err, true);
+	/* A canonicalized host name, or a Match final, makes a second pass, as ssh makes
+	 * it: Host and Match host see the canonical name, HostName is what the first pass
+	 * made of it, and first values still win. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (buf) {
+			int active = 1;
+			p.no_include = true;
+			r = read_conf_buffer(&p, path, buf, len, CONF_USER, &active, 0, err);
+		} else {
+			r = read_configs(&p, path, err, true);
+		}
+		if (r < 0 || p.final_pass)
+			break;
+		_cleanup_free_ char *h = match_host_now(&p);
+		for (char *q = h; *q; q++)
+			*q = (char)tolower((unsigned char)*q);
+		if (!buf && (r = canonicalize(&p, h, &canonical, err)) < 0)
+			break;
+		if (!buf && !canonical && (r = resolve_bare(&p, h, &canonical, err)) < 0)
+			break;
+		if (!canonical && !p.want_final)
+			break;
+		p.final_pass = true;
+		if (canonical)
+			p.host = canonical;
+		if (!p.hostname.value)
+			p.hostname.where = xstrdup("(the host)");
+		free(p.hostname.value);
+		p.hostname.value = xstrdup(canonical ? canonical : h);
 	}
 	if (r == 0)
 		r = finish(&p, host, user, port, out, err);
@@ -1431,4 +1765,84 @@ const char *ssh_host_config_agent_socket(const struct ssh_host_config *c)
 	if (a[0] == '$')
 		return getenv(a + 1);
 	return a;
+}
+
+/* ---- the keyword dump (hosts resolve) ------------------------------------------ */
+
+static void dump_list(struct strbuf *sb, const char *key, char *const *v, const char *sep)
+{
+	strbuf_addf(sb, "%s ", key);
+	for (size_t i = 0; v && v[i]; i++)
+		strbuf_addf(sb, "%s%s", i ? sep : "", v[i]);
+	strbuf_addch(sb, '\n');
+}
+
+void ssh_config_dump(const struct ssh_host_config *c, struct strbuf *sb)
+{
+	static const char *const strict[] = {
+		[SSH_STRICT_ASK] = "ask", [SSH_STRICT_YES] = "true",
+		[SSH_STRICT_ACCEPT_NEW] = "accept-new", [SSH_STRICT_NO] = "false",
+	};
+	static const char *const alg_keys[SSH_ALGS_NKINDS] = {
+		[SSH_ALGS_KEX] = "kexalgorithms", [SSH_ALGS_CIPHERS] = "ciphers",
+		[SSH_ALGS_MACS] = "macs", [SSH_ALGS_HOSTKEY] = "hostkeyalgorithms",
+		[SSH_ALGS_PUBKEY] = "pubkeyacceptedalgorithms",
+	};
+	strbuf_addf(sb, "user %s\nhostname %s\nport %d\n", c->user, c->hostname, c->port);
+	strbuf_addf(sb, "batchmode %s\n", c->batch_mode ? "yes" : "no");
+	strbuf_addf(sb, "identitiesonly %s\n", c->identities_only ? "yes" : "no");
+	strbuf_addf(sb, "stricthostkeychecking %s\n", strict[c->strict_host_key_checking]);
+	strbuf_addf(sb, "serveralivecountmax %d\n", c->server_alive_count_max);
+	strbuf_addf(sb, "serveraliveinterval %d\n", c->server_alive_interval);
+	if (c->identity_agent)
+		strbuf_addf(sb, "identityagent %s\n", c->identity_agent);
+	for (size_t i = 0; c->identity_files && c->identity_files[i]; i++)
+		strbuf_addf(sb, "identityfile %s\n", c->identity_files[i]);
+	for (size_t i = 0; c->certificate_files && c->certificate_files[i]; i++)
+		strbuf_addf(sb, "certificatefile %s\n", c->certificate_files[i]);
+	dump_list(sb, "globalknownhostsfile", c->global_known_hosts_files, " ");
+	dump_list(sb, "userknownhostsfile", c->user_known_hosts_files, " ");
+	if (c->host_key_alias)
+		strbuf_addf(sb, "hostkeyalias %s\n", c->host_key_alias);
+	if (c->connect_timeout)
+		strbuf_addf(sb, "connecttimeout %d\n", c->connect_timeout);
+	else
+		strbuf_adds(sb, "connecttimeout none\n");
+	if (c->proxy_command)
+		strbuf_addf(sb, "proxycommand %s\n", c->proxy_command);
+	if (c->proxy_jump)
+		dump_list(sb, "proxyjump", c->proxy_jump, ",");
+	for (int k = 0; k < SSH_ALGS_NKINDS; k++) {
+		char *list = ssh_algs_assemble(k, c->algs[k], ssh_algs_openssh_default(k));
+		strbuf_addf(sb, "%s %s\n", alg_keys[k], list ? list : "(error)");
+		free(list);
+	}
+	static const char *const master[] = {
+		[SSH_CONTROL_MASTER_NO] = "false", [SSH_CONTROL_MASTER_YES] = "true",
+		[SSH_CONTROL_MASTER_AUTO] = "auto", [SSH_CONTROL_MASTER_ASK] = "ask",
+		[SSH_CONTROL_MASTER_AUTOASK] = "autoask",
+	};
+	strbuf_addf(sb, "controlmaster %s\n", master[c->control_master]);
+	if (c->control_path)
+		strbuf_addf(sb, "controlpath %s\n", c->control_path);
+	if (c->control_persist < 0)
+		strbuf_adds(sb, "controlpersist no\n");
+	else if (c->control_persist == 0)
+		strbuf_adds(sb, "controlpersist yes\n");
+	else
+		strbuf_addf(sb, "controlpersist %d\n", c->control_persist);
+	static const char *const canon[] = { "false", "true", "always" };
+	strbuf_addf(sb, "canonicalizehostname %s\n", canon[c->canonicalize_hostname]);
+	if (c->canonical_domains)
+		dump_list(sb, "canonicaldomains", c->canonical_domains, " ");
+	else
+		strbuf_adds(sb, "canonicaldomains none\n");
+	strbuf_addf(sb, "canonicalizemaxdots %d\n", c->canonicalize_max_dots);
+	strbuf_addf(sb, "canonicalizefallbacklocal %s\n", c->canonicalize_fallback_local ? "yes" : "no");
+	if (c->canonicalize_permitted_cnames)
+		dump_list(sb, "canonicalizepermittedcnames", c->canonicalize_permitted_cnames, ",");
+	else
+		strbuf_adds(sb, "canonicalizepermittedcnames none\n");
+	if (c->unused_keywords)
+		dump_list(sb, "# not used by dispatch:", c->unused_keywords, " ");
 }

@@ -2,13 +2,15 @@
 /*
  * The OpenSSH client configuration (ssh_config(5)), resolved for one host exactly as
  * `ssh -G HOST` resolves it for the keywords dispatch uses: first value wins, Host
- * patterns with negation, Include (globs, relative to ~/.ssh), Match blocks parsed but
- * (out of scope) never matching, %-tokens and ~ expanded where ssh expands them.
+ * patterns with negation, Include (globs, relative to ~/.ssh), Match (host, originalhost,
+ * user, localuser, exec, canonical, final, all; the second pass), CanonicalizeHostname
+ * and its companions, %-tokens and ~ expanded where ssh expands them.
  */
 #ifndef DISPATCH_SSH_CONFIG_H
 #define DISPATCH_SSH_CONFIG_H
 
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "transport/ssh_algs.h"
 
 enum ssh_strict_hostkey {
@@ -54,6 +56,15 @@ struct ssh_host_config {
 					   PubkeyAcceptedAlgorithms as written ("+x", "-y*"),
 					   checked; NULL when unset: resolve with
 					   ssh_algs_assemble */
+	char **unused_keywords;         /* keywords (lower case) the config sets for this
+					   host that dispatch does not use; NULL when none */
+	/* CanonicalizeHostname (0 no, 1 yes, 2 always) and its companions, as read; the
+	 * hostname above is already the canonical one when it applied */
+	int canonicalize_hostname;
+	char **canonical_domains;
+	int canonicalize_max_dots;
+	bool canonicalize_fallback_local;
+	char **canonicalize_permitted_cnames;
 
 	/* Connection sharing (lib/transport/mux.h) */
 	enum ssh_control_master control_master;
@@ -102,5 +113,11 @@ char *ssh_host_config_proxy_command(const struct ssh_host_config *c);
  * else $SSH_AUTH_SOCK when unset or "SSH_AUTH_SOCK", the variable's value for
  * "$VAR", otherwise the (expanded) path. */
 const char *ssh_host_config_agent_socket(const struct ssh_host_config *c);
+
+/* The settings dispatch uses for the host, as `ssh -G HOST` prints them: one
+ * "keyword value" line each, lower case (identityfile and certificatefile once per
+ * file, the algorithm lists assembled over OpenSSH's defaults), then, when the config
+ * sets keywords that dispatch does not use, one line "# not used by dispatch: k1 k2". */
+void ssh_config_dump(const struct ssh_host_config *c, struct strbuf *sb);
 
 #endif

@@ -30,23 +30,27 @@ test_expect_success 'the bash script parses and completes commands and options' 
 	test_grep "^--json$" out
 '
 
-test_expect_success 'subcommands complete from the table (hosts show, hosts discover)' '
+test_expect_success 'subcommands complete from the table (hosts show, hosts discover, hosts resolve)' '
 	bash -c "
 		. \"$TEST_SRCDIR/completions/dispatch.bash\"
 		COMP_WORDS=(dispatch hosts sh); COMP_CWORD=2; _dispatch
 		printf \"%s\n\" \"\${COMPREPLY[@]}\"
 		COMP_WORDS=(dispatch hosts di); COMP_CWORD=2; _dispatch
 		printf \"%s\n\" \"\${COMPREPLY[@]}\"
+		COMP_WORDS=(dispatch hosts re); COMP_CWORD=2; _dispatch
+		printf \"%s\n\" \"\${COMPREPLY[@]}\"
 	" >out &&
 	test_grep "^show$" out &&
 	test_grep "^discover$" out &&
+	test_grep "^resolve$" out &&
 	test_grep "seen_subcommand_from hosts. -a show " "$TEST_SRCDIR/completions/dispatch.fish" &&
 	dispatch completion --json | python3 -c "
 import json, sys
 doc = json.load(sys.stdin)
 hosts = [c for c in doc[\"commands\"] if c[\"name\"] == \"hosts\"][0]
 subs = [(s[\"name\"], s[\"usage\"], s[\"min_args\"], s[\"max_args\"]) for s in hosts[\"subcommands\"]]
-assert subs == [(\"hosts show\", \"HOST\", 1, 1), (\"hosts discover\", \"HOST\", 1, 1)], subs
+assert subs == [(\"hosts show\", \"HOST\", 1, 1), (\"hosts discover\", \"HOST\", 1, 1),
+                (\"hosts resolve\", \"HOST\", 1, 1)], subs
 "
 '
 

@@ -2,7 +2,9 @@
 # dispatch hosts: inventory hosts, then ssh config aliases (Include, patterns, -F).
 . "$TEST_SRCDIR/tests/cli/lib.sh"
 
-REF=$TEST_SRCDIR/tests/unit/data/reference-inventory.yaml
+# A private copy: the file holds a JuiceFS password (a readable one is warned about).
+cp "$TEST_SRCDIR/tests/unit/data/reference-inventory.yaml" ref.yaml && chmod 600 ref.yaml
+REF=$TRASH/ref.yaml
 
 test_expect_success 'hosts lists every inventory host with type, ssh, cluster, resources' '
 	dispatch -i "$REF" hosts >out &&

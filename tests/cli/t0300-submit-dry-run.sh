@@ -36,12 +36,18 @@ hosts:
     type: slurm
     cluster: lab
     partitions: [batch]
+  hpc2-nologin:
+    type: slurm
+    cluster: lab
+    partitions: [batch]
+    login_shell: false
   box:
     ssh: box
     cluster: lab
     chips:
       h100: 4
 EOF
+chmod 600 inv.yaml # it holds a JuiceFS password
 export DISPATCH_INVENTORY=$TRASH/inv.yaml
 unset SLURM_JOB_ID SLURM_NODEID SLURM_JOB_NUM_NODES SLURM_NNODES SLURM_JOB_NODELIST \
 	SLURM_TMPDIR SLURM_GPUS_ON_NODE DISPATCH_JOB_ID DISPATCH_MASTER_PORT
@@ -296,6 +302,10 @@ test_expect_success 'a chip without a gres_mapping entry: the chip name as GRES 
 '
 
 test_expect_success 'the master address uses scontrol when there is one' '
+	# Without the login shell (a login profile would set PATH, and lose bin2).
+	dispatch submit -H hpc2-nologin --nodes 2 --gpus-per-node 4 --payload code.tar.gz \
+		--dry-run --emit fake -- ./run.sh &&
+	! grep "bash -l" fake/bootstrap.sh &&
 	mkdir -p bin2 &&
 	printf "#!/bin/sh\nprintf \"first\\\\nsecond\\\\n\"\n" >bin2/scontrol &&
 	chmod +x bin2/scontrol &&
@@ -383,6 +393,64 @@ test_expect_success 'every job option of the one table is on both commands and i
 	printf "job-name: t\nnodes: 2\nbogus-option: 1\n" >job.yaml &&
 	test_expect_code 2 dispatch submit -H hpc -f job.yaml --dry-run -- true 2>err &&
 	test_grep "bogus-option" err
+'
+
+
+# The reference's current format: its credentials never show in anything dispatch
+# prints or writes for a dry run.
+cp "$TEST_SRCDIR/tests/unit/data/reference-inventory-current.yaml" ref.yaml && chmod 600 ref.yaml
+no_secrets() {
+	for f in "$@"; do
+		if grep -n -e wandb-secret-7f3a -e lab-entity-2b6c -e lab-project-4d8e \
+			-e hf_secret_91c2 -e jfs-pass-5e1d "$f"; then
+			echo "a credential in $f"
+			return 1
+		fi
+	done
+}
+
+test_expect_success 'reference inventory: dry runs on its plain and SLURM hosts show <redacted>' '
+	dispatch -i ref.yaml -v submit -H gpu-ws --dry-run -- python train.py >out 2>err &&
+	no_secrets out err &&
+	test_grep "^export WANDB_API_KEY=.<redacted>.$" out &&
+	test_grep "^export HF_TOKEN=.<redacted>.$" out &&
+	test_grep "^export CUDA_VISIBLE_DEVICES=.0,1.$" out &&
+	test_grep "^export DISPATCH_DATA_DIR=./srv/lab/data.$" out &&
+	test_grep "^export DISPATCH_RESULTS_DIR=./home/tester/theseus/results.$" out &&
+	DISPATCH_TEST_HOME=/u/me dispatch -i ref.yaml --json submit -H slurm-login --dry-run --emit em \
+		-- python train.py >out.json 2>err &&
+	no_secrets out.json err em/sbatch.sh em/bootstrap.sh &&
+	test_grep "META_PASSWORD=.<redacted>. juicefs mount --background --cache-size .50G. --cache-dir ./scratch/jfs-cache. --all-squash .1000:1000. .redis://redis.example.com:6379/0." em/bootstrap.sh &&
+	test_grep "^#SBATCH --mem=64G$" em/sbatch.sh &&
+	test_grep "^#SBATCH --exclude=n001,n002$" em/sbatch.sh &&
+	test_grep "^export NCCL_SOCKET_IFNAME=.ib0.$" em/bootstrap.sh &&
+	test_grep "uv sync --frozen --group .cuda12. || uv sync --group .cuda12.$" em/bootstrap.sh &&
+	test_grep "UV_CACHE_DIR=./scratch/uv-cache.$" em/bootstrap.sh &&
+	bash -n em/bootstrap.sh
+'
+
+test_expect_success 'reference inventory: ${oc.env:...} is resolved locally' '
+	DISPATCH_TEST_HOME=/u/me dispatch -i ref.yaml submit -H gpu-ws --dry-run -- true >out &&
+	test_grep "^export DISPATCH_ROOT=./u/me/theseus.$" out &&
+	! grep "oc.env" out
+'
+
+test_expect_success 'reference inventory: tpu and volcano hosts are refused by submit (exit 2)' '
+	test_expect_code 2 dispatch -i ref.yaml submit -H tpu-pod --dry-run -- true 2>err &&
+	test_grep "tpu-pod. is a tpu host .* dispatch drives SSH and SLURM hosts only" err &&
+	test_expect_code 2 dispatch -i ref.yaml submit -H k8s-gpus --dry-run -- true 2>err &&
+	test_grep "k8s-gpus. is a volcano host" err
+'
+
+test_expect_success 'an inventory holding a credential and readable by others: a warning' '
+	cp ref.yaml open.yaml && chmod 644 open.yaml &&
+	dispatch -i open.yaml hosts >out 2>err &&
+	test_grep "warning: inventory .open.yaml. holds credentials and is readable by others (mode 0644)" err &&
+	chmod 640 open.yaml &&
+	dispatch -i open.yaml hosts >out 2>err &&
+	test_grep "readable by its group" err &&
+	dispatch -i ref.yaml hosts >out 2>err &&
+	test_must_be_empty err
 '
 
 test_done

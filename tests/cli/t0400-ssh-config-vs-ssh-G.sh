@@ -1,13 +1,14 @@
 #!/bin/bash
-# lib/transport/ssh_config.c against the real thing: for tricky configs and several host names,
-# `ssh -G -F CONFIG HOST` and tests/helpers/ssh-config-G (the same resolution by
-# dispatch, printed in ssh -G's format) must agree on every keyword dispatch uses.
+# dispatch hosts resolve against the real thing: for tricky configs and several host
+# names, `ssh -G -F CONFIG HOST` and `dispatch -F CONFIG hosts resolve HOST` (dispatch's
+# resolution, printed in ssh -G's format) must agree on every keyword dispatch uses;
+# what the config sets and dispatch does not use is listed, never dropped.
 #
 # ssh takes ~ and %d from the passwd entry, dispatch from $HOME: nss_wrapper gives ssh a
 # passwd entry whose home is the test's HOME, so neither ever reads the real ~/.ssh.
 . "$TEST_SRCDIR/tests/cli/lib.sh"
 
-: "${SSH_CONFIG_G:?SSH_CONFIG_G must point at the built tests/helpers/ssh-config-G}"
+unset DISPATCH_SSH_CONFIG DISPATCH_INVENTORY
 nss_wrapper=
 for d in /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
 	[ -e "$d/libnss_wrapper.so" ] && nss_wrapper=$d/libnss_wrapper.so && break
@@ -21,7 +22,7 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist'
+KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist|canonicalizehostname|canonicaldomains|canonicalizemaxdots|canonicalizefallbacklocal|canonicalizepermittedcnames'
 
 # ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
@@ -69,11 +70,22 @@ compare() {
 		alias=${alias%:*}
 		local F=(-F "$config")
 		[ "$config" = - ] && F=() # the default files, as dispatch without -F
+		# With CANON_HOSTS, both resolve names through that hosts file (nss_wrapper),
+		# for CanonicalizeHostname (DEEPBIND off and ASan told so: for the sanitize build).
+		local pre=(env)
+		[ -n "${CANON_HOSTS:-}" ] &&
+			pre=(env LD_PRELOAD="$nss_wrapper" NSS_WRAPPER_HOSTS="$CANON_HOSTS"
+			     NSS_WRAPPER_PASSWD="$TRASH/passwd" NSS_WRAPPER_GROUP="$TRASH/group"
+			     NSS_WRAPPER_DISABLE_DEEPBIND=1
+			     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
 		rc_ssh=0
 		LD_PRELOAD=$nss_wrapper NSS_WRAPPER_PASSWD=$TRASH/passwd NSS_WRAPPER_GROUP=$TRASH/group \
+			NSS_WRAPPER_HOSTS=${CANON_HOSTS:-} \
 			ssh -G "${F[@]}" "$dest" </dev/null >"$TRASH/ssh.raw" 2>"$TRASH/ssh.err" || rc_ssh=$?
+		sed -i "s/^canonicalizePermittedcnames /canonicalizepermittedcnames /" "$TRASH/ssh.raw"
 		rc_dp=0
-		"$SSH_CONFIG_G" "$config" "$dest" >"$TRASH/dp.raw" 2>"$TRASH/dp.err" || rc_dp=$?
+		"${pre[@]}" "$DISPATCH" "${F[@]}" hosts resolve "$dest" >"$TRASH/dp.all" 2>"$TRASH/dp.err" || rc_dp=$?
+		grep -v "^#" "$TRASH/dp.all" >"$TRASH/dp.raw"
 		if [ $rc_ssh -ne 0 ] || [ $rc_dp -ne 0 ]; then
 			if [ $rc_ssh -ne 0 ] && [ $rc_dp -ne 0 ]; then
 				continue
@@ -420,14 +432,14 @@ test_expect_success 'configs ssh rejects are rejected' '
 	for f in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10 bad11 bad12 bad13 bad14 bad15 bad16 \
 		 bad17 bad18 bad19 bad20 bad21; do
 		compare "$TRASH/$f" x &&
-		test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/$f" x 2>err &&
+		test_expect_code 2 dispatch -F "$TRASH/$f" hosts resolve x 2>err &&
 		test_grep "$f" err || exit 1
 	done
 '
 
 test_expect_success 'a missing -F file is an error for both' '
 	compare "$TRASH/does-not-exist" x &&
-	test_expect_code 255 "$SSH_CONFIG_G" "$TRASH/does-not-exist" x 2>err &&
+	test_expect_code 2 dispatch -F "$TRASH/does-not-exist" hosts resolve x 2>err &&
 	test_grep "does-not-exist" err
 '
 
@@ -437,6 +449,134 @@ test_expect_success 'the default files: ~/.ssh/config, then the system one' '
 	compare - web1 web3 db1 other &&
 	printf "Include ../../include\n" >"$HOME/.ssh/config" &&
 	compare - inc-a inc-c other
+'
+
+cat >"$TRASH/unused" <<'CONF'
+Host u
+  HostName u.example.org
+  HostKeyAlias u-key
+  SendEnv LANG LC_*
+  SetEnv A=1
+  ConnectionAttempts 3
+  ControlMaster auto
+  ControlPath ~/.ssh/cm-%C
+  ForwardAgent yes
+Host other
+  Compression yes
+CONF
+test_expect_success 'keywords dispatch does not use are listed, the matching block only; --json' '
+	compare "$TRASH/unused" u &&
+	dispatch -F "$TRASH/unused" hosts resolve u >out &&
+	test_grep "^hostkeyalias u-key$" out &&
+	test "$(grep "^#" out)" = "# not used by dispatch: sendenv setenv connectionattempts forwardagent" &&
+	test_grep "^controlmaster auto$" out &&
+	dispatch -F "$TRASH/unused" --json hosts resolve u >out.json &&
+	python3 -c "
+import json
+d = json.load(open(\"out.json\"))
+assert d[\"host\"] == \"u\" and d[\"settings\"][\"hostname\"] == \"u.example.org\", d
+assert isinstance(d[\"settings\"][\"identityfile\"], list), d
+assert d[\"not_used\"] == [\"sendenv\", \"setenv\", \"connectionattempts\", \"forwardagent\"], d
+" &&
+	dispatch -F "$TRASH/unused" hosts resolve other >out &&
+	test "$(grep "^#" out)" = "# not used by dispatch: compression"
+'
+
+test_expect_success 'an inventory host resolves through its ssh target' '
+	printf "clusters:\n  c: {root: /r, work: /w}\nhosts:\n  box:\n    ssh: u\n    cluster: c\n" >inv.yaml &&
+	dispatch -i inv.yaml -F "$TRASH/unused" hosts resolve box >out &&
+	test_grep "^hostname u.example.org$" out
+'
+
+cat >"$TRASH/match" <<'CONF'
+# Match evaluated as ssh does: host (after HostName so far), originalhost, user (the
+# destination's, else User so far, else the local one), localuser, exec (with
+# %-tokens), negations, the second pass for final/canonical, and all
+Host web*
+  User webuser
+Match host db.internal
+  Port 2201
+Match originalhost db
+  HostName db.internal
+Match host db.internal
+  Port 2202
+Match user alice
+  IdentityFile ~/.ssh/alice
+Match !user alice host *.internal
+  ConnectTimeout 7
+Match localuser nobody-here
+  ServerAliveInterval 11
+Match localuser !nobody-here,*
+  ServerAliveInterval 12
+Match exec "test %h = web1 && test %n = web1 && test %p = 22"
+  ServerAliveCountMax 9
+Match exec false
+  BatchMode yes
+Match !exec "false"
+  IdentitiesOnly yes
+Match final host *.internal
+  ProxyJump jump.example
+Match canonical
+  HostKeyAlias canon
+Match !final
+  StrictHostKeyChecking accept-new
+Match all
+  User fallback
+CONF
+test_expect_success 'Match: host, originalhost, user, localuser, exec, final, canonical, negations, all' '
+	compare "$TRASH/match" web1 db alice@db bob@web2 other DB &&
+	dispatch -F "$TRASH/match" hosts resolve db >out &&
+	test_grep "^hostname db.internal$" out &&
+	test_grep "^port 2202$" out &&
+	test_grep "^proxyjump jump.example$" out
+'
+
+printf '10.0.0.5 login.cluster.example.edu\n10.0.0.6 gpu1.lab.example.org\n10.0.0.7 web.lab.example.org\n10.0.0.8 alias.lab.example.org\n' >"$TRASH/canon-hosts"
+cat >"$TRASH/canon" <<'CONF'
+# CanonicalizeHostname against names in the test's own hosts file: yes (direct only),
+# always (through a jump too), MaxDots, FallbackLocal no, a trailing dot, an address,
+# and the second pass (Host and Match canonical see the canonical name)
+Host login
+  Port 2022
+Host gpu1 web
+  ProxyJump none
+Host strict*
+  CanonicalizeFallbackLocal no
+Host always*
+  CanonicalizeHostname always
+  ProxyJump bastion
+Host login.cluster.example.edu
+  ServerAliveInterval 33
+Match canonical host *.lab.example.org
+  User canon
+Match !canonical
+  ConnectTimeout 4
+Host dots*
+  CanonicalizeMaxDots 2
+Host *
+  CanonicalizeHostname yes
+  CanonicalDomains cluster.example.edu lab.example.org
+  CanonicalizeMaxDots 0
+  CanonicalizePermittedCNAMEs *.lab.example.org:*.example.org
+CONF
+test_expect_success 'CanonicalizeHostname, CanonicalDomains, MaxDots, FallbackLocal, the second pass' '
+	CANON_HOSTS=$TRASH/canon-hosts compare "$TRASH/canon" login gpu1 web alias nothere a.b strictx \
+		always1 login.cluster.example.edu. 10.0.0.5 dots.x &&
+	LD_PRELOAD=$nss_wrapper NSS_WRAPPER_HOSTS=$TRASH/canon-hosts NSS_WRAPPER_DISABLE_DEEPBIND=1 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		"$DISPATCH" -F "$TRASH/canon" hosts resolve login >out &&
+	test_grep "^hostname login.cluster.example.edu$" out &&
+	test_grep "^serveraliveinterval 33$" out &&
+	test_grep "^port 2022$" out
+'
+
+printf 'Include loop.conf\nHost *\n  Port 2\n' >"$HOME/.ssh/loop.conf"
+printf 'Host *\n  Include loop.conf\n' >"$TRASH/loop"
+printf 'Include ~/.ssh/none-such-*.conf missing.conf\nMatch originalhost x exec "test -d %%d"\n  Include nested/level2.conf\nHost x\n  User after\n' >"$TRASH/missing"
+test_expect_success 'Include: a looping file fails for both; missing files are skipped; Include under Match' '
+	compare "$TRASH/loop" x &&
+	test_expect_code 2 dispatch -F "$TRASH/loop" hosts resolve x 2>err &&
+	compare "$TRASH/missing" x y
 '
 
 test_done

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The ssh_config parser from memory: resolution for a few host names, and the aliases.
+/* The ssh_config parser from memory: resolution for a few host names (and its dump, as
+ * hosts resolve prints it), and the aliases.
  * Include lines are checked but not followed from a buffer, so nothing is read. */
 #include <stdint.h>
 
@@ -17,6 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ssh_config_resolve_buffer("fuzz", buf, size, hosts[i], &c, &err) == 0) {
 			free(ssh_host_config_proxy_command(&c));
 			(void)ssh_host_config_agent_socket(&c);
+			struct strbuf dump = STRBUF_INIT; /* what hosts resolve prints */
+			ssh_config_dump(&c, &dump);
+			strbuf_release(&dump);
 			ssh_host_config_release(&c);
 		}
 	}

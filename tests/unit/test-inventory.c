@@ -187,8 +187,8 @@ static void test_errors(void)
 	inventory_free(inv);
 	CHECK_STR(error_of(BASE "hosts:\n  'a b':\n    cluster: c1\n"),
 		  "inv.yaml:4:3: hosts.a b: a host name is letters, digits, '.', '_' and '-', and does not start with '-'");
-	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    mem: 64GB\n"),
-		  "inv.yaml:7:10: hosts.h.mem: expected a size as sbatch --mem takes it (a number with K, M, G or T, e.g. 64G), got '64GB'");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    mem: 64 GB\n"),
+		  "inv.yaml:7:10: hosts.h.mem: expected a size as sbatch --mem takes it (a number with K, M, G or T, e.g. 64G), got '64 GB'");
 	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    partitions: [{name: a, default: yes please}]\n"),
 		  "inv.yaml:7:37: hosts.h.partitions[0].default: expected true or false, got 'yes please'");
 	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    partitions: [a, a]\n"),
@@ -262,9 +262,136 @@ static void test_catalogue(void)
 	CHECK_STR(chip_suggestion("qqqqqqq"), "");
 }
 
+/* The reference's current format: every key loads, and each lands where dispatch
+ * uses it. */
+static void test_reference_current(void)
+{
+	struct dp_error err = { 0 };
+	_cleanup_free_ char *path = xasprintf("%s/reference-inventory-current.yaml", unit_data());
+	struct inventory *inv = NULL;
+	unsetenv("DISPATCH_TEST_HOME");
+	CHECK_INT(inventory_load(path, &inv, &err), 0);
+	if (!inv) {
+		printf("# %s\n", err.msg);
+		return;
+	}
+	CHECK(inv->has_secrets);
+	const struct inv_cluster *lab = inventory_cluster(inv, "lab");
+	CHECK_STR(lab->root, "/home/tester/theseus"); /* ${oc.env:...,default} */
+	CHECK_STR(lab->wandb, "wandb-secret-7f3a");
+	CHECK_STR(lab->hf_token, "hf_secret_91c2");
+	_cleanup_free_ char *data = inv_cluster_dir(lab, "data");
+	_cleanup_free_ char *results = inv_cluster_dir(lab, "results");
+	CHECK_STR(data, "/srv/lab/data");
+	CHECK_STR(results, "/home/tester/theseus/results");
+	size_t i = 0;
+	const char *name, *value;
+	CHECK(inv_cluster_secret(lab, &i, &name, &value) && streq(name, "WANDB_API_KEY") &&
+	      streq(value, "wandb-secret-7f3a"));
+	CHECK(inv_cluster_secret(lab, &i, &name, &value) && streq(name, "WANDB_ENTITY"));
+	CHECK(inv_cluster_secret(lab, &i, &name, &value) && streq(name, "WANDB_PROJECT"));
+	CHECK(inv_cluster_secret(lab, &i, &name, &value) && streq(name, "HF_TOKEN") &&
+	      streq(value, "hf_secret_91c2"));
+	CHECK(!inv_cluster_secret(lab, &i, &name, &value));
+	const struct inv_cluster *hpc = inventory_cluster(inv, "hpc");
+	CHECK_STR(hpc->all_squash, "1000:1000");
+	CHECK_STR(hpc->uv_dir, "/scratch/uv-cache");
+	const struct inv_host *ws = inventory_host(inv, "gpu-ws");
+	CHECK(ws->nenv == 2 && streq(ws->env[0].key, "CUDA_VISIBLE_DEVICES") &&
+	      streq(ws->env[0].value, "0,1"));
+	CHECK_STR(ws->chips[0].chip, "rtx-5090"); /* the reference's rtx5090 */
+	const struct inv_host *box = inventory_host(inv, "lab-box");
+	CHECK_STR(box->chips[0].chip, "rtx-a6000");
+	CHECK_STR(box->chips[1].chip, "rtx-6000-ada");
+	CHECK_STR(inventory_host(inv, "slurm-login")->mem, "64G"); /* 64GB */
+	const struct inv_host *tpu = inventory_host(inv, "tpu-pod");
+	CHECK(tpu->type == INV_HOST_TPU && tpu->ssh == NULL && !inv_host_type_reachable(tpu->type));
+	CHECK(tpu->nenv == 1 && streq(tpu->env[0].key, "JAX_PLATFORMS"));
+	const struct inv_host *vk = inventory_host(inv, "k8s-gpus");
+	CHECK(vk->type == INV_HOST_VOLCANO && vk->nchips == 1 && vk->chips[0].count == 8);
+	CHECK_STR(inv_host_type_name(vk->type), "volcano");
+	inventory_free(inv);
+
+	setenv("DISPATCH_TEST_HOME", "/u/me", 1);
+	CHECK_INT(inventory_load(path, &inv, &err), 0);
+	CHECK_STR(inventory_cluster(inv, "lab")->root, "/u/me/theseus");
+	inventory_free(inv);
+	unsetenv("DISPATCH_TEST_HOME");
+}
+
+static void test_interpolation(void)
+{
+	setenv("DISPATCH_T_X", "ex", 1);
+	unsetenv("DISPATCH_T_NONE");
+	struct dp_error err = { 0 };
+	struct inventory *inv = parse("clusters:\n  c: {root: '${oc.env:DISPATCH_T_X}/a', "
+				      "work: \"${oc.env:DISPATCH_T_NONE, '/w x'}\", log: '\\${x}'}\n",
+				      &err);
+	CHECK(inv != NULL);
+	if (inv) {
+		CHECK_STR(inv->clusters[0].root, "ex/a");
+		CHECK_STR(inv->clusters[0].work, "/w x");
+		CHECK_STR(inv->clusters[0].log, "${x}");
+	}
+	inventory_free(inv);
+	CHECK_STR(error_of("clusters:\n  c:\n    root: /r\n    work: /w/${oc.env:DISPATCH_T_NONE}\n"),
+		  "inv.yaml:4:14: ${oc.env:DISPATCH_T_NONE}: environment variable 'DISPATCH_T_NONE' "
+		  "is not set (set it, or give a default: ${oc.env:DISPATCH_T_NONE,DEFAULT})");
+	CHECK_STR(error_of("clusters:\n  c:\n    root: /r/${env:HOME}\n    work: /w\n"),
+		  "inv.yaml:3:14: unsupported interpolation '${env:HOME}': dispatch resolves "
+		  "${oc.env:NAME} and ${oc.env:NAME,default} only");
+	CHECK_STR(error_of("clusters:\n  c: {root: /r, work: /w}\nhosts:\n  h: {cluster: '${c'}\n"),
+		  "inv.yaml:4:17: unterminated '${': OmegaConf interpolation needs a closing '}'");
+}
+
+static void test_reference_keys(void)
+{
+	CHECK_STR(error_of(BASE "hosts:\n  t:\n    type: tpu\n    cluster: c1\n    zone: z\n"
+			   "    accelerator_type: v4-8\n"),
+		  "inv.yaml:5:5: hosts.t: 'version' is required");
+	CHECK_STR(error_of(BASE "hosts:\n  t:\n    type: tpu\n    cluster: c1\n    zone: z\n"
+			   "    accelerator_type: v4-8\n    version: v\n    spot: maybe\n"),
+		  "inv.yaml:10:11: hosts.t.spot: expected true or false, got 'maybe'");
+	CHECK_STR(error_of(BASE "hosts:\n  t:\n    type: tpu\n    cluster: c1\n    zone: z\n"
+			   "    accelerator_type: v4-8\n    version: v\n    zonee: x\n"),
+		  "inv.yaml:10:5: unknown key 'zonee' in hosts.t (did you mean 'zone'?)");
+	CHECK_STR(error_of(BASE "hosts:\n  v:\n    type: volcano\n    cluster: c1\n    image: i\n"
+			   "    pvc_name: p\n    num_nodes: two\n"),
+		  "inv.yaml:9:16: hosts.v.num_nodes: expected a whole number, got 'two'");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    chips: {tpu-v4: 8}\n"),
+		  "inv.yaml:6:13: hosts.h.chips: chip 'tpu-v4' is a Cloud TPU: only 'type: tpu' hosts "
+		  "have TPUs (and dispatch does not drive those)");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    env: {1X: a}\n"),
+		  "inv.yaml:6:11: hosts.h.env: '1X' is not an environment variable name (letters, "
+		  "digits and '_', not starting with a digit)");
+	CHECK_STR(error_of("clusters:\n  c: {root: /r, work: /w, all_squash: root}\n"),
+		  "inv.yaml:2:39: clusters.c.all_squash: expected UID:GID (as juicefs mount "
+		  "--all-squash takes it, e.g. \"1000:1000\"), got 'root'");
+	CHECK_STR(error_of("clusters:\n  c: {root: /r, work: /w, wandbb: k}\n"),
+		  "inv.yaml:2:27: unknown key 'wandbb' in clusters.c (did you mean 'wandb'?)");
+	/* A credential's value is never quoted into a message. */
+	CHECK_STR(error_of("clusters:\n  c: {root: /r, work: /w, hf_token: [tok-123]}\n"),
+		  "inv.yaml:2:37: clusters.c.hf_token: expected a string, got a list");
+	char *pw = NULL;
+	_cleanup_free_ char *u1 = inv_meta_url_split("redis://:p@ss@h:6379/0", &pw);
+	CHECK_STR(u1, "redis://h:6379/0");
+	CHECK_STR(pw, "p@ss");
+	free(pw);
+	_cleanup_free_ char *u2 = inv_meta_url_split("mysql://me:pw@(h:3306)/db", &pw);
+	CHECK_STR(u2, "mysql://me@(h:3306)/db");
+	CHECK_STR(pw, "pw");
+	free(pw);
+	_cleanup_free_ char *u3 = inv_meta_url_split("redis://h:6379/0", &pw);
+	CHECK_STR(u3, "redis://h:6379/0");
+	CHECK(pw == NULL);
+}
+
 int main(void)
 {
 	test_reference();
+	test_reference_current();
+	test_interpolation();
+	test_reference_keys();
 	test_values();
 	test_errors();
 	test_catalogue();

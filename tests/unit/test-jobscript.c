@@ -307,9 +307,10 @@ static void test_bootstrap(void)
 	CHECK_CONTAINS(s.bootstrap, "(\n\tset +euo pipefail\n\teval 'python train.py --name '\\''a b'\\'''\n) &\n");
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_NODE_RANK=\"${SLURM_NODEID:-0}\"\n");
 	CHECK_CONTAINS(s.bootstrap, "DISPATCH_MASTER_ADDR=localhost\n");
-	CHECK_CONTAINS(s.bootstrap, "juicefs mount --background --cache-size '100G' --cache-dir "
-				    "'/scratch/juicefs-cache' 'redis://:p@ss w0rd@redis:6379/0' "
-				    "'/mnt/juicefs/theseus'");
+	/* The metadata password in the mount's environment, not on its command line. */
+	CHECK_CONTAINS(s.bootstrap, "META_PASSWORD='p@ss w0rd' juicefs mount --background "
+				    "--cache-size '100G' --cache-dir '/scratch/juicefs-cache' "
+				    "'redis://redis:6379/0' '/mnt/juicefs/theseus'");
 	CHECK_CONTAINS(s.bootstrap, "trap 'dispatch_forward TERM 143' TERM\n");
 	CHECK(strstr(s.sbatch, "TOKEN") == NULL); /* secrets stay in the bootstrap */
 	/* no payload: nothing is extracted */
@@ -456,8 +457,73 @@ static void test_write_file(void)
 	free(path);
 }
 
+/* The reference's cluster keys: paths, credentials (redacted when shown), host env
+ * after the cluster's, UV_CACHE_DIR, all_squash, the login shell. */
+static void test_reference_keys(void)
+{
+	struct inv_cluster c = {
+		.name = "lab", .root = "~/theseus", .work = "/w", .checkpoints = "/ck",
+		.mount = "redis://:pw-1@r:6379/0", .all_squash = "1000:1000", .uv_dir = "/uv",
+		.wandb = "wk-secret", .wandb_entity = "ent", .wandb_project = "proj",
+		.hf_token = "hf-secret",
+	};
+	struct inv_kv env[] = { { "NCCL_DEBUG", "WARN" }, { "HF_TOKEN", "host-wins" } };
+	struct inv_host h = plain_host();
+	h.cluster = &c;
+	h.env = env;
+	h.nenv = ARRAY_SIZE(env);
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	spec_cmd(&js, "python train.py");
+	struct jobscript_target t = { .host = &h };
+	CHECK_INT(jobscript_generate(&js, &t, &s, &err), 0);
+	const char *b = s.bootstrap;
+	CHECK_CONTAINS(b, "if ! shopt -q login_shell; then\n\texec bash -l \"$0\" \"$@\"\nfi\n");
+	CHECK(strstr(b, "exec bash -l") < strstr(b, "set -euo pipefail"));
+	CHECK_CONTAINS(b, "export DISPATCH_ROOT=\"$HOME\"'/theseus'\nexport THESEUS_ROOT=\"$DISPATCH_ROOT\"\n");
+	CHECK_CONTAINS(b, "export DISPATCH_DATA_DIR=\"$HOME\"'/theseus/data'\n");
+	CHECK_CONTAINS(b, "export DISPATCH_CHECKPOINTS_DIR='/ck'\n");
+	CHECK_CONTAINS(b, "export WANDB_API_KEY='wk-secret'\nexport WANDB_ENTITY='ent'\n"
+			  "export WANDB_PROJECT='proj'\nexport HF_TOKEN='hf-secret'\n");
+	/* the host's env after the cluster's: it wins */
+	CHECK(strstr(b, "export HF_TOKEN='host-wins'") > strstr(b, "export HF_TOKEN='hf-secret'"));
+	CHECK(strstr(b, "export NCCL_DEBUG='WARN'") < strstr(b, "juicefs mount"));
+	CHECK_CONTAINS(b, "META_PASSWORD='pw-1' juicefs mount --background --all-squash '1000:1000' "
+			  "'redis://r:6379/0' \"$HOME\"'/theseus'");
+	CHECK_CONTAINS(b, "if [ -f pyproject.toml ]; then\n");
+	CHECK_CONTAINS(b, "dispatch: uv not found on $(hostname)");
+	CHECK_CONTAINS(b, "export UV_CACHE_DIR='/uv'\n\tmkdir -p -- \"$UV_CACHE_DIR\"\n");
+	CHECK_CONTAINS(b, "uv sync --frozen --group 'cuda12' || uv sync --group 'cuda12'\n");
+	jobscript_release(&s);
+
+	/* Shown (--dry-run, --emit): no credential, no password. */
+	t.redact = true;
+	CHECK_INT(jobscript_generate(&js, &t, &s, &err), 0);
+	b = s.bootstrap;
+	CHECK(!strstr(b, "wk-secret") && !strstr(b, "hf-secret") && !strstr(b, "pw-1") &&
+	      !strstr(b, "'ent'") && !strstr(b, "'proj'"));
+	CHECK_CONTAINS(b, "export WANDB_API_KEY='<redacted>'\n");
+	CHECK_CONTAINS(b, "META_PASSWORD='<redacted>' juicefs mount");
+	CHECK_CONTAINS(b, "export NCCL_DEBUG='WARN'\n"); /* not a credential */
+	jobscript_release(&s);
+
+	/* No uv_dir: a per-job cache, removed at exit; login_shell: false. */
+	c.uv_dir = NULL;
+	h.no_login_shell = true;
+	t.redact = false;
+	CHECK_INT(jobscript_generate(&js, &t, &s, &err), 0);
+	b = s.bootstrap;
+	CHECK(!strstr(b, "bash -l"));
+	CHECK_CONTAINS(b, "\tdispatch_uv_tmp=$(mktemp -d \"${TMPDIR:-/tmp}/dispatch-uv-$DISPATCH_JOB_ID.XXXXXX\")\n"
+			  "\texport UV_CACHE_DIR=\"$dispatch_uv_tmp\"\n");
+	CHECK_CONTAINS(b, "\t\trm -rf -- \"$dispatch_uv_tmp\"\n");
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
 int main(void)
 {
+	test_reference_keys();
 	test_multinode_one_task_per_node();
 	test_cpus_per_task();
 	test_memory();

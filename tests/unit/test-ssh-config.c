@@ -254,9 +254,10 @@ static void test_include_and_match(void)
 	CHECK_INT(c.port, 2020);
 	ssh_host_config_release(&c);
 
+	/* Match host m exec "true" matches, as in ssh (User was set before it). */
 	CHECK_INT(resolve("inc", "m", &c, &err), 0);
 	CHECK_STR(c.user, "m-user");
-	CHECK_INT(c.port, 2);
+	CHECK_INT(c.port, 1);
 	ssh_host_config_release(&c);
 
 	/* From a buffer, Include is not followed. */
