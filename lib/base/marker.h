@@ -43,6 +43,10 @@
 /* dispatch queue: squeue's version and the form of its answer. */
 #define MARK_VERSION MARKER("version")
 #define MARK_FORMAT MARKER("format")
+/* dispatch logs: a finished job's paths and name from accounting (sacct 24.05+). */
+#define MARK_ACCT_OUT MARKER("acct-out")
+#define MARK_ACCT_ERR MARKER("acct-err")
+#define MARK_ACCT_NAME MARKER("acct-name")
 /* Plain-host jobs: the started process, a job's state, a cancel's outcome. */
 #define MARK_PID MARKER("pid")
 #define MARK_JOB MARKER("job")

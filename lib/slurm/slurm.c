@@ -335,7 +335,22 @@ void slurm_job_paths_command(struct strbuf *sb, const char *id)
 	marker_print(sb, MARK_USER, "\"$(id -un)\"");
 	strbuf_adds(sb, "scontrol show job ");
 	sh_quote(sb, id);
-	strbuf_adds(sb, "\n");
+	/* A job that has left slurmctld's memory: accounting keeps its paths from
+	 * 24.05 on (sacct's StdOut and StdErr; an older sacct refuses the field and
+	 * prints nothing here), with the patterns filled in where sacct can
+	 * (--expand-patterns), else as given (dispatch fills them in). */
+	strbuf_adds(sb, " || {\nq() { sacct -n -X -P -j ");
+	sh_quote(sb, id);
+	strbuf_adds(sb, " \"$@\" 2>/dev/null | head -n 1; }\n"
+		    "if sacct -n -X -P -j 0 -o StdOut >/dev/null 2>&1; then\n"
+		    "\tx=--expand-patterns\n"
+		    "\tsacct -n -X -P -j 0 $x -o StdOut >/dev/null 2>&1 || x=\n\t");
+	marker_print(sb, MARK_ACCT_OUT, "\"$(q $x -o StdOut)\"");
+	strbuf_adds(sb, "\t");
+	marker_print(sb, MARK_ACCT_ERR, "\"$(q $x -o StdErr)\"");
+	strbuf_adds(sb, "\t");
+	marker_print(sb, MARK_ACCT_NAME, "\"$(q -o JobName)\"");
+	strbuf_adds(sb, "fi\n}\n");
 }
 
 struct paths_scan {
@@ -349,6 +364,23 @@ static void paths_one(void *data, char *line)
 	const char *user = marker_value(line, MARK_USER);
 	if (user && !s->p->user && *user) {
 		s->p->user = xstrdup(user);
+		return;
+	}
+	const char *v;
+	if ((v = marker_value(line, MARK_ACCT_OUT))) {
+		if (*v && !s->p->acct_out)
+			s->p->acct_out = xstrdup(v);
+		s->p->acct = true;
+		return;
+	}
+	if ((v = marker_value(line, MARK_ACCT_ERR))) {
+		if (*v && !s->p->acct_err)
+			s->p->acct_err = xstrdup(v);
+		return;
+	}
+	if ((v = marker_value(line, MARK_ACCT_NAME))) {
+		if (*v && !s->p->acct_name)
+			s->p->acct_name = xstrdup(v);
 		return;
 	}
 	if (startswith(l, "JobId=")) {
@@ -381,6 +413,9 @@ void slurm_paths_release(struct slurm_paths *p)
 	free(p->out);
 	free(p->err);
 	free(p->user);
+	free(p->acct_out);
+	free(p->acct_err);
+	free(p->acct_name);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -98,13 +98,19 @@ void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
 
 /* The output paths of a job for `logs`: `scontrol show job ID` (multi-line form, where
  * StdOut= and StdErr= sit on lines of their own, so paths with spaces survive; SLURM
- * has filled the patterns in) and `id -un` on the host. */
+ * has filled the patterns in) and `id -un` on the host; when scontrol no longer knows
+ * the job, accounting's StdOut, StdErr (SLURM 24.05 and later; patterns filled in
+ * where sacct has --expand-patterns) and JobName. */
 void slurm_job_paths_command(struct strbuf *sb, const char *id);
 struct slurm_paths {
 	char *out, *err;        /* NULL when scontrol did not say (the job left its memory) */
 	char *user;             /* the login's user name; NULL when not printed */
 	int records;            /* jobs scontrol showed (an array: one per task; a pending
 				   array not yet split counts as 2) */
+	bool acct;              /* scontrol did not know the job, and sacct has StdOut */
+	char *acct_out, *acct_err; /* sacct's StdOut, StdErr: NULL when empty (StdErr is
+				   empty when stderr goes to StdOut); may hold patterns */
+	char *acct_name;        /* sacct's JobName (for %x) */
 };
 void slurm_parse_job_paths(const char *out, struct slurm_paths *p);
 void slurm_paths_release(struct slurm_paths *p);
