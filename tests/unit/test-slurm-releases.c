@@ -25,7 +25,7 @@ struct release {
 };
 static const struct release releases[] = {
 	{ "24.11", "24.11.5", "64", "65", "66", "67", "68", "69", "72", NULL },
-	{ "26.05", "26.05.5", "1", "2", "3", "4", "5", "6", "10", NULL },
+	{ "26.05", "26.05.5", "34", "35", "36", "37", "38", "39", "42", NULL },
 };
 
 /* tests/unit/data/slurm/WHAT-REL.out */
@@ -206,8 +206,51 @@ static void check_probe(const struct release *r)
 	host_facts_release(&f);
 }
 
+/* Which releases dispatch knows, and the data_parser it pins on each. */
+static void check_known(void)
+{
+	CHECK_INT(slurm_release_known("22.05.8"), 1);
+	CHECK_INT(slurm_release_known("24.11.5"), 1);
+	CHECK_INT(slurm_release_known("26.05.5"), 1);
+	CHECK_INT(slurm_release_known("17.11.2"), 1);
+	CHECK_INT(slurm_release_known("26.11.0"), 0);
+	CHECK_INT(slurm_release_known("27.05.1"), 0);
+	CHECK_INT(slurm_release_known(NULL), -1);
+	CHECK_INT(slurm_release_known("unknown"), -1);
+	CHECK(slurm_data_parser("22.05.8") == NULL);
+	CHECK(slurm_data_parser("23.02.7") == NULL);
+	CHECK_STR(slurm_data_parser("23.11.10"), "v0.0.40");
+	CHECK_STR(slurm_data_parser("24.05.4"), "v0.0.40");
+	CHECK_STR(slurm_data_parser("24.11.5"), "v0.0.42");
+	CHECK_STR(slurm_data_parser("26.05.5"), "v0.0.42");
+	CHECK(slurm_data_parser("26.11.0") == NULL);
+}
+
+/* 26.05's own default data_parser (v0.0.45), as a newer release's unpinned --json
+ * would answer: the fallback reads it too (captured before the pinned one, ids
+ * 1 to 6: ok, bad, run, dep, can, arr). */
+static void check_default_parser(void)
+{
+	struct slurm_queue_filter all = { .states = "all" };
+	struct slurm_queue q = { 0 };
+	struct dp_error err = { 0 };
+	_cleanup_free_ char *text = unit_fixture("slurm", "queue-json-v0.0.45-26.05.out");
+	CHECK(strstr(text, "\"data_parser/v0.0.45\"") != NULL);
+	CHECK_INT(slurm_parse_queue(text, &all, EOR, &q, &err), 0);
+	CHECK_STR(q.version, "26.05.5");
+	CHECK(q.n >= 7);
+	const struct slurm_qjob *bad = qjob(&q, "2"), *run = qjob(&q, "3"), *dep = qjob(&q, "4");
+	CHECK(bad && streq(bad->state, "FAILED") && streq(bad->name, "capbad") &&
+	      streq(bad->nodes, "node1") && bad->node_count == 1);
+	CHECK(run && streq(run->state, "RUNNING") && streq(run->user, "dispatch-test"));
+	CHECK(dep && streq(dep->state, "PENDING") && streq(dep->reason, "Dependency"));
+	slurm_queue_release(&q);
+}
+
 int main(void)
 {
+	check_known();
+	check_default_parser();
 	for (size_t i = 0; i < ARRAY_SIZE(releases); i++) {
 		printf("# SLURM %s\n", releases[i].rel);
 		check_wait(&releases[i]);
