@@ -8,15 +8,28 @@
 # slurmctld's own RPC counters (sdiag) show at most one job-info RPC per poll.
 # Its own instance because it stops daemons and counts the controller's RPCs: the
 # shared default one must see neither. Two runs of this file (build and build-san)
-# take turns (a lock). DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
+# take turns (a lock); each SLURM release (DISPATCH_TESTBED_SLURM) has an instance of
+# its own. DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
 # tests/testbed/down removes the instance.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd, SLURM and network namespaces"
 unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
 
-export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
-export DISPATCH_TESTBED_PORT_BASE=29000 DISPATCH_TESTBED_PREFIX=dsw7 DISPATCH_TESTBED_NET=10.171
+case ${DISPATCH_TESTBED_SLURM:-1} in
+24.11 | trixie)
+	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210-s2411
+	export DISPATCH_TESTBED_PORT_BASE=30500 DISPATCH_TESTBED_PREFIX=dsw24 DISPATCH_TESTBED_NET=10.125
+	;;
+26.05 | forky)
+	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210-s2605
+	export DISPATCH_TESTBED_PORT_BASE=34500 DISPATCH_TESTBED_PREFIX=dsw26 DISPATCH_TESTBED_NET=10.127
+	;;
+*)
+	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
+	export DISPATCH_TESTBED_PORT_BASE=29000 DISPATCH_TESTBED_PREFIX=dsw7 DISPATCH_TESTBED_NET=10.171
+	;;
+esac
 export DISPATCH_TESTBED_FAN=2
 # fd 8 is the run lock: nothing this file starts may keep it (up's daemons get 8>&-).
 exec 8>"$DISPATCH_TESTBED_DIR.run.lock"
