@@ -33,6 +33,10 @@
 #define MARK_SQUEUE_EXIT MARKER("squeue-exit")
 #define MARK_SACCT_EXIT MARKER("sacct-exit")
 #define MARK_SCANCEL_EXIT MARKER("scancel-exit")
+/* wait's poll: the digest of squeue --only-job-state's answer, and the mark that it
+ * is the digest dispatch already had (nothing changed: no full squeue ran). */
+#define MARK_SQUEUE_STATES MARKER("squeue-states")
+#define MARK_SQUEUE_SAME MARKER("squeue-same")
 /* Sections of a status or token lookup's answer. */
 #define MARK_STATUS MARKER("status")
 #define MARK_OUT MARKER("out")
