@@ -3,7 +3,8 @@
  * dispatch logs JOB [-f] [--stderr]: the job's output file, printed from its host or
  * followed until the job ends, over one connection. Where the file is: SLURM says
  * (`scontrol show job`, patterns filled in) while it knows the job; else SLURM's
- * accounting (sacct's StdOut/StdErr, from 24.05 on), else the job ledger (sbatch
+ * accounting (sacct's StdOut/StdErr, from 24.05 on; an empty StdErr, in either,
+ * means stderr goes to the output file), else the job ledger (sbatch
  * patterns filled in here); plain-host jobs from the ledger.
  */
 #include <stdio.h>
@@ -63,7 +64,9 @@ static int slurm_path(const struct dp_ctx *ctx, struct ssh_session *ss, const st
 	if (p.records > 1)
 		return usage_error(ctx, "job '%s' is an array: name one of its tasks (%s_N)", r->arg,
 				   r->id);
-	const char *known = want_err ? p.err : p.out;
+	/* SLURM 26.05 leaves StdErr empty when stderr goes to the output (22.05 names
+	 * the output file there): the output file, either way. */
+	const char *known = want_err && p.records == 1 && !p.err ? p.out : want_err ? p.err : p.out;
 	if (known) {
 		*path = xstrdup(known);
 		return 0;
@@ -73,13 +76,8 @@ static int slurm_path(const struct dp_ctx *ctx, struct ssh_session *ss, const st
 	if (p.acct_out) {
 		/* Accounting's paths (a job SLURM's controller forgot; 24.05 and later):
 		 * patterns left in them are filled in as sbatch would have. */
-		if (want_err && !p.acct_err) {
-			error_msg("job '%s' has no error file of its own: its stderr goes to its output "
-				  "('dispatch logs %s')", r->arg, r->arg);
-			return DPE_NOTFOUND;
-		}
-		*path = slurm_expand_pattern(want_err ? p.acct_err : p.acct_out, base, task,
-					     p.acct_name, p.user);
+		*path = slurm_expand_pattern(want_err && p.acct_err ? p.acct_err : p.acct_out, base,
+					     task, p.acct_name, p.user);
 		return 0;
 	}
 	const char *pattern = !r->in_ledger ? NULL : want_err ? r->rec.err_path : r->rec.log_path;

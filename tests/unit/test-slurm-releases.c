@@ -24,8 +24,8 @@ struct release {
 	const char *ok, *bad, *run, *dep, *can, *arr, *held, *forgotten;
 };
 static const struct release releases[] = {
-	{ "24.11", "24.11.5", "64", "65", "66", "67", "68", "69", "72", NULL },
-	{ "26.05", "26.05.5", "34", "35", "36", "37", "38", "39", "42", NULL },
+	{ "24.11", "24.11.5", "64", "65", "66", "67", "68", "69", "72", "3" },
+	{ "26.05", "26.05.5", "34", "35", "36", "37", "38", "39", "42", "13" },
 };
 
 /* tests/unit/data/slurm/WHAT-REL.out */
@@ -184,6 +184,27 @@ static void check_paths(const struct release *r)
 	slurm_paths_release(&p);
 }
 
+/* logs of a job slurmctld has forgotten (paths-acct-REL.out, job `forgotten`, a
+ * 2-node job written to %x-%j.out): scontrol fails, accounting answers with the
+ * pattern filled in (sacct --expand-patterns) and an empty StdErr (stderr goes to
+ * the output). */
+static void check_paths_acct(const struct release *r)
+{
+	if (!r->forgotten)
+		return;
+	_cleanup_free_ char *text = fixture("paths-acct", r->rel);
+	struct slurm_paths p;
+	slurm_parse_job_paths(text, &p);
+	CHECK_INT(p.records, 0);
+	CHECK(!p.out && !p.err && p.acct);
+	_cleanup_free_ char *tail = xasprintf("/cluster/log/twonode-%s.out", r->forgotten);
+	CHECK(p.acct_out && ends_with(p.acct_out, tail));
+	CHECK(p.acct_err == NULL);
+	CHECK_STR(p.acct_name, "twonode");
+	CHECK_STR(p.user, "dispatch-test");
+	slurm_paths_release(&p);
+}
+
 /* hosts show: two partitions, two nodes with two a100 each, the release named. */
 static void check_probe(const struct release *r)
 {
@@ -257,6 +278,7 @@ int main(void)
 		check_status(&releases[i]);
 		check_queue(&releases[i]);
 		check_paths(&releases[i]);
+		check_paths_acct(&releases[i]);
 		check_probe(&releases[i]);
 	}
 	return unit_done();
