@@ -31,16 +31,23 @@ batch() {
 	done
 }
 
+# REQUEST_JOB_STATE: squeue --only-job-state (23.11.5 and later), the states alone
+state_rpcs() {
+	sdiag | awk '/by message type/ { on = 1; next } /by user/ { on = 0 }
+		on && $1 == "REQUEST_JOB_STATE" { sub(/.*count:/, ""); n += $1 }
+		END { print n + 0 }'
+}
+
 # dispatch wait
 jobs=$(batch d)
-before=$(rpcs)
+before=$(rpcs) sbefore=$(state_rpcs)
 SECONDS=0
 "$D" --json wait --interval 2 $jobs >"$DISPATCH_STATE_DIR/w.json"
 took=$SECONDS
-after=$(rpcs)
+after=$(rpcs) safter=$(state_rpcs)
 polls=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["polls"])' "$DISPATCH_STATE_DIR/w.json")
-printf '%-28s %3d jobs: %4d polls %6d job-info RPCs %5d SSH connections %4d s\n' \
-	"dispatch wait" "$N" "$polls" "$((after - before))" 1 "$took"
+printf '%-28s %3d jobs: %4d polls %6d job-info RPCs %5d SSH connections %4d s (%s; %d job-state RPCs)\n' \
+	"dispatch wait" "$N" "$polls" "$((after - before))" 1 "$took" "$(sinfo --version)" "$((safter - sbefore))"
 
 # one squeue per job per poll, one SSH command each
 jobs=$(batch r)

@@ -2,8 +2,10 @@
 /*
  * dispatch logs JOB [-f] [--stderr]: the job's output file, printed from its host or
  * followed until the job ends, over one connection. Where the file is: SLURM says
- * (`scontrol show job`, patterns filled in) while it knows the job; else the job
- * ledger (sbatch patterns filled in here); plain-host jobs from the ledger.
+ * (`scontrol show job`, patterns filled in) while it knows the job; else SLURM's
+ * accounting (sacct's StdOut/StdErr, from 24.05 on; an empty StdErr, in either,
+ * means stderr goes to the output file), else the job ledger (sbatch
+ * patterns filled in here); plain-host jobs from the ledger.
  */
 #include <stdio.h>
 
@@ -62,9 +64,20 @@ static int slurm_path(const struct dp_ctx *ctx, struct ssh_session *ss, const st
 	if (p.records > 1)
 		return usage_error(ctx, "job '%s' is an array: name one of its tasks (%s_N)", r->arg,
 				   r->id);
-	const char *known = want_err ? p.err : p.out;
+	/* SLURM 26.05 leaves StdErr empty when stderr goes to the output (22.05 names
+	 * the output file there): the output file, either way. */
+	const char *known = want_err && p.records == 1 && !p.err ? p.out : want_err ? p.err : p.out;
 	if (known) {
 		*path = xstrdup(known);
+		return 0;
+	}
+	_cleanup_free_ char *base = NULL, *task = NULL;
+	split_task(r->id, &base, &task);
+	if (p.acct_out) {
+		/* Accounting's paths (a job SLURM's controller forgot; 24.05 and later):
+		 * patterns left in them are filled in as sbatch would have. */
+		*path = slurm_expand_pattern(want_err && p.acct_err ? p.acct_err : p.acct_out, base,
+					     task, p.acct_name, p.user);
 		return 0;
 	}
 	const char *pattern = !r->in_ledger ? NULL : want_err ? r->rec.err_path : r->rec.log_path;
@@ -75,11 +88,10 @@ static int slurm_path(const struct dp_ctx *ctx, struct ssh_session *ss, const st
 			return DPE_NOTFOUND;
 		}
 		error_msg("cannot tell where job '%s' writes its output: SLURM on '%s' no longer knows "
-			  "the job and dispatch did not submit it", r->arg, r->host);
+			  "the job, its accounting has no paths (SLURM before 24.05) and dispatch did not "
+			  "submit it", r->arg, r->host);
 		return DPE_NOTFOUND;
 	}
-	_cleanup_free_ char *base = NULL, *task = NULL;
-	split_task(r->id, &base, &task);
 	*path = slurm_expand_pattern(pattern, base, task, r->rec.name, p.user);
 	return 0;
 }

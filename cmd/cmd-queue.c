@@ -59,6 +59,10 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 		return DPE_FAIL;
 	}
 	a->ok = true;
+	if (slurm_release_known(a->q.version) == 0)
+		warning_msg("'%s' runs SLURM %s, newer than any release dispatch knows (up to %s): "
+			    "its answer is read as %s's", host, a->q.version, SLURM_NEWEST_KNOWN,
+			    SLURM_NEWEST_KNOWN);
 	return 0;
 }
 

@@ -51,6 +51,8 @@ struct whost {
 	const char *host;
 	struct ssh_session *ss;
 	long polls, squeue_calls, sacct_calls, failures, connects;
+	long same_polls;        /* polls squeue --only-job-state answered alone */
+	char *states;           /* its last digest (slurm_squeue_poll_command) */
 	bool outage;
 };
 
@@ -180,7 +182,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	}
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	if (ids)
-		slurm_squeue_command(&cmd, ids);
+		slurm_squeue_poll_command(&cmd, ids, h->states);
 	if (nplain)
 		plainjob_status_command(&cmd, plain, nplain);
 	int status;
@@ -197,12 +199,20 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 		host_failed(ctx, h, why, false);
 		return;
 	}
+	/* No job changed state since the last poll: nothing to decide for them. */
+	bool same = ids && slurm_poll_same(out.buf);
+	if (ids) {
+		free(h->states);
+		h->states = slurm_poll_states(out.buf);
+	}
+	if (same)
+		h->same_polls++;
 	struct slurm_job *rows = NULL;
 	size_t nrows = 0;
 	slurm_parse_status(out.buf, &rows, &nrows);
 
 	/* sacct for the jobs squeue no longer has active */
-	_cleanup_strv_free_ char **gone = jobwait_gone(ids, rows, nrows);
+	_cleanup_strv_free_ char **gone = same ? NULL : jobwait_gone(ids, rows, nrows);
 	if (gone) {
 		_cleanup_strbuf_ struct strbuf c2 = STRBUF_INIT, o2 = STRBUF_INIT, e2 = STRBUF_INIT;
 		slurm_sacct_command(&c2, gone);
@@ -238,7 +248,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	h->polls++;
 	for (size_t i = 0; i < n; i++) {
 		struct wjob *j = &jobs[i];
-		if (j->w.done || !streq(j->ref->host, h->host))
+		if (j->w.done || !streq(j->ref->host, h->host) || (same && !j->w.plain))
 			continue;
 		const char *detail;
 		enum jobwait_event ev = j->w.plain ? jobwait_plain(&j->w, ps, nps, &detail)
@@ -305,6 +315,7 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 		cJSON_AddStringToObject(o, "host", hosts[i].host);
 		cJSON_AddNumberToObject(o, "polls", (double)hosts[i].polls);
 		cJSON_AddNumberToObject(o, "squeue_calls", (double)hosts[i].squeue_calls);
+		cJSON_AddNumberToObject(o, "state_only_polls", (double)hosts[i].same_polls);
 		cJSON_AddNumberToObject(o, "sacct_calls", (double)hosts[i].sacct_calls);
 		cJSON_AddNumberToObject(o, "failed_polls", (double)hosts[i].failures);
 		cJSON_AddNumberToObject(o, "connections", (double)hosts[i].connects);
@@ -431,8 +442,10 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 	}
 	for (size_t i = 0; i < set.n; i++)
 		jobwait_release(&jobs[i].w);
-	for (size_t h = 0; h < nh; h++)
+	for (size_t h = 0; h < nh; h++) {
 		ssh_session_free(hosts[h].ss);
+		free(hosts[h].states);
+	}
 	free(hosts);
 	free(jobs);
 	return r;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "dispatch.h"
+#include "slurm/slurm_queue.h"
 #include "host_entry.h"
 #include "host_facts.h"
 #include "inventory/inventory.h"
@@ -230,6 +231,10 @@ static int hosts_show(struct dp_ctx *ctx, const char *host)
 	int r = fetch(ctx, host, ask_for(h), &f);
 	if (r)
 		return r;
+	if (f.slurm && slurm_release_known(f.sl.version) == 0)
+		warning_msg("'%s' runs SLURM %s, newer than any release dispatch knows (up to %s): "
+			    "its answers are read as %s's", host, f.sl.version, SLURM_NEWEST_KNOWN,
+			    SLURM_NEWEST_KNOWN);
 	if (ctx->json)
 		json_print(show_json(host, &f));
 	else if (f.slurm)

@@ -33,6 +33,10 @@
 #define MARK_SQUEUE_EXIT MARKER("squeue-exit")
 #define MARK_SACCT_EXIT MARKER("sacct-exit")
 #define MARK_SCANCEL_EXIT MARKER("scancel-exit")
+/* wait's poll: the digest of squeue --only-job-state's answer, and the mark that it
+ * is the digest dispatch already had (nothing changed: no full squeue ran). */
+#define MARK_SQUEUE_STATES MARKER("squeue-states")
+#define MARK_SQUEUE_SAME MARKER("squeue-same")
 /* Sections of a status or token lookup's answer. */
 #define MARK_STATUS MARKER("status")
 #define MARK_OUT MARKER("out")
@@ -43,6 +47,10 @@
 /* dispatch queue: squeue's version and the form of its answer. */
 #define MARK_VERSION MARKER("version")
 #define MARK_FORMAT MARKER("format")
+/* dispatch logs: a finished job's paths and name from accounting (sacct 24.05+). */
+#define MARK_ACCT_OUT MARKER("acct-out")
+#define MARK_ACCT_ERR MARKER("acct-err")
+#define MARK_ACCT_NAME MARKER("acct-name")
 /* Plain-host jobs: the started process, a job's state, a cancel's outcome. */
 #define MARK_PID MARKER("pid")
 #define MARK_JOB MARKER("job")

@@ -174,6 +174,37 @@ void slurm_squeue_command(struct strbuf *sb, char *const *ids)
 	marker_status(sb, MARK_SQUEUE_EXIT, "?");
 }
 
+void slurm_squeue_poll_command(struct strbuf *sb, char *const *ids, const char *known)
+{
+	/* 23.11.5 and later: the job states alone, one cheap RPC; an older squeue
+	 * refuses the option before it asks the controller anything. */
+	strbuf_adds(sb, "s=$(squeue --only-job-state -h -t all -j ");
+	id_list(sb, ids);
+	strbuf_adds(sb, " -o '%i|%T' 2>/dev/null) && h=$(printf '%s\\n' \"$s\" | sort | cksum) || h=\n");
+	marker_print(sb, MARK_SQUEUE_STATES, "\"$h\"");
+	strbuf_adds(sb, "if [ -n \"$h\" ] && [ \"$h\" = ");
+	sh_quote(sb, known && *known ? known : "-");
+	strbuf_adds(sb, " ]; then\n\techo " MARK_SQUEUE_SAME "\n\techo \"" MARK_SQUEUE_EXIT " 0\"\nelse\n\t");
+	slurm_squeue_command(sb, ids);
+	strbuf_adds(sb, "fi\n");
+}
+
+bool slurm_poll_same(const char *out)
+{
+	_cleanup_free_ char *v = marker_find(out, MARK_SQUEUE_SAME);
+	return v != NULL;
+}
+
+char *slurm_poll_states(const char *out)
+{
+	char *v = marker_find(out, MARK_SQUEUE_STATES);
+	if (v && !*v) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
 void slurm_sacct_command(struct strbuf *sb, char *const *ids)
 {
 	marker_echo(sb, MARK_SACCT);
@@ -335,7 +366,23 @@ void slurm_job_paths_command(struct strbuf *sb, const char *id)
 	marker_print(sb, MARK_USER, "\"$(id -un)\"");
 	strbuf_adds(sb, "scontrol show job ");
 	sh_quote(sb, id);
-	strbuf_adds(sb, "\n");
+	/* A job that has left slurmctld's memory: accounting keeps its paths from
+	 * 24.05 on (sacct's StdOut and StdErr; an older sacct refuses the field and
+	 * prints nothing here), with the patterns filled in where sacct can
+	 * (--expand-patterns), else as given (dispatch fills them in). */
+	strbuf_adds(sb, " || {\nq() { sacct -n -X -P -j ");
+	sh_quote(sb, id);
+	/* (the probes ask about the job itself: 26.05 refuses -j 0) */
+	strbuf_adds(sb, " \"$@\" 2>/dev/null; }\n"
+		    "if q -o StdOut >/dev/null; then\n"
+		    "\tx=--expand-patterns\n"
+		    "\tq $x -o StdOut >/dev/null || x=\n\t");
+	marker_print(sb, MARK_ACCT_OUT, "\"$(q $x -o StdOut | head -n 1)\"");
+	strbuf_adds(sb, "\t");
+	marker_print(sb, MARK_ACCT_ERR, "\"$(q $x -o StdErr | head -n 1)\"");
+	strbuf_adds(sb, "\t");
+	marker_print(sb, MARK_ACCT_NAME, "\"$(q -o JobName | head -n 1)\"");
+	strbuf_adds(sb, "fi\n}\n");
 }
 
 struct paths_scan {
@@ -349,6 +396,25 @@ static void paths_one(void *data, char *line)
 	const char *user = marker_value(line, MARK_USER);
 	if (user && !s->p->user && *user) {
 		s->p->user = xstrdup(user);
+		return;
+	}
+	const char *v;
+	if ((v = marker_value(line, MARK_ACCT_OUT))) {
+		if (*v && !s->p->acct_out)
+			s->p->acct_out = xstrdup(v);
+		s->p->acct = true;
+		return;
+	}
+	if ((v = marker_value(line, MARK_ACCT_ERR))) {
+		if (*v && !s->p->acct_err)
+			s->p->acct_err = xstrdup(v);
+		s->p->acct = true;
+		return;
+	}
+	if ((v = marker_value(line, MARK_ACCT_NAME))) {
+		if (*v && !s->p->acct_name)
+			s->p->acct_name = xstrdup(v);
+		s->p->acct = true;
 		return;
 	}
 	if (startswith(l, "JobId=")) {
@@ -381,6 +447,9 @@ void slurm_paths_release(struct slurm_paths *p)
 	free(p->out);
 	free(p->err);
 	free(p->user);
+	free(p->acct_out);
+	free(p->acct_err);
+	free(p->acct_name);
 	memset(p, 0, sizeof(*p));
 }
 

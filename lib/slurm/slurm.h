@@ -70,6 +70,17 @@ void slurm_status_command(struct strbuf *sb, char *const *ids);
  * both concatenated. */
 void slurm_squeue_command(struct strbuf *sb, char *const *ids);
 void slurm_sacct_command(struct strbuf *sb, char *const *ids);
+/* wait's squeue half, cheaper: `squeue --only-job-state` (SLURM 23.11.5 and later; one
+ * REQUEST_JOB_STATE RPC, not the full job records) first, its sorted answer digested
+ * (cksum) into a line "dispatch-squeue-states DIGEST"; when DIGEST is known (the
+ * previous poll's, NULL on the first), no job changed state: "dispatch-squeue-same"
+ * and the squeue exit line 0, nothing else. Otherwise (a state changed, or an older
+ * squeue without the option) slurm_squeue_command runs as before. A pending job's
+ * reason changing alone is not seen until its state changes. */
+void slurm_squeue_poll_command(struct strbuf *sb, char *const *ids, const char *known);
+bool slurm_poll_same(const char *out);
+/* The DIGEST of the answer (caller frees); NULL when the squeue had no such option. */
+char *slurm_poll_states(const char *out);
 /* The exit status the "dispatch-squeue-exit" / "dispatch-sacct-exit" line (what: "squeue"
  * or "sacct") reports; -1 when the line is missing (the command did not get that far). */
 int slurm_parse_exit(const char *out, const char *what);
@@ -98,13 +109,19 @@ void slurm_select(const struct slurm_job *jobs, size_t n, const char *asked,
 
 /* The output paths of a job for `logs`: `scontrol show job ID` (multi-line form, where
  * StdOut= and StdErr= sit on lines of their own, so paths with spaces survive; SLURM
- * has filled the patterns in) and `id -un` on the host. */
+ * has filled the patterns in) and `id -un` on the host; when scontrol no longer knows
+ * the job, accounting's StdOut, StdErr (SLURM 24.05 and later; patterns filled in
+ * where sacct has --expand-patterns) and JobName. */
 void slurm_job_paths_command(struct strbuf *sb, const char *id);
 struct slurm_paths {
 	char *out, *err;        /* NULL when scontrol did not say (the job left its memory) */
 	char *user;             /* the login's user name; NULL when not printed */
 	int records;            /* jobs scontrol showed (an array: one per task; a pending
 				   array not yet split counts as 2) */
+	bool acct;              /* scontrol did not know the job, and sacct has StdOut/StdErr */
+	char *acct_out, *acct_err; /* sacct's StdOut, StdErr: NULL when empty (StdErr is
+				   empty when stderr goes to StdOut); may hold patterns */
+	char *acct_name;        /* sacct's JobName (for %x) */
 };
 void slurm_parse_job_paths(const char *out, struct slurm_paths *p);
 void slurm_paths_release(struct slurm_paths *p);

@@ -2,6 +2,7 @@
 #include "slurm/slurm_queue.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -33,6 +34,30 @@ const char *slurm_state_name(const char *word)
 	return NULL;
 }
 
+/* The releases' data_parser plugins (as Debian's packages ship them: 24.11 has
+ * v0.0.40 to v0.0.42, 26.05 v0.0.42 to v0.0.45): one that every release of a range
+ * has, and whose schema the parser below reads (captured on 24.11 and 26.05). */
+const char *slurm_data_parser(const char *version)
+{
+	int major, minor;
+	if (!version || sscanf(version, "%d.%d", &major, &minor) != 2)
+		return NULL;
+	int r = major * 100 + minor;
+	if (r >= 2311 && r <= 2405)
+		return "v0.0.40";
+	if (r >= 2411 && r <= 2605)
+		return "v0.0.42";
+	return NULL;
+}
+
+int slurm_release_known(const char *version)
+{
+	int major, minor;
+	if (!version || sscanf(version, "%d.%d", &major, &minor) != 2 || major < 0 || minor < 0)
+		return -1;
+	return major * 100 + minor <= SLURM_NEWEST_KNOWN_NUM ? 1 : 0;
+}
+
 void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
 			 enum slurm_queue_format fmt, const char *eor)
 {
@@ -59,12 +84,21 @@ void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
 	const char *json_case = fmt == SLURM_QUEUE_JSON ? "*"
 		: fmt == SLURM_QUEUE_TEXT ? "dispatch-never"
 		: "*' '2[1-9].*|*' '[3-9][0-9].*";
-	/* A SLURM built without its JSON plugin fails --json ("plugin ... not
-	 * found"): then the text format, which every squeue has. */
+	/* The data_parser pinned by release (slurm_data_parser): its schema is fixed,
+	 * whatever the release's default. When the pinned one fails (a site built
+	 * without that plugin), the release's default; when that fails too (a SLURM
+	 * built without its JSON plugin: "plugin ... not found"), the text format,
+	 * which every squeue has. */
+	const char *fl = filters.buf ? filters.buf : "";
 	strbuf_addf(sb, "json=0\ncase $v in %s) json=1 ;; esac\n"
-		    "if [ $json = 1 ] && out=$(squeue --json%s); then\n"
+		    "case $v in\n"
+		    "*' '23.11.*|*' '24.05.*) jp=%s ;;\n"
+		    "*' '24.11.*|*' '25.05.*|*' '25.11.*|*' '26.05.*) jp=%s ;;\n"
+		    "*) jp= ;;\nesac\n"
+		    "if [ $json = 1 ] && { { [ -n \"$jp\" ] && out=$(squeue --json=\"$jp\"%s 2>/dev/null); } ||\n"
+		    "\tout=$(squeue --json%s); }; then\n"
 		    "\techo " MARK_FORMAT " json\n\tprintf '%%s' \"$out\"\n\tst=0\nelse\n",
-		    json_case, filters.buf ? filters.buf : "");
+		    json_case, slurm_data_parser("23.11"), slurm_data_parser("24.11"), fl, fl);
 	_cleanup_free_ char *format = eor ? xasprintf("%s|%s", QUEUE_FORMAT, eor) : xstrdup(QUEUE_FORMAT);
 	strbuf_adds(sb, "\techo " MARK_FORMAT " text\n\tsqueue -h -o ");
 	sh_quote(sb, format);

@@ -38,6 +38,21 @@ enum slurm_queue_format {
 	SLURM_QUEUE_TEXT,
 };
 
+/* The newest SLURM release dispatch has read the answers of (the test suite runs
+ * 22.05, 24.11 and 26.05). */
+#define SLURM_NEWEST_KNOWN "26.05"
+#define SLURM_NEWEST_KNOWN_NUM 2605
+
+/* 1 when version ("24.11.5") is a release up to SLURM_NEWEST_KNOWN; 0 for a newer one
+ * (its answers are read as the newest known release's: a best effort, worth one
+ * warning); -1 when it is no version. */
+int slurm_release_known(const char *version);
+
+/* The --json data_parser dispatch asks for on a release ("v0.0.42" for 24.11 to
+ * 26.05, "v0.0.40" for 23.11 and 24.05; NULL: the release's default, as before
+ * 23.11, when --json took no version, and for releases newer than dispatch knows). */
+const char *slurm_data_parser(const char *version);
+
 /* eor: the text format's end-of-record mark, letters, digits and '-' only (a fresh
  * random token: ledger_new_token); NULL: records end at the end of the line. */
 void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,

@@ -110,5 +110,9 @@ testbed_up() {
 	eval "$exports"
 	if [ "${DISPATCH_TESTBED_SLURM:-1}" != 0 ]; then
 		grep -q "^  hpc:" "$DISPATCH_INVENTORY" || fail_rest "the testbed inventory has no SLURM host hpc"
+		# The release the cluster runs ("22.05.8"), as its own sinfo says (the
+		# exports put a newer release's tools, run in its chroot, first on PATH).
+		TB_SLURM_VERSION=$(sinfo --version | sed -n 's/^slurm[^ ]* //p')
+		[ -n "$TB_SLURM_VERSION" ] || fail_rest "sinfo --version names no release"
 	fi
 }

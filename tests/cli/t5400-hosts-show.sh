@@ -17,7 +17,7 @@ tb_up
 
 test_expect_success 'show: partitions and nodes of the SLURM cluster' '
 	dispatch hosts show hpc >out &&
-	test_grep "^hpc: SLURM 22.05" out &&
+	test_grep "^hpc: SLURM ${TB_SLURM_VERSION%.*}" out &&
 	test_grep "^gpu\* *UP *2 *4 *UNLIMITED" out &&
 	test_grep "^cpu  *UP" out &&
 	test_grep "^node1  *[A-Z+]* *[0-9]/2 *a100 [0-2]/2 *gpu,cpu" out &&

@@ -162,7 +162,7 @@ test_expect_success 'sbatch'"'"'s own error is shown verbatim, exit 1, nothing r
 
 # An sbatch wrapper first in the test user's PATH (~/bin, which Debian's ~/.profile
 # adds): it runs the real sbatch and then drops the SSH connection by killing its
-# sshd session process, only for jobs named droptest* (others pass straight through).
+# sshd session process (sshd-session since OpenSSH 9.8), only for jobs named droptest* (others pass straight through).
 # droptesta*: the submitting shell lives on and saves sbatch's answer; droptestb*: the
 # shell dies too, so dispatch must find the job by its token in squeue; droptestc*: only
 # the shell is killed, the connection stays up and reports a signal, which is no
@@ -179,7 +179,8 @@ install_wrapper() {
 	st=$?
 	p=$$ sshd=
 	while p=$(ps -o ppid= -p "$p" | tr -d ' ') && [ "${p:-0}" -gt 1 ]; do
-		if [ "$(ps -o comm= -p "$p")" = sshd ]; then sshd=$p; break; fi
+		# OpenSSH 9.8 and later: the connection's process is sshd-session
+		case $(ps -o comm= -p "$p") in sshd | sshd-session) sshd=$p; break ;; esac
 	done
 	case "$*" in
 	*/droptestb*) kill -9 "$PPID" ;;

@@ -5,18 +5,32 @@
 # slurmctld stopped mid-wait while one job completes and one fails, then started
 # again (squeue's "slurm_load_jobs error" is retried over the same connection and
 # the wait ends COMPLETED + FAILED exit 3, exit 1); 50 jobs in one wait, where
-# slurmctld's own RPC counters (sdiag) show at most one job-info RPC per poll.
+# slurmctld's own RPC counters (sdiag) show at most one job-info RPC per poll; and
+# where squeue has --only-job-state, polls that change nothing ask the states alone.
 # Its own instance because it stops daemons and counts the controller's RPCs: the
 # shared default one must see neither. Two runs of this file (build and build-san)
-# take turns (a lock). DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
+# take turns (a lock); each SLURM release (DISPATCH_TESTBED_SLURM) has an instance of
+# its own. DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
 # tests/testbed/down removes the instance.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd, SLURM and network namespaces"
 unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
 
-export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
-export DISPATCH_TESTBED_PORT_BASE=29000 DISPATCH_TESTBED_PREFIX=dsw7 DISPATCH_TESTBED_NET=10.171
+case ${DISPATCH_TESTBED_SLURM:-1} in
+24.11 | trixie)
+	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210-s2411
+	export DISPATCH_TESTBED_PORT_BASE=30500 DISPATCH_TESTBED_PREFIX=dsw24 DISPATCH_TESTBED_NET=10.125
+	;;
+26.05 | forky)
+	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210-s2605
+	export DISPATCH_TESTBED_PORT_BASE=34500 DISPATCH_TESTBED_PREFIX=dsw26 DISPATCH_TESTBED_NET=10.127
+	;;
+*)
+	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
+	export DISPATCH_TESTBED_PORT_BASE=29000 DISPATCH_TESTBED_PREFIX=dsw7 DISPATCH_TESTBED_NET=10.171
+	;;
+esac
 export DISPATCH_TESTBED_FAN=2
 # fd 8 is the run lock: nothing this file starts may keep it (up's daemons get 8>&-).
 exec 8>"$DISPATCH_TESTBED_DIR.run.lock"
@@ -140,6 +154,37 @@ test_expect_success '50 jobs in one wait: at most one job-info RPC per poll (sdi
 	test "$rpcs" -ge 1 &&
 	test "$rpcs" -le "$squeues" &&
 	test "$squeues" -le "$polls"
+'
+# REQUEST_JOB_STATE: squeue --only-job-state (23.11.5 and later), the states alone.
+job_state_rpcs() {
+	sdiag | awk '/by message type/ { on = 1; next } /by user/ { on = 0 }
+		on && $1 == "REQUEST_JOB_STATE" { sub(/.*count:/, ""); n += $1 }
+		END { print n + 0 }'
+}
+
+# Where squeue has --only-job-state, every poll asks the states first (one
+# REQUEST_JOB_STATE) and the full job records only when a state changed; elsewhere
+# every poll is one job-info RPC, as before. Exact counts, whatever the timing.
+case $(sinfo --version) in
+*\ 2[0-2].* | *\ 23.0[0-9].* | *\ 23.11.[0-4]) only_state=no ;;
+*) only_state=yes ;;
+esac
+test_expect_success "4 running jobs in one wait: states alone when nothing changed (--only-job-state: $only_state)" '
+	for i in 1 2 3 4; do dispatch submit -H hpc -J "st$i" -p cpu -- "sleep 6" || exit 1; done >sjobs &&
+	info0=$(job_info_rpcs) && state0=$(job_state_rpcs) &&
+	dispatch --json wait --interval 1 --timeout 200 $(cat sjobs) >s.json &&
+	info=$(($(job_info_rpcs) - info0)) && state=$(($(job_state_rpcs) - state0)) &&
+	squeues=$(jget s.json "d[\"hosts\"][0][\"squeue_calls\"]") &&
+	same=$(jget s.json "d[\"hosts\"][0][\"state_only_polls\"]") &&
+	polls=$(jget s.json "d[\"polls\"]") &&
+	echo "4 jobs of 6 s: $polls polls, $same of them states alone; RPCs: $state job-state, $info job-info" | tee -a figures &&
+	test "$(jget s.json "\" \".join(sorted(set(j[\"state\"] for j in d[\"jobs\"])))")" = COMPLETED &&
+	if [ $only_state = yes ]; then
+		test "$state" = "$squeues" &&
+		test "$info" = $((squeues - same))
+	else
+		test "$same" = 0 && test "$state" = 0 && test "$info" = "$squeues"
+	fi
 '
 [ ! -s figures ] || sed 's/^/# /' figures
 

@@ -70,7 +70,7 @@ test_expect_success 'the table shows a newline in a name escaped, on one line' '
 for fmt in json text; do
 	test_expect_success "--json ($fmt format): every field, names whole, no forged row" '
 		DISPATCH_QUEUE_FORMAT='$fmt' dispatch --json queue -H hpc -t all >q.json &&
-		q host q.json hpc format='$fmt' slurm_version=22.05.8 ok=True error=None &&
+		q host q.json hpc format='$fmt' slurm_version=$TB_SLURM_VERSION ok=True error=None &&
 		q job q.json "$a@hpc" id="$a" host=hpc partition=cpu "name=$tag a b|c" user=$TBUSER \
 			state=PENDING elapsed=0:00 node_count=1 nodes= reason=JobHeldUser &&
 		q job q.json "$b@hpc" partition=gpu "name=$tag|two" &&

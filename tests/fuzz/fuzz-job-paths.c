@@ -23,6 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((p.out && strchr(p.out, '\n')) || (p.err && strchr(p.err, '\n')) ||
 	    (p.user && strchr(p.user, '\n')))
 		abort();
+	if ((p.acct_out && strchr(p.acct_out, '\n')) || (p.acct_err && strchr(p.acct_err, '\n')) ||
+	    (p.acct_name && strchr(p.acct_name, '\n')) || ((p.acct_err || p.acct_name) && !p.acct))
+		abort();
 	slurm_paths_release(&p);
 
 	char *filled = slurm_expand_pattern(text, "12", "3", "name", "user");

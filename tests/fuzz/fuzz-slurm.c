@@ -52,6 +52,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st < -1 || st > 255)
 		abort();
 	(void)slurm_squeue_failed(st, text);
+	/* wait's state digest: one line, never empty */
+	(void)slurm_poll_same(text);
+	char *states = slurm_poll_states(text);
+	if (states && (!*states || strchr(states, '\n')))
+		abort();
+	free(states);
 
 	struct slurm_lookup lk = SLURM_LOOKUP_INIT;
 	slurm_parse_lookup(text, "dsp-00", &lk);

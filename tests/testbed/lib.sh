@@ -24,7 +24,13 @@ TB_PREFIX=${DISPATCH_TESTBED_PREFIX:-dtb}
 TB_NET=${DISPATCH_TESTBED_NET:-10.98}
 # DISPATCH_TESTBED_SLURM=0: an instance without the SLURM part (tests of the SSH
 # transport alone need no cluster, and each cluster costs seconds and a database).
+# DISPATCH_TESTBED_SLURM=24.11 (or trixie), 26.05 (or forky): the SLURM part runs that
+# release from a Debian chroot built once by tests/testbed/chroot; 1, 22.05 or
+# bookworm (the default): the host's own SLURM 22.05.
 TB_SLURM=${DISPATCH_TESTBED_SLURM:-1}
+# Where tests/testbed/chroot keeps the chroots of the newer releases.
+# shellcheck disable=SC2034 # used by chroot and down
+TB_CACHE=${DISPATCH_TESTBED_CACHE:-/var/cache/dispatch-testbed}
 SSHD=/usr/sbin/sshd
 
 tb_log() { printf 'testbed: %s\n' "$*" >&2; }
@@ -343,6 +349,12 @@ tb_part_dir() {
 tb_settings() {
 	printf 'TB_PORT_BASE=%s\nTB_PREFIX=%s\nTB_NET=%s\nTB_USER=%s\n' \
 		"$TB_PORT_BASE" "$TB_PREFIX" "$TB_NET" "$TB_USER"
+	# Only a release other than the host's is recorded: the settings of an instance
+	# on the host's SLURM stay what they were before releases could be chosen.
+	case $(tb_slurm_suite "$TB_SLURM" 2>/dev/null || echo host) in
+	host) ;;
+	*) printf 'TB_SLURM=%s\n' "$TB_SLURM" ;;
+	esac
 }
 
 tb_load_settings() {
@@ -350,17 +362,163 @@ tb_load_settings() {
 	[ -f "$f" ] || return 0
 	while IFS='=' read -r k v; do
 		case $k in
-		TB_PORT_BASE | TB_PREFIX | TB_NET | TB_USER) printf -v "$k" '%s' "$v" ;;
+		TB_PORT_BASE | TB_PREFIX | TB_NET | TB_USER | TB_SLURM) printf -v "$k" '%s' "$v" ;;
 		esac
 	done <"$f"
 	# The parts run as their own processes and read the environment: without this
 	# they would act on the instance the environment (or the defaults) names, and
 	# 'down' of one instance would take another's namespaces and daemons.
 	export DISPATCH_TESTBED_DIR=$TB_DIR DISPATCH_TESTBED_PORT_BASE=$TB_PORT_BASE \
-		DISPATCH_TESTBED_PREFIX=$TB_PREFIX DISPATCH_TESTBED_NET=$TB_NET DISPATCH_TESTBED_USER=$TB_USER
+		DISPATCH_TESTBED_PREFIX=$TB_PREFIX DISPATCH_TESTBED_NET=$TB_NET DISPATCH_TESTBED_USER=$TB_USER \
+		DISPATCH_TESTBED_SLURM=$TB_SLURM
 }
 
 # tb_sq STRING: STRING single-quoted for sh.
 tb_sq() {
 	printf "'%s'" "${1//\'/\'\\\'\'}"
+}
+
+# tb_slurm_suite RELEASE: the Debian suite whose SLURM is RELEASE ('host' for the
+# host's own 22.05); fails for a release the test bed cannot run.
+tb_slurm_suite() {
+	case $1 in
+	1 | 22.05 | bookworm) echo host ;;
+	24.11 | trixie) echo trixie ;;
+	26.05 | forky) echo forky ;;
+	*) return 1 ;;
+	esac
+}
+
+# tb_debian_mirror: the Debian mirror the system's own apt sources name (the first
+# URI of a bookworm suite), never a host name of ours.
+tb_debian_mirror() {
+	local f uri=
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		uri=$(awk '/^URIs:/ { u = $2 } /^Suites:/ && / bookworm( |$)/ && u { print u; exit }
+			/^$/ { u = "" }' "$f")
+		[ -n "$uri" ] && break
+	done
+	if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+		uri=$(awk '$1 == "deb" && $0 ~ / bookworm / { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { print $i; exit } }' \
+			/etc/apt/sources.list)
+	fi
+	[ -n "$uri" ] || return 1
+	echo "$uri"
+}
+
+# tb_chroot_umount ROOT: unmounts everything mounted under ROOT (and ROOT's bind
+# mount onto itself), deepest first.
+tb_chroot_umount() {
+	local root=$1 m
+	# shellcheck disable=SC2013
+	for m in $(awk -v r="$root" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/self/mounts | sort -r); do
+		umount -l "$m" 2>/dev/null || true
+	done
+}
+
+# The SLURM part of a newer release runs inside the chroot tests/testbed/chroot
+# built: the chroot is bind-mounted onto itself (so that its / is a mount point and
+# entering a network namespace can make it a slave), /proc, /dev, /dev/pts and /sys
+# (recursively: slurmd 24.11 and later need the cgroup mounts) are bound into it, and
+# the instance's state directory is bound to the same path inside, so that every path
+# (keys, configs, logs, the cluster's directories) is the same on both sides and the
+# part writes its ssh_config, known_hosts, inventory and exports where 'up' reads them.
+# The chroot shares the host's network: its sshd and daemons listen on this machine.
+
+# tb_chroot_mount ROOT: the mounts above (idempotent).
+tb_chroot_mount() {
+	local root=$1
+	mountpoint -q "$root" || mount --bind "$root" "$root"
+	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
+	mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
+	mountpoint -q "$root/dev/pts" || mount --bind /dev/pts "$root/dev/pts"
+	if ! mountpoint -q "$root/sys"; then
+		mount --rbind /sys "$root/sys"
+		mount --make-rslave "$root/sys"
+	fi
+	tb_bind_same "$TB_DIR" "$root$TB_DIR"
+}
+
+# tb_bind_same DIR TARGET: DIR bound onto TARGET, unless TARGET already is DIR (a
+# bind left from a DIR since removed and made anew is replaced).
+tb_bind_same() {
+	mkdir -p "$2"
+	if mountpoint -q "$2"; then
+		[ "$(stat -c %d:%i "$1")" != "$(stat -c %d:%i "$2")" ] || return 0
+		umount -l "$2"
+	fi
+	mount --bind "$1" "$2"
+}
+
+# tb_chroot_home ROOT: the test user's home, bound to the same path inside ROOT: one
+# home on the login node and on the other hosts, as a cluster's shared home would be
+# (tests put wrappers in ~/bin and lines in ~/.profile).
+tb_chroot_home() {
+	local root=$1 home
+	home=$(getent passwd "$TB_USER" | cut -d: -f6)
+	if [ -z "$home" ] || [ ! -d "$home" ]; then
+		tb_die "the test user '$TB_USER' has no home here"
+	fi
+	tb_bind_same "$home" "$root$home"
+	echo "$home"
+}
+
+# tb_chroot_release ROOT: unmounts this instance's state directory from ROOT, and the
+# common mounts too when no other instance has its state directory bound there.
+tb_chroot_release() {
+	local root=$1 other home
+	if mountpoint -q "$root$TB_DIR" 2>/dev/null; then
+		umount -l "$root$TB_DIR"
+	fi
+	rmdir "$root$TB_DIR" 2>/dev/null || true
+	home=$(getent passwd "$TB_USER" | cut -d: -f6)
+	other=$(awk -v r="$root" -v h="$home" 'index($2, r "/") == 1 { p = substr($2, length(r) + 1)
+		if (p !~ "^/(proc|dev|sys|run)(/|$)" && p != h) print p }' /proc/self/mounts)
+	[ -z "$other" ] || return 0
+	tb_chroot_umount "$root"
+}
+
+# tb_chroot_user ROOT: the test user inside ROOT, with the same uid and gid as here
+# (the files it leaves in the state directory are the same user's on both sides).
+tb_chroot_user() {
+	local root=$1 uid gid home
+	uid=$(id -u "$TB_USER") gid=$(id -g "$TB_USER")
+	home=$(tb_chroot_home "$root")
+	if ! chroot "$root" getent group "$gid" >/dev/null; then
+		chroot "$root" groupadd -g "$gid" "$TB_USER"
+	fi
+	if ! chroot "$root" getent passwd "$TB_USER" >/dev/null; then
+		chroot "$root" useradd -M -d "$home" -u "$uid" -g "$gid" -s /bin/bash -c "dispatch testbed" "$TB_USER"
+	fi
+	[ "$(chroot "$root" id -u "$TB_USER")" = "$uid" ] ||
+		tb_die "the test user '$TB_USER' has another uid in $root than here; remove it there (chroot $root userdel $TB_USER)"
+	case $(chroot "$root" getent shadow "$TB_USER" | cut -d: -f2) in
+	'!'*) chroot "$root" usermod -p '*' "$TB_USER" ;;
+	esac
+}
+
+# tb_chroot_part ROOT PART up|down: runs the part PART (a path under $TB_SRC) inside
+# ROOT, from a copy of the test bed's scripts in the state directory.
+tb_chroot_part() {
+	local root=$1 part=$2 action=$3
+	rm -rf "$TB_DIR/testbed-src"
+	cp -a "$TB_SRC" "$TB_DIR/testbed-src"
+	chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+		DISPATCH_TESTBED_DIR="$TB_DIR" DISPATCH_TESTBED_PORT_BASE="$TB_PORT_BASE" \
+		DISPATCH_TESTBED_PREFIX="$TB_PREFIX" DISPATCH_TESTBED_NET="$TB_NET" \
+		DISPATCH_TESTBED_USER="$TB_USER" DISPATCH_TESTBED_FAN="$TB_FAN" DISPATCH_TESTBED_SLURM=1 \
+		bash "$TB_DIR/testbed-src/parts/${part##*/}" "$action"
+}
+
+# tb_chroot_tools ROOT DIR: in DIR, one wrapper per SLURM command that runs the
+# chroot's own (this machine's SLURM would not speak the newer release's protocol).
+tb_chroot_tools() {
+	local root=$1 dir=$2 t
+	mkdir -p "$dir"
+	for t in sacct sacctmgr salloc sbatch scancel scontrol sdiag sinfo sprio squeue srun sshare sstat; do
+		printf '#!/bin/sh\n# generated by tests/testbed/up: SLURM %s of %s\nexec chroot %s /usr/bin/env SLURM_CONF=%s /usr/bin/%s "$@"\n' \
+			"$t" "$root" "$(tb_sq "$root")" "$(tb_sq "$TB_DIR/slurm/etc/slurm.conf")" "$t" |
+			tb_write "$dir/$t" 755 || true
+	done
 }

@@ -276,8 +276,10 @@ static void test_state_names(void)
 }
 
 /* Runs the queue command in sh with a stand-in squeue that prints `version` for
- * --version and its arguments otherwise; returns its output. */
-static char *run_with_squeue(const char *dir, const char *version, bool json_fails,
+ * --version and its arguments otherwise; returns its output. json_fails: 1, every
+ * --json fails (no JSON plugin); 2, only a pinned --json=vX fails (a site built
+ * without that data_parser). */
+static char *run_with_squeue(const char *dir, const char *version, int json_fails,
 			     const struct slurm_queue_filter *f)
 {
 	_cleanup_free_ char *script = xasprintf("%s/squeue", dir);
@@ -285,9 +287,9 @@ static char *run_with_squeue(const char *dir, const char *version, bool json_fai
 	if (!fp)
 		return NULL;
 	fprintf(fp, "#!/bin/sh\nif [ \"$1\" = --version ]; then %s; exit 0; fi\n"
-		    "if [ \"$1\" = --json ] && %s; then\n"
-		    "  echo 'squeue: error: cannot load the JSON plugin' >&2; exit 1\nfi\n"
-		    "printf 'arg:%%s\\n' \"$@\"\n", version, json_fails ? "true" : "false");
+		    "case $1 in --json*) [ %d = 0 ] || { [ %d = 2 ] && [ \"$1\" = --json ]; } || {\n"
+		    "  echo 'squeue: error: cannot load the JSON plugin' >&2; exit 1; } ;; esac\n"
+		    "printf 'arg:%%s\\n' \"$@\"\n", version, json_fails, json_fails);
 	fclose(fp);
 	chmod(script, 0755);
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, full = STRBUF_INIT;
@@ -319,21 +321,25 @@ static void test_version_choice(void)
 	if (!dir)
 		return;
 	static const struct {
-		const char *version_cmd, *format;
+		const char *version_cmd, *format, *json_arg;
 	} cases[] = {
-		{ "echo 'slurm 17.11.2'", "text" },
-		{ "echo 'slurm 20.11.9'", "text" },
-		{ "echo 'slurm 21.08.8-2'", "json" },
-		{ "echo 'slurm-wlm 22.05.8'", "json" },
-		{ "echo 'slurm 23.11.10'", "json" },
-		{ "echo 'slurm 25.05.0'", "json" },
-		{ "printf 'slurm 24.05.4\\nsecond line\\n'", "json" },
-		{ "true", "text" },             /* says nothing */
-		{ "echo 'slurm 2.6.5'", "text" },
+		{ "echo 'slurm 17.11.2'", "text", NULL },
+		{ "echo 'slurm 20.11.9'", "text", NULL },
+		{ "echo 'slurm 21.08.8-2'", "json", "--json" },
+		{ "echo 'slurm-wlm 22.05.8'", "json", "--json" },
+		{ "echo 'slurm 23.02.7'", "json", "--json" },
+		{ "echo 'slurm 23.11.10'", "json", "--json=v0.0.40" },
+		{ "echo 'slurm 25.05.0'", "json", "--json=v0.0.42" },
+		{ "echo 'slurm-wlm 24.11.5'", "json", "--json=v0.0.42" },
+		{ "echo 'slurm-wlm 26.05.5'", "json", "--json=v0.0.42" },
+		{ "echo 'slurm 26.11.0'", "json", "--json" }, /* newer than known: its default */
+		{ "printf 'slurm 24.05.4\\nsecond line\\n'", "json", "--json=v0.0.40" },
+		{ "true", "text", NULL },       /* says nothing */
+		{ "echo 'slurm 2.6.5'", "text", NULL },
 	};
 	struct slurm_queue_filter f = { .user = "a b", .partitions = "gpu", .states = "PD,R" };
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		_cleanup_free_ char *out = run_with_squeue(dir, cases[i].version_cmd, false, &f);
+		_cleanup_free_ char *out = run_with_squeue(dir, cases[i].version_cmd, 0, &f);
 		struct slurm_queue q;
 		struct dp_error err = { 0 };
 		CHECK(out != NULL);
@@ -341,7 +347,10 @@ static void test_version_choice(void)
 			continue;
 		/* the stand-in's output is no queue: the text parser finds no job, JSON none */
 		if (streq(cases[i].format, "json")) {
-			CHECK_CONTAINS(out, "dispatch-format json\narg:--json\narg:-u\narg:a b\narg:-p\narg:gpu\narg:-t\narg:PD,R\n");
+			_cleanup_free_ char *want = xasprintf("dispatch-format json\narg:%s\narg:-u\narg:a b\n"
+							     "arg:-p\narg:gpu\narg:-t\narg:PD,R\n",
+							     cases[i].json_arg);
+			CHECK_CONTAINS(out, want);
 		} else {
 			CHECK_CONTAINS(out, "dispatch-format text\narg:-h\narg:-o\narg:%i|%P|%u|%T|%M|%D|%N|%r|%j|" EOR
 					    "\narg:-u\narg:a b\narg:-p\narg:gpu\narg:-t\narg:PD,R\n");
@@ -353,10 +362,13 @@ static void test_version_choice(void)
 	}
 	/* --me asks the login's own name in the same shell */
 	struct slurm_queue_filter me = { .me = true };
-	_cleanup_free_ char *out = run_with_squeue(dir, "echo 'slurm 20.11.9'", false, &me);
+	_cleanup_free_ char *out = run_with_squeue(dir, "echo 'slurm 20.11.9'", 0, &me);
 	CHECK(out && strstr(out, "arg:-u\narg:") && !strstr(out, "arg:-u\narg:\n"));
 	/* a 23.02 built without its JSON plugin: --json fails, the text format answers */
-	_cleanup_free_ char *nojson = run_with_squeue(dir, "echo 'slurm 23.02.7'", true, &f);
+	/* a 24.11 without the pinned data_parser: the release's default --json answers */
+	_cleanup_free_ char *nopin = run_with_squeue(dir, "echo 'slurm 24.11.5'", 2, &f);
+	CHECK(nopin && strstr(nopin, "dispatch-format json\narg:--json\narg:-u\n"));
+	_cleanup_free_ char *nojson = run_with_squeue(dir, "echo 'slurm 23.02.7'", 1, &f);
 	CHECK(nojson != NULL);
 	if (nojson) {
 		struct slurm_queue q;
