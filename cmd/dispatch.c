@@ -186,6 +186,7 @@ static void print_versions(const struct dp_ctx *ctx)
 			cJSON *lib = cJSON_AddObjectToObject(libs, v[i].name);
 			cJSON_AddStringToObject(lib, "version", v[i].runtime);
 			cJSON_AddStringToObject(lib, "built_against", v[i].built);
+			cJSON_AddBoolToObject(lib, "static", v[i].linked_static);
 		}
 		json_print(doc);
 		return;
@@ -193,7 +194,8 @@ static void print_versions(const struct dp_ctx *ctx)
 	printf("dispatch %s\n", DISPATCH_VERSION);
 	for (size_t i = 0; i < n; i++) {
 		if (ctx->verbosity > 0)
-			printf("%s %s (built against %s)\n", v[i].name, v[i].runtime, v[i].built);
+			printf("%s %s (built against %s%s)\n", v[i].name, v[i].runtime, v[i].built,
+			       v[i].linked_static ? ", linked statically" : "");
 		else
 			printf("%s %s\n", v[i].name, v[i].runtime);
 	}

@@ -14,6 +14,11 @@
 #include "transport/ssh.h"
 #include "versions.h"
 
+#ifdef DISPATCH_LIBSSH2_STATIC
+#define LIBSSH2_STATIC true
+#else
+#define LIBSSH2_STATIC false
+#endif
 #ifndef DISPATCH_LIBYAML_BUILT
 #define DISPATCH_LIBYAML_BUILT "unknown"
 #endif
@@ -38,17 +43,17 @@ const struct dp_library_version *library_versions(size_t *n)
 	else
 		snprintf(git, sizeof(git), "unknown");
 	v[0] = (struct dp_library_version){ "libssh2", ssh_library_version(),
-					    ssh_library_build_version() };
+					    ssh_library_build_version(), LIBSSH2_STATIC };
 	v[1] = (struct dp_library_version){ "openssl", ssh_crypto_version(),
-					    ssh_crypto_build_version() };
-	v[2] = (struct dp_library_version){ "libgit2", git, LIBGIT2_VERSION };
+					    ssh_crypto_build_version(), false };
+	v[2] = (struct dp_library_version){ "libgit2", git, LIBGIT2_VERSION, false };
 	v[3] = (struct dp_library_version){ "libarchive",
 					    after_name(archive_version_string(), "libarchive"),
-					    ARCHIVE_VERSION_ONLY_STRING };
-	v[4] = (struct dp_library_version){ "zlib", zlibVersion(), ZLIB_VERSION };
-	v[5] = (struct dp_library_version){ "sqlite", sqlite3_libversion(), SQLITE_VERSION };
+					    ARCHIVE_VERSION_ONLY_STRING, false };
+	v[4] = (struct dp_library_version){ "zlib", zlibVersion(), ZLIB_VERSION, false };
+	v[5] = (struct dp_library_version){ "sqlite", sqlite3_libversion(), SQLITE_VERSION, false };
 	v[6] = (struct dp_library_version){ "libyaml", yaml_get_version_string(),
-					    DISPATCH_LIBYAML_BUILT };
+					    DISPATCH_LIBYAML_BUILT, false };
 	*n = sizeof(v) / sizeof(v[0]);
 	return v;
 }

@@ -7,12 +7,14 @@
 #ifndef DISPATCH_VERSIONS_H
 #define DISPATCH_VERSIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct dp_library_version {
 	const char *name;     /* "libssh2", "libgit2", ... */
 	const char *runtime;  /* what the loaded library says: "1.11.1" */
 	const char *built;    /* what its headers said at build time */
+	bool linked_static;   /* part of the binary (-Dstatic_libssh2), not a shared library */
 };
 
 /* libssh2, OpenSSL, libgit2, libarchive, zlib, SQLite, libyaml, in that order; *n

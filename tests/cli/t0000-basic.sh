@@ -45,6 +45,7 @@ assert doc[\"version\"] == text.pop(\"dispatch\"), doc
 assert sorted(doc[\"libraries\"]) == sorted(text), (doc, text)
 for name, v in doc[\"libraries\"].items():
     assert v[\"version\"] == text[name] and v[\"built_against\"], (name, v)
+    assert v[\"static\"] is False, (name, v)  # meson test builds link them all shared
 "
 '
 
