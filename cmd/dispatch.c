@@ -3,6 +3,7 @@
  * main: global options, the command table, preconditions (the inventory), and the
  * final check that stdout was written (git's run_builtin).
  */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "base/strbuf.h"
 #include "inventory/inventory.h"
 #include "transport/ssh.h"
+#include "versions.h"
 
 #ifndef DISPATCH_VERSION
 #define DISPATCH_VERSION "unknown"
@@ -39,7 +41,7 @@ const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);
 enum { TOP_VERSION = 1 };
 
 static const struct dp_option top_options[] = {
-	{ TOP_VERSION, 'V', "version", NULL, "print the version and exit", NULL },
+	{ TOP_VERSION, 'V', "version", NULL, "print the versions of dispatch and its libraries", NULL },
 	{ 0 },
 };
 
@@ -174,6 +176,36 @@ static int load_inventory(struct dp_ctx *ctx, const struct dispatch_cmd *cmd)
 	return 0;
 }
 
+/* -V: dispatch's version, then each library's as loaded at run time (with -v, also
+ * the headers it was built against); --json: the same as one document. */
+static void print_versions(const struct dp_ctx *ctx)
+{
+	size_t n;
+	const struct dp_library_version *v = library_versions(&n);
+
+	if (ctx->json) {
+		cJSON *doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "version", DISPATCH_VERSION);
+		cJSON *libs = cJSON_AddObjectToObject(doc, "libraries");
+		for (size_t i = 0; i < n; i++) {
+			cJSON *lib = cJSON_AddObjectToObject(libs, v[i].name);
+			cJSON_AddStringToObject(lib, "version", v[i].runtime);
+			cJSON_AddStringToObject(lib, "built_against", v[i].built);
+			cJSON_AddBoolToObject(lib, "static", v[i].linked_static);
+		}
+		json_print(doc);
+		return;
+	}
+	printf("dispatch %s\n", DISPATCH_VERSION);
+	for (size_t i = 0; i < n; i++) {
+		if (ctx->verbosity > 0)
+			printf("%s %s (built against %s%s)\n", v[i].name, v[i].runtime, v[i].built,
+			       v[i].linked_static ? ", linked statically" : "");
+		else
+			printf("%s %s\n", v[i].name, v[i].runtime);
+	}
+}
+
 static int finish(int status)
 {
 	errno = 0;
@@ -201,10 +233,7 @@ int main(int argc, char **argv)
 		return finish(r > 0 ? 0 : DPE_INPUT);
 	for (size_t i = 0; i < top_args.nopts; i++)
 		if (top_args.opts[i].id == TOP_VERSION) {
-			printf("dispatch %s\n", DISPATCH_VERSION);
-			if (ctx.verbosity > 0)
-				printf("libssh2 %s (built against %s)\n", ssh_library_version(),
-				       ssh_library_build_version());
+			print_versions(&ctx);
 			args_release(&top_args);
 			return finish(0);
 		}

@@ -6,6 +6,8 @@
  * and every wait is a poll on that socket.
  */
 #include <errno.h>
+#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -719,6 +721,16 @@ const char *ssh_library_version(void)
 const char *ssh_library_build_version(void)
 {
 	return LIBSSH2_VERSION;
+}
+
+const char *ssh_crypto_version(void)
+{
+	return OpenSSL_version(OPENSSL_VERSION_STRING);
+}
+
+const char *ssh_crypto_build_version(void)
+{
+	return OPENSSL_VERSION_STR;
 }
 
 const char *ssh_session_name(const struct ssh_session *s) { return s->name; }

@@ -160,5 +160,8 @@ void ssh_login_command(struct strbuf *sb, const char *command);
  * ssh_session_open refuses to run on one older than 1.11.1 (DPE_CONNECT). */
 const char *ssh_library_version(void);
 const char *ssh_library_build_version(void);
+/* The same for OpenSSL's libcrypto, which libssh2 and the certificate checks use. */
+const char *ssh_crypto_version(void);
+const char *ssh_crypto_build_version(void);
 
 #endif

@@ -28,6 +28,33 @@ test_expect_success 'an older libssh2 loaded at run time is refused, and named' 
 	fi
 '
 
+# Each library as the loaded one reports it: with libgit2, zlib and SQLite swapped at
+# run time the line changes (the LD_LIBRARY_PATH test above shows it for libssh2).
+test_expect_success 'dispatch -V names every library with a version, text and --json alike' '
+	dispatch -V >out &&
+	for lib in libssh2 openssl libgit2 libarchive zlib sqlite libyaml; do
+		test_grep "^$lib [0-9][0-9.]*[0-9a-z]*\$" out || return 1
+	done &&
+	test "$(wc -l <out)" -eq 8 &&
+	dispatch --json -V >json &&
+	python3 -c "
+import json, sys
+doc = json.load(open(\"json\"))
+text = dict(l.split(\" \", 1) for l in open(\"out\").read().splitlines())
+assert doc[\"version\"] == text.pop(\"dispatch\"), doc
+assert sorted(doc[\"libraries\"]) == sorted(text), (doc, text)
+for name, v in doc[\"libraries\"].items():
+    assert v[\"version\"] == text[name] and v[\"built_against\"], (name, v)
+    assert v[\"static\"] is False, (name, v)  # meson test builds link them all shared
+"
+'
+
+test_expect_success 'dispatch -V: SQLite is the loaded one, as python3 also loads it' '
+	dispatch -V >out &&
+	want=$(python3 -c "import sqlite3; print(sqlite3.sqlite_version)") &&
+	test_grep "^sqlite $want\$" out
+'
+
 test_expect_success 'no command: usage on stderr, exit 2' '
 	test_expect_code 2 dispatch 2>err &&
 	test_grep "usage: dispatch" err
