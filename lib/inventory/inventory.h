@@ -47,6 +47,8 @@ struct inv_host {
 	size_t nchips;
 	bool chips_set;                 /* slurm: a chips map was given (it limits allocation) */
 	char **uv_groups;               /* strv, may be NULL */
+	char *gpu_lock_dir;             /* plain: where GPU leases are locked; NULL: default */
+	long max_jobs;                  /* plain: dispatch jobs running at once; 0: no cap */
 	/* slurm only */
 	struct inv_partition *partitions;
 	size_t npartitions;

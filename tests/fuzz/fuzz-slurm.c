@@ -62,9 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct plainjob_status *ps;
 	size_t np = plainjob_parse_status(text, &ps);
 	for (size_t i = 0; i < np; i++)
-		if (!ps[i].state || !ps[i].id[0])
+		if (!ps[i].state || !ps[i].id[0] || !ps[i].gpus || !ps[i].reason ||
+		    (streq(ps[i].state, "PENDING") && ps[i].elapsed != 0))
 			abort();
 	plainjob_status_free(ps, np);
+
 	free(text);
 	return 0;
 }

@@ -48,7 +48,10 @@ static long launch(const char *dir, const char *id, const char *command)
 	write_text(boot, command);
 	char *log = xasprintf("%s/%s.out", dir, id);
 	struct strbuf sb = STRBUF_INIT;
-	plainjob_launch_command(&sb, stage, dir, log, id);
+	char *locks = xasprintf("%s/locks", dir);
+	struct plainjob_lease lease = { .lock_dir = locks };
+	plainjob_launch_command(&sb, stage, dir, log, id, &lease);
+	free(locks);
 	int st;
 	char *out = run_sh(sb.buf, &st);
 	CHECK_INT(st, 0);
@@ -167,6 +170,23 @@ static void test_parse(void)
 	CHECK_INT(res[1].elapsed, 50);
 	CHECK_STR(res[2].state, "UNKNOWN");
 	CHECK_STR(res[3].state, "CANCELLED");
+	plainjob_status_free(res, n);
+	/* with the lease's fields: GPUs and the reason a job waits */
+	n = plainjob_parse_status("dispatch-now 1000\n"
+				  "dispatch-job p|900||pending|-|waiting for 1 GPU: 2 of 2 held (by a job of yours and one of bob's)\n"
+				  "dispatch-job r|990||running|0,1|\n"
+				  "dispatch-job f|900||exited 1 901|-|the GPU lock directory /x is a symbolic link: refusing it\n",
+				  &res);
+	CHECK_INT(n, 3);
+	CHECK_STR(res[0].state, "PENDING");
+	CHECK_INT(res[0].elapsed, 0);
+	CHECK_STR(res[0].gpus, "");
+	CHECK_STR(res[0].reason, "waiting for 1 GPU: 2 of 2 held (by a job of yours and one of bob's)");
+	CHECK_STR(res[1].state, "RUNNING");
+	CHECK_STR(res[1].gpus, "0,1");
+	CHECK_INT(res[1].elapsed, 10);
+	CHECK_STR(res[2].state, "FAILED");
+	CHECK_CONTAINS(res[2].reason, "symbolic link");
 	plainjob_status_free(res, n);
 	CHECK_INT(plainjob_parse_pid("motd\ndispatch-pid 4242\n"), 4242);
 	CHECK_INT(plainjob_parse_pid("dispatch-pid x\n"), -1);
