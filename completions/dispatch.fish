@@ -14,7 +14,7 @@ complete -c dispatch -n __fish_use_subcommand -a forward -d 'forward a local por
 complete -c dispatch -n __fish_use_subcommand -a hostlist -d 'expand or fold SLURM hostlist expressions'
 complete -c dispatch -n __fish_use_subcommand -a hosts -d 'list inventory hosts and ssh config aliases; --check probes them'
 complete -c dispatch -n __fish_use_subcommand -a logs -d 'print or follow a job'\''s output file'
-complete -c dispatch -n __fish_use_subcommand -a queue -d 'list the jobs of SLURM hosts (squeue), one call per host'
+complete -c dispatch -n __fish_use_subcommand -a queue -d 'list the jobs of SLURM hosts (squeue) and plain hosts, one call per host'
 complete -c dispatch -n __fish_use_subcommand -a run -d 'run a command on one host (as ssh) or many at once'
 complete -c dispatch -n __fish_use_subcommand -a ship -d 'copy the repository (a commit, the work tree, or some paths) to a host or a tar.gz'
 complete -c dispatch -n __fish_use_subcommand -a solve -d 'find the host (and partition) a job fits'

@@ -46,6 +46,7 @@
 /* Plain-host jobs: the started process, a job's state, a cancel's outcome. */
 #define MARK_PID MARKER("pid")
 #define MARK_JOB MARKER("job")
+#define MARK_QJOB MARKER("qjob")
 #define MARK_CANCEL MARKER("cancel")
 /* Host facts: "@dispatch NAME" opens a tool's section, "@dispatch status N" closes it
  * (a form no tool prints at the start of a line), "@dispatch end" ends the answer. */

@@ -6,6 +6,8 @@
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "slurm/nvidia_smi.h"
+#include "slurm/slurm.h"
+#include "slurm/slurm_queue.h"
 
 
 /* The launcher (bash: lease fds are more than sh's ten): the group leader of the job.
@@ -452,4 +454,122 @@ const char *plainjob_parse_cancel(const char *out, const char *id)
 	}
 	line_iter_release(&it);
 	return outcome;
+}
+
+void plainjob_queue_command(struct strbuf *sb, const char *lock_dir)
+{
+	strbuf_adds(sb, "L=");
+	sh_quote(sb, lock_dir && *lock_dir ? lock_dir : PLAINJOB_LOCK_DIR);
+	strbuf_adds(sb, "\n");
+	marker_print(sb, MARK_USER, "\"$(id -un)\"");
+	marker_print(sb, MARK_NOW, "\"$(date +%s)\"");
+	/* Under the lock directory's lock (shared: no launcher changes its record
+	 * meanwhile), each live record: one whose launcher holds its lock. */
+	strbuf_adds(sb,
+		"if [ -d \"$L\" ] && [ ! -L \"$L\" ] && [ -f \"$L/.lock\" ]; then\n"
+		"\tif ! command -v flock >/dev/null 2>&1; then\n"
+		"\t\techo \"dispatch: flock (util-linux) not found on $(hostname)\" >&2\n"
+		"\t\texit 1\n"
+		"\tfi\n"
+		"\texec 8<\"$L/.lock\" && flock -s 8 || exit 1\n"
+		"\tfor f in \"$L\"/job.*; do\n"
+		"\t\t[ -f \"$f\" ] && [ ! -L \"$f\" ] || continue\n"
+		"\t\texec 7<\"$f\" || continue\n"
+		"\t\tif flock -n 7; then\n"
+		"\t\t\texec 7<&-\n"
+		"\t\t\tcontinue\n"
+		"\t\tfi\n"
+		"\t\tIFS= read -r line <&7 || line=\n"
+		"\t\texec 7<&-\n"
+		"\t\tn=${f#\"$L\"/job.}\n"
+		"\t\tprintf '" MARK_QJOB " %s|%s\\n' \"${n#*.}\" \"$line\"\n"
+		"\tdone\n"
+		"fi\n");
+	marker_print(sb, MARK_END, "0");
+}
+
+/* "NAME-YYYYMMDD-HHMMSS-NONCE": NAME (jobscript_stage_name) */
+static char *name_of(const char *id)
+{
+	char *name = xstrdup(id);
+	for (int k = 0; k < 3; k++) {
+		char *dash = strrchr(name, '-');
+		if (!dash)
+			break;
+		*dash = '\0';
+	}
+	return name;
+}
+
+int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
+			 struct slurm_queue *q, struct dp_error *err)
+{
+	memset(q, 0, sizeof(*q));
+	long now = -1, t;
+	bool end = false;
+	struct line_iter it = LINE_ITER_INIT(out);
+	for (char *line; (line = line_next(&it));) {
+		const char *v;
+		if ((v = marker_value(line, MARK_NOW))) {
+			if (parse_long(v, 0, 0x7fffffffffffL, &t))
+				now = t;
+			continue;
+		}
+		if ((v = marker_value(line, MARK_USER))) {
+			free(q->user);
+			q->user = xstrdup(v);
+			continue;
+		}
+		if (marker_value(line, MARK_END)) {
+			end = true;
+			continue;
+		}
+		if (!(v = marker_value(line, MARK_QJOB)) || !*v)
+			continue;
+		/* ID|USER|STATE|NGPUS|GPUS|SINCE|REASON */
+		char *fl[7], *s = line + (v - line);
+		size_t k = 0;
+		for (; k < 6; k++) {
+			char *bar = strchr(s, '|');
+			if (!bar)
+				break;
+			*bar = '\0';
+			fl[k] = s;
+			s = bar + 1;
+		}
+		if (k < 6 || !fl[0][0] || !fl[1][0])
+			continue;
+		fl[6] = s;
+		bool running = streq(fl[2], "running");
+		if (!running && !streq(fl[2], "pending"))
+			continue;
+		long since = -1;
+		if (!parse_long(fl[5], 0, 0x7fffffffffffL, &since))
+			since = -1;
+		struct slurm_qjob j = {
+			.id = xstrdup(fl[0]),
+			.partition = xstrdup(""),
+			.user = xstrdup(fl[1]),
+			.name = name_of(fl[0]),
+			.state = xstrdup(running ? "RUNNING" : "PENDING"),
+			.elapsed = slurm_format_seconds(running && since >= 0 && now >= since
+							? now - since : 0),
+			.node_count = 1,
+			.nodes = xstrdup(""),
+			.reason = xstrdup(running ? "None" : fl[6]),
+			.gpus = xstrdup(fl[4]),
+		};
+		if (!slurm_queue_wanted(f, q, &j)) {
+			slurm_qjob_release(&j);
+			continue;
+		}
+		q->jobs = xrealloc(q->jobs, (q->n + 1) * sizeof(*q->jobs));
+		q->jobs[q->n++] = j;
+	}
+	line_iter_release(&it);
+	q->format = xstrdup("plain");
+	q->squeue_status = end ? 0 : -1;
+	if (!end)
+		return dp_err(err, DPE_FAIL, "the host did not list its queue to the end");
+	return 0;
 }

@@ -94,4 +94,17 @@ void plainjob_cancel_command(struct strbuf *sb, const struct plainjob_ref *jobs,
  * or NULL when it printed none. */
 const char *plainjob_parse_cancel(const char *out, const char *id);
 
+struct slurm_queue;
+struct slurm_queue_filter;
+struct dp_error;
+
+/* Lists every user's live dispatch jobs on the host (its lock directory, NULL: the
+ * default), under the directory's lock. */
+void plainjob_queue_command(struct strbuf *sb, const char *lock_dir);
+/* The listing as a queue (slurm_queue.h: partition "", nodes "" and gpus the indices
+ * leased), filtered by f (user, --me, states). -1 (DPE_FAIL) when the listing did not
+ * reach its end. */
+int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
+			 struct slurm_queue *q, struct dp_error *err);
+
 #endif

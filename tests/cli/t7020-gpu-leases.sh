@@ -160,7 +160,7 @@ test_expect_success 'a GPU busy with a foreign process is skipped; --gpu-share t
 	: >"$APPS" && touch "$G/gy" "$G/gz" && wait_state "$y" COMPLETED && wait_state "$z" COMPLETED
 '
 
-test_expect_success 'another user'"'"'s job shares the leases' '
+test_expect_success 'another user'"'"'s job shares the leases; queue -H shows every user'"'"'s jobs' '
 	if ! id -u dispatch-t7020 >/dev/null 2>&1; then
 		useradd -M -s /bin/bash -c "dispatch t7020" dispatch-t7020 && touch "$TRASH/user2-created"
 	fi &&
@@ -177,6 +177,18 @@ test_expect_success 'another user'"'"'s job shares the leases' '
 	test "$(cat "$s2/out")" != "cvd=$(cvd "$v")" && grep -q "^cvd=GPU-" "$s2/out" &&
 	w=$(job gw2 --gpus 1) && wait_state "$w" PENDING &&
 	test_grep "2 of 2 held (by a job of yours and one of dispatch-t7020'"'"'s)\|2 of 2 held (by a job of dispatch-t7020'"'"'s and one of yours)" st.json &&
+	dispatch queue -H box1 >q &&
+	test_grep "user2job  *dispatch-t7020  *RUNNING" q &&
+	test_grep "gw2-.* $DISPATCH_TESTBED_USER  *PENDING .*waiting for 1 GPU" q &&
+	dispatch --json queue -H box1 >q.json &&
+	python3 -c "
+import json, sys
+jobs = json.load(open(\"q.json\"))[\"jobs\"]
+by = {j[\"user\"]: j for j in jobs}
+assert by[\"dispatch-t7020\"][\"state\"] == \"RUNNING\" and by[\"dispatch-t7020\"][\"gpus\"] in (\"0\", \"1\"), jobs
+p = [j for j in jobs if j[\"state\"] == \"PENDING\"]
+assert len(p) == 1 and p[0][\"reason\"].startswith(\"waiting for 1 GPU\"), jobs
+" &&
 	touch "$G/gw" && wait_state "$w" RUNNING &&
 	touch "$G/gv" "$G/gw2" && wait_state "$v" COMPLETED && wait_state "$w" COMPLETED
 '

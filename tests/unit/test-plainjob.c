@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "slurm/plainjob.h"
+#include "slurm/slurm_queue.h"
 #include "base/shquote.h"
 #include "unit.h"
 
@@ -193,6 +194,43 @@ static void test_parse(void)
 	CHECK_INT(plainjob_parse_pid("dispatch-pid 1\n"), -1);
 }
 
+static void test_parse_queue(void)
+{
+	const char *out = "motd\ndispatch-user alice\ndispatch-now 1000\n"
+			  "dispatch-qjob train-20261124-101010-00ff|alice|running|1|1|940|\n"
+			  "dispatch-qjob eval_2-20261124-101011-0100|bob|pending|2||990|waiting for 2 GPUs: 1 of 2 held (by a job of alice's)\n"
+			  "dispatch-qjob cpu-20261124-101012-0101|bob|running|0||1000|\n"
+			  "dispatch-qjob junk|x\n"
+			  "dispatch-end 0\n";
+	struct slurm_queue_filter all = { 0 }, me = { .me = true }, pd = { .states = "PD" };
+	struct slurm_queue q;
+	struct dp_error err = { 0 };
+	CHECK_INT(plainjob_parse_queue(out, &all, &q, &err), 0);
+	CHECK_INT(q.n, 3);
+	CHECK_STR(q.user, "alice");
+	CHECK_STR(q.jobs[0].name, "train");
+	CHECK_STR(q.jobs[0].state, "RUNNING");
+	CHECK_STR(q.jobs[0].gpus, "1");
+	CHECK_STR(q.jobs[0].elapsed, "1:00");
+	CHECK_STR(q.jobs[0].reason, "None");
+	CHECK_STR(q.jobs[1].name, "eval_2");
+	CHECK_STR(q.jobs[1].state, "PENDING");
+	CHECK_STR(q.jobs[1].elapsed, "0:00");
+	CHECK_STR(q.jobs[1].reason, "waiting for 2 GPUs: 1 of 2 held (by a job of alice's)");
+	CHECK_STR(q.jobs[2].gpus, "");
+	slurm_queue_release(&q);
+	CHECK_INT(plainjob_parse_queue(out, &me, &q, &err), 0);
+	CHECK_INT(q.n, 1);
+	slurm_queue_release(&q);
+	CHECK_INT(plainjob_parse_queue(out, &pd, &q, &err), 0);
+	CHECK_INT(q.n, 1);
+	CHECK_STR(q.jobs[0].user, "bob");
+	slurm_queue_release(&q);
+	/* cut short: an error, not an empty queue */
+	CHECK_INT(plainjob_parse_queue("dispatch-user alice\n", &all, &q, &err), -1);
+	slurm_queue_release(&q);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/dispatch-test-plainjob.XXXXXX";
@@ -200,6 +238,7 @@ int main(void)
 	if (!dir)
 		return 1;
 	test_parse();
+	test_parse_queue();
 	test_lifecycle(dir);
 	test_cancel(dir);
 	char *rm = xasprintf("rm -rf '%s'", dir);
