@@ -2,7 +2,7 @@
 # t7020: GPU leases and the queue on a plain host (box1 of tests/testbed, with 2 fake
 # GPUs from tests/cli/lib-testbed-gpu.sh): --gpus jobs get GPUs of their own
 # (CUDA_VISIBLE_DEVICES, DISPATCH_GPUS), wait PENDING with a reason when none is free
-# and start in order when one ends; SIGKILL of a launcher frees its GPU; cancel of a
+# (status, wait --until running, queue -H) and start in order when one ends; SIGKILL of a launcher frees its GPU; cancel of a
 # pending job; max_jobs; a second user's job shares the leases; a GPU busy with a
 # foreign process is skipped unless --gpu-share; 10 racing submissions never share a
 # GPU; a lock directory that is a symlink or another user's without the sticky bit is
@@ -92,13 +92,16 @@ test_expect_success 'three --gpus 1 jobs: two run on different GPUs, the third i
 	test "$(state "$c")" = "PENDING||waiting for 1 GPU: 2 of 2 held (by a job of yours and one of yours)" &&
 	test ! -e "$(log "$c")" &&
 	dispatch status "$c" >out && test_grep "PENDING.*waiting for 1 GPU: 2 of 2 held" out &&
+	test_expect_code 3 dispatch wait --until running --interval 0.2 --timeout 1 "$c" >out &&
+	test_grep PENDING out &&
 	grep -q "gpus=[01]$" "$(log "$a")" || grep -q "gpus=[01] *$" "$(log "$a")"
 '
 
 test_expect_success 'the pending job starts on the GPU of the job that ended' '
 	read -r a b c <abc &&
 	touch "$G/ga" && wait_state "$a" COMPLETED &&
-	wait_state "$c" RUNNING &&
+	dispatch wait --until running --interval 0.2 --timeout 30 "$c" >out &&
+	test_grep "RUNNING on box1" out &&
 	test "$(cvd "$c")" = "$(cvd "$a")" &&
 	test "$(state "$c" | cut -d "|" -f 2)" = "$(sed -n "s/.* gpus=//p" "$(log "$a")")"
 '
