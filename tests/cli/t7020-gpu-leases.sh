@@ -1,12 +1,14 @@
 #!/bin/bash
-# t7020: GPU leases and the queue on a plain host (box1 of tests/testbed, with 2 fake
-# GPUs from tests/cli/lib-testbed-gpu.sh): --gpus jobs get GPUs of their own
-# (CUDA_VISIBLE_DEVICES, DISPATCH_GPUS), wait PENDING with a reason when none is free
-# (status, wait --until running, queue -H) and start in order when one ends; SIGKILL of a launcher frees its GPU; cancel of a
-# pending job; max_jobs; a second user's job shares the leases; a GPU busy with a
-# foreign process is skipped unless --gpu-share; 10 racing submissions never share a
-# GPU; a lock directory that is a symlink or another user's without the sticky bit is
-# refused. Jobs wait on gate files, never on the clock. Skips unless root (testbed).
+# t7020: GPU leases and the queue on a plain host of tests/testbed with 2 fake GPUs
+# (tests/cli/lib-testbed-gpu.sh; on the sshd of the fan1 alias, as host gbox: t5410
+# fakes and removes box1's GPUs and may run at the same time). --gpus jobs get GPUs
+# of their own (CUDA_VISIBLE_DEVICES, DISPATCH_GPUS), wait PENDING with a reason when
+# none is free (status, wait --until running, queue -H) and start in order when one
+# ends; SIGKILL of a launcher frees its GPU; cancel of a pending job; max_jobs; a
+# second user's job shares the leases; a GPU busy with a foreign process is skipped
+# unless --gpu-share; 10 racing submissions never share a GPU; a lock directory that
+# is a symlink or another user's without the sticky bit is refused. Jobs wait on gate
+# files, never on the clock. Skips unless root (testbed).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed-gpu.sh"
 
@@ -15,20 +17,21 @@ export DISPATCH_STATE_DIR="$TRASH/state"
 CL=$DISPATCH_TESTBED_DIR/cluster
 G=$CL/work/t7020-gates-$$
 mkdir -p "$G" && chmod 777 "$G"
-# A lock directory of this test's own: other tests may use box1 at the same time.
+# A lock directory of this test's own.
 LD=/tmp/dispatch-gpus-t7020-$$
 U0=GPU-0a0a0a0a-0000-4000-8000-000000000000
 U1=GPU-1b1b1b1b-1111-4111-8111-111111111111
 printf '%s, NVIDIA A100-SXM4-80GB, 81920\n' "$U0" "$U1" >gpus
-fake_gpus box1 gpus
-APPS=$TB_HOME/.fake-nvidia-smi/$(box_port box1)/apps
+fake_gpus fan1 gpus
+APPS=$TB_HOME/.fake-nvidia-smi/$(box_port fan1)/apps
 
-# The test bed's inventory, box1 with this test's lock dir, and box1q (box1 again,
-# max_jobs 1), box1l and box1s (refused lock dirs).
-awk -v ld="$LD" '{ print } /^  box1:$/ { print "    gpu_lock_dir: " ld }
-	/^hosts:$/ { print "  box1q:\n    ssh: box1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld "-q";
-		print "  box1l:\n    ssh: box1\n    cluster: testbed\n    gpu_lock_dir: " ld "-link";
-		print "  box1s:\n    ssh: box1\n    cluster: testbed\n    gpu_lock_dir: " ld "-nosticky" }' \
+# The test bed's inventory, and the same sshd as gbox (this test's lock dir), gboxq
+# (max_jobs 1), gboxl and gboxs (refused lock dirs).
+awk -v ld="$LD" '{ print }
+	/^hosts:$/ { print "  gbox:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld;
+		print "  gboxq:\n    ssh: fan1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld "-q";
+		print "  gboxl:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-link";
+		print "  gboxs:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-nosticky" }' \
 	"$DISPATCH_INVENTORY" >inv.yaml
 export DISPATCH_INVENTORY=$PWD/inv.yaml
 
@@ -51,7 +54,7 @@ trap cleanup_t7020 EXIT
 job() {
 	local name=$1
 	shift
-	dispatch submit -H "${HOST:-box1}" -J "$name" "$@" -- \
+	dispatch submit -H "${HOST:-gbox}" -J "$name" "$@" -- \
 		"echo \"cvd=\${CUDA_VISIBLE_DEVICES-unset} gpus=\${DISPATCH_GPUS-unset}\"; while [ ! -e $G/$name ] && [ ! -e $G/all ]; do sleep 0.05; done; echo end" ||
 		return 1
 }
@@ -101,7 +104,7 @@ test_expect_success 'the pending job starts on the GPU of the job that ended' '
 	read -r a b c <abc &&
 	touch "$G/ga" && wait_state "$a" COMPLETED &&
 	dispatch wait --until running --interval 0.2 --timeout 30 "$c" >out &&
-	test_grep "RUNNING on box1" out &&
+	test_grep "RUNNING on gbox" out &&
 	test "$(cvd "$c")" = "$(cvd "$a")" &&
 	test "$(state "$c" | cut -d "|" -f 2)" = "$(sed -n "s/.* gpus=//p" "$(log "$a")")"
 '
@@ -146,8 +149,8 @@ test_expect_success 'a CPU job on a GPU host gets CUDA_VISIBLE_DEVICES empty, an
 '
 
 test_expect_success 'max_jobs 1: the second job is PENDING until the first ends' '
-	m1=$(HOST=box1q job gm1) && wait_state "$m1" RUNNING &&
-	m2=$(HOST=box1q job gm2) && wait_state "$m2" PENDING &&
+	m1=$(HOST=gboxq job gm1) && wait_state "$m1" RUNNING &&
+	m2=$(HOST=gboxq job gm2) && wait_state "$m2" PENDING &&
 	test_grep "waiting for a job slot: max_jobs 1, 1 running" st.json &&
 	touch "$G/gm1" && wait_state "$m2" RUNNING &&
 	touch "$G/gm2" && wait_state "$m2" COMPLETED
@@ -172,7 +175,7 @@ test_expect_success 'another user'"'"'s job shares the leases; queue -H shows ev
 	cp "$CL/work/.dispatch/${v%@*}/launcher.sh" "$s2/" &&
 	printf "echo \"cvd=\$CUDA_VISIBLE_DEVICES\"\nwhile [ ! -e %s/gw ] && [ ! -e %s/all ]; do sleep 0.05; done\n" "$G" "$G" >"$s2/bootstrap.sh" &&
 	chown -R dispatch-t7020 "$s2"
-	# the fake nvidia-smi of box1 on its PATH, as box1'"'"'s sessions have it
+	# the fake nvidia-smi on its PATH, as the sessions of that sshd have it
 	runuser -u dispatch-t7020 -- env PATH="${APPS%/apps}:$PATH" setsid bash "$s2/launcher.sh" "$s2" user2job 1 0 "$LD" 0 "" 100 \
 		</dev/null >"$s2/out" 2>&1 &
 	for i in $(seq 1 150); do grep -q cvd= "$s2/out" 2>/dev/null && break; sleep 0.2; done &&
@@ -180,10 +183,10 @@ test_expect_success 'another user'"'"'s job shares the leases; queue -H shows ev
 	test "$(cat "$s2/out")" != "cvd=$(cvd "$v")" && grep -q "^cvd=GPU-" "$s2/out" &&
 	w=$(job gw2 --gpus 1) && wait_state "$w" PENDING &&
 	test_grep "2 of 2 held (by a job of yours and one of dispatch-t7020'"'"'s)\|2 of 2 held (by a job of dispatch-t7020'"'"'s and one of yours)" st.json &&
-	dispatch queue -H box1 >q &&
+	dispatch queue -H gbox >q &&
 	test_grep "user2job  *dispatch-t7020  *RUNNING" q &&
 	test_grep "gw2-.* $DISPATCH_TESTBED_USER  *PENDING .*waiting for 1 GPU" q &&
-	dispatch --json queue -H box1 >q.json &&
+	dispatch --json queue -H gbox >q.json &&
 	python3 -c "
 import json, sys
 jobs = json.load(open(\"q.json\"))[\"jobs\"]
@@ -198,7 +201,7 @@ assert len(p) == 1 and p[0][\"reason\"].startswith(\"waiting for 1 GPU\"), jobs
 
 test_expect_success '10 concurrent --gpus 1 submissions never share a GPU' '
 	for i in $(seq 1 10); do
-		dispatch submit -H box1 -J race --gpus 1 -- \
+		dispatch submit -H gbox -J race --gpus 1 -- \
 			"echo \"\$CUDA_VISIBLE_DEVICES \$(date +%s%N) start\"; sleep 0.2; echo \"\$CUDA_VISIBLE_DEVICES \$(date +%s%N) end\"" \
 			>race.$i 2>race.err.$i &
 	done &&
@@ -222,13 +225,13 @@ for t, kind, gpu in ev:
 
 test_expect_success 'a lock directory that is a symlink is refused' '
 	mkdir -p "$LD-target" && ln -sfn "$LD-target" "$LD-link" &&
-	test_expect_code 1 dispatch submit -H box1l --gpus 1 -- true 2>err &&
+	test_expect_code 1 dispatch submit -H gboxl --gpus 1 -- true 2>err &&
 	test_grep "lock directory $LD-link is a symbolic link: refusing it" err
 '
 
 test_expect_success 'a lock directory of another user without the sticky bit is refused' '
 	mkdir -m 777 "$LD-nosticky" && chown root "$LD-nosticky" &&
-	test_expect_code 1 dispatch submit -H box1s --gpus 1 -- true 2>err &&
+	test_expect_code 1 dispatch submit -H gboxs --gpus 1 -- true 2>err &&
 	test_grep "belongs to another user and is not sticky: refusing it" err
 '
 
