@@ -28,7 +28,7 @@ APPS=$TB_HOME/.fake-nvidia-smi/$(box_port fan1)/apps
 # The test bed's inventory, and the same sshd as gbox (this test's lock dir), gboxq
 # (max_jobs 1), gboxl and gboxs (refused lock dirs).
 awk -v ld="$LD" '{ print }
-	/^hosts:$/ { print "  gbox:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld;
+	/^hosts:$/ { print "  gbox:\n    ssh: fan1\n    cluster: testbed\n    chips: {a100-sxm4-80gb: 2}\n    gpu_lock_dir: " ld;
 		print "  gboxq:\n    ssh: fan1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld "-q";
 		print "  gboxl:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-link";
 		print "  gboxs:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-nosticky" }' \
@@ -97,6 +97,12 @@ test_expect_success 'three --gpus 1 jobs: two run on different GPUs, the third i
 	dispatch status "$c" >out && test_grep "PENDING.*waiting for 1 GPU: 2 of 2 held" out &&
 	test_expect_code 3 dispatch wait --until running --interval 0.2 --timeout 1 "$c" >out &&
 	test_grep PENDING out &&
+	dispatch hosts show gbox >out &&
+	test_grep "^gbox: nvidia-smi, 2 GPUs (0 free now)" out &&
+	test_grep "^dispatch jobs: 2 running, 1 pending" out &&
+	test "$(grep -c " leased " out)" = 2 &&
+	dispatch solve --check --chip a100-sxm4-80gb --chips 1 >out 2>&1;
+	test_grep "gbox.*busy now: 0 of 2 a100-sxm4-80gb free, needs 1 (1 dispatch job waiting there)" out &&
 	grep -q "gpus=[01]$" "$(log "$a")" || grep -q "gpus=[01] *$" "$(log "$a")"
 '
 
