@@ -44,7 +44,7 @@ cleanup_t7020() {
 		kill -KILL -- "-$p" 2>/dev/null
 	done
 	[ -f "$TRASH/user2-created" ] && userdel -r dispatch-t7020 >/dev/null 2>&1
-	rm -rf "$G" "$LD" "$LD-q" "$LD-link" "$LD-nosticky" "$LD-target"
+	rm -rf "$G" "$LD" "$LD-q" "$LD-link" "$LD-nosticky" "$LD-target" "/tmp/t7020-user2-$$"
 	tb_cleanup
 }
 trap cleanup_t7020 EXIT
