@@ -12,6 +12,7 @@
 #include "slurm/hostlist.h"
 #include "inventory/inventory.h"
 #include "ledger.h"
+#include "slurm/plainjob.h"
 #include "slurm/slurm_queue.h"
 
 enum { OPT_HOSTS = 1, OPT_ME, OPT_USER, OPT_PARTITION, OPT_STATES };
@@ -38,14 +39,20 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 	struct dp_error err = { 0 };
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	_cleanup_free_ char *eor = ledger_new_token();
+	const struct inv_host *ih = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
+	bool plain = ih && ih->type == INV_HOST_PLAIN;
 	a->host = host;
-	slurm_queue_command(&cmd, f, fmt, eor);
+	if (plain)
+		plainjob_queue_command(&cmd, ih->gpu_lock_dir);
+	else
+		slurm_queue_command(&cmd, f, fmt, eor);
 	int status;
 	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
 		a->error = xstrdup(err.msg);
 		return report_error(&err);
 	}
-	if (slurm_parse_queue(out.buf, f, eor, &a->q, &err) < 0) {
+	if (plain ? plainjob_parse_queue(out.buf, f, &a->q, &err) < 0
+		  : slurm_parse_queue(out.buf, f, eor, &a->q, &err) < 0) {
 		fputs(errout.buf, stderr);
 		a->error = xasprintf("%s", err.msg);
 		error_msg("cannot list the queue of '%s': %s", host, err.msg);
@@ -113,7 +120,9 @@ static void print_text(const struct host_answer *a, size_t n)
 				table_addf(&t, "%ld", j->node_count);
 			else
 				table_add(&t, "-");
-			if (where(j))
+			if (j->gpus && streq(j->state, "RUNNING")) /* a plain host's: its GPUs */
+				table_addf(&t, "%s%s", j->gpus[0] ? "gpu:" : "", j->gpus[0] ? j->gpus : "-");
+			else if (where(j))
 				table_take(&t, printable(where(j)));
 			else
 				table_addf(&t, "(%s)", j->reason);
@@ -150,6 +159,7 @@ static void print_json(const struct host_answer *a, size_t n)
 			json_add_int_or_null(jo, "node_count", j->node_count);
 			cJSON_AddStringToObject(jo, "nodes", j->nodes);
 			cJSON_AddStringToObject(jo, "reason", j->reason);
+			json_add_str_or_null(jo, "gpus", j->gpus);
 			cJSON_AddItemToArray(jobs, jo);
 		}
 	}
@@ -202,12 +212,6 @@ static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
 		if (!hosts)
 			return usage_error(ctx, "no SLURM host in the inventory: name one with -H");
 	}
-	for (char **h = hosts; *h; h++) {
-		const struct inv_host *ih = ctx->inv ? inventory_host(ctx->inv, *h) : NULL;
-		if (ih && ih->type != INV_HOST_SLURM)
-			return usage_error(ctx, "'%s' is a %s host, not a SLURM host: it has no queue",
-					   *h, inv_host_type_name(ih->type));
-	}
 	enum slurm_queue_format fmt = SLURM_QUEUE_AUTO;
 	const char *env = getenv("DISPATCH_QUEUE_FORMAT");
 	if (env && streq(env, "json"))
@@ -237,13 +241,15 @@ static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
 
 const struct dispatch_cmd dispatch_cmd_queue = {
 	.name = "queue",
-	.summary = "list the jobs of SLURM hosts (squeue), one call per host",
+	.summary = "list the jobs of SLURM hosts (squeue) and plain hosts, one call per host",
 	.usage = "[-H HOSTS] [--me | -u USER] [-p PARTITION] [-t STATES]",
 	.description =
 		"Lists the jobs queued and running on each SLURM host (every SLURM host of the\n"
 		"inventory when no -H), one connection and one squeue per host: squeue --json\n"
 		"where SLURM has it (21.08 on), a '|'-separated format with the job name last\n"
-		"otherwise, so no job name can shift the columns.",
+		"otherwise, so no job name can shift the columns. A plain host named with -H\n"
+		"lists every user's dispatch jobs there (its GPU lock directory): RUNNING with\n"
+		"the GPUs they lease, PENDING with the reason.",
 	.opts = queue_options,
 	.min_args = 0,
 	.max_args = 0,

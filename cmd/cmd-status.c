@@ -27,6 +27,7 @@ struct row {
 	const struct jobref *ref;
 	char *id;               /* the job or task as reported */
 	char *state, *reason, *elapsed, *time_limit, *nodes;
+	char *gpus;             /* plain host: the GPUs leased (indices); NULL: SLURM's */
 	int exit_code, signal;  /* -1: not known */
 };
 
@@ -51,6 +52,7 @@ static void answer_release(struct answer *a)
 		free(a->rows[i].elapsed);
 		free(a->rows[i].time_limit);
 		free(a->rows[i].nodes);
+		free(a->rows[i].gpus);
 	}
 	free(a->rows);
 }
@@ -170,8 +172,9 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 			.ref = r,
 			.id = xstrdup(r->id),
 			.state = xstrdup(p[k].state),
-			.reason = xstrdup(""),
+			.reason = xstrdup(p[k].reason),
 			.elapsed = slurm_format_seconds(p[k].elapsed),
+			.gpus = xstrdup(p[k].gpus),
 			.time_limit = xstrdup("UNLIMITED"),
 			.nodes = xstrdup(host),
 			.exit_code = p[k].exit_code,
@@ -230,6 +233,7 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		cJSON_AddStringToObject(o, "elapsed", r->elapsed);
 		cJSON_AddStringToObject(o, "time_limit", r->time_limit);
 		cJSON_AddStringToObject(o, "nodes", r->nodes);
+		json_add_str_or_null(o, "gpus", r->gpus);
 		json_add_int_or_null(o, "exit_code", r->exit_code);
 		json_add_int_or_null(o, "signal", r->signal);
 		cJSON_AddItemToArray(jobs, o);

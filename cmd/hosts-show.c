@@ -27,6 +27,7 @@ static enum host_facts_ask ask_for(const struct inv_host *h)
 
 static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, struct host_facts *f)
 {
+	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
 	struct ssh_ctx sc;
 	struct dp_error err = { 0 };
 	_cleanup_ssh_session_ struct ssh_session *s = NULL;
@@ -34,7 +35,7 @@ static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, 
 	cmd_ssh_ctx(ctx, &sc);
 	if (ssh_session_open(&sc, host, &s, &err) < 0)
 		return report_error(&err);
-	if (host_facts_fetch(s, ask, FACTS_TIMEOUT, f, &err) < 0) {
+	if (host_facts_fetch_at(s, ask, h ? h->gpu_lock_dir : NULL, FACTS_TIMEOUT, f, &err) < 0) {
 		error_msg("%s: %s", host, err.msg);
 		return err.kind ? err.kind : DPE_FAIL;
 	}
@@ -123,8 +124,12 @@ static void show_gpus_text(const char *host, const struct host_facts *f)
 	size_t nfree = 0;
 	for (size_t i = 0; i < f->gpus.n; i++)
 		nfree += !f->gpus.gpus[i].busy;
-	printf("%s: nvidia-smi, %zu GPU%s (%zu free now)\n\n", host, f->gpus.n,
+	printf("%s: nvidia-smi, %zu GPU%s (%zu free now)\n", host, f->gpus.n,
 	       f->gpus.n == 1 ? "" : "s", nfree);
+	if (f->jobs_running >= 0)
+		printf("dispatch jobs: %ld running, %ld pending (dispatch queue -H %s)\n",
+		       f->jobs_running, f->jobs_pending, host);
+	printf("\n");
 	struct table t = { .ncols = 7, .trim = true };
 	table_row(&t, "GPU", "CHIP", "MEMORY", "PROCESSES", "USED", "STATE", "NAME", NULL);
 	for (size_t i = 0; i < f->gpus.n; i++) {
@@ -134,7 +139,7 @@ static void show_gpus_text(const char *host, const struct host_facts *f)
 		_cleanup_free_ char *procs = xasprintf("%d", g->processes);
 		_cleanup_free_ char *used = g->used_mib >= 0 ? xasprintf("%ld MiB", g->used_mib) : xstrdup("?");
 		table_row(&t, idx, g->chip ? g->chip : "(unknown)", mem, procs, used,
-				  g->busy ? "busy" : "free", g->name, NULL);
+				  g->leased ? "leased" : g->busy ? "busy" : "free", g->name, NULL);
 	}
 	table_print(&t);
 }
@@ -153,6 +158,7 @@ static cJSON *gpus_json(const struct host_facts *f)
 		cJSON_AddNumberToObject(j, "processes", g->processes);
 		json_add_int_or_null(j, "used_mib", g->used_mib);
 		cJSON_AddBoolToObject(j, "busy", g->busy);
+		cJSON_AddBoolToObject(j, "leased", g->leased);
 		cJSON_AddItemToArray(arr, j);
 	}
 	return arr;
@@ -221,6 +227,13 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 	}
 	json_add_str_or_null(doc, "gpu_tool", f->gpu_tool ? "nvidia-smi" : NULL);
 	cJSON_AddItemToObject(doc, "gpus", gpus_json(f));
+	if (f->jobs_running >= 0) {
+		cJSON *q = cJSON_AddObjectToObject(doc, "dispatch_jobs");
+		cJSON_AddNumberToObject(q, "running", (double)f->jobs_running);
+		cJSON_AddNumberToObject(q, "pending", (double)f->jobs_pending);
+	} else {
+		cJSON_AddNullToObject(doc, "dispatch_jobs");
+	}
 	return doc;
 }
 

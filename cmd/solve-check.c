@@ -22,6 +22,7 @@
 struct asked {                  /* one ssh destination and what to ask it */
 	const char *ssh;
 	enum host_facts_ask ask;
+	const char *lock_dir;           /* the host's GPU lock directory, NULL: default */
 	struct host_facts facts;
 	bool ok;
 	char *note;
@@ -40,7 +41,7 @@ static void ask_one(const struct ssh_ctx *sc, struct asked *a)
 	struct dp_error err = { 0 };
 	_cleanup_ssh_session_ struct ssh_session *s = NULL;
 	if (ssh_session_open(sc, a->ssh, &s, &err) < 0 ||
-	    host_facts_fetch(s, a->ask, CHECK_EXEC_TIMEOUT, &a->facts, &err) < 0) {
+	    host_facts_fetch_at(s, a->ask, a->lock_dir, CHECK_EXEC_TIMEOUT, &a->facts, &err) < 0) {
 		a->note = xstrdup(err.msg);
 		return;
 	}
@@ -60,7 +61,7 @@ static size_t asked_index(struct check_state *st, const struct inv_host *h)
 		if (streq(st->asked[i].ssh, h->ssh) && st->asked[i].ask == ask)
 			return i;
 	st->asked = xrealloc(st->asked, (st->nasked + 1) * sizeof(*st->asked));
-	st->asked[st->nasked] = (struct asked){ .ssh = h->ssh, .ask = ask };
+	st->asked[st->nasked] = (struct asked){ .ssh = h->ssh, .ask = ask, .lock_dir = h->gpu_lock_dir };
 	return st->nasked++;
 }
 

@@ -4,6 +4,8 @@
 #include "transport/ssh.h"
 #include "base/marker.h"
 #include "base/util.h"
+#include "slurm/plainjob.h"
+#include "slurm/slurm_queue.h"
 
 #define MARK MARK_SECTION " "
 
@@ -24,6 +26,13 @@ static const char gpus_part[] =
 
 void host_facts_command(struct strbuf *sb, enum host_facts_ask ask)
 {
+	host_facts_command_at(sb, ask, NULL);
+}
+
+void host_facts_command_at(struct strbuf *sb, enum host_facts_ask ask, const char *lock_dir)
+{
+	_cleanup_strbuf_ struct strbuf leases = STRBUF_INIT;
+	plainjob_queue_command(&leases, lock_dir);
 	strbuf_adds(sb, "s=1; ");
 	if (ask != HOST_FACTS_GPUS)
 		strbuf_addf(sb, "if command -v sbatch >/dev/null 2>&1; then %sfi; ", slurm_part);
@@ -31,8 +40,12 @@ void host_facts_command(struct strbuf *sb, enum host_facts_ask ask)
 		strbuf_adds(sb, "if [ $s != 0 ] && ");
 	else if (ask == HOST_FACTS_GPUS)
 		strbuf_adds(sb, "if ");
-	if (ask != HOST_FACTS_SLURM)
-		strbuf_addf(sb, "command -v nvidia-smi >/dev/null 2>&1; then %sfi; ", gpus_part);
+	if (ask != HOST_FACTS_SLURM) {
+		strbuf_addf(sb, "command -v nvidia-smi >/dev/null 2>&1; then %s", gpus_part);
+		/* the leases: a subshell, whatever it does to fds and exits */
+		strbuf_addf(sb, "echo '" MARK "leases'; (\n%s\n) 2>/dev/null; echo \"" MARK
+			    "status $?\"; fi; ", leases.buf);
+	}
 	strbuf_adds(sb, "echo '" MARK "end'");
 }
 
@@ -79,6 +92,7 @@ int host_facts_parse(const char *out, const char *errout, enum host_facts_ask as
 		{ "nodes", STRBUF_INIT, -1 },
 		{ "gpus", STRBUF_INIT, -1 },
 		{ "apps", STRBUF_INIT, -1 },
+		{ "leases", STRBUF_INIT, -1 },
 	};
 	struct section *cur = NULL;
 	bool end = false;
@@ -147,6 +161,34 @@ int host_facts_parse(const char *out, const char *errout, enum host_facts_ask as
 		if (nvidia_smi_parse(sec[2].text.buf, sec[3].text.buf, &f->gpus, err) < 0)
 			goto out;
 	}
+	f->jobs_running = f->jobs_pending = -1;
+	if (f->gpu_tool && sec[4].status == 0) {
+		/* GPUs that dispatch jobs lease are taken, processes or not */
+		struct slurm_queue_filter all = { 0 };
+		struct slurm_queue q;
+		struct dp_error e2 = { 0 };
+		if (plainjob_parse_queue(sec[4].text.buf, &all, &q, &e2) == 0) {
+			f->jobs_running = f->jobs_pending = 0;
+			for (size_t i = 0; i < q.n; i++) {
+				if (!streq(q.jobs[i].state, "RUNNING")) {
+					f->jobs_pending++;
+					continue;
+				}
+				f->jobs_running++;
+				for (const char *p = q.jobs[i].gpus; p && *p;) {
+					long idx;
+					size_t len = strcspn(p, ",");
+					_cleanup_free_ char *w = xstrndup(p, len);
+					if (parse_long(w, 0, 1 << 20, &idx) && (size_t)idx < f->gpus.n) {
+						f->gpus.gpus[idx].busy = true;
+						f->gpus.gpus[idx].leased = true;
+					}
+					p += len + (p[len] == ',');
+				}
+			}
+		}
+		slurm_queue_release(&q);
+	}
 	r = 0;
 out:
 	for (size_t i = 0; i < ARRAY_SIZE(sec); i++)
@@ -190,12 +232,18 @@ static int cap_err(void *data, const char *buf, size_t len)
 int host_facts_fetch(struct ssh_session *s, enum host_facts_ask ask, double timeout,
 		     struct host_facts *f, struct dp_error *err)
 {
+	return host_facts_fetch_at(s, ask, NULL, timeout, f, err);
+}
+
+int host_facts_fetch_at(struct ssh_session *s, enum host_facts_ask ask, const char *lock_dir,
+			double timeout, struct host_facts *f, struct dp_error *err)
+{
 	struct strbuf cmd = STRBUF_INIT;
 	struct capture c = { STRBUF_INIT, STRBUF_INIT };
 	int status = 0;
 
 	memset(f, 0, sizeof(*f));
-	host_facts_command(&cmd, ask);
+	host_facts_command_at(&cmd, ask, lock_dir);
 	struct ssh_exec x = {
 		.command = cmd.buf,
 		.in_fd = -1,

@@ -33,12 +33,18 @@ struct host_facts {
 	bool gpu_tool;          /* nvidia-smi is on the host (and answered) */
 	struct slurm_facts sl;
 	struct nvidia_gpus gpus;
+	/* A plain host's dispatch jobs (its GPU lock directory, lib/slurm/plainjob.h):
+	 * their leased GPUs are busy (and leased) in gpus; -1 when not known. */
+	long jobs_running, jobs_pending;
 };
 
 struct ssh_session;
 
-/* The remote command for ask (shell text for a POSIX login shell). */
+/* The remote command for ask (shell text for a POSIX login shell). With the GPU
+ * sections, the dispatch jobs of the GPU lock directory lock_dir (NULL: the default)
+ * too. */
 void host_facts_command(struct strbuf *sb, enum host_facts_ask ask);
+void host_facts_command_at(struct strbuf *sb, enum host_facts_ask ask, const char *lock_dir);
 
 /* Parses the command's stdout (and uses its stderr for messages) into f. -1 with
  * DPE_FAIL when a tool failed (scontrol cannot reach the controller, nvidia-smi finds
@@ -56,5 +62,7 @@ char *host_facts_tool_error(const char *what, int status, const char *text, cons
  * its output. Errors as host_facts_parse, and ssh_exec's (DPE_CONNECT, DPE_TIMEOUT). */
 int host_facts_fetch(struct ssh_session *s, enum host_facts_ask ask, double timeout,
 		     struct host_facts *f, struct dp_error *err);
+int host_facts_fetch_at(struct ssh_session *s, enum host_facts_ask ask, const char *lock_dir,
+			double timeout, struct host_facts *f, struct dp_error *err);
 
 #endif

@@ -270,8 +270,12 @@ static void live_plain(const struct inv_host *h, const struct solve_request *req
 		strbuf_addf(&why, "%s%d of %d %s free", why.len ? ", " : "", nfree, total, chip);
 		strbuf_release(&ids);
 	}
-	refit(f, false, xasprintf("busy now: %s, needs %d", why.len ? why.buf : "no GPU free",
-				  req->chips));
+	_cleanup_free_ char *queue = hf->jobs_pending > 0
+		? xasprintf(" (%ld dispatch job%s waiting there)", hf->jobs_pending,
+			    hf->jobs_pending == 1 ? "" : "s")
+		: xstrdup("");
+	refit(f, false, xasprintf("busy now: %s, needs %d%s", why.len ? why.buf : "no GPU free",
+				  req->chips, queue));
 	strbuf_release(&why);
 }
 

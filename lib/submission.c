@@ -352,7 +352,13 @@ static int run_plain(struct submission *sub, const struct submission_job *job,
 	_cleanup_free_ char *log = log_path(job, sub, NULL);
 	struct dp_error lost = { 0 };
 	int status;
-	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage);
+	struct plainjob_lease lease = {
+		.gpus = jobspec_gpus_per_node(job->spec),
+		.gpu_share = job->spec->gpu_share > 0,
+		.lock_dir = job->host->gpu_lock_dir,
+		.max_jobs = job->host->max_jobs,
+	};
+	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage, &lease);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)
 		return recover(sub, job, h, &lost, err);
 	if (status != 0) {

@@ -54,6 +54,7 @@
 /* Plain-host jobs: the started process, a job's state, a cancel's outcome. */
 #define MARK_PID MARKER("pid")
 #define MARK_JOB MARKER("job")
+#define MARK_QJOB MARKER("qjob")
 #define MARK_CANCEL MARKER("cancel")
 /* A command through an OpenSSH master: the pid (and process group) of its session's
  * shell, on stderr first, so that a timeout can stop it (lib/transport/ssh_mux.c). */

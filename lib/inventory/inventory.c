@@ -350,11 +350,12 @@ static int load_clusters(struct loader *l, const struct ynode *n)
 /* ---- hosts ---- */
 
 static const char *const host_keys[] = {
-	"type", "ssh", "cluster", "chips", "uv_groups", "env", "login_shell",
+	"type", "ssh", "cluster", "chips", "uv_groups", "env", "login_shell", "gpu_lock_dir",
+	"max_jobs",
 	"partitions", "cpu_partitions", "partitions_cpu", "account", "qos", "mem", "exclude",
 	"annotations",
 };
-static const size_t host_keys_common = 7; /* the first seven are for plain hosts too */
+static const size_t host_keys_common = 9; /* the first nine are for plain hosts too */
 
 /* The reference's other host types, with their keys (theseus/dispatch/config.py). */
 static const char *const tpu_keys[] = {
@@ -404,6 +405,30 @@ static int load_chips(struct loader *l, const struct ynode *n, const char *hpath
 		h->chips[h->nchips].chip = xstrdup(chip);
 		h->chips[h->nchips].count = (int)count;
 		h->nchips++;
+	}
+	return 0;
+}
+
+/* gpu_lock_dir and max_jobs: the leases and the queue of a plain host
+ * (lib/slurm/plainjob.h); a SLURM host has its scheduler and ignores them. */
+static int load_plain_queue(struct loader *l, const struct ynode *n, const char *hpath,
+			    struct inv_host *h)
+{
+	_cleanup_free_ char *gpath = xasprintf("%s.gpu_lock_dir", hpath);
+	_cleanup_free_ char *mpath = xasprintf("%s.max_jobs", hpath);
+	const struct ynode *g = ynode_get(n, "gpu_lock_dir"), *m = ynode_get(n, "max_jobs");
+	char buf[64];
+	if (get_string(l, g, gpath, &h->gpu_lock_dir) < 0)
+		return -1;
+	if (h->gpu_lock_dir && (h->gpu_lock_dir[0] != '/' || strchr(h->gpu_lock_dir, '\n')))
+		return fail(l, g, "%s: expected an absolute path on the host, got %s", gpath,
+			    shown(g, buf, sizeof(buf)));
+	if (m && !ynode_is_null(m)) {
+		long v;
+		if (m->kind != YN_SCALAR || !parse_long(m->value, 1, 1000000, &v))
+			return fail(l, m, "%s: expected a whole number > 0, got %s", mpath,
+				    shown(m, buf, sizeof(buf)));
+		h->max_jobs = v;
 	}
 	return 0;
 }
@@ -691,6 +716,8 @@ static int load_host(struct loader *l, const struct ynode *key, const struct yno
 	    get_bool(l, ynode_get(n, "login_shell"), lpath, &login_shell) < 0)
 		return -1;
 	h->no_login_shell = !login_shell;
+	if (load_plain_queue(l, n, path, h) < 0)
+		return -1;
 	if (h->type == INV_HOST_PLAIN)
 		return 0;
 
@@ -967,6 +994,7 @@ static void host_release(struct inv_host *h)
 	free(h->account);
 	free(h->qos);
 	free(h->mem);
+	free(h->gpu_lock_dir);
 	strv_free(h->exclude);
 	for (size_t i = 0; i < h->nenv; i++) {
 		free(h->env[i].key);

@@ -80,6 +80,8 @@ struct inv_host {
 	size_t nenv;
 	bool no_login_shell;            /* login_shell: false: the bootstrap runs in a plain
 					   bash, not bash -l */
+	char *gpu_lock_dir;             /* plain: where GPU leases are locked; NULL: default */
+	long max_jobs;                  /* plain: dispatch jobs running at once; 0: no cap */
 	/* slurm only */
 	struct inv_partition *partitions;
 	size_t npartitions;

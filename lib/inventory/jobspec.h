@@ -33,6 +33,7 @@ struct jobspec {
 	/* dispatch's own */
 	long gpus, gpus_per_node;
 	char *chip;                     /* catalogue name, e.g. "h100" */
+	int gpu_share;                  /* plain host: lease busy GPUs too (as exclusive) */
 	struct job_env *env;            /* values resolved (--env K takes the local value) */
 	size_t nenv;
 	char **modules, **uv_groups, **setup, **sbatch;  /* strv; sbatch: "--mail-type=END" */

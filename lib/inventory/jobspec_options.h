@@ -45,6 +45,7 @@
 	X(0, "gpus", "N", "GPUs in total", NULL, JO_COUNT, gpus, NULL, NULL, false) \
 	X(0, "gpus-per-node", "N", "GPUs on each node", NULL, JO_COUNT, gpus_per_node, NULL, NULL, false) \
 	X(0, "chip", "NAME", "GPU model from the chip catalogue (GRES type from gres_mapping)", NULL, JO_STR, chip, check_ident, "expected a chip name from the catalogue (h100, a100-sxm4-80gb)", false) \
+	X(0, "gpu-share", NULL, "plain host: also lease GPUs that other processes use", NULL, JO_FLAG, gpu_share, NULL, NULL, false) \
 	X(0, "env", "K[=V]", "set K in the job; K alone takes the local value (repeatable)", NULL, JO_ENV, env, NULL, NULL, false) \
 	X(0, "module", "MODULE", "module load MODULE before the command (repeatable)", NULL, JO_LIST, modules, check_line, "expected a module name on one line", true) \
 	X(0, "uv-group", "GROUP", "uv sync --group GROUP, with the host's groups (repeatable)", NULL, JO_LIST, uv_groups, check_ident, "expected a dependency group name ([A-Za-z0-9._-])", true) \

@@ -144,7 +144,7 @@ enum jobwait_event jobwait_plain(struct jobwait *j, const struct plainjob_status
 		if (!streq(p[k].id, j->id))
 			continue;
 		j->seen = true;
-		enum jobwait_event ev = change(j, p[k].state, "", detail);
+		enum jobwait_event ev = change(j, p[k].state, p[k].reason ? p[k].reason : "", detail);
 		set_str(&j->state, p[k].state);
 		char *el = slurm_format_seconds(p[k].elapsed);
 		set_str(&j->elapsed, el);
@@ -158,7 +158,7 @@ enum jobwait_event jobwait_plain(struct jobwait *j, const struct plainjob_status
 			j->seen_running = true;
 			if (j->until_running)
 				j->done = true;
-		} else {
+		} else if (!streq(p[k].state, "PENDING")) { /* queued on the host: waits on */
 			settle(j);
 		}
 		return ev;

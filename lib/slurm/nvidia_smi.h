@@ -32,6 +32,7 @@ struct nvidia_gpu {
 	long used_mib;          /* by compute processes; -1 when nvidia-smi cannot tell */
 	int processes;
 	bool busy;
+	bool leased;            /* a dispatch job leases it (host_facts) */
 };
 
 struct nvidia_gpus {

@@ -5,11 +5,222 @@
 
 #include "base/marker.h"
 #include "base/shquote.h"
+#include "slurm/nvidia_smi.h"
+#include "slurm/slurm.h"
+#include "slurm/slurm_queue.h"
 
+
+/* The launcher (bash: lease fds are more than sh's ten): the group leader of the job.
+ * It records its pid (= the group id, setsid made it a session leader), ignores HUP as
+ * nohup does, survives TERM (a handler, reset in the bootstrap, which forwards TERM to
+ * the command) to record the exit status; queues for its lease (plainjob.h) and runs
+ * the bootstrap with none of its lock fds, so that the locks last exactly as long as
+ * the launcher. Arguments: STAGE ID NGPUS SHARE LOCKDIR MAXJOBS ALLOWED BUSY_MIB. */
+static const char launcher_sh[] =
+	"# dispatch's launcher: the job's process group leader on a plain host (lib/slurm/plainjob.h)\n"
+	"d=$1 id=$2 ng=$3 share=$4 L=$5 maxj=$6 allowed=$7 busy_mib=$8\n"
+	"echo \"$$ $(date +%s)\" >\"$d/pid.tmp\" && mv -f \"$d/pid.tmp\" \"$d/pid\"\n"
+	"trap \"\" HUP\n"
+	"trap : TERM INT\n"
+	"me=$(id -un 2>/dev/null || echo \"${USER:-?}\")\n"
+	"dp_end() {\n"
+	"	echo \"$1 $(date +%s)\" >\"$d/exit_status.tmp\" && mv -f \"$d/exit_status.tmp\" \"$d/exit_status\"\n"
+	"	[ -n \"${rec:-}\" ] && rm -f -- \"$rec\"\n"
+	"	rm -f -- \"$d/pending\"\n"
+	"	exit 0\n"
+	"}\n"
+	"dp_fail() {\n"
+	"	echo \"dispatch: $*\" >&2\n"
+	"	printf '%s\\n' \"$*\" >\"$d/failed\"\n"
+	"	dp_end 1\n"
+	"}\n"
+	"dp_cancelled() { [ -f \"$d/cancelled\" ] && dp_end 143; }\n"
+	"# The host's GPUs: \"INDEX UUID\" lines.\n"
+	"gpus=\n"
+	"if command -v nvidia-smi >/dev/null 2>&1; then\n"
+	"	gpus=$(nvidia-smi --query-gpu=uuid,name,memory.total --format=csv,noheader,nounits 2>/dev/null |\n"
+	"		awk -F', *' 'NF >= 1 && $1 != \"\" { print n++, $1 }') || gpus=\n"
+	"fi\n"
+	"ngpus=0\n"
+	"[ -n \"$gpus\" ] && ngpus=$(printf '%s\\n' \"$gpus\" | wc -l)\n"
+	"if [ \"$ng\" -gt 0 ] && [ \"$ng\" -gt \"$ngpus\" ]; then\n"
+	"	dp_fail \"the job asks for $ng GPU(s); $(hostname) has $ngpus\"\n"
+	"fi\n"
+	"fds=\n"
+	"dp_open() { # VAR FILE: FILE (created 0644 if missing, never through a symlink) on a read fd\n"
+	"	if [ -L \"$2\" ]; then dp_fail \"$2 is a symbolic link: refusing it\"; fi\n"
+	"	[ -e \"$2\" ] || (umask 022; set -C; : >\"$2\") 2>/dev/null\n"
+	"	if [ -L \"$2\" ] || [ ! -f \"$2\" ]; then dp_fail \"$2 is not a regular file: refusing it\"; fi\n"
+	"	exec {dp_fd}<\"$2\" || dp_fail \"cannot open $2\"\n"
+	"	printf -v \"$1\" %s \"$dp_fd\"\n"
+	"	fds=\"$fds $dp_fd\"\n"
+	"}\n"
+	"dp_close() { eval \"exec $1<&-\"; fds=$(printf '%s\\n' $fds | grep -vx \"$1\" | tr '\\n' ' '); }\n"
+	"queue=1\n"
+	"if ! command -v flock >/dev/null 2>&1; then\n"
+	"	if [ \"$ng\" -gt 0 ] || [ \"$maxj\" -gt 0 ]; then\n"
+	"		dp_fail \"flock (util-linux) not found on $(hostname): GPU leases and max_jobs need it\"\n"
+	"	fi\n"
+	"	queue=\n"
+	"fi\n"
+	"if [ -n \"$queue\" ]; then\n"
+	"	if [ -L \"$L\" ]; then dp_fail \"the GPU lock directory $L is a symbolic link: refusing it\"; fi\n"
+	"	[ -e \"$L\" ] || mkdir -m 1777 -- \"$L\" 2>/dev/null\n"
+	"	if [ -L \"$L\" ]; then dp_fail \"the GPU lock directory $L is a symbolic link: refusing it\"; fi\n"
+	"	[ -d \"$L\" ] || dp_fail \"cannot create the GPU lock directory $L\"\n"
+	"	if [ ! -O \"$L\" ] && [ ! -k \"$L\" ]; then\n"
+	"		dp_fail \"the GPU lock directory $L belongs to another user and is not sticky: refusing it (its owner can chmod 1777 it, or set gpu_lock_dir)\"\n"
+	"	fi\n"
+	"	dp_open gfd \"$L/.lock\"\n"
+	"	flock \"$gfd\" || dp_fail \"cannot lock $L/.lock\"\n"
+	"	t=0\n"
+	"	for f in \"$L\"/job.*; do\n"
+	"		[ -e \"$f\" ] || continue\n"
+	"		n=${f#\"$L\"/job.}\n"
+	"		n=${n%%.*}\n"
+	"		case $n in '' | *[!0-9]*) continue ;; esac\n"
+	"		[ $((10#$n)) -gt \"$t\" ] && t=$((10#$n))\n"
+	"	done\n"
+	"	rec=$(printf '%s/job.%010d.%s' \"$L\" $((t + 1)) \"$id\")\n"
+	"	(umask 022; set -C; : >\"$rec\") 2>/dev/null || dp_fail \"cannot create $rec\"\n"
+	"	dp_open rfd \"$rec\"\n"
+	"	flock \"$rfd\" || dp_fail \"cannot lock $rec\"\n"
+	"	t0=$(date +%s)\n"
+	"	printf '%s|pending|%s||%s|\\n' \"$me\" \"$ng\" \"$t0\" >\"$rec\"\n"
+	"	flock -u \"$gfd\"\n"
+	"fi\n"
+	"# who holds what, from the live records (under the global lock): fills\n"
+	"# nrun, ahead (earlier pending jobs this one competes with), holder_UUID\n"
+	"dp_scan() {\n"
+	"	nrun=0 ahead=0 held_by=\n"
+	"	local f x line u st n g mine=\n"
+	"	for f in \"$L\"/job.*; do\n"
+	"		[ -e \"$f\" ] || continue\n"
+	"		if [ \"$f\" = \"$rec\" ]; then mine=1; continue; fi\n"
+	"		exec {x}<\"$f\" 2>/dev/null || continue\n"
+	"		if flock -n \"$x\"; then\n"
+	"			exec {x}<&-\n"
+	"			rm -f -- \"$f\" 2>/dev/null\n"
+	"			continue\n"
+	"		fi\n"
+	"		IFS= read -r line <&\"$x\" || line=\n"
+	"		exec {x}<&-\n"
+	"		IFS='|' read -r u st n g _ <<<\"$line\"\n"
+	"		if [ \"$st\" = running ]; then\n"
+	"			nrun=$((nrun + 1))\n"
+	"			for x in ${g//,/ }; do held_by=\"$held_by $x=$u\"; done\n"
+	"		elif [ \"$st\" = pending ] && [ -z \"$mine\" ]; then\n"
+	"			if [ \"$maxj\" -gt 0 ] || { [ \"$ng\" -gt 0 ] && [ \"${n:-0}\" -gt 0 ]; }; then\n"
+	"				ahead=$((ahead + 1))\n"
+	"			fi\n"
+	"		fi\n"
+	"	done\n"
+	"}\n"
+	"dp_busy() { # the UUIDs of GPUs that processes use (as solve --check counts them)\n"
+	"	nvidia-smi --query-compute-apps=gpu_uuid,used_memory --format=csv,noheader,nounits 2>/dev/null |\n"
+	"		awk -F', *' -v t=\"$busy_mib\" '$1 != \"\" && !($2 ~ /^[0-9]+$/ && $2 + 0 < t) { print $1 }'\n"
+	"}\n"
+	"dp_allowed() { # INDEX UUID\n"
+	"	[ -z \"$allowed\" ] && return 0\n"
+	"	case \",$allowed,\" in *\",$1,\"* | *\",$2,\"*) return 0 ;; esac\n"
+	"	return 1\n"
+	"}\n"
+	"dp_holders() { # the reason's \"(by a job of alice's and one of yours)\"\n"
+	"	local w=() u i=0 out=\n"
+	"	for u in $held_jobs; do\n"
+	"		if [ \"$u\" = \"$me\" ]; then w+=(\"yours\"); else w+=(\"$u's\"); fi\n"
+	"	done\n"
+	"	for u in \"${w[@]}\"; do\n"
+	"		if [ $i = 0 ]; then out=\"a job of $u\"\n"
+	"		elif [ $i = $((${#w[@]} - 1)) ]; then out=\"$out and one of $u\"\n"
+	"		else out=\"$out, one of $u\"; fi\n"
+	"		i=$((i + 1))\n"
+	"	done\n"
+	"	printf '%s' \"$out\"\n"
+	"}\n"
+	"lease_idx= lease_uuid=\n"
+	"if [ -n \"$queue\" ]; then\n"
+	"	while :; do\n"
+	"		dp_cancelled\n"
+	"		flock \"$gfd\" || continue\n"
+	"		dp_scan\n"
+	"		reason=\n"
+	"		if [ \"$maxj\" -gt 0 ] && [ \"$nrun\" -ge \"$maxj\" ]; then\n"
+	"			reason=\"waiting for a job slot: max_jobs $maxj, $nrun running\"\n"
+	"		elif [ \"$ng\" -gt 0 ]; then\n"
+	"			busy=\n"
+	"			[ \"$share\" = 1 ] || busy=$(dp_busy)\n"
+	"			got=0 lease_idx= lease_uuid= lfds= nheld=0 nbusy=0 nall=0 held_jobs=\n"
+	"			while read -r i u; do\n"
+	"				[ -n \"$u\" ] || continue\n"
+	"				dp_allowed \"$i\" \"$u\" || continue\n"
+	"				nall=$((nall + 1))\n"
+	"				[ \"$got\" -ge \"$ng\" ] && continue\n"
+	"				dp_open x \"$L/gpu.$u\"\n"
+	"				if ! flock -n \"$x\"; then\n"
+	"					dp_close \"$x\"\n"
+	"					nheld=$((nheld + 1))\n"
+	"					for h in $held_by; do\n"
+	"						[ \"${h%%=*}\" = \"$i\" ] && held_jobs=\"$held_jobs ${h#*=}\"\n"
+	"					done\n"
+	"					continue\n"
+	"				fi\n"
+	"				if printf '%s\\n' \"$busy\" | grep -qxF -- \"$u\"; then\n"
+	"					dp_close \"$x\"\n"
+	"					nbusy=$((nbusy + 1))\n"
+	"					continue\n"
+	"				fi\n"
+	"				got=$((got + 1))\n"
+	"				lfds=\"$lfds $x\"\n"
+	"				lease_idx=\"$lease_idx${lease_idx:+,}$i\"\n"
+	"				lease_uuid=\"$lease_uuid${lease_uuid:+,}$u\"\n"
+	"			done <<<\"$gpus\"\n"
+	"			if [ \"$got\" -lt \"$ng\" ] || [ \"$ahead\" -gt 0 ]; then\n"
+	"				for x in $lfds; do dp_close \"$x\"; done\n"
+	"				lease_idx= lease_uuid=\n"
+	"				s=s; [ \"$ng\" = 1 ] && s=\n"
+	"				reason=\"waiting for $ng GPU$s: $nheld of $nall held\"\n"
+	"				[ -n \"$held_jobs\" ] && reason=\"$reason (by $(dp_holders))\"\n"
+	"				[ \"$nbusy\" -gt 0 ] && reason=\"$reason, $nbusy busy with other processes\"\n"
+	"				[ \"$ahead\" -gt 0 ] && reason=\"$reason; $ahead earlier job(s) waiting\"\n"
+	"			fi\n"
+	"		elif [ \"$ahead\" -gt 0 ]; then\n"
+	"			reason=\"waiting behind $ahead earlier job(s)\"\n"
+	"		fi\n"
+	"		if [ -z \"$reason\" ]; then\n"
+	"			dp_cancelled\n"
+	"			printf '%s|running|%s|%s|%s|\\n' \"$me\" \"$ng\" \"$lease_idx\" \"$(date +%s)\" >\"$rec\"\n"
+	"			flock -u \"$gfd\"\n"
+	"			break\n"
+	"		fi\n"
+	"		printf '%s|pending|%s||%s|%s\\n' \"$me\" \"$ng\" \"$t0\" \"$reason\" >\"$rec\"\n"
+	"		[ -f \"$d/pending\" ] && [ \"$(cat \"$d/pending\")\" = \"$reason\" ] ||\n"
+	"			{ printf '%s\\n' \"$reason\" >\"$d/pending.tmp\" && mv -f \"$d/pending.tmp\" \"$d/pending\"; }\n"
+	"		flock -u \"$gfd\"\n"
+	"		sleep 0.2 2>/dev/null || sleep 1\n"
+	"	done\n"
+	"fi\n"
+	"rm -f -- \"$d/pending\"\n"
+	"echo \"$(date +%s) ${lease_idx:--}\" >\"$d/lease.tmp\" && mv -f \"$d/lease.tmp\" \"$d/lease\"\n"
+	"if [ \"$ng\" -gt 0 ]; then\n"
+	"	export CUDA_VISIBLE_DEVICES=\"$lease_uuid\" DISPATCH_GPUS=\"$lease_idx\"\n"
+	"elif [ \"$ngpus\" -gt 0 ]; then\n"
+	"	export CUDA_VISIBLE_DEVICES= DISPATCH_GPUS=\n"
+	"fi\n"
+	"(\n"
+	"	for x in $fds; do eval \"exec $x<&-\"; done\n"
+	"	DISPATCH_JOB_ID=$id exec bash \"$d/bootstrap.sh\"\n"
+	")\n"
+	"st=$?\n"
+	"dp_end \"$st\"\n";
 
 void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const char *workdir,
-			     const char *log_path, const char *job_id)
+			     const char *log_path, const char *job_id,
+			     const struct plainjob_lease *lease)
 {
+	static const struct plainjob_lease none = { 0 };
+	if (!lease)
+		lease = &none;
 	strbuf_adds(sb, "d=");
 	sh_quote(sb, stage_dir);
 	strbuf_adds(sb, "\nw=");
@@ -18,32 +229,42 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 	sh_quote(sb, log_path);
 	strbuf_adds(sb, "\nid=");
 	sh_quote(sb, job_id);
-	/* The group leader: records its pid (= the group id, setsid made it a session
-	 * leader), ignores HUP as nohup does, survives TERM (a handler, reset in the
-	 * bootstrap, which forwards TERM to the command) to record the exit status. */
+	strbuf_adds(sb, "\nlockdir=");
+	sh_quote(sb, lease->lock_dir && *lease->lock_dir ? lease->lock_dir : PLAINJOB_LOCK_DIR);
+	strbuf_adds(sb, "\nallowed=");
+	sh_quote(sb, lease->allowed ? lease->allowed : "");
 	strbuf_adds(sb,
 		"\numask 077\n"
 		"cd -- \"$w\" || exit 1\n"
-		"if ! command -v setsid >/dev/null 2>&1; then\n"
-		"\techo \"dispatch: setsid not found on $(hostname): cannot detach the job\" >&2\n"
-		"\texit 1\n"
-		"fi\n"
-		"setsid /bin/sh -c '\n"
-		"\td=$1\n"
-		"\techo \"$$ $(date +%s)\" >\"$d/pid.tmp\" && mv -f \"$d/pid.tmp\" \"$d/pid\"\n"
-		"\ttrap \"\" HUP\n"
-		"\ttrap : TERM INT\n"
-		"\tDISPATCH_JOB_ID=$2 bash \"$d/bootstrap.sh\"\n"
-		"\tst=$?\n"
-		"\techo \"$st $(date +%s)\" >\"$d/exit_status.tmp\" && mv -f \"$d/exit_status.tmp\" \"$d/exit_status\"\n"
-		"' dispatch-job \"$d\" \"$id\" </dev/null >>\"$log\" 2>&1 &\n"
+		"for c in setsid bash; do\n"
+		"\tif ! command -v $c >/dev/null 2>&1; then\n"
+		"\t\techo \"dispatch: $c not found on $(hostname): cannot start the job\" >&2\n"
+		"\t\texit 1\n"
+		"\tfi\n"
+		"done\n"
+		"cat >\"$d/launcher.sh\" <<'DISPATCH_LAUNCHER_END' || exit 1\n");
+	strbuf_adds(sb, launcher_sh);
+	strbuf_adds(sb, "DISPATCH_LAUNCHER_END\n");
+	strbuf_addf(sb, "setsid bash \"$d/launcher.sh\" \"$d\" \"$id\" %ld %d \"$lockdir\" %ld "
+		    "\"$allowed\" %d </dev/null >>\"$log\" 2>&1 &\n",
+		    lease->gpus > 0 ? lease->gpus : 0, lease->gpu_share ? 1 : 0,
+		    lease->max_jobs > 0 ? lease->max_jobs : 0, NVIDIA_SMI_BUSY_MIB);
+	/* Until the launcher has started the job, queued it or given up (a lock
+	 * directory refused, too many GPUs asked for): the last is the submission's
+	 * error. */
+	strbuf_adds(sb,
 		"i=0\n"
-		"while [ ! -s \"$d/pid\" ] && [ \"$i\" -lt 100 ]; do\n"
+		"until [ -s \"$d/pid\" ] && { [ -f \"$d/lease\" ] || [ -f \"$d/pending\" ] ||\n"
+		"\t[ -f \"$d/exit_status\" ]; } || [ \"$i\" -ge 100 ]; do\n"
 		"\tsleep 0.1 2>/dev/null || sleep 1\n"
 		"\ti=$((i + 1))\n"
 		"done\n"
 		"if [ ! -s \"$d/pid\" ]; then\n"
 		"\techo \"dispatch: the job did not start: no $d/pid after 10 s\" >&2\n"
+		"\texit 1\n"
+		"fi\n"
+		"if [ -f \"$d/failed\" ]; then\n"
+		"\tsed 's/^/dispatch: /' \"$d/failed\" >&2\n"
 		"\texit 1\n"
 		"fi\n");
 	marker_print(sb, MARK_PID, "\"$(cut -d ' ' -f 1 \"$d/pid\")\"");
@@ -85,14 +306,26 @@ void plainjob_status_command(struct strbuf *sb, const struct plainjob_ref *jobs,
 		"\tif [ -f \"$2/cancelled\" ]; then\n"
 		"\t\tc=cancelled\n"
 		"\tfi\n"
+		"\tg=\n"
+		"\tif [ -f \"$2/lease\" ]; then\n"
+		"\t\tread -r st g <\"$2/lease\"\n"
+		"\tfi\n"
+		"\tp=\n"
 		"\tif [ -f \"$2/exit_status\" ]; then\n"
 		"\t\ts=\"exited $(cat \"$2/exit_status\")\"\n"
 		"\telif [ \"$3\" -gt 1 ] && kill -0 \"-$3\" 2>/dev/null; then\n"
 		"\t\ts=running\n"
+		"\t\tif [ -f \"$2/pending\" ] && [ ! -f \"$2/lease\" ]; then\n"
+		"\t\t\ts=pending\n"
+		"\t\t\tp=$(head -n 1 \"$2/pending\")\n"
+		"\t\tfi\n"
 		"\telse\n"
 		"\t\ts=gone\n"
 		"\tfi\n"
-		"\tprintf '" MARK_JOB " %s|%s|%s|%s\\n' \"$1\" \"$st\" \"$c\" \"$s\"\n"
+		"\tif [ -f \"$2/failed\" ]; then\n"
+		"\t\tp=$(head -n 1 \"$2/failed\")\n"
+		"\tfi\n"
+		"\tprintf '" MARK_JOB " %s|%s|%s|%s|%s|%s\\n' \"$1\" \"$st\" \"$c\" \"$s\" \"${g:--}\" \"$p\"\n"
 		"}\n");
 	for (size_t i = 0; i < n; i++)
 		job_args(sb, "dispatch_q", &jobs[i]);
@@ -120,10 +353,11 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 		}
 		if (!(v = marker_value(line, MARK_JOB)) || !*v)
 			continue;
-		/* ID|START|cancelled|running or exited STATUS END or gone */
-		char *f[4], *s = line + (v - line);
+		/* ID|START|cancelled|pending, running, exited STATUS END or gone|GPUS|REASON
+		 * (START: the bootstrap's start once the lease file is there) */
+		char *f[6], *s = line + (v - line);
 		size_t k = 0;
-		for (; k < 3; k++) {
+		for (; k < 5; k++) {
 			char *bar = strchr(s, '|');
 			if (!bar)
 				break;
@@ -133,7 +367,16 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 		}
 		if (k < 3 || !f[0][0])
 			continue;
-		f[3] = s;
+		if (k == 3) { /* the four fields of a launcher without leases */
+			f[3] = s;
+			f[4] = (char *)"-";
+			f[5] = (char *)"";
+		} else if (k == 4) {
+			f[4] = s;
+			f[5] = (char *)"";
+		} else {
+			f[5] = s;
+		}
 		struct plainjob_status st = { .exit_code = -1, .exit_signal = -1, .elapsed = -1 };
 		long start = -1, status, end;
 		if (!parse_long(f[1], 0, 0x7fffffffffffL, &start))
@@ -144,6 +387,9 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 			st.state = "RUNNING";
 			if (start >= 0 && now >= start)
 				st.elapsed = now - start;
+		} else if (streq(f[3], "pending")) {
+			st.state = "PENDING";
+			st.elapsed = 0;
 		} else if (sscanf(f[3], "exited %ld %ld", &status, &end) == 2 && status >= 0 &&
 			   status <= 255) {
 			set_exit(&st, status);
@@ -155,6 +401,8 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 		} else {
 			continue;
 		}
+		st.gpus = xstrdup(streq(f[4], "-") ? "" : f[4]);
+		st.reason = xstrdup(f[5]);
 		st.id = xstrdup(f[0]);
 		*res = xrealloc(*res, (n + 1) * sizeof(**res));
 		(*res)[n++] = st;
@@ -165,8 +413,11 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 
 void plainjob_status_free(struct plainjob_status *res, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(res[i].id);
+		free(res[i].gpus);
+		free(res[i].reason);
+	}
 	free(res);
 }
 
@@ -203,4 +454,122 @@ const char *plainjob_parse_cancel(const char *out, const char *id)
 	}
 	line_iter_release(&it);
 	return outcome;
+}
+
+void plainjob_queue_command(struct strbuf *sb, const char *lock_dir)
+{
+	strbuf_adds(sb, "L=");
+	sh_quote(sb, lock_dir && *lock_dir ? lock_dir : PLAINJOB_LOCK_DIR);
+	strbuf_adds(sb, "\n");
+	marker_print(sb, MARK_USER, "\"$(id -un)\"");
+	marker_print(sb, MARK_NOW, "\"$(date +%s)\"");
+	/* Under the lock directory's lock (shared: no launcher changes its record
+	 * meanwhile), each live record: one whose launcher holds its lock. */
+	strbuf_adds(sb,
+		"if [ -d \"$L\" ] && [ ! -L \"$L\" ] && [ -f \"$L/.lock\" ]; then\n"
+		"\tif ! command -v flock >/dev/null 2>&1; then\n"
+		"\t\techo \"dispatch: flock (util-linux) not found on $(hostname)\" >&2\n"
+		"\t\texit 1\n"
+		"\tfi\n"
+		"\texec 8<\"$L/.lock\" && flock -s 8 || exit 1\n"
+		"\tfor f in \"$L\"/job.*; do\n"
+		"\t\t[ -f \"$f\" ] && [ ! -L \"$f\" ] || continue\n"
+		"\t\texec 7<\"$f\" || continue\n"
+		"\t\tif flock -n 7; then\n"
+		"\t\t\texec 7<&-\n"
+		"\t\t\tcontinue\n"
+		"\t\tfi\n"
+		"\t\tIFS= read -r line <&7 || line=\n"
+		"\t\texec 7<&-\n"
+		"\t\tn=${f#\"$L\"/job.}\n"
+		"\t\tprintf '" MARK_QJOB " %s|%s\\n' \"${n#*.}\" \"$line\"\n"
+		"\tdone\n"
+		"fi\n");
+	marker_print(sb, MARK_END, "0");
+}
+
+/* "NAME-YYYYMMDD-HHMMSS-NONCE": NAME (jobscript_stage_name) */
+static char *name_of(const char *id)
+{
+	char *name = xstrdup(id);
+	for (int k = 0; k < 3; k++) {
+		char *dash = strrchr(name, '-');
+		if (!dash)
+			break;
+		*dash = '\0';
+	}
+	return name;
+}
+
+int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
+			 struct slurm_queue *q, struct dp_error *err)
+{
+	memset(q, 0, sizeof(*q));
+	long now = -1, t;
+	bool end = false;
+	struct line_iter it = LINE_ITER_INIT(out);
+	for (char *line; (line = line_next(&it));) {
+		const char *v;
+		if ((v = marker_value(line, MARK_NOW))) {
+			if (parse_long(v, 0, 0x7fffffffffffL, &t))
+				now = t;
+			continue;
+		}
+		if ((v = marker_value(line, MARK_USER))) {
+			free(q->user);
+			q->user = xstrdup(v);
+			continue;
+		}
+		if (marker_value(line, MARK_END)) {
+			end = true;
+			continue;
+		}
+		if (!(v = marker_value(line, MARK_QJOB)) || !*v)
+			continue;
+		/* ID|USER|STATE|NGPUS|GPUS|SINCE|REASON */
+		char *fl[7], *s = line + (v - line);
+		size_t k = 0;
+		for (; k < 6; k++) {
+			char *bar = strchr(s, '|');
+			if (!bar)
+				break;
+			*bar = '\0';
+			fl[k] = s;
+			s = bar + 1;
+		}
+		if (k < 6 || !fl[0][0] || !fl[1][0])
+			continue;
+		fl[6] = s;
+		bool running = streq(fl[2], "running");
+		if (!running && !streq(fl[2], "pending"))
+			continue;
+		long since = -1;
+		if (!parse_long(fl[5], 0, 0x7fffffffffffL, &since))
+			since = -1;
+		struct slurm_qjob j = {
+			.id = xstrdup(fl[0]),
+			.partition = xstrdup(""),
+			.user = xstrdup(fl[1]),
+			.name = name_of(fl[0]),
+			.state = xstrdup(running ? "RUNNING" : "PENDING"),
+			.elapsed = slurm_format_seconds(running && since >= 0 && now >= since
+							? now - since : 0),
+			.node_count = 1,
+			.nodes = xstrdup(""),
+			.reason = xstrdup(running ? "None" : fl[6]),
+			.gpus = xstrdup(fl[4]),
+		};
+		if (!slurm_queue_wanted(f, q, &j)) {
+			slurm_qjob_release(&j);
+			continue;
+		}
+		q->jobs = xrealloc(q->jobs, (q->n + 1) * sizeof(*q->jobs));
+		q->jobs[q->n++] = j;
+	}
+	line_iter_release(&it);
+	q->format = xstrdup("plain");
+	q->squeue_status = end ? 0 : -1;
+	if (!end)
+		return dp_err(err, DPE_FAIL, "the host did not list its queue to the end");
+	return 0;
 }

@@ -9,6 +9,18 @@
  *   STAGE/exit_status  "STATUS END" once it ended (STATUS as a shell reports it:
  *                      128+N after signal N)
  *   STAGE/cancelled    written by cancel before it signals the group
+ *   STAGE/pending      the reason, while the job waits in the host's queue
+ *   STAGE/lease        "START GPUS" once the bootstrap started (GPUS: the indices of
+ *                      the GPUs leased, comma-separated, or "-")
+ *
+ * GPU leases and the queue (no daemon: the launcher, the group leader, does it all):
+ * a shared lock directory per host (LOCKDIR, mode 1777) holds a record per job,
+ * LOCKDIR/job.TICKET.ID ("USER|STATE|NGPUS|GPUS|REASON", STATE pending or running),
+ * locked (flock) by its launcher for as long as it lives, and a file per GPU,
+ * LOCKDIR/gpu.UUID, locked by the launcher that leases it. Tickets are taken under
+ * LOCKDIR/.lock, in order: a job starts when no earlier live job it competes with
+ * (for GPUs, or for a max_jobs slot) is still pending. A record whose lock can be
+ * taken is stale (its launcher died, SIGKILL included): the kernel released its locks.
  *
  * The job's id is the stage dir's name, which is unique per submission.
  */
@@ -20,11 +32,27 @@
 
 #include "base/strbuf.h"
 
+#define PLAINJOB_LOCK_DIR "/tmp/dispatch-gpus"
+
+/* What the launcher leases before the bootstrap runs. */
+struct plainjob_lease {
+	long gpus;              /* GPUs of the job's own: 0 none */
+	bool gpu_share;         /* take GPUs that other processes use */
+	const char *lock_dir;   /* absolute; NULL: PLAINJOB_LOCK_DIR */
+	long max_jobs;          /* dispatch jobs running at once on the host; 0: no cap */
+	const char *allowed;    /* the GPUs (indices or UUIDs, comma-separated) leases are
+				   taken from; NULL: all */
+};
+
 /* The command that starts stage_dir/bootstrap.sh in workdir (all paths absolute),
  * appends its output to log_path, and prints "dispatch-pid PGID" once the pid file is
- * there (within about 10 s). DISPATCH_JOB_ID is job_id in the job. */
+ * there (within about 10 s). DISPATCH_JOB_ID is job_id in the job. The launcher
+ * queues for lease (NULL: no GPUs, no cap) before the bootstrap runs, and exports
+ * CUDA_VISIBLE_DEVICES (UUIDs) and DISPATCH_GPUS (indices) with the GPUs leased
+ * (CUDA_VISIBLE_DEVICES empty for a job without GPUs on a host with GPUs). */
 void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const char *workdir,
-			     const char *log_path, const char *job_id);
+			     const char *log_path, const char *job_id,
+			     const struct plainjob_lease *lease);
 /* The group id from the launch command's output; -1 when it is not there. */
 long plainjob_parse_pid(const char *out);
 /* Prints the process id a started job recorded (as the launch command does), for a
@@ -43,12 +71,14 @@ void plainjob_status_command(struct strbuf *sb, const struct plainjob_ref *jobs,
 
 struct plainjob_status {
 	char *id;
-	const char *state;      /* "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "UNKNOWN"
+	const char *state;      /* "PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "UNKNOWN"
 				   (no process and no exit status: killed hard, or the host
 				   rebooted) */
 	int exit_code;          /* -1 while running or unknown */
 	int exit_signal;        /* N when the status was 128+N, else 0; -1 unknown */
-	long elapsed;           /* seconds; -1 unknown */
+	long elapsed;           /* seconds since the bootstrap started; -1 unknown */
+	char *gpus;             /* the GPUs leased (indices, comma-separated), "" none */
+	char *reason;           /* why it is PENDING, else "" */
 };
 
 /* Parse the status command's output; lines that are not answers are skipped.
@@ -63,5 +93,18 @@ void plainjob_cancel_command(struct strbuf *sb, const struct plainjob_ref *jobs,
 /* The outcome the cancel command printed for job id ("signalled", "ended", "gone"),
  * or NULL when it printed none. */
 const char *plainjob_parse_cancel(const char *out, const char *id);
+
+struct slurm_queue;
+struct slurm_queue_filter;
+struct dp_error;
+
+/* Lists every user's live dispatch jobs on the host (its lock directory, NULL: the
+ * default), under the directory's lock. */
+void plainjob_queue_command(struct strbuf *sb, const char *lock_dir);
+/* The listing as a queue (slurm_queue.h: partition "", nodes "" and gpus the indices
+ * leased), filtered by f (user, --me, states). -1 (DPE_FAIL) when the listing did not
+ * reach its end. */
+int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
+			 struct slurm_queue *q, struct dp_error *err);
 
 #endif

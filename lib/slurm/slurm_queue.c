@@ -108,8 +108,9 @@ void slurm_queue_command(struct strbuf *sb, const struct slurm_queue_filter *f,
 	marker_status(sb, MARK_SQUEUE_EXIT, "st");
 }
 
-static void qjob_release(struct slurm_qjob *j)
+void slurm_qjob_release(struct slurm_qjob *j)
 {
+	free(j->gpus);
 	free(j->id);
 	free(j->partition);
 	free(j->name);
@@ -123,7 +124,7 @@ static void qjob_release(struct slurm_qjob *j)
 void slurm_queue_release(struct slurm_queue *q)
 {
 	for (size_t i = 0; i < q->n; i++)
-		qjob_release(&q->jobs[i]);
+		slurm_qjob_release(&q->jobs[i]);
 	free(q->jobs);
 	free(q->user);
 	free(q->version);
@@ -164,8 +165,8 @@ static bool state_wanted(const char *states, const char *state)
 	return false;
 }
 
-static bool job_wanted(const struct slurm_queue_filter *f, const struct slurm_queue *q,
-		       const struct slurm_qjob *j)
+bool slurm_queue_wanted(const struct slurm_queue_filter *f, const struct slurm_queue *q,
+			const struct slurm_qjob *j)
 {
 	if (f->me && q->user && !streq(j->user, q->user))
 		return false;
@@ -405,10 +406,10 @@ int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, const
 	/* the filter, for SLURM versions that ignore it with --json */
 	size_t k = 0;
 	for (size_t i = 0; i < q->n; i++) {
-		if (job_wanted(f, q, &q->jobs[i]))
+		if (slurm_queue_wanted(f, q, &q->jobs[i]))
 			q->jobs[k++] = q->jobs[i];
 		else
-			qjob_release(&q->jobs[i]);
+			slurm_qjob_release(&q->jobs[i]);
 	}
 	q->n = k;
 	return 0;

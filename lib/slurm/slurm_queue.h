@@ -67,6 +67,7 @@ struct slurm_qjob {
 	long node_count;        /* -1 when not known */
 	char *nodes;            /* hostlist; "" before it runs */
 	char *reason;           /* "None" while running, or why pending */
+	char *gpus;             /* a plain host's: the GPUs leased (indices); NULL: SLURM */
 };
 
 struct slurm_queue {
@@ -84,6 +85,10 @@ struct slurm_queue {
 int slurm_parse_queue(const char *out, const struct slurm_queue_filter *f, const char *eor,
 		      struct slurm_queue *q, struct dp_error *err);
 void slurm_queue_release(struct slurm_queue *q);
+void slurm_qjob_release(struct slurm_qjob *j);
+/* Whether the filter keeps j (q->user: the login's, for --me). */
+bool slurm_queue_wanted(const struct slurm_queue_filter *f, const struct slurm_queue *q,
+			const struct slurm_qjob *j);
 
 /* The long name of a job state given in either form squeue -t takes ("pd", "R",
  * "running", "OOM"); NULL when it is none. */

@@ -4,12 +4,14 @@
  * parser's id is all digits; every status row has an id and a state without spaces,
  * and slurm_select never returns a row of another job; the lookup's job id is all
  * digits; plain-host status answers have a known state; an exit-status line gives
- * -1 or 0..255.
+ * -1 or 0..255; plain-host queue rows have an id, a user, PENDING or RUNNING and
+ * GPUs, and only those of --me's user when asked.
  */
 #include <stdint.h>
 
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_queue.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -68,9 +70,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct plainjob_status *ps;
 	size_t np = plainjob_parse_status(text, &ps);
 	for (size_t i = 0; i < np; i++)
-		if (!ps[i].state || !ps[i].id[0])
+		if (!ps[i].state || !ps[i].id[0] || !ps[i].gpus || !ps[i].reason ||
+		    (streq(ps[i].state, "PENDING") && ps[i].elapsed != 0))
 			abort();
 	plainjob_status_free(ps, np);
+
+	struct slurm_queue_filter f = { .me = true };
+	struct slurm_queue q;
+	struct dp_error err = { 0 };
+	plainjob_parse_queue(text, &f, &q, &err);
+	for (size_t i = 0; i < q.n; i++) {
+		const struct slurm_qjob *j = &q.jobs[i];
+		if (!j->id[0] || !j->user[0] || !j->gpus || strchr(j->gpus, '|') ||
+		    (!streq(j->state, "PENDING") && !streq(j->state, "RUNNING")) ||
+		    (q.user && !streq(j->user, q.user)))
+			abort();
+	}
+	slurm_queue_release(&q);
 	free(text);
 	return 0;
 }

@@ -122,6 +122,17 @@ static void test_values(void)
 	CHECK(p->type == INV_HOST_PLAIN);
 	CHECK_STR(p->chips[0].chip, "h100");    /* canonical spelling */
 	CHECK_INT(p->chips[0].count, 2);
+	CHECK(p->gpu_lock_dir == NULL && p->max_jobs == 0);
+	inventory_free(inv);
+
+	/* A shared GPU box: its lock directory and job cap. */
+	inv = parse(BASE "hosts:\n  b:\n    cluster: c1\n    gpu_lock_dir: /var/tmp/locks\n"
+		    "    max_jobs: 3\n", &err);
+	CHECK(inv != NULL);
+	if (inv) {
+		CHECK_STR(inv->hosts[0].gpu_lock_dir, "/var/tmp/locks");
+		CHECK_INT(inv->hosts[0].max_jobs, 3);
+	}
 	inventory_free(inv);
 
 	/* An empty document and a null chips map are fine. */
@@ -159,6 +170,10 @@ static void test_errors(void)
 		  "inv.yaml:7:5: unknown key 'partiton' in hosts.h (did you mean 'partitions'?)");
 	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    partitions: [gpu]\n"),
 		  "inv.yaml:6:5: hosts.h.partitions: only for slurm hosts (add 'type: slurm', or remove it)");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    max_jobs: 0\n"),
+		  "inv.yaml:6:15: hosts.h.max_jobs: expected a whole number > 0, got '0'");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c1\n    gpu_lock_dir: tmp/x\n"),
+		  "inv.yaml:6:19: hosts.h.gpu_lock_dir: expected an absolute path on the host, got 'tmp/x'");
 	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slrum\n    cluster: c1\n"),
 		  "inv.yaml:5:11: hosts.h.type: unknown host type 'slrum' (did you mean 'slurm'?)");
 	CHECK_STR(error_of(BASE "hosts:\n  h:\n    cluster: c2\n"),

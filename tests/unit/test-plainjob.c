@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "slurm/plainjob.h"
+#include "slurm/slurm_queue.h"
 #include "base/shquote.h"
 #include "unit.h"
 
@@ -48,7 +49,10 @@ static long launch(const char *dir, const char *id, const char *command)
 	write_text(boot, command);
 	char *log = xasprintf("%s/%s.out", dir, id);
 	struct strbuf sb = STRBUF_INIT;
-	plainjob_launch_command(&sb, stage, dir, log, id);
+	char *locks = xasprintf("%s/locks", dir);
+	struct plainjob_lease lease = { .lock_dir = locks };
+	plainjob_launch_command(&sb, stage, dir, log, id, &lease);
+	free(locks);
 	int st;
 	char *out = run_sh(sb.buf, &st);
 	CHECK_INT(st, 0);
@@ -168,9 +172,63 @@ static void test_parse(void)
 	CHECK_STR(res[2].state, "UNKNOWN");
 	CHECK_STR(res[3].state, "CANCELLED");
 	plainjob_status_free(res, n);
+	/* with the lease's fields: GPUs and the reason a job waits */
+	n = plainjob_parse_status("dispatch-now 1000\n"
+				  "dispatch-job p|900||pending|-|waiting for 1 GPU: 2 of 2 held (by a job of yours and one of bob's)\n"
+				  "dispatch-job r|990||running|0,1|\n"
+				  "dispatch-job f|900||exited 1 901|-|the GPU lock directory /x is a symbolic link: refusing it\n",
+				  &res);
+	CHECK_INT(n, 3);
+	CHECK_STR(res[0].state, "PENDING");
+	CHECK_INT(res[0].elapsed, 0);
+	CHECK_STR(res[0].gpus, "");
+	CHECK_STR(res[0].reason, "waiting for 1 GPU: 2 of 2 held (by a job of yours and one of bob's)");
+	CHECK_STR(res[1].state, "RUNNING");
+	CHECK_STR(res[1].gpus, "0,1");
+	CHECK_INT(res[1].elapsed, 10);
+	CHECK_STR(res[2].state, "FAILED");
+	CHECK_CONTAINS(res[2].reason, "symbolic link");
+	plainjob_status_free(res, n);
 	CHECK_INT(plainjob_parse_pid("motd\ndispatch-pid 4242\n"), 4242);
 	CHECK_INT(plainjob_parse_pid("dispatch-pid x\n"), -1);
 	CHECK_INT(plainjob_parse_pid("dispatch-pid 1\n"), -1);
+}
+
+static void test_parse_queue(void)
+{
+	const char *out = "motd\ndispatch-user alice\ndispatch-now 1000\n"
+			  "dispatch-qjob train-20261124-101010-00ff|alice|running|1|1|940|\n"
+			  "dispatch-qjob eval_2-20261124-101011-0100|bob|pending|2||990|waiting for 2 GPUs: 1 of 2 held (by a job of alice's)\n"
+			  "dispatch-qjob cpu-20261124-101012-0101|bob|running|0||1000|\n"
+			  "dispatch-qjob junk|x\n"
+			  "dispatch-end 0\n";
+	struct slurm_queue_filter all = { 0 }, me = { .me = true }, pd = { .states = "PD" };
+	struct slurm_queue q;
+	struct dp_error err = { 0 };
+	CHECK_INT(plainjob_parse_queue(out, &all, &q, &err), 0);
+	CHECK_INT(q.n, 3);
+	CHECK_STR(q.user, "alice");
+	CHECK_STR(q.jobs[0].name, "train");
+	CHECK_STR(q.jobs[0].state, "RUNNING");
+	CHECK_STR(q.jobs[0].gpus, "1");
+	CHECK_STR(q.jobs[0].elapsed, "1:00");
+	CHECK_STR(q.jobs[0].reason, "None");
+	CHECK_STR(q.jobs[1].name, "eval_2");
+	CHECK_STR(q.jobs[1].state, "PENDING");
+	CHECK_STR(q.jobs[1].elapsed, "0:00");
+	CHECK_STR(q.jobs[1].reason, "waiting for 2 GPUs: 1 of 2 held (by a job of alice's)");
+	CHECK_STR(q.jobs[2].gpus, "");
+	slurm_queue_release(&q);
+	CHECK_INT(plainjob_parse_queue(out, &me, &q, &err), 0);
+	CHECK_INT(q.n, 1);
+	slurm_queue_release(&q);
+	CHECK_INT(plainjob_parse_queue(out, &pd, &q, &err), 0);
+	CHECK_INT(q.n, 1);
+	CHECK_STR(q.jobs[0].user, "bob");
+	slurm_queue_release(&q);
+	/* cut short: an error, not an empty queue */
+	CHECK_INT(plainjob_parse_queue("dispatch-user alice\n", &all, &q, &err), -1);
+	slurm_queue_release(&q);
 }
 
 int main(void)
@@ -180,6 +238,7 @@ int main(void)
 	if (!dir)
 		return 1;
 	test_parse();
+	test_parse_queue();
 	test_lifecycle(dir);
 	test_cancel(dir);
 	char *rm = xasprintf("rm -rf '%s'", dir);
