@@ -178,8 +178,19 @@ static void show_text(struct session *s, double now)
 	table_print(&t);
 	for (size_t i = 0; i < s->top.nnodes; i++) {
 		const struct gpu_node *n = &s->top.nodes[i];
+		const struct gpu_row **rows;
+		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
+		free(rows);
+		const char *flag = node_flag(n, nr, now, s->interval);
 		if (n->state == GPU_NODE_FAILED && n->message)
 			printf("%s: nvidia-smi: %s\n", n->name, n->message);
+		else if (flag && streq(flag, "no-gpus-visible"))
+			printf("%s: the job holds %d GPUs there but the step sees none: its GPUs are "
+			       "asked for with --gpus; before SLURM 22.05 an --overlap step shares no "
+			       "GRES (SLURM_STEP_GPUS='%s')\n", n->name, n->allocated,
+			       n->step_gpus ? n->step_gpus : "");
+		else if (flag && streq(flag, "no-gpus-allocated"))
+			printf("%s: the job holds no GPUs there\n", n->name);
 	}
 }
 

@@ -539,7 +539,7 @@ size_t gpu_top_node_rows(const struct gpu_top *t, const struct gpu_node *n,
 {
 	size_t k = 0;
 	*out = xcalloc(t->nrows ? t->nrows : 1, sizeof(**out));
-	for (size_t i = 0; i < t->nrows; i++)
+	for (size_t i = 0; n->allocated > 0 && i < t->nrows; i++)
 		if (streq(t->rows[i].node, n->name) && t->rows[i].in_step)
 			(*out)[k++] = &t->rows[i];
 	qsort(*out, k, sizeof(**out), cmp_rows);

@@ -117,7 +117,8 @@ bool gpu_top_feed(struct gpu_top *t, const char *line, double now);
 
 /* A node silent for more than two intervals while it should be sampling. */
 bool gpu_node_stale(const struct gpu_node *n, double now, double interval);
-/* The rows of node that belong to the step, sorted by key, into *out (allocated). */
+/* The rows of node that belong to the step, sorted by bus id, into *out (allocated);
+ * none on a node where the job holds no GPUs (the others' GPUs are not its own). */
 size_t gpu_top_node_rows(const struct gpu_top *t, const struct gpu_node *n,
 			 const struct gpu_row ***out);
 

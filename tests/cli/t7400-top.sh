@@ -82,6 +82,15 @@ test_expect_success 'no nvidia-smi on the nodes' '
 	test_grep "^node2 .*no-nvidia-smi" out
 '
 
+test_expect_success 'a job without GPUs: none of the node'"'"'s GPUs, a note' '
+	fake_smi hpc "$DATA/a100-node.query" all &&
+	cpujob=$(run_job -N1 -p cpu) &&
+	dispatch top -H hpc --interval 1 -n 1 "$cpujob" >out &&
+	test_grep "^node[12] .*no-gpus-allocated" out &&
+	test_grep "the job holds no GPUs there" out &&
+	! grep -q 00000000: out
+'
+
 test_expect_success 'a job that is not running: exit 1 with its state; unknown: 4' '
 	dispatch run -H hpc -- scancel "$job" &&
 	test_expect_code 1 dispatch top -H hpc -n 1 "$job" 2>err &&

@@ -48,6 +48,16 @@ static void test_job(void)
 	CHECK_STR(j.reason, "Resources");
 	CHECK_INT(j.n, 1);
 	CHECK_INT(j.alloc[0].gpus, 0);
+	/* a node without GPUs of the job shows none of the node's */
+	struct gpu_top t;
+	gpu_top_init(&t, &j);
+	gpu_top_feed(&t, "dispatch-top node1 step-gpus ", 1);
+	gpu_top_feed(&t, "dispatch-top node1 fields uuid,utilization.gpu", 1);
+	gpu_top_feed(&t, "dispatch-top node1 row GPU-1, 50", 1);
+	const struct gpu_row **rows;
+	CHECK_INT(gpu_top_node_rows(&t, &t.nodes[0], &rows), 0);
+	free(rows);
+	gpu_top_release(&t);
 	gpu_top_job_release(&j);
 
 	CHECK_INT(gpu_top_parse_job("slurm_load_jobs error: Invalid job id specified\n", &j), 0);
