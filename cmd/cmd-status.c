@@ -13,6 +13,7 @@
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_why.h"
 #include "base/strbuf.h"
 
 enum { OPT_HOST = 1 };
@@ -190,6 +191,18 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 
 /* ---- output ---- */
 
+/* Below the table: why each pending job waits and why each failed job ended. */
+static void print_why(const struct answer *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		const struct row *r = &a->rows[i];
+		_cleanup_free_ char *why = slurm_why(r->state, r->reason, r->exit_code, r->signal,
+						     r->nodes);
+		if (why)
+			printf("%s@%s: %s\n", r->id, r->ref->host, why);
+	}
+}
+
 static void print_text(const struct answer *a)
 {
 	static const struct table_col cols[] = { { .width = 28 }, { .width = 11 }, { .width = 6 },
@@ -211,6 +224,7 @@ static void print_text(const struct answer *a)
 			  r->nodes[0] ? r->nodes : "-", r->reason[0] ? r->reason : "-", NULL);
 	}
 	table_print(&t);
+	print_why(a);
 }
 
 static void print_json(const struct dp_ctx *ctx, const struct answer *a)
@@ -236,6 +250,9 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		json_add_str_or_null(o, "gpus", r->gpus);
 		json_add_int_or_null(o, "exit_code", r->exit_code);
 		json_add_int_or_null(o, "signal", r->signal);
+		_cleanup_free_ char *why = slurm_why(r->state, r->reason, r->exit_code, r->signal,
+						     r->nodes);
+		json_add_str_or_null(o, "why", why);
 		cJSON_AddItemToArray(jobs, o);
 	}
 	json_print(doc);

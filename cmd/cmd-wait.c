@@ -22,6 +22,7 @@
 #include "slurm/jobwait.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_why.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 
@@ -271,6 +272,15 @@ static void exit_text(const struct jobwait *j, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
+/* ": why" after a job that ended without COMPLETED (or waits, pending). */
+static void print_why(const struct jobwait *j)
+{
+	_cleanup_free_ char *why = j->plain ? NULL : slurm_why(j->state, j->reason, j->exit_code,
+							       j->signal, j->nodes);
+	if (why)
+		printf(": %s", why);
+}
+
 static void print_text(const struct wjob *jobs, size_t n, bool until_running, double waited)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -289,6 +299,7 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 				printf(" (%zu tasks)", j->ntasks);
 			if (until_running && !j->seen_running)
 				printf(" (ended before it was seen running)");
+			print_why(j);
 			putchar('\n');
 		} else if (j->not_found) {
 			printf("%s NOT_FOUND\n", job);
@@ -341,6 +352,9 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 		json_add_str_or_null(o, "elapsed", j->elapsed);
 		json_add_str_or_null(o, "nodes", j->nodes);
 		json_add_str_or_null(o, "reason", j->reason);
+		_cleanup_free_ char *why = j->plain ? NULL : slurm_why(j->state, j->reason, j->exit_code,
+								       j->signal, j->nodes);
+		json_add_str_or_null(o, "why", why);
 		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);
 		cJSON_AddItemToArray(ja, o);
 	}

@@ -34,6 +34,7 @@ const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_status,
 	&dispatch_cmd_submit,
 	&dispatch_cmd_submit_packed,
+	&dispatch_cmd_top,
 	&dispatch_cmd_wait,
 };
 const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);

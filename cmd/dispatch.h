@@ -207,6 +207,7 @@ extern const struct dispatch_cmd dispatch_cmd_solve;
 extern const struct dispatch_cmd dispatch_cmd_status;
 extern const struct dispatch_cmd dispatch_cmd_submit;
 extern const struct dispatch_cmd dispatch_cmd_submit_packed;
+extern const struct dispatch_cmd dispatch_cmd_top;
 extern const struct dispatch_cmd dispatch_cmd_wait;
 
 #endif

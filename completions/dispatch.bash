@@ -23,7 +23,7 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts logs queue run ship solve status submit submit-packed wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts logs queue run ship solve status submit submit-packed top wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	cancel)
 		case $prev in
@@ -349,6 +349,23 @@ _dispatch() {
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	top)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--interval)
+			COMPREPLY=()
+			return ;;
+		-n|--count)
+			COMPREPLY=()
+			return ;;
+		--node)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --host --interval -n --count --node -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	wait)
 		case $prev in

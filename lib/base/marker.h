@@ -62,6 +62,10 @@
 /* Host facts: "@dispatch NAME" opens a tool's section, "@dispatch status N" closes it
  * (a form no tool prints at the start of a line), "@dispatch end" ends the answer. */
 #define MARK_SECTION "@dispatch"
+/* dispatch top: a node's line ("dispatch-top NODE KIND REST") and the login node's
+ * tick, once an interval. */
+#define MARK_TOP MARKER("top")
+#define MARK_TOP_TICK MARKER("top-tick")
 
 /* Shell text: "echo MARK" (a section mark), "printf 'MARK %s\n' WORD" (WORD is shell
  * text: a quoted expansion such as "\"$PWD\"" or "\"$(id -un)\""), and "echo \"MARK

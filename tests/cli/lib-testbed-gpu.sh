@@ -107,3 +107,68 @@ wait_gpus_free() {
 	echo "the GPUs of $* are still in use after 90 s (other tests' jobs?)" >&2
 	return 1
 }
+
+# fake_smi BOX QUERY [MODE]: a fake nvidia-smi for dispatch top on BOX's sessions
+# (for hpc: the login node's, which srun hands to the job steps on the nodes through
+# PATH), replaying the fixture QUERY (tests/unit/data/nvidia-smi/*.query: a header of
+# field names, then rows). It answers --help-query-gpu with those fields, and
+# --query-gpu=ANY,SUBSET --format=csv,noheader,nounits [-l S]; an unknown field fails
+# the whole query with nvidia-smi's own message. MODE: all (the step sees every GPU
+# of the node, as without device constraints), constrained (only SLURM_STEP_GPUS,
+# renumbered from 0, as with them), nvml (NVML failure), hang (never answers a query).
+fake_smi() {
+	local port dir
+	port=$(box_port "$1")
+	[ -n "$port" ] || return 1
+	fake_gpus "$1" /dev/null || return 1
+	dir=$TB_HOME/.fake-nvidia-smi/$port
+	cp "$2" "$dir/query"
+	echo "${3:-all}" >"$dir/mode"
+	cat >"$dir/nvidia-smi" <<'FAKE'
+#!/usr/bin/python3
+# fake nvidia-smi (tests/cli/lib-testbed-gpu.sh fake_smi)
+import os, sys, time
+d = os.path.dirname(os.path.abspath(__file__))
+mode = open(os.path.join(d, "mode")).read().strip()
+lines = open(os.path.join(d, "query")).read().splitlines()
+fields = lines[0].split(", ")
+rows = [l.split(", ") for l in lines[1:] if l]
+args = sys.argv[1:]
+if mode == "nvml":
+    print("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+          "Make sure that the latest NVIDIA driver is installed and running.")
+    sys.exit(9)
+if args == ["--help-query-gpu"]:
+    for f in fields:
+        print('"%s"\nA field.\n' % f)
+    sys.exit(0)
+q = [a for a in args if a.startswith("--query-gpu=")]
+if not q or "--format=csv,noheader,nounits" not in args:
+    print("fake nvidia-smi: unexpected arguments: %s" % " ".join(args), file=sys.stderr)
+    sys.exit(2)
+want = q[0].split("=", 1)[1].split(",")
+for w in want:
+    if w not in fields:
+        print('Field "%s" is not a valid field to query.' % w)
+        print()
+        sys.exit(2)
+if mode == "hang":
+    time.sleep(3600)
+step = os.environ.get("SLURM_STEP_GPUS", "")
+if mode == "constrained" and step:
+    keep = set(step.split(","))
+    mi = fields.index("minor_number")
+    rows = [r for r in rows if r[mi] in keep]
+    for i, r in enumerate(rows):
+        r[fields.index("index")] = str(i)
+loop = float(args[args.index("-l") + 1]) if "-l" in args else 0
+while True:
+    for r in rows:
+        print(", ".join(r[fields.index(w)] for w in want), flush=True)
+    if not loop:
+        break
+    time.sleep(loop)
+FAKE
+	chmod 755 "$dir/nvidia-smi"
+	chmod 644 "$dir/query" "$dir/mode"
+}

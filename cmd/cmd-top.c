@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch top JOB: the GPUs of a running SLURM job, per node, sampled by
+ * nvidia-smi through one overlap step per session (lib/slurm/gpu_top.h), over one
+ * connection: a refreshing table on a TTY, else one sample per interval as lines,
+ * or one JSON document (one line) per sample.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/strbuf.h"
+#include "dispatch.h"
+#include "inventory/inventory.h"
+#include "jobref.h"
+#include "slurm/gpu_top.h"
+#include "slurm/hostlist.h"
+#include "transport/ssh.h"
+
+enum { OPT_HOST = 1, OPT_INTERVAL, OPT_COUNT, OPT_NODE };
+
+static const struct dp_option top_options[] = {
+	{ OPT_HOST, 'H', "host", "HOST", "the host of a job given by bare ID", "host" },
+	{ OPT_INTERVAL, 0, "interval", "S", "seconds between samples (default 2)", NULL,
+	  .kind = DP_OPT_INT, .min = 1, .max = 3600 },
+	{ OPT_COUNT, 'n', "count", "N", "stop after N samples (default: until interrupted or the job ends)", NULL,
+	  .kind = DP_OPT_INT, .min = 1, .max = 1000000 },
+	{ OPT_NODE, 0, "node", "NODES", "only these nodes of the job (hostlist)", NULL },
+	{ 0 },
+};
+
+struct session {
+	const struct dp_ctx *ctx;
+	const char *job, *host;
+	struct gpu_top top;
+	struct strbuf partial, err;
+	int interval;
+	long count, samples;
+	bool tty, stopped;
+};
+
+static const char *node_flag(const struct gpu_node *n, size_t nrows, double now, double interval)
+{
+	if (n->state == GPU_NODE_NO_SMI)
+		return "no-nvidia-smi";
+	if (gpu_node_stale(n, now, interval))
+		return "stale";
+	if (n->allocated > 0 && nrows == 0 &&
+	    (n->state == GPU_NODE_OK || (n->state == GPU_NODE_FAILED && n->message &&
+					 strstr(n->message, "No devices were found"))))
+		return "no-gpus-visible";
+	if (n->state == GPU_NODE_FAILED)
+		return "nvidia-smi-failed";
+	if (n->state == GPU_NODE_ENDED)
+		return "ended";
+	if (n->state == GPU_NODE_WAITING)
+		return n->seen > 0 ? "starting" : "waiting";
+	if (n->allocated == 0)
+		return "no-gpus-allocated";
+	return NULL;
+}
+
+/* v rounded, then suffix; "-" for null. */
+static void num(struct strbuf *sb, double v, const char *suffix)
+{
+	if (isnan(v))
+		strbuf_adds(sb, "-");
+	else
+		strbuf_addf(sb, "%.0f%s", v, suffix);
+}
+
+static char *pair(double a, double b, const char *unit)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	num(&sb, a, "");
+	strbuf_addch(&sb, '/');
+	num(&sb, b, "");
+	strbuf_adds(&sb, unit);
+	return strbuf_detach(&sb);
+}
+
+static void json_num(cJSON *o, const char *key, double v)
+{
+	if (isnan(v))
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddNumberToObject(o, key, v);
+}
+
+static void show_json(struct session *s, double now)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "job", s->job);
+	cJSON_AddStringToObject(doc, "host", s->host);
+	cJSON_AddNumberToObject(doc, "sample", (double)s->samples);
+	cJSON_AddNumberToObject(doc, "interval", s->interval);
+	cJSON_AddNumberToObject(doc, "time", (double)time(NULL));
+	cJSON *nodes = cJSON_AddArrayToObject(doc, "nodes");
+	for (size_t i = 0; i < s->top.nnodes; i++) {
+		const struct gpu_node *n = &s->top.nodes[i];
+		const struct gpu_row **rows;
+		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
+		const char *flag = node_flag(n, nr, now, s->interval);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "node", n->name);
+		cJSON_AddNumberToObject(o, "allocated_gpus", n->allocated);
+		json_add_str_or_null(o, "flag", flag);
+		json_add_str_or_null(o, "message", n->message);
+		json_add_str_or_null(o, "step_gpus", n->step_gpus);
+		cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
+		for (size_t k = 0; k < nr; k++) {
+			const struct gpu_row *r = rows[k];
+			cJSON *g = cJSON_CreateObject();
+			json_add_str_or_null(g, "uuid", r->uuid);
+			json_add_str_or_null(g, "bus_id", r->bus_id);
+			json_add_str_or_null(g, "name", r->name);
+			json_add_int_or_null(g, "index", r->index);
+			json_add_int_or_null(g, "minor_number", r->minor);
+			json_num(g, "utilization_pct", r->util);
+			json_num(g, "memory_used_mib", r->mem_used);
+			json_num(g, "memory_total_mib", r->mem_total);
+			json_num(g, "power_w", r->power);
+			json_num(g, "power_limit_w", r->power_limit);
+			json_num(g, "temperature_c", r->temp);
+			json_add_str_or_null(g, "throttle_reasons", r->throttle);
+			json_add_str_or_null(g, "flag", gpu_node_stale(n, now, s->interval) ? "stale" : NULL);
+			cJSON_AddItemToArray(gpus, g);
+		}
+		free(rows);
+		cJSON_AddItemToArray(nodes, o);
+	}
+	char *text = cJSON_PrintUnformatted(doc);
+	if (!text)
+		abort();
+	puts(text);
+	free(text);
+	cJSON_Delete(doc);
+}
+
+static void show_text(struct session *s, double now)
+{
+	struct table t = { .ncols = 8, .trim = true };
+	if (s->tty) {
+		char clock[16];
+		time_t tt = time(NULL);
+		strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&tt));
+		printf("\033[H\033[2Jdispatch top %s@%s  every %ds  %s\n\n", s->job, s->host,
+		       s->interval, clock);
+	} else if (s->samples > 1) {
+		putchar('\n');
+	}
+	table_row(&t, "NODE", "GPU", "UTIL", "MEM(MiB)", "POWER(W)", "TEMP", "THROTTLE", "FLAGS", NULL);
+	for (size_t i = 0; i < s->top.nnodes; i++) {
+		const struct gpu_node *n = &s->top.nodes[i];
+		const struct gpu_row **rows;
+		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
+		const char *flag = node_flag(n, nr, now, s->interval);
+		if (nr == 0)
+			table_row(&t, n->name, "-", "-", "-", "-", "-", "-", flag ? flag : "-", NULL);
+		for (size_t k = 0; k < nr; k++) {
+			const struct gpu_row *r = rows[k];
+			_cleanup_strbuf_ struct strbuf u = STRBUF_INIT, tc = STRBUF_INIT;
+			num(&u, r->util, "%");
+			num(&tc, r->temp, "C");
+			table_add(&t, n->name);
+			table_add(&t, r->bus_id ? r->bus_id : r->key);
+			table_add(&t, u.buf);
+			table_take(&t, pair(r->mem_used, r->mem_total, ""));
+			table_take(&t, pair(r->power, r->power_limit, ""));
+			table_add(&t, tc.buf);
+			table_add(&t, !r->throttle ? "-" : *r->throttle ? r->throttle : "none");
+			table_add(&t, flag ? flag : "-");
+		}
+		free(rows);
+	}
+	table_print(&t);
+	for (size_t i = 0; i < s->top.nnodes; i++) {
+		const struct gpu_node *n = &s->top.nodes[i];
+		const struct gpu_row **rows;
+		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
+		free(rows);
+		const char *flag = node_flag(n, nr, now, s->interval);
+		if (n->state == GPU_NODE_FAILED && n->message)
+			printf("%s: nvidia-smi: %s\n", n->name, n->message);
+		else if (flag && streq(flag, "no-gpus-visible"))
+			printf("%s: the job holds %d GPUs there but the step sees none: its GPUs are "
+			       "asked for with --gpus; before SLURM 22.05 an --overlap step shares no "
+			       "GRES (SLURM_STEP_GPUS='%s')\n", n->name, n->allocated,
+			       n->step_gpus ? n->step_gpus : "");
+		else if (flag && streq(flag, "no-gpus-allocated"))
+			printf("%s: the job holds no GPUs there\n", n->name);
+	}
+}
+
+static void show(struct session *s)
+{
+	double now = monotonic_seconds();
+	s->samples++;
+	if (s->ctx->json)
+		show_json(s, now);
+	else
+		show_text(s, now);
+	fflush(stdout);
+}
+
+static int on_stdout(void *data, const char *buf, size_t len)
+{
+	struct session *s = data;
+	strbuf_add(&s->partial, buf, len);
+	char *start = s->partial.buf, *nl;
+	while ((nl = memchr(start, '\n', (size_t)(s->partial.buf + s->partial.len - start)))) {
+		*nl = 0;
+		if (gpu_top_feed(&s->top, start, monotonic_seconds())) {
+			show(s);
+			if (s->count > 0 && s->samples >= s->count) {
+				s->stopped = true;
+				return 1;
+			}
+		}
+		start = nl + 1;
+	}
+	size_t rest = (size_t)(s->partial.buf + s->partial.len - start);
+	memmove(s->partial.buf, start, rest);
+	s->partial.len = rest;
+	s->partial.buf[rest] = 0;
+	return 0;
+}
+
+static int on_stderr(void *data, const char *buf, size_t len)
+{
+	struct session *s = data;
+	if (s->err.len < 65536)
+		strbuf_add(&s->err, buf, len);
+	return 0;
+}
+
+/* Keeps the nodes of j that are in the hostlist expr; 0, or an exit status. */
+static int keep_nodes(const struct dp_ctx *ctx, struct gpu_top_job *j, const char *expr)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **want = NULL;
+	if (hostlist_expand(expr, &want, &err) < 0)
+		return usage_error(ctx, "--node: %s", err.msg);
+	size_t k = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		if (strv_contains(want, j->alloc[i].node))
+			j->alloc[k++] = j->alloc[i];
+		else
+			free(j->alloc[i].node);
+	}
+	j->n = k;
+	if (k == 0)
+		return usage_error(ctx, "--node '%s': the job runs on %s", expr, j->nodes);
+	return 0;
+}
+
+static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	const char *host_opt = NULL, *node_opt = NULL;
+	long interval = 2, count = 0;
+	struct dp_error err = { 0 };
+	for (size_t i = 0; i < args->nopts; i++) {
+		switch (args->opts[i].id) {
+		case OPT_HOST: host_opt = args->opts[i].arg; break;
+		case OPT_INTERVAL: interval = args->opts[i].num; break;
+		case OPT_COUNT: count = args->opts[i].num; break;
+		case OPT_NODE: node_opt = args->opts[i].arg; break;
+		}
+	}
+	_cleanup_(job_set_release) struct job_set set = { 0 };
+	int r = job_args_resolve(ctx, args->pos, 1, host_opt, &set);
+	if (r)
+		return r;
+	const struct jobref *ref = &set.refs[0];
+	if (job_is_plain(ctx, ref)) {
+		error_msg("job '%s' runs on a plain host: dispatch top follows SLURM jobs only "
+			  "(for now)", ref->arg);
+		return DPE_FAIL;
+	}
+
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
+		return report_error(&err);
+
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	gpu_top_job_command(&cmd, ref->id);
+	int status;
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0)
+		return report_error(&err);
+	_cleanup_(gpu_top_job_release) struct gpu_top_job j;
+	if (gpu_top_parse_job(out.buf, &j) < 0) {
+		error_msg("cannot read the nodes of job '%s' from scontrol on '%s'", ref->arg, ref->host);
+		return DPE_FAIL;
+	}
+	if (!j.found) {
+		error_msg("job '%s' not found on '%s'%s%s", ref->arg, ref->host,
+			  errout.len ? ": " : "", errout.len ? strtok(errout.buf, "\n") : "");
+		return DPE_NOTFOUND;
+	}
+	if (!j.state || !streq(j.state, "RUNNING")) {
+		error_msg("job '%s' is %s (reason: %s): dispatch top shows running jobs", ref->arg,
+			  j.state ? j.state : "in an unknown state", j.reason ? j.reason : "none given");
+		return DPE_FAIL;
+	}
+	if (node_opt && (r = keep_nodes(ctx, &j, node_opt)))
+		return r;
+
+	strbuf_reset(&cmd);
+	/* a step outlives nothing: the tick loop ends it when the connection goes, and
+	 * with --count it is bounded besides */
+	long minutes = count ? (count * interval + 59) / 60 + 1 : 0;
+	gpu_top_slurm_command(&cmd, ref->id, &j, (int)interval, minutes);
+	struct session s = {
+		.ctx = ctx, .job = ref->id, .host = ref->host,
+		.partial = STRBUF_INIT, .err = STRBUF_INIT,
+		.interval = (int)interval, .count = count,
+		.tty = stdout_is_tty() && !ctx->json,
+	};
+	gpu_top_init(&s.top, &j);
+	struct ssh_exec x = {
+		.command = cmd.buf,
+		.in_fd = -1,
+		.on_stdout = on_stdout,
+		.on_stderr = on_stderr,
+		.data = &s,
+	};
+	int ret = 0;
+	if (ssh_exec(ss, &x, &status, &err) < 0 && !s.stopped)
+		ret = report_error(&err);
+	else if (!s.stopped && s.samples == 0) {
+		error_msg("cannot sample job '%s' on '%s'%s%s", ref->arg, ref->host,
+			  s.err.len ? ": " : " (the steps ended at once)",
+			  s.err.len ? strtok(s.err.buf, "\n") : "");
+		ret = DPE_FAIL;
+	} else if (!s.stopped) {
+		note_msg("the steps of job '%s' ended (the job may have ended)", ref->arg);
+		ret = count ? DPE_FAIL : 0;
+	}
+	gpu_top_release(&s.top);
+	strbuf_release(&s.partial);
+	strbuf_release(&s.err);
+	if (fflush(stdout) != 0)
+		return DPE_FAIL;
+	return ret;
+}
+
+const struct dispatch_cmd dispatch_cmd_top = {
+	.name = "top",
+	.summary = "per-GPU utilisation, memory, power of a running job's nodes",
+	.usage = "[-H HOST] [--interval S] [-n N] [--node NODES] JOB",
+	.description =
+		"Samples the GPUs of a running SLURM job with nvidia-smi on each of its nodes,\n"
+		"through one 'srun --overlap' step per session (per group of nodes holding the\n"
+		"same number of GPUs), over one connection: a refreshing table on a terminal,\n"
+		"else one sample per interval as lines, or one JSON document per line with\n"
+		"--json. GPUs are those SLURM gave the job (SLURM_STEP_GPUS), keyed by bus id\n"
+		"and UUID; values nvidia-smi cannot give are '-' (null in JSON). A node is\n"
+		"flagged no-nvidia-smi, stale (silent past two intervals), no-gpus-visible or\n"
+		"nvidia-smi-failed while the others keep updating.",
+	.opts = top_options,
+	.min_args = 1,
+	.max_args = 1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_top,
+};

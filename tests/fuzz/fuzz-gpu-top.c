@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch top's parsers on any bytes, aborting on a broken property: scontrol's
+ * record gives nodes with GPU counts >= 0; the session's lines, fed to a two-node
+ * session, keep every row on a known node with a non-empty key, and the rows a node
+ * shows are its own.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "base/marker.h"
+#include "slurm/gpu_top.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 65536)
+		return 0;
+	char *text = xstrndup((const char *)data, size);
+	struct gpu_top_job j;
+	gpu_top_parse_job(text, &j);
+	for (size_t i = 0; i < j.n; i++)
+		if (j.alloc[i].gpus < 0 || !j.alloc[i].node)
+			abort();
+	gpu_top_job_release(&j);
+
+	const char two[] = "JobId=1\n NodeList=n[1-2]\n Nodes=n1 GRES=gpu:2(IDX:0-1)\n";
+	gpu_top_parse_job(two, &j);
+	struct gpu_top t;
+	gpu_top_init(&t, &j);
+	struct line_iter it = LINE_ITER_INIT(text);
+	double now = 1;
+	for (char *l; (l = line_next(&it));)
+		gpu_top_feed(&t, l, now++);
+	line_iter_release(&it);
+	for (size_t i = 0; i < t.nrows; i++)
+		if (!t.rows[i].key || !*t.rows[i].key ||
+		    (!streq(t.rows[i].node, "n1") && !streq(t.rows[i].node, "n2")))
+			abort();
+	for (size_t k = 0; k < t.nnodes; k++) {
+		const struct gpu_row **rows;
+		size_t n = gpu_top_node_rows(&t, &t.nodes[k], &rows);
+		for (size_t i = 0; i < n; i++)
+			if (!streq(rows[i]->node, t.nodes[k].name))
+				abort();
+		free(rows);
+	}
+	gpu_top_release(&t);
+	gpu_top_job_release(&j);
+	char *w = gpu_throttle_words(text);
+	free(w);
+	free(text);
+	return 0;
+}
