@@ -244,6 +244,9 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		if (args->opts[i].id == OPT_HOST)
 			host_opt = args->opts[i].arg;
 	_cleanup_(job_set_release) struct job_set set = { 0 };
+	if (args->npos == 0)
+		return usage_error(ctx, "'%s' needs a JOB: 'dispatch jobs' lists the jobs dispatch submitted"
+				   " (ID@HOST)", ctx->cmd->name);
 	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
 	if (r)
 		return r;
@@ -282,7 +285,7 @@ const struct dispatch_cmd dispatch_cmd_status = {
 		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
 		"files. A JOB is ID, ID_TASK or ID@HOST; a bare ID is looked up in the job ledger.",
 	.opts = status_options,
-	.min_args = 1,
+	.min_args = 0,
 	.max_args = -1,
 	.flags = CMD_WANTS_INVENTORY,
 	.fn = cmd_status,

@@ -198,6 +198,7 @@ extern const struct dispatch_cmd dispatch_cmd_cp;
 extern const struct dispatch_cmd dispatch_cmd_forward;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
+extern const struct dispatch_cmd dispatch_cmd_jobs;
 extern const struct dispatch_cmd dispatch_cmd_logs;
 extern const struct dispatch_cmd dispatch_cmd_queue;
 extern const struct dispatch_cmd dispatch_cmd_run;

@@ -23,7 +23,7 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts logs queue run ship solve status submit submit-packed wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts jobs logs queue run ship solve status submit submit-packed wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	cancel)
 		case $prev in
@@ -66,6 +66,26 @@ _dispatch() {
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W ' show discover --names --check -H --hosts --timeout --fanout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	jobs)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--name)
+			COMPREPLY=()
+			return ;;
+		--since)
+			COMPREPLY=()
+			return ;;
+		--state)
+			COMPREPLY=()
+			return ;;
+		-n|--limit)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --host --name --since --state -n --limit --no-refresh -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	logs)
 		case $prev in
