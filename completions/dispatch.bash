@@ -163,7 +163,7 @@ _dispatch() {
 			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --steps -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit)
 		case $prev in

@@ -68,6 +68,7 @@ complete -c dispatch -n '__fish_seen_subcommand_from solve' -l prefer -x -d 'try
 complete -c dispatch -n '__fish_seen_subcommand_from solve' -l forbid -x -d 'never use hosts of CLUSTER (repeatable, or comma-separated)'
 complete -c dispatch -n '__fish_seen_subcommand_from solve' -l check -d 'ask the hosts what is free now (one SSH command each, in parallel)'
 complete -c dispatch -n '__fish_seen_subcommand_from status' -s H -l host -x -a '(dispatch hosts --names 2>/dev/null)' -d 'the host of jobs given by bare ID (settles an ambiguous ID)'
+complete -c dispatch -n '__fish_seen_subcommand_from status' -l steps -d 'one row per job step from sacct  state, exit code, elapsed, MaxRSS, MaxVMSize, AveCPU, TRES usage'
 complete -c dispatch -n '__fish_seen_subcommand_from submit' -s H -l host -x -a '(dispatch hosts --names 2>/dev/null)' -d 'the inventory host (or ssh alias of a SLURM login) to submit to'
 complete -c dispatch -n '__fish_seen_subcommand_from submit' -l solve -d 'let the solver pick the host from the inventory'
 complete -c dispatch -n '__fish_seen_subcommand_from submit' -l check -d 'with --solve  pick among hosts with the GPUs free now (asks them)'
