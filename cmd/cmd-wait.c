@@ -360,11 +360,18 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 			break;
 		}
 	}
-	_cleanup_(job_set_release) struct job_set set = { 0 };
 	if (args->npos == 0)
 		return usage_error(ctx, "'%s' needs a JOB: 'dispatch jobs' lists the jobs dispatch submitted"
 				   " (ID@HOST)", ctx->cmd->name);
-	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
+	return wait_for_jobs(ctx, args->pos, (size_t)args->npos, host_opt, interval, timeout,
+			     until_running);
+}
+
+int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,
+		  double interval, double timeout, bool until_running)
+{
+	_cleanup_(job_set_release) struct job_set set = { 0 };
+	int r = job_args_resolve(ctx, args, nargs, host_opt, &set);
 	if (r)
 		return r;
 
