@@ -100,7 +100,6 @@ static int cmd_logs(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	const char *host_opt = NULL;
 	bool follow = false, want_err = false;
-	struct dp_error err = { 0 };
 	for (size_t i = 0; i < args->nopts; i++) {
 		switch (args->opts[i].id) {
 		case OPT_HOST: host_opt = args->opts[i].arg; break;
@@ -108,8 +107,16 @@ static int cmd_logs(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_STDERR: want_err = true; break;
 		}
 	}
+	return logs_print(ctx, args->pos[0], host_opt, follow, want_err);
+}
+
+int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool follow,
+	       bool want_err)
+{
+	struct dp_error err = { 0 };
+	char *const jobs[] = { (char *)job, NULL };
 	_cleanup_(job_set_release) struct job_set set = { 0 };
-	int r = job_args_resolve(ctx, args->pos, 1, host_opt, &set);
+	int r = job_args_resolve(ctx, jobs, 1, host_opt, &set);
 	if (r)
 		return r;
 	const struct jobref *ref = &set.refs[0];

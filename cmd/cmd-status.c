@@ -14,12 +14,14 @@
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
 #include "slurm/slurm_why.h"
+#include "slurm/slurm_steps.h"
 #include "base/strbuf.h"
 
-enum { OPT_HOST = 1 };
+enum { OPT_HOST = 1, OPT_STEPS };
 
 static const struct dp_option status_options[] = {
 	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
+	{ OPT_STEPS, 0, "steps", NULL, "one row per job step from sacct: state, exit code, elapsed, MaxRSS, MaxVMSize, AveCPU, TRES usage", NULL },
 	{ 0 },
 };
 
@@ -258,16 +260,165 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 	json_print(doc);
 }
 
+/* ---- --steps: sacct's rows per job step ---- */
+
+static void step_json(cJSON *o, const struct slurm_step *st)
+{
+	cJSON_AddStringToObject(o, "id", st->id);
+	cJSON_AddStringToObject(o, "step", st->step);
+	cJSON_AddStringToObject(o, "name", st->name);
+	cJSON_AddStringToObject(o, "state", st->state);
+	json_add_int_or_null(o, "exit_code", st->exit_code);
+	json_add_int_or_null(o, "signal", st->exit_signal);
+	cJSON_AddStringToObject(o, "elapsed", st->elapsed);
+	cJSON_AddStringToObject(o, "max_rss", st->max_rss);
+	if (st->max_rss_bytes >= 0)
+		cJSON_AddNumberToObject(o, "max_rss_bytes", (double)st->max_rss_bytes);
+	else
+		cJSON_AddNullToObject(o, "max_rss_bytes");
+	cJSON_AddStringToObject(o, "max_vmsize", st->max_vmsize);
+	if (st->max_vmsize_bytes >= 0)
+		cJSON_AddNumberToObject(o, "max_vmsize_bytes", (double)st->max_vmsize_bytes);
+	else
+		cJSON_AddNullToObject(o, "max_vmsize_bytes");
+	cJSON_AddStringToObject(o, "ave_cpu", st->ave_cpu);
+	cJSON_AddStringToObject(o, "tres_usage", st->tres_usage);
+	cJSON_AddStringToObject(o, "nodes", st->nodes);
+}
+
+static void step_text(struct table *t, const struct slurm_step *st, const char *host)
+{
+	table_addf(t, "%s@%s", st->id, host);
+	table_add(t, st->name[0] ? st->name : "-");
+	table_add(t, st->state);
+	if (st->exit_code >= 0 && st->exit_signal > 0 && st->exit_code == 0)
+		table_addf(t, "sig%d", st->exit_signal);
+	else if (st->exit_code >= 0)
+		table_addf(t, "%d", st->exit_code);
+	else
+		table_add(t, "-");
+	table_row(t, st->elapsed[0] ? st->elapsed : "-", st->max_rss[0] ? st->max_rss : "-",
+		  st->max_vmsize[0] ? st->max_vmsize : "-", st->ave_cpu[0] ? st->ave_cpu : "-",
+		  st->nodes[0] ? st->nodes : "-", st->tres_usage[0] ? st->tres_usage : "-", NULL);
+}
+
+static int cmd_status_steps(struct dp_ctx *ctx, const struct job_set *set)
+{
+	int status = 0;
+	struct table t = { .ncols = 10, .trim = true };
+	table_row(&t, "STEP", "NAME", "STATE", "EXIT", "ELAPSED", "MAXRSS", "MAXVMSIZE", "AVECPU",
+		  "NODES", "TRES", NULL);
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *jobs = cJSON_AddArrayToObject(doc, "jobs");
+	for (size_t h = 0; set->hosts && set->hosts[h]; h++) {
+		const char *host = set->hosts[h];
+		_cleanup_strv_free_ char **ids = NULL;
+		for (size_t i = 0; i < set->n; i++) {
+			const struct jobref *r = &set->refs[i];
+			if (!streq(r->host, host))
+				continue;
+			if (job_is_plain(ctx, r)) {
+				error_msg("job '%s' runs on plain host '%s': it has no SLURM steps", r->arg, host);
+				status = status == DPE_CONNECT ? status : DPE_INPUT;
+			} else if (!strv_contains(ids, r->id)) {
+				strv_add(&ids, r->id);
+			}
+		}
+		if (!ids)
+			continue;
+		struct dp_error err = { 0 };
+		_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+		slurm_steps_command(&cmd, ids);
+		int rc;
+		if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &rc, &err) < 0) {
+			status = report_error(&err);
+			continue;
+		}
+		int sx = slurm_parse_exit(out.buf, "steps");
+		if (rc != 0 || sx != 0) {
+			fputs(errout.buf, stderr);
+			error_msg("cannot ask '%s' for the jobs' steps: sacct failed (exit status %d)", host,
+				  sx >= 0 ? sx : rc);
+			status = status == DPE_CONNECT ? status : DPE_FAIL;
+			continue;
+		}
+		struct slurm_step *steps;
+		size_t n = slurm_parse_steps(out.buf, &steps);
+		for (size_t i = 0; i < set->n; i++) {
+			const struct jobref *r = &set->refs[i];
+			if (!streq(r->host, host) || job_is_plain(ctx, r))
+				continue;
+			cJSON *o = cJSON_CreateObject(), *arr = NULL;
+			_cleanup_free_ char *job = xasprintf("%s@%s", r->id, host);
+			cJSON_AddStringToObject(o, "job", job);
+			cJSON_AddStringToObject(o, "asked", r->arg);
+			cJSON_AddStringToObject(o, "host", host);
+			cJSON *main = NULL;
+			size_t found = 0;
+			for (size_t k = 0; k < n; k++) {
+				if (!slurm_id_matches(r->id, steps[k].job))
+					continue;
+				found++;
+				step_text(&t, &steps[k], host);
+				cJSON *so = cJSON_CreateObject();
+				step_json(so, &steps[k]);
+				if (!steps[k].step[0] && !main && streq(steps[k].job, r->id)) {
+					main = so;
+					cJSON_AddItemToObject(o, "main", so);
+					continue;
+				}
+				if (!arr)
+					arr = cJSON_AddArrayToObject(o, "steps");
+				cJSON_AddItemToArray(arr, so);
+			}
+			if (!main)
+				cJSON_AddNullToObject(o, "main");
+			if (!arr)
+				cJSON_AddArrayToObject(o, "steps");
+			cJSON_AddItemToArray(jobs, o);
+			if (!found) {
+				error_msg("job '%s' not found on '%s': sacct has no record of it (accounting "
+					  "may lag a job that just started)", r->id, host);
+				if (status != DPE_CONNECT && status < DPE_NOTFOUND)
+					status = DPE_NOTFOUND;
+			}
+		}
+		slurm_steps_free(steps, n);
+	}
+	if (ctx->json) {
+		json_print(doc);
+	} else {
+		cJSON_Delete(doc);
+		if (t.n > t.ncols) {
+			table_print(&t);
+			return status;
+		}
+	}
+	for (size_t i = 0; i < t.n; i++)
+		free(t.cells[i]);
+	free(t.cells);
+	return status;
+}
+
 static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	const char *host_opt = NULL;
-	for (size_t i = 0; i < args->nopts; i++)
+	bool steps = false;
+	for (size_t i = 0; i < args->nopts; i++) {
 		if (args->opts[i].id == OPT_HOST)
 			host_opt = args->opts[i].arg;
+		else if (args->opts[i].id == OPT_STEPS)
+			steps = true;
+	}
 	_cleanup_(job_set_release) struct job_set set = { 0 };
+	if (args->npos == 0)
+		return usage_error(ctx, "'%s' needs a JOB: 'dispatch jobs' lists the jobs dispatch submitted"
+				   " (ID@HOST)", ctx->cmd->name);
 	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
 	if (r)
 		return r;
+	if (steps)
+		return cmd_status_steps(ctx, &set);
 
 	_cleanup_(answer_release) struct answer a = { 0 };
 	for (size_t h = 0; set.hosts && set.hosts[h]; h++) {
@@ -297,13 +448,14 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_status = {
 	.name = "status",
 	.summary = "show where jobs stand: state, reason, elapsed, nodes, exit code",
-	.usage = "[-H HOST] JOB...",
+	.usage = "[-H HOST] [--steps] JOB...",
 	.description =
 		"Asks each job's host in one command: squeue for jobs still queued or running,\n"
 		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
-		"files. A JOB is ID, ID_TASK or ID@HOST; a bare ID is looked up in the job ledger.",
+		"files. A JOB is ID, ID_TASK or ID@HOST; a bare ID is looked up in the job ledger.\n"
+		"--steps shows sacct's accounting per job step instead (batch, extern, each srun).",
 	.opts = status_options,
-	.min_args = 1,
+	.min_args = 0,
 	.max_args = -1,
 	.flags = CMD_WANTS_INVENTORY,
 	.fn = cmd_status,

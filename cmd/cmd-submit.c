@@ -50,6 +50,8 @@ enum {
 	OPT_REPO,
 	OPT_REF,
 	OPT_DIRTY,
+	OPT_WAIT,
+	OPT_FOLLOW,
 	OPT_JOB = 100, /* from here on, the long name is the job option's name */
 };
 
@@ -69,6 +71,8 @@ enum { OPT_JOB_BEFORE_FIRST = OPT_JOB - 1, JOBSPEC_OPTIONS(X) };
 	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" }, \
 	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL }, \
 	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh and DIR/bootstrap.sh (mode 0700)", "dir" }, \
+	{ OPT_WAIT, 0, "wait", NULL, "stay attached until the job ends, exit as 'dispatch wait' (Ctrl-C detaches; twice cancels)", NULL }, \
+	{ OPT_FOLLOW, 0, "follow", NULL, "as --wait, printing the job's output as it comes", NULL }, \
 	JOB_OPTIONS
 
 static const struct dp_option submit_options[] = {
@@ -88,6 +92,7 @@ static const struct dp_option packed_options[] = {
 struct submit {
 	const char *host_name, *file, *emit, *payload_path;
 	bool solve, dry_run, check;
+	bool wait, follow;              /* --wait, --follow: attached */
 	void *live;                     /* --check's answers; solved points into them */
 	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
 	const char *repo, *ref;
@@ -118,6 +123,8 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		case OPT_FILE: s->file = o->arg; break;
 		case OPT_DRY_RUN: s->dry_run = true; break;
 		case OPT_EMIT: s->emit = o->arg; break;
+		case OPT_WAIT: s->wait = true; break;
+		case OPT_FOLLOW: s->follow = s->wait = true; break;
 		case OPT_PAYLOAD: s->payload_path = o->arg; break;
 		case OPT_REPO: s->repo = o->arg; break;
 		case OPT_REF: s->ref = o->arg; break;
@@ -156,6 +163,11 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		return usage_error(ctx, "submit takes one host, not the list '%s'", s->host_name);
 	if (s->emit && !s->dry_run)
 		return usage_error(ctx, "--emit writes the scripts of a dry run: add --dry-run");
+	if (s->wait && s->dry_run)
+		return usage_error(ctx, "--%s waits for a submitted job: not with --dry-run",
+				   s->follow ? "follow" : "wait");
+	if (s->follow && ctx->json)
+		return usage_error(ctx, "--follow prints the job's output: use --wait with --json");
 	if (s->ref && s->want_dirty)
 		return usage_error(ctx, "--ref and --dirty exclude each other: a commit's files, or the "
 				   "work tree as it is");
@@ -370,7 +382,17 @@ static int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission
 	if (!ctx->json && ctx->verbosity >= 0 && stderr_is_tty())
 		note_msg("submitted job %s to %s; log: %s", sub->job_id, name, sub->log);
 	submit_print_job(s->host, &s->job, sub, ctx->json);
-	return 0;
+	if (!s->wait)
+		return 0;
+	/* Attached: with --json the one document is submit's; the exit status says how
+	 * the job ended. */
+	_cleanup_free_ char *job = xasprintf("%s@%s", sub->job_id, name);
+	struct dp_ctx actx = *ctx;
+	if (ctx->json) {
+		actx.json = false;
+		actx.verbosity = -1;
+	}
+	return submit_attach(&actx, job, s->follow);
 }
 
 static int generate(struct dp_ctx *ctx, struct submit *s)
@@ -436,7 +458,7 @@ static int cmd_submit_packed(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_submit = {
 	.name = "submit",
 	.summary = "submit a job to a SLURM cluster or a plain host",
-	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] -- COMMAND...",
+	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] [--wait | --follow] -- COMMAND...",
 	.description =
 		"Builds the job's scripts: an sbatch wrapper with the #SBATCH directives that\n"
 		"runs bootstrap.sh once per node with srun, and the bootstrap itself (modules,\n"
@@ -453,7 +475,7 @@ const struct dispatch_cmd dispatch_cmd_submit_packed = {
 	.name = "submit-packed",
 	.summary = "submit a job with a snapshot of a git repository as its code",
 	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--repo DIR] [--ref REF | --dirty] "
-		 "[--dry-run [--emit DIR]] -- COMMAND...",
+		 "[--dry-run [--emit DIR]] [--wait | --follow] -- COMMAND...",
 	.description =
 		"As submit, with the code: a snapshot of the repository (the files of --ref as\n"
 		"git archive writes them, or with --dirty the work tree with its edits and\n"

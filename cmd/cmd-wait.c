@@ -385,8 +385,18 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 			break;
 		}
 	}
+	if (args->npos == 0)
+		return usage_error(ctx, "'%s' needs a JOB: 'dispatch jobs' lists the jobs dispatch submitted"
+				   " (ID@HOST)", ctx->cmd->name);
+	return wait_for_jobs(ctx, args->pos, (size_t)args->npos, host_opt, interval, timeout,
+			     until_running);
+}
+
+int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,
+		  double interval, double timeout, bool until_running)
+{
 	_cleanup_(job_set_release) struct job_set set = { 0 };
-	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
+	int r = job_args_resolve(ctx, args, nargs, host_opt, &set);
 	if (r)
 		return r;
 
@@ -476,7 +486,7 @@ const struct dispatch_cmd dispatch_cmd_wait = {
 		"retried and never ends the wait. Exit 0 when every job COMPLETED, 1 when one\n"
 		"ended otherwise, 3 when --timeout ran out.",
 	.opts = wait_options,
-	.min_args = 1,
+	.min_args = 0,
 	.max_args = -1,
 	.flags = CMD_WANTS_INVENTORY,
 	.fn = cmd_wait,

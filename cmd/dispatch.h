@@ -189,6 +189,17 @@ void job_set_release(struct job_set *set);
 bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
 
+/* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status */
+int wait_for_jobs(struct dp_ctx *ctx, char *const *jobs, size_t n, const char *host_opt,
+		  double interval, double timeout, bool until_running);
+/* cmd/cmd-logs.c: print (follow: until the job ends) a job's output; the exit status */
+int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool follow,
+	       bool want_err);
+/* cmd/submit-attach.c: submit --wait / --follow after the job was submitted: waits
+ * (following its output) until it ends; Ctrl-C detaches, a second within 2 s cancels
+ * it. The exit status, as wait's (130 when detached). */
+int submit_attach(struct dp_ctx *ctx, const char *job, bool follow);
+
 /* cmd/hosts-check.c: dispatch hosts --check on these host names; the exit status */
 int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout);
 
@@ -199,6 +210,7 @@ extern const struct dispatch_cmd dispatch_cmd_cp;
 extern const struct dispatch_cmd dispatch_cmd_forward;
 extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
+extern const struct dispatch_cmd dispatch_cmd_jobs;
 extern const struct dispatch_cmd dispatch_cmd_logs;
 extern const struct dispatch_cmd dispatch_cmd_queue;
 extern const struct dispatch_cmd dispatch_cmd_run;

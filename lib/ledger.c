@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -307,6 +308,67 @@ int ledger_find_token(struct ledger *l, const char *token, struct ledger_job *jo
 	if (rc == SQLITE_DONE)
 		return dp_err(err, DPE_NOTFOUND, "no submission with token '%s' in the job ledger", token);
 	return db_fail(l, err, "cannot read");
+}
+
+int ledger_list(struct ledger *l, const struct ledger_filter *f, struct ledger_job **jobs,
+		size_t *n, struct dp_error *err)
+{
+	sqlite3_stmt *st;
+	const char *sql = "SELECT " JOB_COLUMNS " FROM jobs"
+			  " WHERE (?1 IS NULL OR host = ?1) AND submitted_at >= ?2 ORDER BY row DESC";
+	*jobs = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_fail(l, err, "cannot read");
+	bind_text(st, 1, f ? f->host : NULL);
+	sqlite3_bind_int64(st, 2, f ? f->since : 0);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (f && f->limit && *n >= f->limit)
+			continue; /* read to the end: the statement finishes cleanly */
+		if (f && f->name_glob) {
+			const unsigned char *name = sqlite3_column_text(st, 4);
+			if (fnmatch(f->name_glob, name ? (const char *)name : "", 0) != 0)
+				continue;
+		}
+		*jobs = xrealloc(*jobs, (*n + 1) * sizeof(**jobs));
+		memset(&(*jobs)[*n], 0, sizeof(**jobs));
+		read_row(st, &(*jobs)[(*n)++]);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ledger_jobs_free(*jobs, *n);
+		*jobs = NULL;
+		*n = 0;
+		return db_fail(l, err, "cannot read");
+	}
+	return 0;
+}
+
+static const char *const final_states[] = {
+	"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL",
+	"PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED",
+};
+
+bool ledger_state_final(const char *state)
+{
+	for (size_t i = 0; state && i < ARRAY_SIZE(final_states); i++)
+		if (streq(state, final_states[i]))
+			return true;
+	return false;
+}
+
+int ledger_set_end_state(struct ledger *l, int64_t row, const char *state, struct dp_error *err)
+{
+	if (!ledger_state_final(state))
+		return dp_err(err, DPE_INPUT, "'%s' is not a state a job ends in", state ? state : "");
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "UPDATE jobs SET state = ?2 WHERE row = ?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return db_fail(l, err, "cannot update the submission");
+	sqlite3_bind_int64(st, 1, row);
+	bind_text(st, 2, state);
+	return exec_stmt(l, st, err, "cannot update the submission");
 }
 
 void ledger_job_release(struct ledger_job *j)

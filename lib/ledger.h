@@ -12,6 +12,8 @@
 #ifndef DISPATCH_LEDGER_H
 #define DISPATCH_LEDGER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
@@ -30,7 +32,9 @@ struct ledger_job {
 	bool dirty;
 	char *script_path, *log_path, *err_path;
 	long pid;               /* plain hosts: the job's process group; 0 otherwise */
-	char *state;            /* "submitting", "submitted", "unknown" */
+	char *state;            /* "submitting", "submitted", "unknown", or the end state
+				   a later query saw ("COMPLETED", "FAILED", ...: see
+				   ledger_set_end_state) */
 };
 
 /* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else
@@ -60,6 +64,27 @@ int ledger_find(struct ledger *l, const char *job_id, const char *host, struct l
 		size_t *n, struct dp_error *err);
 int ledger_find_token(struct ledger *l, const char *token, struct ledger_job *job,
 		      struct dp_error *err);
+/* Which rows ledger_list returns; zero fields do not filter. */
+struct ledger_filter {
+	const char *host;       /* exactly this host */
+	const char *name_glob;  /* fnmatch(3) pattern for the job name */
+	int64_t since;          /* submitted at or after (unix seconds); 0: any time */
+	size_t limit;           /* at most this many rows; 0: all */
+};
+
+/* The ledger's history, newest first. */
+int ledger_list(struct ledger *l, const struct ledger_filter *f, struct ledger_job **jobs,
+		size_t *n, struct dp_error *err);
+
+/* True when state is one of the states a job ends in that ledger_set_end_state
+ * stores ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY",
+ * "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED"); such a row is never
+ * asked about again. */
+bool ledger_state_final(const char *state);
+/* Stores the end state a query saw for the row (a state ledger_state_final takes;
+ * DPE_INPUT otherwise). */
+int ledger_set_end_state(struct ledger *l, int64_t row, const char *state, struct dp_error *err);
+
 void ledger_job_release(struct ledger_job *j);
 void ledger_jobs_free(struct ledger_job *jobs, size_t n);
 

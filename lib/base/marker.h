@@ -32,6 +32,7 @@
 #define MARK_SBATCH_EXIT MARKER("sbatch-exit")
 #define MARK_SQUEUE_EXIT MARKER("squeue-exit")
 #define MARK_SACCT_EXIT MARKER("sacct-exit")
+#define MARK_STEPS_EXIT MARKER("steps-exit")
 #define MARK_SCANCEL_EXIT MARKER("scancel-exit")
 /* wait's poll: the digest of squeue --only-job-state's answer, and the mark that it
  * is the digest dispatch already had (nothing changed: no full squeue ran). */
@@ -43,6 +44,7 @@
 #define MARK_ERR MARKER("err")
 #define MARK_SQUEUE MARKER("squeue")
 #define MARK_SACCT MARKER("sacct")
+#define MARK_STEPS MARKER("steps")
 #define MARK_END MARKER("end")
 /* dispatch queue: squeue's version and the form of its answer. */
 #define MARK_VERSION MARKER("version")

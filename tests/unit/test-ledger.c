@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "ledger.h"
 #include "unit.h"
@@ -86,6 +87,42 @@ int main(void)
 	CHECK_STR(jobs[0].host, "box1");
 	CHECK_INT(jobs[0].pid, 777);
 	ledger_jobs_free(jobs, n);
+
+	/* The history, newest first, with filters; an end state stored back. */
+	struct ledger_filter f = { 0 };
+	CHECK(ledger_list(l, &f, &jobs, &n, &err) == 0);
+	CHECK_INT(n, 2);
+	CHECK_STR(jobs[0].host, "box1");
+	CHECK_STR(jobs[1].name, "train");
+	int64_t row1 = jobs[1].row;
+	ledger_jobs_free(jobs, n);
+	f = (struct ledger_filter){ .host = "hpc" };
+	CHECK(ledger_list(l, &f, &jobs, &n, &err) == 0);
+	CHECK_INT(n, 1);
+	ledger_jobs_free(jobs, n);
+	f = (struct ledger_filter){ .name_glob = "tr*" };
+	CHECK(ledger_list(l, &f, &jobs, &n, &err) == 0);
+	CHECK_INT(n, 1);
+	CHECK_STR(jobs[0].name, "train");
+	ledger_jobs_free(jobs, n);
+	f = (struct ledger_filter){ .limit = 1 };
+	CHECK(ledger_list(l, &f, &jobs, &n, &err) == 0);
+	CHECK_INT(n, 1);
+	CHECK_STR(jobs[0].host, "box1");
+	ledger_jobs_free(jobs, n);
+	f = (struct ledger_filter){ .since = (int64_t)time(NULL) + 3600 };
+	CHECK(ledger_list(l, &f, &jobs, &n, &err) == 0);
+	CHECK_INT(n, 0);
+	ledger_jobs_free(jobs, n);
+	CHECK(ledger_state_final("TIMEOUT"));
+	CHECK(!ledger_state_final("RUNNING"));
+	CHECK(!ledger_state_final("submitted"));
+	CHECK(ledger_set_end_state(l, row1, "RUNNING", &err) < 0);
+	CHECK_INT(err.kind, DPE_INPUT);
+	CHECK(ledger_set_end_state(l, row1, "COMPLETED", &err) == 0);
+	CHECK(ledger_find_token(l, t1, &got, &err) == 0);
+	CHECK_STR(got.state, "COMPLETED");
+	ledger_job_release(&got);
 
 	CHECK(ledger_set_log_path(l, t2, "/w/logs/x-4242.out", &err) == 0);
 	CHECK(ledger_find_token(l, t2, &got, &err) == 0);
