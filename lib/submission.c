@@ -345,6 +345,16 @@ static int run_sbatch(struct submission *sub, const struct submission_job *job,
 	return 0;
 }
 
+/* The host's env: CUDA_VISIBLE_DEVICES (the reference's way of pinning a box's jobs
+ * to some GPUs) limits the GPUs leases are taken from; NULL: all. */
+static const char *pinned_gpus(const struct inv_host *h)
+{
+	for (size_t i = 0; i < h->nenv; i++)
+		if (streq(h->env[i].key, "CUDA_VISIBLE_DEVICES"))
+			return h->env[i].value;
+	return NULL;
+}
+
 static int run_plain(struct submission *sub, const struct submission_job *job,
 		     struct ssh_session *ss, const struct submission_hooks *h, struct dp_error *err)
 {
@@ -357,6 +367,7 @@ static int run_plain(struct submission *sub, const struct submission_job *job,
 		.gpu_share = job->spec->gpu_share > 0,
 		.lock_dir = job->host->gpu_lock_dir,
 		.max_jobs = job->host->max_jobs,
+		.allowed = pinned_gpus(job->host),
 	};
 	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage, &lease);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)

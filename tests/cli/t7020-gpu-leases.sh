@@ -27,11 +27,12 @@ APPS=$TB_HOME/.fake-nvidia-smi/$(box_port fan1)/apps
 
 # The test bed's inventory, and the same sshd as gbox (this test's lock dir), gboxq
 # (max_jobs 1), gboxl and gboxs (refused lock dirs).
-awk -v ld="$LD" '{ print }
+awk -v ld="$LD" -v u1="$U1" '{ print }
 	/^hosts:$/ { print "  gbox:\n    ssh: fan1\n    cluster: testbed\n    chips: {a100-sxm4-80gb: 2}\n    gpu_lock_dir: " ld;
 		print "  gboxq:\n    ssh: fan1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld "-q";
 		print "  gboxl:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-link";
-		print "  gboxs:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-nosticky" }' \
+		print "  gboxs:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-nosticky";
+		print "  gboxp:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-p\n    env:\n      CUDA_VISIBLE_DEVICES: " u1 }' \
 	"$DISPATCH_INVENTORY" >inv.yaml
 export DISPATCH_INVENTORY=$PWD/inv.yaml
 
@@ -44,7 +45,7 @@ cleanup_t7020() {
 		kill -KILL -- "-$p" 2>/dev/null
 	done
 	[ -f "$TRASH/user2-created" ] && userdel -r dispatch-t7020 >/dev/null 2>&1
-	rm -rf "$G" "$LD" "$LD-q" "$LD-link" "$LD-nosticky" "$LD-target" "/tmp/t7020-user2-$$"
+	rm -rf "$G" "$LD" "$LD-p" "$LD-q" "$LD-link" "$LD-nosticky" "$LD-target" "/tmp/t7020-user2-$$"
 	tb_cleanup
 }
 trap cleanup_t7020 EXIT
@@ -152,6 +153,15 @@ test_expect_success 'a CPU job on a GPU host gets CUDA_VISIBLE_DEVICES empty, an
 	k=$(job gk) && wait_state "$k" RUNNING &&
 	test "$(sed -n "s/^cvd=\([^ ]*\) .*/[\1]/p" "$(log "$k")")" = "[]" &&
 	touch "$G/gk" "$G/gh" && wait_state "$k" COMPLETED && wait_state "$h" COMPLETED
+'
+
+test_expect_success 'the host env'"'"'s CUDA_VISIBLE_DEVICES limits the GPUs leased there' '
+	p1=$(HOST=gboxp job gp1 --gpus 1) && wait_state "$p1" RUNNING &&
+	test "$(cvd "$p1")" = "$U1" &&
+	p2=$(HOST=gboxp job gp2 --gpus 1) && wait_state "$p2" PENDING &&
+	touch "$G/gp1" && wait_state "$p2" RUNNING &&
+	test "$(cvd "$p2")" = "$U1" &&
+	touch "$G/gp2" && wait_state "$p2" COMPLETED
 '
 
 test_expect_success 'max_jobs 1: the second job is PENDING until the first ends' '

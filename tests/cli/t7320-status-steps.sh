@@ -24,6 +24,16 @@ test_expect_success 'a 2-node job with two srun steps runs to the end' '
 job=$(cat job 2>/dev/null)
 id=${job%@hpc}
 
+# slurmdbd writes a job's own record after its steps' when it is loaded: until then
+# sacct shows a placeholder named "allocation". Wait (bounded) for the real one.
+test_expect_success 'accounting has the job'"'"'s own record' '
+	for i in $(seq 1 60); do
+		dispatch status --steps "$job" >acct 2>&1 && grep -q "^$id@hpc  *$N " acct && break
+		sleep 0.5
+	done &&
+	test_grep "^$id@hpc  *$N " acct
+'
+
 test_expect_success 'status --steps: main, batch, and a step per srun with MaxRSS' '
 	dispatch status --steps "$job" >out &&
 	test_grep "^STEP  *NAME  *STATE  *EXIT  *ELAPSED  *MAXRSS  *MAXVMSIZE  *AVECPU  *NODES  *TRES$" out &&
