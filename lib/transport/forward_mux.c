@@ -22,18 +22,7 @@ struct mconn {
 	struct mux_forward *f;
 };
 
-static void logf_(const struct forward *f, const char *fmt, ...) _printf_(2, 3);
-static void logf_(const struct forward *f, const char *fmt, ...)
-{
-	if (!f->log)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	f->log(f->log_data, sb.buf);
-}
+#define logf_(f, ...) ssh_logf((f)->log, (f)->log_data, __VA_ARGS__)
 
 /* One client: handed to the master. -1 when the master is gone. */
 static int hand_over(struct ssh_session *s, const struct forward *f, int fd, unsigned id,

@@ -32,17 +32,18 @@ static void init_libssh2(void)
 	libssh2_init(0);
 }
 
-static void logf_(const struct ssh_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
-static void logf_(const struct ssh_ctx *ctx, const char *fmt, ...)
+#define logf_(ctx, ...) ssh_logf((ctx)->log, (ctx)->log_data, __VA_ARGS__)
+
+void ssh_logf(ssh_log_fn log, void *data, const char *fmt, ...)
 {
-	if (!ctx->log)
+	if (!log)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	ctx->log(ctx->log_data, sb.buf);
+	log(data, sb.buf);
 }
 
 static struct ssh_session *root_of(struct ssh_session *s)

@@ -102,4 +102,7 @@ int ssh_mux_exec_finish(struct ssh_mux_channel *c, int *status, struct dp_error 
 struct forward;
 int forward_run_mux(struct ssh_session *s, const struct forward *f, struct dp_error *err);
 
+/* -v progress through a log callback (NULL: nothing), formatted as printf. */
+void ssh_logf(ssh_log_fn log, void *data, const char *fmt, ...) _printf_(3, 4);
+
 #endif

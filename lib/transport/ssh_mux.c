@@ -22,18 +22,7 @@
 
 #define DEFAULT_MUX_TIMEOUT 30  /* seconds, when ConnectTimeout is unset */
 
-static void logf_(const struct ssh_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
-static void logf_(const struct ssh_ctx *ctx, const char *fmt, ...)
-{
-	if (!ctx->log)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	ctx->log(ctx->log_data, sb.buf);
-}
+#define logf_(ctx, ...) ssh_logf((ctx)->log, (ctx)->log_data, __VA_ARGS__)
 
 int ssh_mux_open(const struct ssh_ctx *ctx, const char *host, const char *dest,
 		 struct ssh_session **out)
