@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "when.h"
+#include "base/when.h"
 
 #include <limits.h>
 #include <time.h>

@@ -246,7 +246,7 @@ static char *state_word(const char *s)
 	return xstrndup(s, n);
 }
 
-static void parse_exit(const char *s, int *code, int *sig)
+void slurm_parse_exit_code(const char *s, int *code, int *sig)
 {
 	long c, g;
 	const char *colon = strchr(s, ':');
@@ -284,7 +284,7 @@ static void status_one(void *data, char *line)
 	j.time_limit = xstrdup(f[3]);
 	j.nodes = xstrdup(f[4]);
 	if (s->in_sacct) {
-		parse_exit(f[5], &j.exit_code, &j.exit_signal);
+		slurm_parse_exit_code(f[5], &j.exit_code, &j.exit_signal);
 		j.reason = xstrdup(f[6]);
 	} else {
 		j.reason = xstrdup(f[5]);

@@ -84,6 +84,9 @@ char *slurm_poll_states(const char *out);
 /* The exit status the "dispatch-squeue-exit" / "dispatch-sacct-exit" line (what: "squeue"
  * or "sacct") reports; -1 when the line is missing (the command did not get that far). */
 int slurm_parse_exit(const char *out, const char *what);
+/* sacct's ExitCode field "CODE:SIGNAL" into *code and *sig (each 0..255; both -1 when
+ * it is not that). */
+void slurm_parse_exit_code(const char *s, int *code, int *sig);
 /* True when squeue's stderr says that it could not ask the controller at all (as
  * opposed to "Invalid job id specified": every id has left the controller's memory,
  * an answer). */

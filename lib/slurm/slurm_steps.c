@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-#include "slurm_steps.h"
+#include "slurm/slurm_steps.h"
 
 #include <stdlib.h>
 
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "base/util.h"
+#include "slurm/slurm.h"
 
 #define STEPS_FORMAT \
 	"JobID,State,ExitCode,Elapsed,MaxRSS,MaxVMSize,AveCPU,TRESUsageInTot,NodeList,JobName"
@@ -65,20 +66,6 @@ static bool split_id(const char *id, char **job, char **step)
 	return true;
 }
 
-static void parse_exit(const char *s, int *code, int *sig)
-{
-	long c, g;
-	const char *colon = strchr(s, ':');
-	*code = *sig = -1;
-	if (!colon)
-		return;
-	_cleanup_free_ char *a = xstrndup(s, (size_t)(colon - s));
-	if (parse_long(a, 0, 255, &c) && parse_long(colon + 1, 0, 255, &g)) {
-		*code = (int)c;
-		*sig = (int)g;
-	}
-}
-
 struct scan {
 	struct slurm_step *steps;
 	size_t n;
@@ -110,7 +97,7 @@ static void one(void *data, char *line)
 		return;
 	st.id = xstrdup(f[0]);
 	st.state = xstrndup(f[1], strcspn(f[1], " "));
-	parse_exit(f[2], &st.exit_code, &st.exit_signal);
+	slurm_parse_exit_code(f[2], &st.exit_code, &st.exit_signal);
 	st.elapsed = xstrdup(f[3]);
 	st.max_rss = xstrdup(f[4]);
 	st.max_rss_bytes = slurm_parse_size(f[4]);

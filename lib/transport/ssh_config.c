@@ -49,9 +49,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <unistd.h>
 
-#include "base/sha1.h"
 #include "base/strbuf.h"
 
 #define MAX_INCLUDE_DEPTH 16    /* ssh's READCONF_MAX_DEPTH */
@@ -1416,14 +1416,16 @@ static int finish_control(const struct parse *p, const char *host, const struct 
 	const char *raw = p->control_path.value;
 	if (!raw || !strcasecmp(raw, "none"))
 		return 0;
-	struct sha1 h;
-	char hash[41];
-	sha1_init(&h);
-	sha1_update(&h, t->l, strlen(t->l));
-	sha1_update(&h, t->h, strlen(t->h));
-	sha1_update(&h, t->p, strlen(t->p));
-	sha1_update(&h, t->r, strlen(t->r));
-	sha1_final_hex(&h, hash);
+	/* %C: the SHA-1 of %l%h%p%r, as OpenSSH 9.2 names its sockets */
+	_cleanup_strbuf_ struct strbuf lhpr = STRBUF_INIT;
+	strbuf_addf(&lhpr, "%s%s%s%s", t->l, t->h, t->p, t->r);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	char hash[2 * EVP_MAX_MD_SIZE + 1] = "";
+	if (!EVP_Digest(lhpr.buf, lhpr.len, md, &mdlen, EVP_sha1(), NULL))
+		return dp_err(err, DPE_FAIL, "cannot expand %%C in ControlPath: no SHA-1 in libcrypto");
+	for (unsigned i = 0; i < mdlen; i++)
+		snprintf(hash + 2 * i, 3, "%02x", md[i]);
 	struct tokens ct = *t;
 	ct.C = hash;
 	ct.k = c->host_key_alias ? c->host_key_alias : host;
