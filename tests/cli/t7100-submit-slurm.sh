@@ -226,9 +226,11 @@ test_expect_success 'the shell killed right after sbatch, the connection up: fou
 test_expect_success '20 concurrent submissions are all recorded in the ledger' '
 	before=$(rows) &&
 	for i in $(seq 1 20); do
-		dispatch submit -H hpc -J conc -p cpu -- true >conc.$i 2>conc.err.$i &
+		(dispatch submit -H hpc -J conc -p cpu -- true >conc.$i 2>conc.err.$i
+		 echo $? >conc.rc.$i) &
 	done &&
 	wait &&
+	{ ! grep -v "^0$" conc.rc.* || { tail -n 5 conc.err.*; false; }; } &&
 	cat conc.[0-9]* | sort -u >ids && test "$(wc -l <ids)" = 20 &&
 	test "$(rows "name = \"conc\" and state = \"submitted\"")" = 20 &&
 	test "$(rows)" = $((before + 20))
