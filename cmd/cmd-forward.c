@@ -45,6 +45,35 @@ static void log_line(void *data, const char *msg)
 	note_msg("%s", msg);
 }
 
+volatile sig_atomic_t *forward_catch_signals(void)
+{
+	if (wake[0] < 0 && pipe(wake) == 0) {
+		fcntl(wake[1], F_SETFL, fcntl(wake[1], F_GETFL) | O_NONBLOCK);
+		fcntl(wake[0], F_SETFD, FD_CLOEXEC);
+		fcntl(wake[1], F_SETFD, FD_CLOEXEC);
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	return &stop;
+}
+
+int forward_serve(const struct dp_ctx *ctx, struct ssh_session *s, int lfd, const char *remote_host,
+		  int remote_port, struct dp_error *err)
+{
+	struct forward f = {
+		.listen_fd = lfd,
+		.remote_host = remote_host,
+		.remote_port = remote_port,
+		.log = ctx->verbosity > 0 ? log_line : NULL,
+		.stop = &stop,
+		.wake_fd = wake[0],
+	};
+	return forward_run(s, &f, err);
+}
+
 static bool parse_port(const char *s, long min, long *out)
 {
 	return parse_long(s, min, 65535, out);
@@ -138,25 +167,8 @@ static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		announce(ctx, host, bound, (int)remote, (long)getpid(), false);
 	}
 
-	if (pipe(wake) == 0) {
-		fcntl(wake[1], F_SETFL, fcntl(wake[1], F_GETFL) | O_NONBLOCK);
-		fcntl(wake[0], F_SETFD, FD_CLOEXEC);
-		fcntl(wake[1], F_SETFD, FD_CLOEXEC);
-	}
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	struct forward f = {
-		.listen_fd = lfd,
-		.remote_host = REMOTE_HOST,
-		.remote_port = (int)remote,
-		.log = ctx->verbosity > 0 ? log_line : NULL,
-		.stop = &stop,
-		.wake_fd = wake[0],
-	};
-	if (forward_run(s, &f, &err) < 0)
+	forward_catch_signals();
+	if (forward_serve(ctx, s, lfd, REMOTE_HOST, (int)remote, &err) < 0)
 		return report_error(&err);
 	if (ctx->verbosity > 0)
 		note_msg("forward stopped");

@@ -29,6 +29,7 @@
 #include "inventory/jobspec.h"
 #include "inventory/jobspec_options.h"
 #include "ledger.h"
+#include "notebook.h"
 #include "slurm/plainjob.h"
 #include "base/shquote.h"
 #include "slurm/slurm.h"
@@ -52,6 +53,10 @@ enum {
 	OPT_DIRTY,
 	OPT_WAIT,
 	OPT_FOLLOW,
+	OPT_PORT,
+	OPT_DETACH,
+	OPT_CANCEL_ON_EXIT,
+	OPT_TIMEOUT,
 	OPT_JOB = 100, /* from here on, the long name is the job option's name */
 };
 
@@ -63,11 +68,17 @@ enum { OPT_JOB_BEFORE_FIRST = OPT_JOB - 1, JOBSPEC_OPTIONS(X) };
 	{ OPT_JOB_##FIELD, SHORT, NAME, ARGNAME, HELP, COMPLETE },
 #define JOB_OPTIONS JOBSPEC_OPTIONS(X)
 
-/* The options submit and submit-packed share. */
-#define SUBMIT_OPTIONS \
+/* The options submit, submit-packed and notebook share. */
+#define HOST_OPTIONS \
 	{ OPT_HOST, 'H', "host", "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host" }, \
 	{ OPT_SOLVE, 0, "solve", NULL, "let the solver pick the host from the inventory", NULL }, \
-	{ OPT_CHECK, 0, "check", NULL, "with --solve: pick among hosts with the GPUs free now (asks them)", NULL }, \
+	{ OPT_CHECK, 0, "check", NULL, "with --solve: pick among hosts with the GPUs free now (asks them)", NULL },
+#define REPO_OPTIONS \
+	{ OPT_REPO, 0, "repo", "DIR", "the repository, or a directory in it where the command runs (default .)", "dir" }, \
+	{ OPT_REF, 0, "ref", "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL }, \
+	{ OPT_DIRTY, 0, "dirty", NULL, "the work tree as it is now: edits and untracked files, not ignored ones", NULL },
+#define SUBMIT_OPTIONS \
+	HOST_OPTIONS \
 	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" }, \
 	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL }, \
 	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh and DIR/bootstrap.sh (mode 0700)", "dir" }, \
@@ -83,9 +94,24 @@ static const struct dp_option submit_options[] = {
 
 static const struct dp_option packed_options[] = {
 	SUBMIT_OPTIONS
-	{ OPT_REPO, 0, "repo", "DIR", "the repository, or a directory in it where the command runs (default .)", "dir" },
-	{ OPT_REF, 0, "ref", "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL },
-	{ OPT_DIRTY, 0, "dirty", NULL, "the work tree as it is now: edits and untracked files, not ignored ones", NULL },
+	REPO_OPTIONS
+	{ 0 },
+};
+
+/* notebook: a packed job whose command is a Jupyter server (cmd/cmd-notebook.c). */
+#define NOTEBOOK_SESSION_OPTIONS \
+	{ OPT_PORT, 0, "port", "LOCAL", "the local port of the tunnel (default: a free one)", NULL, \
+	  .kind = DP_OPT_INT, .min = 0, .max = 65535 }, \
+	{ OPT_CANCEL_ON_EXIT, 0, "cancel-on-exit", NULL, "cancel the job when the tunnel ends (Ctrl-C), without asking", NULL }, \
+	{ OPT_TIMEOUT, 0, "timeout", "S", "give up when the server does not answer within S seconds (default 300)", NULL, \
+	  .kind = DP_OPT_SECONDS, .whole = true, .min = 1 },
+
+static const struct dp_option notebook_options[] = {
+	HOST_OPTIONS
+	JOB_OPTIONS
+	REPO_OPTIONS
+	NOTEBOOK_SESSION_OPTIONS
+	{ OPT_DETACH, 0, "detach", NULL, "once the server answers, leave it running and exit (no tunnel)", NULL },
 	{ 0 },
 };
 
@@ -95,6 +121,8 @@ struct submit {
 	bool wait, follow;              /* --wait, --follow: attached */
 	void *live;                     /* --check's answers; solved points into them */
 	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
+	bool notebook;                  /* notebook: a packed job, the command ours */
+	struct notebook_opts nb;
 	const char *repo, *ref;
 	bool want_dirty;
 	struct snapshot_info snap;
@@ -129,6 +157,10 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		case OPT_REPO: s->repo = o->arg; break;
 		case OPT_REF: s->ref = o->arg; break;
 		case OPT_DIRTY: s->want_dirty = true; break;
+		case OPT_PORT: s->nb.local_port = (int)o->num; break;
+		case OPT_DETACH: s->nb.detach = true; break;
+		case OPT_CANCEL_ON_EXIT: s->nb.cancel_on_exit = true; break;
+		case OPT_TIMEOUT: s->nb.timeout = o->seconds; break;
 		default: {
 			const char *name = options_spelling(ctx->cmd->opts, o->id) + 2;
 			if (jobspec_set(&cli, name, o->arg, NULL, &err) < 0)
@@ -138,6 +170,8 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 	}
 	if (r == 0 && args->npos > 0)
 		jobspec_set_command_argv(&cli, args->pos, (size_t)args->npos);
+	if (r == 0 && s->notebook)
+		r = notebook_spec(&cli, &s->nb);
 	if (r == 0 && s->file && jobspec_load_file(&s->spec, s->file, &err) < 0) {
 		if (err.kind == DPE_NOTFOUND)
 			err.kind = DPE_INPUT;
@@ -160,7 +194,9 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		return usage_error(ctx, "submit needs a host: give -H HOST, or --solve to pick one "
 				   "from the inventory");
 	if (s->host_name && strpbrk(s->host_name, ",["))
-		return usage_error(ctx, "submit takes one host, not the list '%s'", s->host_name);
+		return usage_error(ctx, "%s takes one host, not the list '%s'", ctx->cmd->name, s->host_name);
+	if (s->nb.detach && s->nb.cancel_on_exit)
+		return usage_error(ctx, "--detach leaves the job running: not with --cancel-on-exit");
 	if (s->emit && !s->dry_run)
 		return usage_error(ctx, "--emit writes the scripts of a dry run: add --dry-run");
 	if (s->wait && s->dry_run)
@@ -379,6 +415,19 @@ static int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission
 	if (sub->recovered)
 		warning_msg("found the job by its token: %s on '%s' (not submitted again)", sub->job_id,
 			    name);
+	if (s->notebook) {
+		_cleanup_free_ char *job = xasprintf("%s@%s", sub->job_id, name);
+		if (ctx->verbosity >= 0)
+			note_msg("submitted job %s; waiting for its Jupyter server (log: %s)", job, sub->log);
+		if (notebook_token_save(sub->token, s->nb.token, &err) < 0) {
+			report_error(&err);
+			error_msg("job %s runs without its token here: 'dispatch cancel %s'", job, job);
+			return DPE_FAIL;
+		}
+		s->nb.work_dir = sub->work_dir;
+		s->nb.fresh = true;
+		return notebook_session(ctx, job, &s->nb);
+	}
 	if (!ctx->json && ctx->verbosity >= 0 && stderr_is_tty())
 		note_msg("submitted job %s to %s; log: %s", sub->job_id, name, sub->log);
 	submit_print_job(s->host, &s->job, sub, ctx->json);
@@ -426,9 +475,10 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 	return 0;
 }
 
-static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool packed)
+static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool packed, bool notebook)
 {
-	struct submit s = { .packed = packed };
+	struct submit s = { .packed = packed || notebook, .notebook = notebook,
+			    .nb = { .timeout = NOTEBOOK_TIMEOUT } };
 	int r = collect(ctx, args, &s);
 	if (r == 0)
 		r = check_chip(s.spec.chip);
@@ -442,17 +492,23 @@ static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool pack
 	solve_checked_free(s.live);
 	jobspec_release(&s.spec);
 	free(s.payload);
+	notebook_opts_release(&s.nb);
 	return r;
 }
 
 static int cmd_submit(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	return submit_main(ctx, args, false);
+	return submit_main(ctx, args, false, false);
 }
 
 static int cmd_submit_packed(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	return submit_main(ctx, args, true);
+	return submit_main(ctx, args, true, false);
+}
+
+static int cmd_notebook(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	return submit_main(ctx, args, true, true);
 }
 
 const struct dispatch_cmd dispatch_cmd_submit = {
@@ -486,4 +542,60 @@ const struct dispatch_cmd dispatch_cmd_submit_packed = {
 	.max_args = -1,
 	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER,
 	.fn = cmd_submit_packed,
+};
+
+static const struct dp_option notebook_attach_options[] = {
+	NOTEBOOK_SESSION_OPTIONS
+	{ 0 },
+};
+
+static int cmd_notebook_attach(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	struct notebook_opts nb = { .timeout = NOTEBOOK_TIMEOUT };
+	for (size_t i = 0; i < args->nopts; i++) {
+		const struct dp_optval *o = &args->opts[i];
+		switch (o->id) {
+		case OPT_PORT: nb.local_port = (int)o->num; break;
+		case OPT_CANCEL_ON_EXIT: nb.cancel_on_exit = true; break;
+		case OPT_TIMEOUT: nb.timeout = o->seconds; break;
+		}
+	}
+	return notebook_session(ctx, args->pos[0], &nb);
+}
+
+static const struct dispatch_cmd dispatch_cmd_notebook_attach = {
+	.name = "notebook attach",
+	.summary = "re-open the tunnel to a notebook job that runs",
+	.usage = "JOB [--port LOCAL] [--timeout S] [--cancel-on-exit]",
+	.description =
+		"Waits until the notebook job's Jupyter server answers (it may still be starting),\n"
+		"then forwards a local port to it and prints the URL, until Ctrl-C.",
+	.opts = notebook_attach_options,
+	.min_args = 1,
+	.max_args = 1,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_notebook_attach,
+};
+
+static const struct dispatch_cmd *const notebook_subcommands[] = {
+	&dispatch_cmd_notebook_attach,
+	NULL,
+};
+
+const struct dispatch_cmd dispatch_cmd_notebook = {
+	.name = "notebook",
+	.summary = "start a Jupyter server as a job and tunnel to it",
+	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [--repo DIR] [--ref REF | --dirty] "
+		 "[--port LOCAL] [--timeout S] [--detach | --cancel-on-exit]",
+	.description =
+		"Submits a job with the repository's code (as submit-packed) that starts a Jupyter\n"
+		"server on the node it gets, waits until the server answers, forwards a local\n"
+		"port to it through the login node and prints the URL with its token. Ctrl-C\n"
+		"ends the tunnel and asks whether to cancel the job. 'attach JOB' re-opens it.",
+	.opts = notebook_options,
+	.min_args = 0,
+	.max_args = 0,
+	.flags = CMD_WANTS_INVENTORY,
+	.fn = cmd_notebook,
+	.subcommands = notebook_subcommands,
 };

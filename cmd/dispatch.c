@@ -28,6 +28,7 @@ const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_hosts,
 	&dispatch_cmd_jobs,
 	&dispatch_cmd_logs,
+	&dispatch_cmd_notebook,
 	&dispatch_cmd_queue,
 	&dispatch_cmd_run,
 	&dispatch_cmd_ship,

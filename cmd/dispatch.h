@@ -6,6 +6,7 @@
 #ifndef DISPATCH_CMD_H
 #define DISPATCH_CMD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -200,6 +201,36 @@ int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool f
  * it. The exit status, as wait's (130 when detached). */
 int submit_attach(struct dp_ctx *ctx, const char *job, bool follow);
 
+/* cmd/submit-attach.c: scancel (or a plain host's cancel) of one job over a connection
+ * of its own, saying so; 0, or the exit status (reported). */
+int cancel_one_job(struct dp_ctx *ctx, const char *job);
+
+/* cmd/cmd-forward.c: Ctrl-C (SIGINT), SIGTERM and SIGHUP set the flag it returns
+ * (the signal's number) instead of ending dispatch; forward_serve carries connections
+ * to the listening fd lfd over s to remote_host:remote_port until then. */
+volatile sig_atomic_t *forward_catch_signals(void);
+struct ssh_session;
+int forward_serve(const struct dp_ctx *ctx, struct ssh_session *s, int lfd, const char *remote_host,
+		  int remote_port, struct dp_error *err);
+
+/* cmd/cmd-notebook.c: notebook and notebook attach (their options: cmd/cmd-submit.c) */
+#define NOTEBOOK_TIMEOUT 300    /* seconds, the default --timeout */
+struct jobspec;
+struct notebook_opts {
+	int local_port;         /* --port; 0: a free one */
+	bool detach, cancel_on_exit;
+	double timeout;         /* seconds until the server must answer */
+	bool fresh;             /* just submitted: a timeout cancels the job */
+	const char *work_dir;   /* the job's, for --json (NULL when not known) */
+	char *token;            /* notebook_spec's */
+};
+/* The notebook job: its command, name and token (into the environment). */
+int notebook_spec(struct jobspec *cli, struct notebook_opts *o);
+void notebook_opts_release(struct notebook_opts *o);
+/* Waits until JOB's server answers, then tunnels to it until Ctrl-C (or, with
+ * detach, prints where it is); the exit status. */
+int notebook_session(struct dp_ctx *ctx, const char *job, const struct notebook_opts *o);
+
 /* cmd/hosts-check.c: dispatch hosts --check on these host names; the exit status */
 int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout);
 
@@ -212,6 +243,7 @@ extern const struct dispatch_cmd dispatch_cmd_hostlist;
 extern const struct dispatch_cmd dispatch_cmd_hosts;
 extern const struct dispatch_cmd dispatch_cmd_jobs;
 extern const struct dispatch_cmd dispatch_cmd_logs;
+extern const struct dispatch_cmd dispatch_cmd_notebook;
 extern const struct dispatch_cmd dispatch_cmd_queue;
 extern const struct dispatch_cmd dispatch_cmd_run;
 extern const struct dispatch_cmd dispatch_cmd_ship;

@@ -59,8 +59,7 @@ static void *window(void *data)
 	return NULL;
 }
 
-/* scancel (or the plain host's cancel) for the job, over a connection of its own. */
-static int cancel_job(struct dp_ctx *ctx, const char *job)
+int cancel_one_job(struct dp_ctx *ctx, const char *job)
 {
 	char *const jobs[] = { (char *)job, NULL };
 	_cleanup_(job_set_release) struct job_set set = { 0 };
@@ -93,7 +92,7 @@ static int cancel_job(struct dp_ctx *ctx, const char *job)
 		return DPE_FAIL;
 	}
 	note_msg("cancelled job %s", job);
-	return DPE_FAIL; /* the job did not complete */
+	return 0;
 }
 
 __attribute__((noreturn)) static void detach(const char *job)
@@ -154,10 +153,10 @@ int submit_attach(struct dp_ctx *ctx, const char *job, bool follow)
 			detach(job); /* no timer: detach at once */
 		}
 		if (sig == SIGINT) {
-			int r = cancel_job(ctx, job);
+			int r = cancel_one_job(ctx, job);
 			fflush(stdout);
 			fflush(stderr);
-			_exit(r);
+			_exit(r ? r : DPE_FAIL); /* cancelled: the job did not complete */
 		}
 		if (sig == SIG_WINDOW)
 			detach(job);

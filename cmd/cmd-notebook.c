@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch notebook (the reference's dispatch_repl) and notebook attach JOB. The job
+ * and its options are submit-packed's (cmd/cmd-submit.c, with notebook_spec's command
+ * and token); here, once it is submitted (or for attach, found in the ledger):
+ *
+ *   1. wait: one connection to the host, polled every second (lib/notebook.h) until
+ *      the job's log says the server answers, the job or the server ends, Ctrl-C, or
+ *      --timeout (a fresh job is then cancelled: it would hold its node for nothing);
+ *   2. the tunnel: a local port forwarded in-process over the same connection to the
+ *      node's address and port (direct-tcpip from the login node, or a stdio forward
+ *      through the user's OpenSSH master), the URL with the token on stdout;
+ *   3. Ctrl-C ends the tunnel (nothing is left behind: it is this process) and cancels
+ *      the job with --cancel-on-exit, asks on a terminal, and otherwise says how to
+ *      attach again.
+ *
+ * The token goes to the server in the job's environment (bootstrap.sh, mode 0700) and
+ * is kept here in a mode 0600 file under the state dir; it is printed only in the URL.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "inventory/inventory.h"
+#include "inventory/jobspec.h"
+#include "jobref.h"
+#include "ledger.h"
+#include "notebook.h"
+#include "slurm/plainjob.h"
+#include "transport/forward.h"
+#include "transport/ssh.h"
+
+int notebook_spec(struct jobspec *cli, struct notebook_opts *o)
+{
+	struct dp_error err = { 0 };
+	o->token = notebook_new_token();
+	if (!o->token) {
+		error_msg("cannot make the notebook's token: /dev/urandom cannot be read");
+		return DPE_FAIL;
+	}
+	char *argv[] = { (char *)notebook_job_command(), NULL };
+	jobspec_set_command_argv(cli, argv, 1);
+	_cleanup_free_ char *env = xasprintf("%s=%s", NOTEBOOK_TOKEN_ENV, o->token);
+	if (jobspec_set(cli, "env", env, NULL, &err) < 0 ||
+	    (!cli->job_name && jobspec_set(cli, "job-name", "notebook", NULL, &err) < 0))
+		return report_error(&err);
+	return 0;
+}
+
+void notebook_opts_release(struct notebook_opts *o)
+{
+	free(o->token);
+	o->token = NULL;
+}
+
+/* Where the server is, once it answers. */
+struct session {
+	struct dp_ctx *ctx;
+	const char *job;
+	const struct notebook_opts *o;
+	struct jobref *ref;
+	bool plain;
+	char *token;
+	struct ssh_session *ss;
+	struct notebook_poll poll;
+	volatile sig_atomic_t *stop;
+};
+
+static void sleep_second(void)
+{
+	struct timespec ts = { .tv_sec = 1 };
+	nanosleep(&ts, NULL); /* a signal ends it early: the caller looks at stop */
+}
+
+/* Step 1. 0 when the server answers; else the exit status (reported), or -1 when
+ * Ctrl-C came first. */
+static int wait_ready(struct session *s)
+{
+	const char *log = s->ref->rec.log_path;
+	_cleanup_free_ char *stage = s->plain ? job_stage_dir(s->ref) : NULL;
+	struct plainjob_ref p = { .id = s->ref->id, .stage_dir = stage, .pgid = s->ref->rec.pid };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	notebook_poll_command(&cmd, log, s->ref->id, s->plain ? &p : NULL);
+	double deadline = monotonic_seconds() + s->o->timeout;
+	_cleanup_free_ char *last_state = NULL;
+	for (;;) {
+		struct dp_error err = { 0 };
+		_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+		int status;
+		if (*s->stop)
+			return -1;
+		if (ssh_exec_capture(s->ss, cmd.buf, NULL, &out, NULL, &status, &err) < 0)
+			return report_error(&err);
+		notebook_poll_release(&s->poll);
+		if (notebook_parse_poll(out.buf, s->plain, &s->poll) < 0) {
+			error_msg("cannot read the state of job %s from '%s' (exit status %d)", s->job,
+				  s->ref->host, status);
+			return DPE_FAIL;
+		}
+		if (s->poll.ready)
+			return 0;
+		if (s->poll.exit_status >= 0) {
+			error_msg("the Jupyter server of job %s ended with status %d before it answered; "
+				  "its log: %s ('dispatch logs %s')", s->job, s->poll.exit_status, log, s->job);
+			return DPE_FAIL;
+		}
+		if (!notebook_state_alive(s->poll.state)) {
+			error_msg("job %s ended (%s) before its Jupyter server answered; its log: %s "
+				  "('dispatch logs %s')", s->job, *s->poll.state ? s->poll.state : "gone",
+				  log, s->job);
+			return DPE_FAIL;
+		}
+		if (!streq_ptr(last_state, s->poll.state)) {
+			info_msg(s->ctx, "job %s is %s", s->job, s->poll.state);
+			free(last_state);
+			last_state = xstrdup(s->poll.state);
+		}
+		if (monotonic_seconds() >= deadline)
+			break;
+		sleep_second();
+	}
+	error_msg("the Jupyter server of job %s did not answer within %g s (the job is %s); its "
+		  "log: %s ('dispatch logs %s'); --timeout gives it longer", s->job, s->o->timeout,
+		  s->poll.state, log, s->job);
+	if (s->o->fresh && cancel_one_job(s->ctx, s->job) != 0)
+		error_msg("job %s may still run: 'dispatch cancel %s'", s->job, s->job);
+	return DPE_TIMEOUT;
+}
+
+/* The reference's ReplResult, as far as dispatch knows it. */
+static void print_json(struct session *s, int local_port, const char *url)
+{
+	const struct inv_host *h = s->ctx->inv ? inventory_host(s->ctx->inv, s->ref->host) : NULL;
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddBoolToObject(doc, "ok", true);
+	cJSON_AddBoolToObject(doc, "is_slurm", !s->plain);
+	cJSON_AddStringToObject(doc, "selected_host", s->ref->host);
+	cJSON_AddStringToObject(doc, "ssh_host", inventory_ssh_destination(s->ctx->inv, s->ref->host));
+	cJSON_AddStringToObject(doc, "job", s->job);
+	cJSON_AddStringToObject(doc, "job_id", s->ref->id);
+	cJSON_AddStringToObject(doc, "allocated_hostname", s->poll.node);
+	cJSON_AddStringToObject(doc, "remote_address", s->poll.addr);
+	cJSON_AddNumberToObject(doc, "remote_port", (double)s->poll.port);
+	json_add_int_or_null(doc, "local_port", local_port);
+	json_add_str_or_null(doc, "local_url", url);
+	json_add_int_or_null(doc, "tunnel_pid", url ? (long)getpid() : -1);
+	json_add_str_or_null(doc, "log_path", s->ref->rec.log_path);
+	json_add_str_or_null(doc, "cluster_name",
+			     s->ref->rec.cluster ? s->ref->rec.cluster
+						 : h && h->cluster ? h->cluster->name : NULL);
+	json_add_str_or_null(doc, "work_dir", s->o->work_dir);
+	json_print(doc);
+}
+
+/* Step 3: after Ctrl-C (or the tunnel's end). */
+static int on_exit_ask(struct session *s)
+{
+	bool cancel = s->o->cancel_on_exit;
+	if (!cancel && isatty(STDIN_FILENO)) {
+		fprintf(stderr, "\ndispatch: cancel job %s? [y/N] ", s->job);
+		fflush(stderr);
+		*s->stop = 0;
+		char line[16];
+		cancel = fgets(line, sizeof(line), stdin) && (line[0] == 'y' || line[0] == 'Y');
+	}
+	if (cancel)
+		return cancel_one_job(s->ctx, s->job);
+	if (s->ctx->verbosity >= 0)
+		note_msg("job %s keeps running: 'dispatch notebook attach %s' opens the tunnel again, "
+			 "'dispatch cancel %s' stops it", s->job, s->job, s->job);
+	return 0;
+}
+
+static int tunnel(struct session *s)
+{
+	struct dp_error err = { 0 };
+	if (s->o->detach) {
+		if (s->ctx->json)
+			print_json(s, -1, NULL);
+		else if (s->ctx->verbosity >= 0)
+			note_msg("job %s: Jupyter answers on %s port %ld; 'dispatch notebook attach %s' "
+				 "opens a tunnel to it", s->job, s->poll.node, s->poll.port, s->job);
+		return 0;
+	}
+	_cleanup_close_ int lfd = -1;
+	int bound;
+	if (forward_listen(s->o->local_port, &lfd, &bound, &err) < 0)
+		return report_error(&err);
+	_cleanup_free_ char *url = xasprintf("http://127.0.0.1:%d/?token=%s", bound, s->token);
+	if (s->ctx->json)
+		print_json(s, bound, url);
+	else
+		printf("%s\n", url);
+	fflush(stdout);
+	if (s->ctx->verbosity >= 0)
+		note_msg("job %s: Jupyter on %s port %ld, forwarded to 127.0.0.1:%d (Ctrl-C to stop)",
+			 s->job, s->poll.node, s->poll.port, bound);
+	if (forward_serve(s->ctx, s->ss, lfd, s->poll.addr, (int)s->poll.port, &err) < 0) {
+		report_error(&err);
+		note_msg("the tunnel ended; job %s keeps running: 'dispatch notebook attach %s' opens "
+			 "it again", s->job, s->job);
+		return err.kind;
+	}
+	return on_exit_ask(s);
+}
+
+int notebook_session(struct dp_ctx *ctx, const char *job, const struct notebook_opts *o)
+{
+	struct dp_error err = { 0 };
+	_cleanup_(job_set_release) struct job_set set = { 0 };
+	int r = job_args_resolve(ctx, (char *const[]){ (char *)job, NULL }, 1, NULL, &set);
+	if (r)
+		return r;
+	struct session s = { .ctx = ctx, .job = job, .o = o, .ref = &set.refs[0],
+			     .poll = { .exit_status = -1 } };
+	s.plain = job_is_plain(ctx, s.ref);
+	if (!s.ref->in_ledger || !s.ref->rec.log_path) {
+		error_msg("job %s is not in the ledger with a log: only a job that 'dispatch notebook' "
+			  "started here can be attached to", job);
+		return DPE_NOTFOUND;
+	}
+	if (notebook_token_load(s.ref->rec.token, &s.token, &err) < 0) {
+		if (err.kind == DPE_NOTFOUND)
+			error_msg("job %s has no notebook token on this machine: it was not started by "
+				  "'dispatch notebook' (or from another state dir)", job);
+		else
+			report_error(&err);
+		return err.kind;
+	}
+	s.stop = forward_catch_signals();
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	r = ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, s.ref->host), &s.ss, &err) < 0
+		    ? report_error(&err)
+		    : wait_ready(&s);
+	if (r == 0)
+		r = tunnel(&s);
+	else if (r < 0)
+		r = on_exit_ask(&s);
+	notebook_poll_release(&s.poll);
+	ssh_session_free(s.ss);
+	free(s.token);
+	return r;
+}
