@@ -23,7 +23,7 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts jobs logs queue run ship solve status submit submit-packed top wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts jobs logs notebook queue run ship solve status submit submit-packed top wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	cancel)
 		case $prev in
@@ -94,6 +94,116 @@ _dispatch() {
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W ' -H --host -f --follow --stderr -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	notebook)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		-J|--job-name)
+			COMPREPLY=()
+			return ;;
+		-p|--partition)
+			COMPREPLY=()
+			return ;;
+		-N|--nodes)
+			COMPREPLY=()
+			return ;;
+		-n|--ntasks)
+			COMPREPLY=()
+			return ;;
+		--ntasks-per-node)
+			COMPREPLY=()
+			return ;;
+		-c|--cpus-per-task)
+			COMPREPLY=()
+			return ;;
+		--mem)
+			COMPREPLY=()
+			return ;;
+		--mem-per-cpu)
+			COMPREPLY=()
+			return ;;
+		-t|--time)
+			COMPREPLY=()
+			return ;;
+		-o|--output)
+			COMPREPLY=()
+			return ;;
+		-e|--error)
+			COMPREPLY=()
+			return ;;
+		-D|--chdir)
+			COMPREPLY=()
+			return ;;
+		-d|--dependency)
+			COMPREPLY=()
+			return ;;
+		-C|--constraint)
+			COMPREPLY=()
+			return ;;
+		-A|--account)
+			COMPREPLY=()
+			return ;;
+		--qos)
+			COMPREPLY=()
+			return ;;
+		-x|--exclude)
+			COMPREPLY=()
+			return ;;
+		-a|--array)
+			COMPREPLY=()
+			return ;;
+		--signal)
+			COMPREPLY=()
+			return ;;
+		--gpus)
+			COMPREPLY=()
+			return ;;
+		--gpus-per-node)
+			COMPREPLY=()
+			return ;;
+		--chip)
+			COMPREPLY=()
+			return ;;
+		--env)
+			COMPREPLY=()
+			return ;;
+		--module)
+			COMPREPLY=()
+			return ;;
+		--uv-group)
+			COMPREPLY=()
+			return ;;
+		--setup)
+			COMPREPLY=()
+			return ;;
+		--sbatch)
+			COMPREPLY=()
+			return ;;
+		--extract-to)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return ;;
+		--repo)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return ;;
+		--ref)
+			COMPREPLY=()
+			return ;;
+		--port)
+			COMPREPLY=()
+			return ;;
+		--timeout)
+			COMPREPLY=()
+			return ;;
+		--port)
+			COMPREPLY=()
+			return ;;
+		--timeout)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' attach -H --host --solve --check -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	queue)
 		case $prev in

@@ -39,7 +39,7 @@ static const char job_command[] =
 	"\techo 'dispatch-notebook-exit 127'; exit 127\n"
 	"fi\n"
 	"echo \"dispatch notebook: starting $* on $(hostname), port $dnb_port\" >&2\n"
-	"\"$@\" --no-browser --ip=\"$dnb_ip\" --port=\"$dnb_port\" --port-retries=0 &\n"
+	"\"$@\" --no-browser --ip=\"$dnb_ip\" --port=\"$dnb_port\" --port-retries=0 --log-level=WARN &\n"
 	"dnb_pid=$!\n"
 	"until \"$dnb_py\" -c 'import sys, urllib.request; urllib.request.urlopen(\"http://127.0.0.1:%s/api\" % sys.argv[1], timeout=2)' \"$dnb_port\" 2>/dev/null; do\n"
 	"\tif ! kill -0 \"$dnb_pid\" 2>/dev/null; then\n"
