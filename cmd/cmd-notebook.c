@@ -100,8 +100,6 @@ static int wait_ready(struct session *s)
 				  s->ref->host, status);
 			return DPE_FAIL;
 		}
-		if (s->poll.ready)
-			return 0;
 		if (s->poll.exit_status >= 0) {
 			error_msg("the Jupyter server of job %s ended with status %d before it answered; "
 				  "its log: %s ('dispatch logs %s')", s->job, s->poll.exit_status, log, s->job);
@@ -113,6 +111,8 @@ static int wait_ready(struct session *s)
 				  log, s->job);
 			return DPE_FAIL;
 		}
+		if (s->poll.ready) /* and the job runs: a cancelled job's log still says ready */
+			return 0;
 		if (!streq_ptr(last_state, s->poll.state)) {
 			info_msg(s->ctx, "job %s is %s", s->job, s->poll.state);
 			free(last_state);

@@ -112,6 +112,16 @@ static int check_counts(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd
 	return 0;
 }
 
+/* An entry of opts is o's twin: the same option in another table (notebook and
+ * notebook attach share --port, --timeout, --cancel-on-exit). */
+static bool options_same(const struct dp_option *opts, const struct dp_option *o)
+{
+	for (; opts && opts->id; opts++)
+		if (opts->id == o->id && streq_ptr(opts->long_name, o->long_name))
+			return true;
+	return false;
+}
+
 /* A subcommand takes the options of its own table (and the global ones); the
  * command's own options are not for it, and its options not for the command. */
 static int check_options(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd,
@@ -119,7 +129,7 @@ static int check_options(const struct dp_ctx *ctx, const struct dispatch_cmd *cm
 {
 	for (size_t i = 0; i < args->nopts; i++) {
 		const struct dp_option *o = args->opts[i].opt;
-		if (sub && !options_of(sub->opts, o)) {
+		if (sub && !options_of(sub->opts, o) && !options_same(sub->opts, o)) {
 			if (!sub->opts || !sub->opts->id)
 				return usage_error(ctx, "'%s' takes no options", sub->name);
 			return usage_error(ctx, "%s does not go with '%s'", options_spelling(o, o->id),

@@ -153,9 +153,11 @@ test_expect_success 'box1: --detach --json, then attach; the cell runs on box1' 
 	test "$(jget box.json "d[\"remote_port\"] > 0")" = True &&
 	test -n "$(jget box.json "d[\"log_path\"]")" && test -n "$(jget box.json "d[\"work_dir\"]")" &&
 	dispatch status "$job" | grep -q " RUNNING " &&
-	{ "$DISPATCH" notebook attach "$job" --cancel-on-exit >boxatt.out 2>boxatt.err & } &&
+	lport=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
+	{ "$DISPATCH" notebook attach "$job" --cancel-on-exit --port "$lport" >boxatt.out 2>boxatt.err & } &&
 	echo $! >box.pid &&
 	until_file boxatt.out "^http://" &&
+	test_grep "^http://127.0.0.1:$lport/?token=" boxatt.out &&
 	jupyter_cell "$(head -1 boxatt.out)" "$CELL" --keep >cell &&
 	cat cell &&
 	box=$(dispatch run -H box1 -- hostname) &&
@@ -188,6 +190,19 @@ test_expect_success 'Ctrl-C on a terminal asks; y cancels (box1)' '
 	job=$(job_of tty) && test -n "$job" &&
 	test_grep "cancelled job $job" tty &&
 	until_state "$job" CANCELLED
+'
+
+test_expect_success 'a server that exits before it answers: exit 1, its status and log named' '
+	git init -q dies && mkdir dies/bin &&
+	printf "#!/bin/sh\ncase \"\$*\" in *--version*) exit 0 ;; esac\necho no luck >&2\nexit 3\n" >dies/bin/jupyter &&
+	chmod +x dies/bin/jupyter &&
+	git -C dies add . && git -C dies -c user.name=t -c user.email=t@t commit -qm dies &&
+	(cd dies && test_expect_code 1 dispatch notebook -H box1 --timeout 60 \
+		--setup "PATH=\$PWD/bin:\$PATH" >../dies.out 2>../dies.err) &&
+	cat dies.err &&
+	test_grep "ended with status 3 before it answered" dies.err &&
+	test_grep "its log: /.*notebook-" dies.err &&
+	dispatch logs "$(job_of dies.err)" | grep "no luck"
 '
 
 test_expect_success 'a server that never answers: exit 3, the log named, the job cancelled' '
