@@ -93,7 +93,7 @@ static int wait_ready(struct session *s)
 		if (*s->stop)
 			return -1;
 		if (ssh_exec_capture(s->ss, cmd.buf, NULL, &out, NULL, &status, &err) < 0)
-			return report_error(&err);
+			return *s->stop ? -1 : report_error(&err); /* Ctrl-C may break a wait */
 		notebook_poll_release(&s->poll);
 		if (notebook_parse_poll(out.buf, s->plain, &s->poll) < 0) {
 			error_msg("cannot read the state of job %s from '%s' (exit status %d)", s->job,

@@ -5,6 +5,7 @@
 # --keep. Usage: lib-jupyter.py URL CODE [--keep]
 import json
 import sys
+import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -30,7 +31,7 @@ def main():
     kernel = api("POST", "/api/kernels", {"name": "python3"})
     ws = websocket.create_connection(
         f"ws://{u.netloc}/api/kernels/{kernel['id']}/channels?token={token}",
-        header=[f"Authorization: token {token}"], timeout=60)
+        header=[f"Authorization: token {token}"], timeout=10)
     msg_id = uuid.uuid4().hex
     ws.send(json.dumps({
         "header": {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex,
@@ -39,9 +40,17 @@ def main():
         "content": {"code": code, "silent": False, "store_history": False,
                     "user_expressions": {}, "allow_stdin": False},
     }))
-    out, status = [], None
-    while True:
-        m = json.loads(ws.recv())
+    # The reply (shell channel) and the end of the output (iopub's idle) come in
+    # either order; the whole exchange is bounded.
+    out, status, idle = [], None, False
+    deadline = time.monotonic() + 120
+    while status is None or not idle:
+        if time.monotonic() > deadline:
+            sys.exit("no answer from the kernel within 120 s")
+        try:
+            m = json.loads(ws.recv())
+        except websocket.WebSocketTimeoutException:
+            continue
         if m.get("parent_header", {}).get("msg_id") != msg_id:
             continue
         t = m["msg_type"]
@@ -51,8 +60,8 @@ def main():
             out.append("\n".join(m["content"]["traceback"]))
         elif t == "execute_reply":
             status = m["content"]["status"]
-        elif t == "status" and m["content"]["execution_state"] == "idle" and status:
-            break
+        elif t == "status" and m["content"]["execution_state"] == "idle":
+            idle = True
     ws.close()
     if not keep:
         api("DELETE", f"/api/kernels/{kernel['id']}")

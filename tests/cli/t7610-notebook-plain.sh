@@ -1,0 +1,68 @@
+#!/bin/bash
+# t7610: dispatch notebook on a plain host (the testbed's box1, with Debian's
+# Jupyter): --detach --json prints the ReplResult fields and leaves the server
+# running; attach --port tunnels to it, a cell runs on box1 and Chromium takes a
+# screenshot (kept under the build dir, the path printed); SIGINT with
+# --cancel-on-exit cancels the job and leaves nothing behind; on a real terminal
+# Ctrl-C asks, and y cancels. A server that exits before it answers is reported
+# with its status and log (exit 1). The SLURM host: t7600.
+. "$(dirname "$0")/lib.sh"
+
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec("print(" + sys.argv[2] + ")")' "$@"; }
+ART=${TEST_BUILDDIR:-$TRASH}/artifacts/t7610
+mkdir -p "$ART"
+
+testbed_up
+. "$TEST_SRCDIR/tests/cli/lib-notebook.sh"
+
+test_expect_success 'box1: --detach --json, then attach; the cell runs on box1' '
+	(cd repo && dispatch --json notebook -H box1 --detach >../box.json 2>../box.err) &&
+	job=$(jget box.json "d[\"job\"]") && echo "$job" >box.job &&
+	test "$(jget box.json "d[\"is_slurm\"]")" = False &&
+	test "$(jget box.json "d[\"local_url\"]")" = None &&
+	test "$(jget box.json "d[\"remote_port\"] > 0")" = True &&
+	test -n "$(jget box.json "d[\"log_path\"]")" && test -n "$(jget box.json "d[\"work_dir\"]")" &&
+	dispatch status "$job" | grep -q " RUNNING " &&
+	lport=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
+	{ "$DISPATCH" notebook attach "$job" --cancel-on-exit --port "$lport" >boxatt.out 2>boxatt.err & } &&
+	echo $! >box.pid &&
+	until_file boxatt.out "^http://" &&
+	test_grep "^http://127.0.0.1:$lport/?token=" boxatt.out &&
+	jupyter_cell "$(head -1 boxatt.out)" "$CELL" --keep >cell &&
+	cat cell &&
+	box=$(dispatch run -H box1 -- hostname) &&
+	test "$(cut -d" " -f1 cell)" = "$box" &&
+	screenshot "$(head -1 boxatt.out)" "$ART/box1.png"
+'
+
+test_expect_success 'box1: SIGINT with --cancel-on-exit: job CANCELLED, nothing left' '
+	job=$(cat box.job) && pid=$(cat box.pid) &&
+	rport=$(jget box.json "d[\"remote_port\"]") &&
+	kill -INT "$pid" && until_gone "$pid" &&
+	until_state "$job" CANCELLED &&
+	no_server "$rport" "${job%@*}"
+'
+
+test_expect_success 'Ctrl-C on a terminal asks; y cancels (box1)' '
+	(cd repo && python3 "$TEST_SRCDIR/tests/cli/pty-drive.py" --timeout 150 --log ../tty \
+		--expect "Ctrl-C to stop" --send "\\x03" --expect "cancel job .*\\[y/N\\]" --send "y\\r" \
+		-- "$DISPATCH" notebook -H box1) 2>drive &&
+	job=$(job_of tty) && test -n "$job" &&
+	test_grep "cancelled job $job" tty &&
+	until_state "$job" CANCELLED
+'
+
+test_expect_success 'a server that exits before it answers: exit 1, its status and log named' '
+	git init -q dies && mkdir dies/bin &&
+	printf "#!/bin/sh\ncase \"\$*\" in *--version*) exit 0 ;; esac\necho no luck >&2\nexit 3\n" >dies/bin/jupyter &&
+	chmod +x dies/bin/jupyter &&
+	git -C dies add . && git -C dies -c user.name=t -c user.email=t@t commit -qm dies &&
+	(cd dies && test_expect_code 1 dispatch notebook -H box1 --timeout 60 \
+		--setup "PATH=\$PWD/bin:\$PATH" >../dies.out 2>../dies.err) &&
+	cat dies.err &&
+	test_grep "ended with status 3 before it answered" dies.err &&
+	test_grep "its log: /.*notebook-" dies.err &&
+	dispatch logs "$(job_of dies.err)" | grep "no luck"
+'
+
+test_done
