@@ -79,11 +79,15 @@ static void sleep_second(void)
  * Ctrl-C came first. */
 static int wait_ready(struct session *s)
 {
-	const char *log = s->ref->rec.log_path;
+	/* What the messages name: the job's output, and its stderr when apart. */
+	const char *err_path = s->ref->rec.err_path;
+	_cleanup_free_ char *log = err_path && *err_path && !streq(err_path, s->ref->rec.log_path)
+					   ? xasprintf("%s (stderr: %s)", s->ref->rec.log_path, err_path)
+					   : xstrdup(s->ref->rec.log_path);
 	_cleanup_free_ char *stage = s->plain ? job_stage_dir(s->ref) : NULL;
 	struct plainjob_ref p = { .id = s->ref->id, .stage_dir = stage, .pgid = s->ref->rec.pid };
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
-	notebook_poll_command(&cmd, log, s->ref->id, s->plain ? &p : NULL);
+	notebook_poll_command(&cmd, s->ref->rec.log_path, s->ref->id, s->plain ? &p : NULL);
 	double deadline = monotonic_seconds() + s->o->timeout;
 	_cleanup_free_ char *last_state = NULL;
 	for (;;) {

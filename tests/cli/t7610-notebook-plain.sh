@@ -62,7 +62,7 @@ test_expect_success 'a server that exits before it answers: exit 1, its status a
 	cat dies.err &&
 	test_grep "ended with status 3 before it answered" dies.err &&
 	test_grep "its log: /.*notebook-" dies.err &&
-	dispatch logs "$(job_of dies.err)" | grep "no luck"
+	dispatch logs "$(job_of dies.err)" | grep "^dispatch-notebook-exit 3$"
 '
 
 test_done
