@@ -9,8 +9,9 @@
 # server and SIGINT ends it leaving the job running; SIGINT, and Ctrl-C on a real
 # terminal (tests/cli/pty-drive.py), with --cancel-on-exit leave the job CANCELLED
 # and neither server nor kernel behind. A server that never answers gives the
-# timeout error (exit 3) naming the log, and its job is cancelled. The plain host:
-# t7610.
+# timeout error (exit 3) naming the log, and its job is cancelled. Through the
+# user's OpenSSH master (started here with ssh -fN -o ControlMaster=yes), attach
+# polls and tunnels without a login of its own. The plain host: t7610.
 . "$(dirname "$0")/lib.sh"
 
 ART=${TEST_BUILDDIR:-$TRASH}/artifacts/t7600
@@ -49,6 +50,7 @@ test_expect_success 'hpc: a notebook on a compute node, reached through the prin
 test_expect_success 'hpc: the page in headless Chromium (screenshot kept)' '
 	screenshot "$(head -1 hpc.out)" "$ART/hpc.png"
 '
+show_artifact "$ART/hpc.png"
 
 test_expect_success 'the token: in the URL only, never in a command line or the log' '
 	token=$(sed -n "s/.*token=//p" hpc.out) && test ${#token} -ge 32 &&
@@ -110,5 +112,25 @@ test_expect_success 'a server that never answers: exit 3, the log named, the job
 	job=$(job_of never.err) && until_state "$job" CANCELLED
 '
 
+
+test_expect_success 'through an OpenSSH master: --detach, then attach via the master' '
+	(cd repo && dispatch --json notebook -H hpc --detach >../m.json 2>../m.err) &&
+	job=$(sed -n "s/.*submitted job \([^ ;]*\);.*/\1/p" m.err) && echo "$job" >m.job &&
+	mkdir -m 700 cm &&
+	{ printf "Host hpc\n  ControlPath %s/cm/%%n\n\n" "$TRASH"; cat "$DISPATCH_SSH_CONFIG"; } >mux_config &&
+	ssh -F "$DISPATCH_SSH_CONFIG" -fN -o ControlMaster=yes -o ControlPath="$TRASH/cm/hpc" \
+		-o ControlPersist=300 hpc </dev/null &&
+	{ DISPATCH_SSH_CONFIG=$TRASH/mux_config "$DISPATCH" -v notebook attach "$job" --cancel-on-exit \
+		>m.out 2>m.verbose & } &&
+	pid=$! &&
+	until_file m.out "^http://" &&
+	jupyter_cell "$(head -1 m.out)" "$CELL" >cell &&
+	case "$(cut -d" " -f1 cell)" in node1|node2) ;; *) exit 1 ;; esac &&
+	test_grep "hpc: via master $TRASH/cm/hpc" m.verbose &&
+	! grep "logged in" m.verbose &&
+	kill -INT "$pid" && until_gone "$pid" &&
+	until_state "$job" CANCELLED
+'
+ssh -F "$DISPATCH_SSH_CONFIG" -o ControlPath="$TRASH/cm/hpc" -O exit hpc 2>/dev/null
 
 test_done

@@ -34,6 +34,7 @@ test_expect_success 'box1: --detach --json, then attach; the cell runs on box1' 
 	test "$(cut -d" " -f1 cell)" = "$box" &&
 	screenshot "$(head -1 boxatt.out)" "$ART/box1.png"
 '
+show_artifact "$ART/box1.png"
 
 test_expect_success 'box1: SIGINT with --cancel-on-exit: job CANCELLED, nothing left' '
 	job=$(cat box.job) && pid=$(cat box.pid) &&
