@@ -54,6 +54,26 @@ void notebook_opts_release(struct notebook_opts *o)
 {
 	free(o->token);
 	o->token = NULL;
+	if (o->listen_fd >= 0)
+		close(o->listen_fd);
+	o->listen_fd = -1;
+}
+
+int notebook_listen(struct notebook_opts *o)
+{
+	struct dp_error err = { 0 };
+	int bound;
+	if (o->detach || o->listen_fd >= 0)
+		return 0;
+	if (forward_listen(o->local_port, &o->listen_fd, &bound, &err) < 0) {
+		if (!o->local_port)
+			return report_error(&err);
+		error_msg("cannot listen on 127.0.0.1:%d for the tunnel (in use?): choose another "
+			  "with --port, or leave --port out for a free one", o->local_port);
+		return err.kind;
+	}
+	o->local_port = bound;
+	return 0;
 }
 
 /* Where the server is, once it answers. */
@@ -189,10 +209,7 @@ static int tunnel(struct session *s)
 				 "opens a tunnel to it", s->job, s->poll.node, s->poll.port, s->job);
 		return 0;
 	}
-	_cleanup_close_ int lfd = -1;
-	int bound;
-	if (forward_listen(s->o->local_port, &lfd, &bound, &err) < 0)
-		return report_error(&err);
+	int lfd = s->o->listen_fd, bound = s->o->local_port;
 	_cleanup_free_ char *url = xasprintf("http://127.0.0.1:%d/?token=%s", bound, s->token);
 	if (s->ctx->json)
 		print_json(s, bound, url);
@@ -211,7 +228,7 @@ static int tunnel(struct session *s)
 	return on_exit_ask(s);
 }
 
-int notebook_session(struct dp_ctx *ctx, const char *job, const struct notebook_opts *o)
+int notebook_session(struct dp_ctx *ctx, const char *job, struct notebook_opts *o)
 {
 	struct dp_error err = { 0 };
 	_cleanup_(job_set_release) struct job_set set = { 0 };
@@ -234,6 +251,8 @@ int notebook_session(struct dp_ctx *ctx, const char *job, const struct notebook_
 			report_error(&err);
 		return err.kind;
 	}
+	if ((r = notebook_listen(o)))
+		return r;
 	s.stop = forward_catch_signals();
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);

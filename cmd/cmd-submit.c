@@ -195,6 +195,9 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 				   "from the inventory");
 	if (s->host_name && strpbrk(s->host_name, ",["))
 		return usage_error(ctx, "%s takes one host, not the list '%s'", ctx->cmd->name, s->host_name);
+	if (s->notebook && (s->spec.nodes > 1 || s->spec.array))
+		return usage_error(ctx, "a notebook is one server on one node: not with --%s",
+				   s->spec.array ? "array" : "nodes");
 	if (s->nb.detach && s->nb.cancel_on_exit)
 		return usage_error(ctx, "--detach leaves the job running: not with --cancel-on-exit");
 	if (s->emit && !s->dry_run)
@@ -478,12 +481,14 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool packed, bool notebook)
 {
 	struct submit s = { .packed = packed || notebook, .notebook = notebook,
-			    .nb = { .timeout = NOTEBOOK_TIMEOUT } };
+			    .nb = { .timeout = NOTEBOOK_TIMEOUT, .listen_fd = -1 } };
 	int r = collect(ctx, args, &s);
 	if (r == 0)
 		r = check_chip(s.spec.chip);
 	if (r == 0)
 		r = pick_host(ctx, &s);
+	if (r == 0 && s.notebook)
+		r = notebook_listen(&s.nb);
 	if (r == 0)
 		r = s.packed ? make_snapshot(ctx, &s) : read_payload(&s);
 	if (r == 0)
@@ -551,7 +556,7 @@ static const struct dp_option notebook_attach_options[] = {
 
 static int cmd_notebook_attach(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	struct notebook_opts nb = { .timeout = NOTEBOOK_TIMEOUT };
+	struct notebook_opts nb = { .timeout = NOTEBOOK_TIMEOUT, .listen_fd = -1 };
 	for (size_t i = 0; i < args->nopts; i++) {
 		const struct dp_optval *o = &args->opts[i];
 		switch (o->id) {
@@ -560,7 +565,9 @@ static int cmd_notebook_attach(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_TIMEOUT: nb.timeout = o->seconds; break;
 		}
 	}
-	return notebook_session(ctx, args->pos[0], &nb);
+	int r = notebook_session(ctx, args->pos[0], &nb);
+	notebook_opts_release(&nb);
+	return r;
 }
 
 static const struct dispatch_cmd dispatch_cmd_notebook_attach = {

@@ -223,13 +223,17 @@ struct notebook_opts {
 	bool fresh;             /* just submitted: a timeout cancels the job */
 	const char *work_dir;   /* the job's, for --json (NULL when not known) */
 	char *token;            /* notebook_spec's */
+	int listen_fd;          /* the tunnel's port, bound before submitting; -1: not yet */
 };
 /* The notebook job: its command, name and token (into the environment). */
 int notebook_spec(struct jobspec *cli, struct notebook_opts *o);
 void notebook_opts_release(struct notebook_opts *o);
+/* Binds the tunnel's local port (unless detach): a busy --port fails before any job
+ * is submitted. 0, or the exit status (reported). */
+int notebook_listen(struct notebook_opts *o);
 /* Waits until JOB's server answers, then tunnels to it until Ctrl-C (or, with
  * detach, prints where it is); the exit status. */
-int notebook_session(struct dp_ctx *ctx, const char *job, const struct notebook_opts *o);
+int notebook_session(struct dp_ctx *ctx, const char *job, struct notebook_opts *o);
 
 /* cmd/hosts-check.c: dispatch hosts --check on these host names; the exit status */
 int hosts_check(struct dp_ctx *ctx, char **names, int timeout, long fanout);

@@ -1,6 +1,8 @@
 # Helpers of the notebook tests (t7600, t7610), sourced after testbed_up: a Jupyter
 # client (lib-jupyter.py, with the system python3 that has python3-websocket), bounded
 # waits, what a notebook leaves behind, and Chromium's screenshot.
+# A ledger (and notebook tokens) of this test's own, not the instance's
+export DISPATCH_STATE_DIR="$TRASH/state"
 # python3-websocket is Debian's: the system's python3 has it
 for PY3 in python3 /usr/bin/python3; do "$PY3" -c 'import websocket' 2>/dev/null && break; done
 command -v chromium >/dev/null || fail_rest "no chromium (tests/install-deps installs it)"

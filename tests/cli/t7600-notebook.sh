@@ -22,7 +22,8 @@ test_expect_success 'option errors exit 2' '
 	test_grep "detach" err &&
 	test_expect_code 2 dispatch notebook -H hpc -- python 2>err &&
 	test_expect_code 2 dispatch notebook attach 2>err &&
-	test_expect_code 2 dispatch notebook -H "hpc,box1" 2>err && test_grep "one host" err
+	test_expect_code 2 dispatch notebook -H "hpc,box1" 2>err && test_grep "one host" err &&
+	test_expect_code 2 dispatch notebook -H hpc --nodes 2 2>err && test_grep "one node" err
 '
 
 test_expect_success 'attach to a job the ledger does not know: exit 4' '

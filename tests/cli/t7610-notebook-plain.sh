@@ -15,6 +15,17 @@ mkdir -p "$ART"
 testbed_up
 . "$TEST_SRCDIR/tests/cli/lib-notebook.sh"
 
+test_expect_success 'a busy --port fails before anything is submitted' '
+	{ python3 -c "import socket, time; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(120)" >busy.port & } &&
+	holder=$! &&
+	until_file busy.port "^[0-9]" &&
+	port=$(cat busy.port) &&
+	(cd repo && test_expect_code 1 dispatch notebook -H box1 --port "$port" 2>../busy.err) &&
+	kill "$holder" &&
+	test_grep "in use" busy.err &&
+	test "$(dispatch --json jobs --no-refresh | python3 -c "import json, sys; print(len(json.load(sys.stdin)[\"jobs\"]))")" = 0
+'
+
 test_expect_success 'box1: --detach --json, then attach; the cell runs on box1' '
 	(cd repo && dispatch --json notebook -H box1 --detach >../box.json 2>../box.err) &&
 	job=$(jget box.json "d[\"job\"]") && echo "$job" >box.job &&
