@@ -89,6 +89,8 @@ struct session {
 	volatile sig_atomic_t *stop;
 };
 
+#define GONE_POLLS 5     /* polls without the job before it counts as ended */
+
 static void sleep_second(void)
 {
 	struct timespec ts = { .tv_sec = 1 };
@@ -110,6 +112,7 @@ static int wait_ready(struct session *s)
 	notebook_poll_command(&cmd, s->ref->rec.log_path, s->ref->id, s->plain ? &p : NULL);
 	double deadline = monotonic_seconds() + s->o->timeout;
 	_cleanup_free_ char *last_state = NULL;
+	int gone = 0;
 	for (;;) {
 		struct dp_error err = { 0 };
 		_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
@@ -129,12 +132,20 @@ static int wait_ready(struct session *s)
 				  "its log: %s ('dispatch logs %s')", s->job, s->poll.exit_status, log, s->job);
 			return DPE_FAIL;
 		}
+		/* squeue answers nothing for a job that left the queue, and also while the
+		 * controller restarts: gone only when it stays so for a while. */
+		if (!*s->poll.state && ++gone < GONE_POLLS && monotonic_seconds() < deadline) {
+			sleep_second();
+			continue;
+		}
 		if (!notebook_state_alive(s->poll.state)) {
-			error_msg("job %s ended (%s) before its Jupyter server answered; its log: %s "
-				  "('dispatch logs %s')", s->job, *s->poll.state ? s->poll.state : "gone",
-				  log, s->job);
+			error_msg("job %s %s (%s); its log: %s ('dispatch logs %s')", s->job,
+				  s->poll.ready ? "has ended: its Jupyter server is gone"
+						: "ended before its Jupyter server answered",
+				  *s->poll.state ? s->poll.state : "no longer in the queue", log, s->job);
 			return DPE_FAIL;
 		}
+		gone = 0;
 		if (s->poll.ready) /* and the job runs: a cancelled job's log still says ready */
 			return 0;
 		if (!streq_ptr(last_state, s->poll.state)) {

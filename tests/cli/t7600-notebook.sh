@@ -86,7 +86,9 @@ test_expect_success 'hpc: SIGINT with --cancel-on-exit: job CANCELLED, server an
 	test_grep "cancelled job $job" hpc.err &&
 	until_state "$job" CANCELLED &&
 	no_server "$rport" "${job%@*}" &&
-	! (exec 3<>"/dev/tcp/127.0.0.1/$lport") 2>/dev/null
+	! (exec 3<>"/dev/tcp/127.0.0.1/$lport") 2>/dev/null &&
+	test_expect_code 1 dispatch notebook attach "$job" 2>err &&
+	test_grep "has ended: its Jupyter server is gone" err
 '
 
 test_expect_success 'Ctrl-C on a terminal with --cancel-on-exit (hpc)' '
