@@ -262,8 +262,10 @@ int notebook_session(struct dp_ctx *ctx, const char *job, struct notebook_opts *
 			report_error(&err);
 		return err.kind;
 	}
-	if ((r = notebook_listen(o)))
+	if ((r = notebook_listen(o))) {
+		free(s.token);
 		return r;
+	}
 	s.stop = forward_catch_signals();
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
