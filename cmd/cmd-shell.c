@@ -96,7 +96,7 @@ static int plain_command(const struct dp_ctx *ctx, struct ssh_session *ss, const
 	} else if (!streq(ps[0].state, "RUNNING")) {
 		r = not_running(ref, ps[0].state, ps[0].reason);
 	} else {
-		jobshell_plain_command(cmd, stage, argv);
+		jobshell_plain_command(cmd, ref->id, stage, argv);
 	}
 	plainjob_status_free(ps, n);
 	return r;
@@ -115,12 +115,20 @@ static int cmd_shell(struct dp_ctx *ctx, const struct dp_args *args)
 	if (ctx->json)
 		return usage_error(ctx, "--json: a shell is interactive and prints no document; "
 				   "use 'dispatch status --json' for the job, or leave --json out");
+	int njob = args->dashdash >= 0 ? args->dashdash : args->npos;
+	if (njob == 0)
+		return usage_error(ctx, "no JOB given (dispatch shell JOB [-- CMD...])");
+	if (njob > 1)
+		return usage_error(ctx, "'%s': one JOB, and a command only after -- "
+				   "(dispatch shell JOB -- CMD...)", args->pos[1]);
+	_cleanup_strv_free_ char **argv = NULL;
+	for (int i = njob; i < args->npos; i++)
+		strv_add(&argv, args->pos[i]);
 	_cleanup_(job_set_release) struct job_set set = { 0 };
 	int r = job_args_resolve(ctx, args->pos, 1, host_opt, &set);
 	if (r)
 		return r;
 	const struct jobref *ref = &set.refs[0];
-	char *const *argv = args->pos + 1;
 	bool pty = isatty(STDIN_FILENO);
 
 	struct ssh_ctx sc;

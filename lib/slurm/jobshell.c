@@ -52,9 +52,12 @@ void jobshell_slurm_command(struct strbuf *sb, const char *id, const char *node,
 	what_runs(sb, argv);
 }
 
-void jobshell_plain_command(struct strbuf *sb, const char *stage_dir, char *const *argv)
+void jobshell_plain_command(struct strbuf *sb, const char *id, const char *stage_dir,
+			    char *const *argv)
 {
-	strbuf_adds(sb, "s=");
+	strbuf_adds(sb, "export DISPATCH_JOB_ID=");
+	sh_quote(sb, id);
+	strbuf_adds(sb, "\ns=");
 	sh_quote(sb, stage_dir);
 	strbuf_adds(sb,
 		"\nif w=$(cat -- \"$s/workdir\" 2>/dev/null) && [ -n \"$w\" ]; then\n"

@@ -9,7 +9,7 @@
  * (SLURM_JOB_ID, CUDA_VISIBLE_DEVICES, ...). $SHELL is expanded on the login node:
  * the user's login shell on the cluster, as `ssh HOST` gives, not the local one.
  * Plain hosts: the shell starts in the job's work dir (STAGE/workdir, written by the
- * launcher: lib/slurm/plainjob.h). With argv, argv runs instead of the shell, each
+ * launcher: lib/slurm/plainjob.h), with the job's DISPATCH_JOB_ID. With argv, argv runs instead of the shell, each
  * word quoted (lib/base/shquote.h): the remote side sees exactly these words, as
  * srun and ssh's exec give them.
  */
@@ -32,7 +32,9 @@ const char *jobshell_pick_node(const struct gpu_top_job *j, const char *want);
 void jobshell_slurm_command(struct strbuf *sb, const char *id, const char *node, bool pty,
 			    char *const *argv);
 
-/* The command for a plain host's job, whose stage dir is stage_dir. */
-void jobshell_plain_command(struct strbuf *sb, const char *stage_dir, char *const *argv);
+/* The command for a plain host's job id, whose stage dir is stage_dir; the shell
+ * (or argv) gets DISPATCH_JOB_ID, as the job has it. */
+void jobshell_plain_command(struct strbuf *sb, const char *id, const char *stage_dir,
+			    char *const *argv);
 
 #endif
