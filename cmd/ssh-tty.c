@@ -128,8 +128,10 @@ static int resize_pipe[2] = { -1, -1 };
 
 void tty_raw_end(void)
 {
-	if (tty_raw)
+	if (tty_raw) {
 		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tty);
+		prompt_release_signals();
+	}
 	tty_raw = false;
 }
 
@@ -148,8 +150,12 @@ static void tty_raw_begin(void *data)
 	t.c_cflag |= CS8;
 	t.c_cc[VMIN] = 1;
 	t.c_cc[VTIME] = 0;
+	/* a TERM or HUP that ends dispatch meanwhile restores the terminal first */
+	prompt_catch_signals(STDIN_FILENO, &saved_tty);
 	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
 		tty_raw = true;
+	else
+		prompt_release_signals();
 }
 
 static void on_winch(int sig)

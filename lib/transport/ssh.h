@@ -108,7 +108,8 @@ struct ssh_exec {
 	const char *term;               /* with pty: TERM; NULL: "xterm" */
 	int cols, rows;                 /* with pty: window size; 0: 80x24. Through a
 					   master none is sent (the mux protocol takes it
-					   from the terminal handed over): 0x0 */
+					   from the terminal handed over, see interactive;
+					   pipes have none: 0x0) */
 	int in_fd;                      /* stdin from this fd until EOF; -1: none */
 	const void *in_buf;             /* or from memory (when in_fd < 0) */
 	size_t in_len;
