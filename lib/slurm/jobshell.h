@@ -8,8 +8,9 @@
  * it never waits behind the job's own steps) and sees its environment
  * (SLURM_JOB_ID, CUDA_VISIBLE_DEVICES, ...). $SHELL is expanded on the login node:
  * the user's login shell on the cluster, as `ssh HOST` gives, not the local one.
- * Plain hosts: the shell starts in the job's work dir (STAGE/workdir, written by the
- * launcher: lib/slurm/plainjob.h), with the job's DISPATCH_JOB_ID. With argv, argv runs instead of the shell, each
+ * Plain hosts: the shell starts in the job's work dir, where its command runs
+ * (STAGE/workdir, written by the launcher and then the bootstrap:
+ * lib/slurm/plainjob.h), with the job's DISPATCH_JOB_ID. With argv, argv runs instead of the shell, each
  * word quoted (lib/base/shquote.h): the remote side sees exactly these words, as
  * srun and ssh's exec give them.
  */

@@ -5,8 +5,8 @@
 # SLURM_JOB_ID; `stty size` there shows the driving terminal's size, and the new
 # one after the driver resizes its terminal (SIGWINCH); the shell's exit status
 # comes back; -- CMD runs CMD (its words as they are, with and without a terminal);
-# on box1 the shell opens in the job's work dir; pending, ended and unknown jobs,
-# bad --node and --json are refused. Then the same through an OpenSSH master
+# on box1 the shell opens in the job's work dir (where its command runs: --chdir);
+# pending, ended and unknown jobs, bad --node and --json are refused. Then the same through an OpenSSH master
 # (ControlPath), which gets the terminal itself and SIGWINCH relayed, and run -t
 # through it starts with the right size.
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +26,7 @@ cleanup() {
 	if [ -f "$TRASH/.pids" ]; then
 		while read -r p; do kill "$p" 2>/dev/null; done <"$TRASH/.pids"
 	fi
-	rm -rf "$TRASH"
+	rm -rf "$TRASH" "$TB/cluster/work/t7500 dir"
 }
 trap cleanup EXIT
 
@@ -133,7 +133,22 @@ test_expect_success 'box1 (plain host): the shell opens in the job'"'"'s work di
 	dispatch shell "$pjob" -- pwd </dev/null >out &&
 	echo "$TB/cluster/work" >want && test_cmp want out &&
 	test_expect_code 2 dispatch shell --node 2 "$pjob" </dev/null 2>err &&
-	test_grep "runs on one plain host" err
+	test_grep "runs on one plain host" err &&
+	dispatch cancel "$pjob" >/dev/null
+'
+
+test_expect_success 'box1: with --chdir, the shell opens where the command runs' '
+	mkdir -p "$TB/cluster/work/t7500 dir" &&
+	dispatch --json submit -H box1 --chdir "$TB/cluster/work/t7500 dir" -- sleep 300 >sub.json &&
+	pjob=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"job\"])" sub.json) &&
+	echo "$pjob" >>"$TRASH/.plain" &&
+	for i in $(seq 50); do
+		dispatch shell "$pjob" -- pwd </dev/null >out &&
+		grep -q "t7500 dir" out && break
+		sleep 0.2
+	done &&
+	echo "$TB/cluster/work/t7500 dir" >want && test_cmp want out &&
+	dispatch cancel "$pjob" >/dev/null
 '
 
 test_expect_success 'box1: an ended job: exit 1 with its state' '
