@@ -13,17 +13,17 @@
 #include "slurm/plainjob.h"
 
 /* Runs inside the bootstrap's command subshell (bash, no strict mode), in the code's
- * directory. No user text: nothing here needs quoting. */
+ * directory. No user text: nothing here needs quoting. The probe ignores http_proxy
+ * (clusters often set one, and it would never reach the node's own address). */
 static const char job_command[] =
 	"dnb_py=$(command -v python3 || command -v python) || {\n"
 	"\techo \"dispatch notebook: no python3 on $(hostname)'s PATH\" >&2; exit 127; }\n"
 	"dnb_port=$(\"$dnb_py\" -c 'import socket; s = socket.socket(); s.bind((\"\", 0)); print(s.getsockname()[1])') || exit 1\n"
 	"if [ -n \"${SLURM_JOB_ID:-}\" ]; then\n"
-	"\tdnb_ip=0.0.0.0\n"
 	"\tdnb_addr=$(scontrol show node -o \"${SLURMD_NODENAME:-$(hostname)}\" 2>/dev/null | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p')\n"
 	"\tdnb_addr=${dnb_addr:-${SLURMD_NODENAME:-$(hostname)}}\n"
 	"else\n"
-	"\tdnb_ip=127.0.0.1 dnb_addr=127.0.0.1\n"
+	"\tdnb_addr=127.0.0.1\n"
 	"fi\n"
 	"export JUPYTER_RUNTIME_DIR=\"${TMPDIR:-/tmp}/dispatch-notebook-$DISPATCH_JOB_ID\"\n"
 	"mkdir -p -m 700 -- \"$JUPYTER_RUNTIME_DIR\"\n"
@@ -39,9 +39,9 @@ static const char job_command[] =
 	"\techo 'dispatch-notebook-exit 127'; exit 127\n"
 	"fi\n"
 	"echo \"dispatch notebook: starting $* on $(hostname), port $dnb_port\" >&2\n"
-	"\"$@\" --no-browser --ip=\"$dnb_ip\" --port=\"$dnb_port\" --port-retries=0 --log-level=WARN &\n"
+	"\"$@\" --no-browser --ip=\"$dnb_addr\" --port=\"$dnb_port\" --port-retries=0 --log-level=WARN &\n"
 	"dnb_pid=$!\n"
-	"until \"$dnb_py\" -c 'import sys, urllib.request; urllib.request.urlopen(\"http://127.0.0.1:%s/api\" % sys.argv[1], timeout=2)' \"$dnb_port\" 2>/dev/null; do\n"
+	"until \"$dnb_py\" -c 'import sys, urllib.request; urllib.request.build_opener(urllib.request.ProxyHandler({})).open(\"http://%s:%s/api\" % (sys.argv[1], sys.argv[2]), timeout=2)' \"$dnb_addr\" \"$dnb_port\" 2>/dev/null; do\n"
 	"\tif ! kill -0 \"$dnb_pid\" 2>/dev/null; then\n"
 	"\t\twait \"$dnb_pid\"; dnb_status=$?\n"
 	"\t\techo \"dispatch-notebook-exit $dnb_status\"; exit \"$dnb_status\"\n"

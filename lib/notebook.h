@@ -6,10 +6,10 @@
  *  - The job's command (notebook_job_command) picks a free port on the node, starts
  *    the server (uv run --with jupyterlab when uv and a pyproject.toml are there,
  *    else the node's jupyter: lab, notebook or server, whichever it has), listening
- *    on every address of a SLURM node and on 127.0.0.1 of a plain host, waits until
- *    it answers, then prints "dispatch-notebook NODE ADDR PORT" (ADDR: the node's
- *    NodeAddr from scontrol on SLURM, 127.0.0.1 on a plain host). When the server
- *    ends before it answered, "dispatch-notebook-exit STATUS".
+ *    on ADDR only (a SLURM node's NodeAddr from scontrol, which the login node
+ *    reaches it by; 127.0.0.1 on a plain host), waits until it answers there, then
+ *    prints "dispatch-notebook NODE ADDR PORT". When the server ends before it
+ *    answered, "dispatch-notebook-exit STATUS".
  *  - The token is made here and reaches the server as JUPYTER_TOKEN in the job's
  *    environment (bootstrap.sh, mode 0700): never in argv. The server then writes
  *    "?token=..." in its log, not the token.

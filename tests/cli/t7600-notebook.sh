@@ -45,7 +45,10 @@ test_expect_success 'hpc: a notebook on a compute node, reached through the prin
 	read -r node gpus <cell &&
 	case "$node" in node1|node2) ;; *) echo "ran on $node" >&2; exit 1 ;; esac &&
 	test "$node" != "$(hostname)" && test "$gpus" != "-" &&
-	test_grep "Jupyter on $node port" hpc.err
+	test_grep "Jupyter on $node port" hpc.err &&
+	rport=$(sed -n "s/.*Jupyter on [^ ]* port \([0-9]*\),.*/\1/p" hpc.err) &&
+	ps -eo args | grep -e "--port=$rport " | grep -v grep >server.args &&
+	test_grep -e "--ip=$DISPATCH_TESTBED_NET\.2\.1[12] " server.args
 '
 
 test_expect_success 'hpc: the page in headless Chromium (screenshot kept)' '
