@@ -3,6 +3,21 @@
 # waits, what a notebook leaves behind, and Chromium's screenshot.
 # A ledger (and notebook tokens) of this test's own, not the instance's
 export DISPATCH_STATE_DIR="$TRASH/state"
+# Whatever a failed test leaves running ends with the file: the dispatch processes
+# started in the background (tracked, SIGINT: the tunnel ends), then every job of this
+# test's ledger is cancelled.
+track() { echo "$1" >>"$TRASH/.pids"; }
+cleanup() {
+	local p
+	if [ -f "$TRASH/.pids" ]; then
+		while read -r p; do kill -INT "$p" 2>/dev/null; done <"$TRASH/.pids"
+	fi
+	"$DISPATCH" --json jobs --no-refresh 2>/dev/null |
+		python3 -c 'import json, sys; [print(j["job"]) for j in json.load(sys.stdin)["jobs"]]' |
+		while read -r p; do "$DISPATCH" cancel "$p" >/dev/null 2>&1; done
+	rm -rf "$TRASH"
+}
+trap cleanup EXIT
 # python3-websocket is Debian's: the system's python3 has it
 for PY3 in python3 /usr/bin/python3; do "$PY3" -c 'import websocket' 2>/dev/null && break; done
 command -v chromium >/dev/null || fail_rest "no chromium (tests/install-deps installs it)"

@@ -36,7 +36,7 @@ testbed_up
 
 test_expect_success 'hpc: a notebook on a compute node, reached through the printed URL' '
 	(cd repo && exec "$DISPATCH" notebook -H hpc --gpus 1 --cancel-on-exit >../hpc.out 2>../hpc.err) &
-	echo $! >hpc.pid &&
+	echo $! >hpc.pid && track $! &&
 	until_file hpc.out "^http://127.0.0.1:[0-9]*/?token=" &&
 	job=$(job_of hpc.err) && test -n "$job" && echo "$job" >hpc.job &&
 	url=$(head -1 hpc.out) &&
@@ -70,7 +70,7 @@ test_expect_success 'the token: in the URL only, never in a command line or the 
 test_expect_success 'attach: a second tunnel to the same server; SIGINT leaves the job running' '
 	job=$(cat hpc.job) &&
 	{ "$DISPATCH" notebook attach "$job" >att.out 2>att.err & } &&
-	pid=$! &&
+	pid=$! && track $pid &&
 	until_file att.out "^http://" &&
 	test "$(head -1 att.out)" != "$(head -1 hpc.out)" &&
 	jupyter_cell "$(head -1 att.out)" "print(40 + 2)" >cell &&
@@ -128,7 +128,7 @@ test_expect_success 'through an OpenSSH master: --detach, then attach via the ma
 		-o ControlPersist=300 hpc </dev/null &&
 	{ DISPATCH_SSH_CONFIG=$TRASH/mux_config "$DISPATCH" -v notebook attach "$job" --cancel-on-exit \
 		>m.out 2>m.verbose & } &&
-	pid=$! &&
+	pid=$! && track $pid &&
 	until_file m.out "^http://" &&
 	jupyter_cell "$(head -1 m.out)" "$CELL" >cell &&
 	case "$(cut -d" " -f1 cell)" in node1|node2) ;; *) exit 1 ;; esac &&

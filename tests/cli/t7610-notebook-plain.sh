@@ -36,7 +36,7 @@ test_expect_success 'box1: --detach --json, then attach; the cell runs on box1' 
 	dispatch status "$job" | grep -q " RUNNING " &&
 	lport=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
 	{ "$DISPATCH" notebook attach "$job" --cancel-on-exit --port "$lport" >boxatt.out 2>boxatt.err & } &&
-	echo $! >box.pid &&
+	echo $! >box.pid && track $! &&
 	until_file boxatt.out "^http://" &&
 	test_grep "^http://127.0.0.1:$lport/?token=" boxatt.out &&
 	jupyter_cell "$(head -1 boxatt.out)" "$CELL" --keep >cell &&
