@@ -57,6 +57,7 @@ volatile sig_atomic_t *forward_catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a client that went away is its connection's end only */
 	return &stop;
 }
 

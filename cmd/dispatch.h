@@ -214,7 +214,7 @@ int submit_attach(struct dp_ctx *ctx, const char *job, bool follow);
 int cancel_one_job(struct dp_ctx *ctx, const char *job);
 
 /* cmd/cmd-forward.c: Ctrl-C (SIGINT), SIGTERM and SIGHUP set the flag it returns
- * (the signal's number) instead of ending dispatch; forward_serve carries connections
+ * (the signal's number) instead of ending dispatch, SIGPIPE is ignored; forward_serve carries connections
  * to the listening fd lfd over s to remote_host:remote_port until then. */
 volatile sig_atomic_t *forward_catch_signals(void);
 struct ssh_session;

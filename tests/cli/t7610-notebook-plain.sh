@@ -2,10 +2,12 @@
 # t7610: dispatch notebook on a plain host (the testbed's box1, with Debian's
 # Jupyter): --detach --json prints the ReplResult fields and leaves the server
 # running; attach --port tunnels to it, a cell runs on box1 and Chromium takes a
-# screenshot (kept under the build dir, the path printed); SIGINT with
+# screenshot (kept under the build dir, the path printed); clients that reset their
+# connection mid-answer do not end the tunnel (SIGPIPE); SIGINT with
 # --cancel-on-exit cancels the job and leaves nothing behind; on a real terminal
 # Ctrl-C asks, and y cancels. A server that exits before it answers is reported
-# with its status and log (exit 1). The SLURM host: t7600.
+# with its status and log (exit 1); a busy --port submits nothing. The SLURM host:
+# t7600.
 . "$(dirname "$0")/lib.sh"
 
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec("print(" + sys.argv[2] + ")")' "$@"; }
@@ -46,6 +48,14 @@ test_expect_success 'box1: --detach --json, then attach; the cell runs on box1' 
 	screenshot "$(head -1 boxatt.out)" "$ART/box1.png"
 '
 show_artifact "$ART/box1.png"
+
+test_expect_success 'clients that hang up mid-answer end only their own connection' '
+	url=$(head -1 boxatt.out) &&
+	python3 "$TEST_SRCDIR/tests/cli/lib-abort-clients.py" "$url" 30 &&
+	kill -0 "$(cat box.pid)" &&
+	jupyter_cell "$url" "print(6 * 7)" >cell &&
+	test "$(cat cell)" = 42
+'
 
 test_expect_success 'box1: SIGINT with --cancel-on-exit: job CANCELLED, nothing left' '
 	job=$(cat box.job) && pid=$(cat box.pid) &&
