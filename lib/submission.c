@@ -205,6 +205,11 @@ static int upload_files(struct ssh_session *ss, const struct submission_job *job
 		if (sftp_put_new(u, wrapper, js->sbatch, strlen(js->sbatch), 0700, err) < 0)
 			return -1;
 	}
+	if (js->container) {
+		_cleanup_free_ char *runner = xasprintf("%s/container.sh", sub->stage_dir);
+		if (sftp_put_new(u, runner, js->container, strlen(js->container), 0700, err) < 0)
+			return -1;
+	}
 	return sub->code_uploaded ? upload_code(u, job, sub, h, err) : 0;
 }
 
