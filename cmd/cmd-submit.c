@@ -200,7 +200,8 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 			return DPE_INPUT;
 		}
 		struct solve_request req = { .chip = s->spec.chip,
-					     .chips = (int)jobspec_total_gpus(&s->spec) };
+					     .chips = (int)jobspec_total_gpus(&s->spec),
+					     .container = s->spec.container_image != NULL };
 		if (s->check) {
 			req.check = true;
 			int r = solve_checked(ctx, &req, &s->solved, &s->live);

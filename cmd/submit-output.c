@@ -19,17 +19,10 @@ static void print_text(const struct jobscript *js)
 	printf("==> bootstrap.sh <==\n%s", js->bootstrap);
 }
 
-/* "container": {"runtime", "image"} of a job that runs in an image, else null. */
 static void add_container(cJSON *doc, const struct inv_host *h, const struct jobspec *spec)
 {
-	const char *image = container_job_image(spec, h);
-	if (!image) {
-		cJSON_AddNullToObject(doc, "container");
-		return;
-	}
-	cJSON *c = cJSON_AddObjectToObject(doc, "container");
-	cJSON_AddStringToObject(c, "runtime", container_runtime_name(h->container_runtime));
-	cJSON_AddStringToObject(c, "image", image);
+	json_add_container(doc, container_runtime_name(h->container_runtime),
+			   container_job_image(spec, h));
 }
 
 static cJSON *strv_json(char *const *v)

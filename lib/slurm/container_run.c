@@ -2,6 +2,7 @@
 /* A job in its image: container_run.h. */
 #include "slurm/container_run.h"
 
+#include "base/marker.h"
 #include "base/shquote.h"
 #include "slurm/jobscript.h"
 
@@ -278,4 +279,81 @@ void container_inside_check(struct strbuf *sb, const struct jobspec *spec,
 		"\t\tprintf '%s' \"${PRETTY_NAME:-${NAME:-unknown}}\") || dispatch_os=unknown\n"
 		"\techo \"dispatch: $(hostname) runs in $dispatch_image: $dispatch_os\" >&2\n"
 		"fi\n");
+}
+
+/* ---- before submitting ---- */
+
+static const char *runtime_program(enum container_runtime rt)
+{
+	switch (rt) {
+	case CONTAINER_PYXIS:
+		return "srun";
+	case CONTAINER_CHARLIECLOUD:
+		return "ch-run";
+	default:
+		return container_runtime_name(rt);
+	}
+}
+
+/* An image named by its path on the host (not a registry or storage name). */
+static bool image_is_file(enum container_runtime rt, const char *image)
+{
+	if (rt == CONTAINER_PODMAN || rt == CONTAINER_DOCKER || rt == CONTAINER_PODMAN_HPC)
+		return false;
+	return image[0] == '/' || startswith(image, "~/") || image[0] == '$';
+}
+
+static void preflight_fail(struct strbuf *sb, const char *what)
+{
+	strbuf_adds(sb, "\t");
+	marker_print(sb, MARK_PREFLIGHT, what);
+	strbuf_adds(sb, "\texit 0\nfi\n");
+}
+
+void container_preflight_command(struct strbuf *sb, const struct jobspec *spec,
+				 const struct inv_host *host)
+{
+	const char *image = container_job_image(spec, host);
+	enum container_runtime rt = host->container_runtime;
+	if (!image || rt == CONTAINER_NONE)
+		return;
+	strbuf_addf(sb, "if ! command -v %s >/dev/null 2>&1; then\n", runtime_program(rt));
+	preflight_fail(sb, "no-runtime");
+	if (rt == CONTAINER_PYXIS) {
+		strbuf_adds(sb, "if ! srun --help 2>&1 | grep -q -e --container-image; then\n");
+		preflight_fail(sb, "no-pyxis");
+	}
+	if (image_is_file(rt, image)) {
+		strbuf_adds(sb, "if [ ! -e ");
+		jobscript_quote_path(sb, image);
+		strbuf_adds(sb, " ]; then\n");
+		preflight_fail(sb, "no-image-file");
+	}
+	if (rt == CONTAINER_PODMAN || rt == CONTAINER_DOCKER) {
+		strbuf_addf(sb, "if ! %s image inspect ", runtime_program(rt));
+		sh_quote(sb, image);
+		strbuf_adds(sb, " >/dev/null 2>&1; then\n");
+		preflight_fail(sb, "no-image");
+	}
+}
+
+int container_preflight_parse(const char *out, const struct jobspec *spec,
+			      const struct inv_host *host, struct dp_error *err)
+{
+	_cleanup_free_ char *what = marker_find(out, MARK_PREFLIGHT);
+	const char *image = container_job_image(spec, host);
+	enum container_runtime rt = host->container_runtime;
+	if (!what || !image)
+		return 0;
+	if (streq(what, "no-runtime"))
+		return dp_err(err, DPE_NOTFOUND, "%s: %s not found (container_runtime: %s)",
+			      host->name, runtime_program(rt), container_runtime_name(rt));
+	if (streq(what, "no-pyxis"))
+		return dp_err(err, DPE_FAIL, "%s: srun has no --container-image (Pyxis is not "
+			      "installed)", host->name);
+	if (streq(what, "no-image-file"))
+		return dp_err(err, DPE_NOTFOUND, "container image '%s' not found on %s", image,
+			      host->name);
+	return dp_err(err, DPE_NOTFOUND, "%s: image '%s' not found; pull or load it there first",
+		      host->name, image);
 }

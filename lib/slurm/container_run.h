@@ -48,6 +48,17 @@ char *container_image_ref(enum container_runtime rt, const char *image);
 void container_command(struct strbuf *sb, const struct jobspec *spec,
 		       const struct inv_host *host, const char *bootstrap_path, bool gpus);
 
+/* The checks on the host before a container job is submitted (shell text, run in
+ * the submission's first command): Pyxis in srun, the runtime on PATH, the image file
+ * (or, for podman and docker, the image) there. Prints a MARK_PREFLIGHT line for the
+ * first that fails; nothing when the job has no image. */
+void container_preflight_command(struct strbuf *sb, const struct jobspec *spec,
+				 const struct inv_host *host);
+/* What that line means: -1 with the error (DPE_NOTFOUND: an image or the runtime is
+ * missing; DPE_FAIL: srun has no --container-image), else 0. */
+int container_preflight_parse(const char *out, const struct jobspec *spec,
+			      const struct inv_host *host, struct dp_error *err);
+
 /* The bootstrap's lines that fail when it is not inside the image, and log the
  * image's os-release once per node. */
 void container_inside_check(struct strbuf *sb, const struct jobspec *spec,

@@ -594,6 +594,7 @@ static void boot_workdir(struct strbuf *sb, const struct jobspec *spec,
  * cluster's uv_dir, else a per-job directory removed when the job ends. */
 static void boot_uv(struct strbuf *sb, const struct jobspec *spec, const struct inv_host *h)
 {
+	const char *image = container_job_image(spec, h);
 	_cleanup_strv_free_ char **groups = strv_copy(h->uv_groups);
 	for (size_t i = 0; spec->uv_groups && spec->uv_groups[i]; i++)
 		if (!strv_contains(groups, spec->uv_groups[i]))
@@ -604,7 +605,9 @@ static void boot_uv(struct strbuf *sb, const struct jobspec *spec, const struct 
 		sh_quote(&args, groups[i]);
 	}
 	_cleanup_strbuf_ struct strbuf check = STRBUF_INIT;
-	need_tool(&check, "uv", "the code has a pyproject.toml");
+	need_tool(&check, "uv", image ? "the code has a pyproject.toml: install uv in the image, "
+					 "or sync the environment into it beforehand"
+				       : "the code has a pyproject.toml");
 	strbuf_adds(sb, "\n# Python dependencies: uv sync when the code has a pyproject.toml.\n"
 			"if [ -f pyproject.toml ]; then\n");
 	for (char *line = check.buf; *line;) {
