@@ -71,41 +71,58 @@ static int bad_item(struct dp_error *err, const char *what, const char *item, si
 		      "absolute paths, items joined by ',')", what, shown, side, why);
 }
 
+/* One item "SRC:DST[:FLAG]" of len bytes at s, appended to *m. */
+static int parse_item(const char *s, size_t len, const char *what, struct container_mount **m,
+		      size_t *n, struct dp_error *err)
+{
+	const char *c1 = memchr(s, ':', len);
+	if (!c1)
+		return bad_item(err, what, s, len, "", "no ':' between SRC and DST");
+	size_t slen = (size_t)(c1 - s);
+	const char *d = c1 + 1;
+	size_t rest = len - slen - 1;
+	const char *c2 = memchr(d, ':', rest);
+	size_t dlen = c2 ? (size_t)(c2 - d) : rest;
+	bool ro = false;
+	if (c2) {
+		size_t flen = rest - dlen - 1;
+		if (flen == 2 && !strncmp(c2 + 1, "ro", 2))
+			ro = true;
+		else if (!(flen == 2 && !strncmp(c2 + 1, "rw", 2)))
+			return bad_item(err, what, s, len, "", "the only flags are 'ro' and 'rw'");
+	}
+	const char *why = bad_path(s, slen);
+	if (why)
+		return bad_item(err, what, s, len, "SRC ", why);
+	if ((why = bad_path(d, dlen)))
+		return bad_item(err, what, s, len, "DST ", why);
+	*m = xrealloc(*m, (*n + 1) * sizeof(**m));
+	(*m)[(*n)++] = (struct container_mount){ xstrndup(s, slen), xstrndup(d, dlen), ro };
+	return 0;
+}
+
 int container_mounts_parse(const char *s, const char *what, struct container_mount **mounts,
 			   size_t *n, struct dp_error *err)
 {
 	if (!*s)
 		return dp_err(err, DPE_INPUT, "invalid %s '': expected SRC:DST[:ro][,...]", what);
+	struct container_mount *m = NULL;
+	size_t k = 0;
 	for (;;) {
 		size_t len = strcspn(s, ",");
-		const char *c1 = memchr(s, ':', len);
-		if (!c1)
-			return bad_item(err, what, s, len, "", "no ':' between SRC and DST");
-		size_t slen = (size_t)(c1 - s);
-		const char *d = c1 + 1;
-		size_t rest = len - slen - 1;
-		const char *c2 = memchr(d, ':', rest);
-		size_t dlen = c2 ? (size_t)(c2 - d) : rest;
-		bool ro = false;
-		if (c2) {
-			size_t flen = rest - dlen - 1;
-			if (flen == 2 && !strncmp(c2 + 1, "ro", 2))
-				ro = true;
-			else if (!(flen == 2 && !strncmp(c2 + 1, "rw", 2)))
-				return bad_item(err, what, s, len, "", "the only flags are 'ro' and 'rw'");
+		if (parse_item(s, len, what, &m, &k, err) < 0) {
+			container_mounts_free(m, k);
+			return -1;
 		}
-		const char *why = bad_path(s, slen);
-		if (why)
-			return bad_item(err, what, s, len, "SRC ", why);
-		if ((why = bad_path(d, dlen)))
-			return bad_item(err, what, s, len, "DST ", why);
-		*mounts = xrealloc(*mounts, (*n + 1) * sizeof(**mounts));
-		(*mounts)[*n] = (struct container_mount){ xstrndup(s, slen), xstrndup(d, dlen), ro };
-		(*n)++;
 		if (s[len] == '\0')
-			return 0;
+			break;
 		s += len + 1;
 	}
+	*mounts = xrealloc(*mounts, (*n + k) * sizeof(**mounts));
+	memcpy(*mounts + *n, m, k * sizeof(*m));
+	*n += k;
+	free(m);
+	return 0;
 }
 
 bool container_mounts_valid(const char *s)

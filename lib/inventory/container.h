@@ -36,7 +36,7 @@ struct container_mount {
 	bool ro;
 };
 
-/* Appends the mounts of one list ("SRC:DST[:ro]" items joined by ','; SRC and DST
+/* Appends the mounts of one list (all of them, or none on an error) ("SRC:DST[:ro]" items joined by ','; SRC and DST
  * absolute paths, or starting with ~/ or $VAR, without ',' or ':'; the flag "ro" or
  * "rw") to *mounts. -1 with a DPE_INPUT error saying which item is wrong and why
  * (what is what the message calls the list, e.g. "--container-mounts"). */

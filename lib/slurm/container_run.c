@@ -147,7 +147,7 @@ static void workdir(struct strbuf *sb, const struct jobspec *spec)
 static const char *const slurm_env[] = {
 	"SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID",
 	"SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_NTASKS", "SLURM_JOB_NODELIST",
-	"SLURM_GPUS_ON_NODE", "SLURM_TMPDIR", "CUDA_VISIBLE_DEVICES", "DISPATCH_JOB_ID",
+	"SLURM_GPUS_ON_NODE", "CUDA_VISIBLE_DEVICES", "DISPATCH_JOB_ID",
 };
 static const char *const plain_env[] = { "DISPATCH_JOB_ID", "CUDA_VISIBLE_DEVICES", "DISPATCH_GPUS" };
 
@@ -235,26 +235,26 @@ void container_command(struct strbuf *sb, const struct jobspec *spec,
 	container_mounts_free(m, n);
 }
 
-/* A test that holds only inside the runtime's container. */
-static const char *inside_test(enum container_runtime rt)
+/* A test that holds when the bootstrap is not inside the runtime's container. */
+static const char *outside_test(enum container_runtime rt)
 {
 	switch (rt) {
 	case CONTAINER_PYXIS:
-		return "[ -d " CONTAINER_MARKER " ]";
+		return "[ ! -d " CONTAINER_MARKER " ]";
 	case CONTAINER_APPTAINER:
 	case CONTAINER_SINGULARITY:
-		return "[ -n \"${APPTAINER_CONTAINER:-}${SINGULARITY_CONTAINER:-}\" ]";
+		return "[ -z \"${APPTAINER_CONTAINER:-}${SINGULARITY_CONTAINER:-}\" ]";
 	case CONTAINER_CHARLIECLOUD:
-		return "[ -n \"${CH_RUNNING:-}\" ]";
+		return "[ -z \"${CH_RUNNING:-}\" ]";
 	case CONTAINER_PODMAN_HPC:
 	case CONTAINER_PODMAN:
-		return "[ -e /run/.containerenv ]";
+		return "[ ! -e /run/.containerenv ]";
 	case CONTAINER_DOCKER:
-		return "[ -e /.dockerenv ]";
+		return "[ ! -e /.dockerenv ]";
 	case CONTAINER_NONE:
 		break;
 	}
-	return "true";
+	return "false";
 }
 
 void container_inside_check(struct strbuf *sb, const struct jobspec *spec,
@@ -268,13 +268,14 @@ void container_inside_check(struct strbuf *sb, const struct jobspec *spec,
 			"# host, silently; its os-release once per node, for the log.\n"
 			"dispatch_image=");
 	sh_quote(sb, image);
-	strbuf_addf(sb, "\nif ! %s; then\n"
+	strbuf_addf(sb, "\nif %s; then\n"
 			"\techo \"dispatch: $(hostname) is not inside container $dispatch_image: is %s "
 			"installed there?\" >&2\n"
 			"\texit 1\n"
-			"fi\n", inside_test(host->container_runtime), rt);
+			"fi\n", outside_test(host->container_runtime), rt);
 	strbuf_adds(sb,
 		"if [ \"${SLURM_LOCALID:-0}\" = 0 ]; then\n"
+		"\t# shellcheck source=/dev/null\n"
 		"\tdispatch_os=$( (. /etc/os-release || . /usr/lib/os-release) 2>/dev/null &&\n"
 		"\t\tprintf '%s' \"${PRETTY_NAME:-${NAME:-unknown}}\") || dispatch_os=unknown\n"
 		"\techo \"dispatch: $(hostname) runs in $dispatch_image: $dispatch_os\" >&2\n"
