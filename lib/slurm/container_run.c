@@ -276,8 +276,8 @@ void container_inside_check(struct strbuf *sb, const struct jobspec *spec,
 	strbuf_adds(sb,
 		"if [ \"${SLURM_LOCALID:-0}\" = 0 ]; then\n"
 		"\t# shellcheck source=/dev/null\n"
-		"\tdispatch_os=$( (. /etc/os-release || . /usr/lib/os-release) 2>/dev/null &&\n"
-		"\t\tprintf '%s' \"${PRETTY_NAME:-${NAME:-unknown}}\") || dispatch_os=unknown\n"
+		"\tdispatch_os=$({ . /etc/os-release || . /usr/lib/os-release; } 2>/dev/null\n"
+		"\t\tprintf '%s' \"${PRETTY_NAME:-${NAME:-unknown}}\")\n"
 		"\techo \"dispatch: $(hostname) runs in $dispatch_image: $dispatch_os\" >&2\n"
 		"fi\n");
 }
