@@ -154,6 +154,38 @@ static void test_cancel(const char *dir)
 	free(stage);
 }
 
+/* A stage dir with container.sh: the launcher runs it in place of the bootstrap (it
+ * runs the bootstrap in the image), with DISPATCH_JOB_ID; its status is the job's. */
+static void test_container_runner(const char *dir)
+{
+	char *stage = xasprintf("%s/j4", dir);
+	mkdir(stage, 0700);
+	char *runner = xasprintf("%s/container.sh", stage);
+	write_text(runner, "echo \"runner $DISPATCH_JOB_ID\"\nexec bash \"$(dirname \"$0\")/bootstrap.sh\"\n");
+	long pid = launch(dir, "j4", "echo boot; exit 5\n");
+	wait_end(dir, "j4");
+	struct plainjob_status *s = query(dir, "j4", pid);
+	CHECK_STR(s[0].state, "FAILED");
+	CHECK_INT(s[0].exit_code, 5);
+	plainjob_status_free(s, 1);
+	char *log = xasprintf("%s/j4.out", dir);
+	size_t len;
+	char *text = read_file(log, &len);
+	CHECK_STR(text, "runner j4\nboot\n");
+	free(text);
+	free(log);
+	free(runner);
+	free(stage);
+	/* cancel's removal of a podman or docker container is shell that parses */
+	struct plainjob_ref ref = { .id = "j4", .stage_dir = "/nonexistent", .pgid = 0 };
+	struct strbuf sb = STRBUF_INIT;
+	plainjob_cancel_command(&sb, &ref, 1);
+	CHECK_CONTAINS(sb.buf, "$rt stop -t 10 \"dispatch-$1\" >/dev/null 2>&1\n");
+	CHECK_CONTAINS(sb.buf, "$rt rm -f \"dispatch-$1\" >/dev/null 2>&1\n");
+	CHECK_SH_N("cancel command", sb.buf);
+	strbuf_release(&sb);
+}
+
 static void test_parse(void)
 {
 	struct plainjob_status *res;
@@ -241,6 +273,7 @@ int main(void)
 	test_parse_queue();
 	test_lifecycle(dir);
 	test_cancel(dir);
+	test_container_runner(dir);
 	char *rm = xasprintf("rm -rf '%s'", dir);
 	if (system(rm) != 0)
 		return 1;
