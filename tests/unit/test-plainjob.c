@@ -104,6 +104,18 @@ static void test_lifecycle(const char *dir)
 	CHECK_STR(s[0].state, "RUNNING");
 	CHECK_INT(s[0].exit_code, -1);
 	plainjob_status_free(s, 1);
+	/* a job launched while another's record is live keeps its stderr in its log */
+	long pid2 = launch(dir, "j1e", "echo to-stderr >&2\n");
+	wait_end(dir, "j1e");
+	s = query(dir, "j1e", pid2);
+	CHECK_STR(s[0].state, "COMPLETED");
+	plainjob_status_free(s, 1);
+	char *elogp = xasprintf("%s/j1e.out", dir);
+	size_t elen;
+	char *elog = read_file(elogp, &elen);
+	CHECK_STR(elog, "to-stderr\n");
+	free(elog);
+	free(elogp);
 	write_text(gate, "");
 	wait_end(dir, "j1");
 	s = query(dir, "j1", pid);
