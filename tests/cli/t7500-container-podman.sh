@@ -54,7 +54,7 @@ test_expect_success 'the code runs at the same path inside the image, with the j
 	test_grep "^rank=0 nnodes=1 id=$id\$" "$log" &&
 	test_grep "^inside\$" "$log" &&
 	test_grep "^ID=debian\$" "$log" &&
-	test_grep "^dispatch: .* runs in $IMG: Debian GNU/Linux 12 (bookworm)\$" "$log" &&
+	test_grep "^dispatch: .* runs in $IMG: Debian GNU/Linux 12 (bookworm)" "$log" &&
 	test -f "$code/marker.txt" &&
 	test "$(stat -c %U "$code/marker.txt")" = "$DISPATCH_TESTBED_USER"
 '
@@ -98,17 +98,17 @@ test_expect_success 'an image that is not on the host: the exact message, exit 4
 	test "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select count(*) from jobs where container_image = \"localhost/no-such-image:1\"")" = 0
 '
 
-# box2 as a docker host (no docker there) and box1 with a default image: a test
+# box2 with apptainer (not installed: Debian packages none) and box1 with a default image: a test
 # inventory of our own, so that the test bed's host count stays.
 cp "$DISPATCH_INVENTORY" inv.yaml &&
-printf '  dockerbox:\n    ssh: box2\n    cluster: testbed\n    container_runtime: docker\n' >>inv.yaml &&
+printf '  appbox:\n    ssh: box2\n    cluster: testbed\n    container_runtime: apptainer\n' >>inv.yaml &&
 printf '  podbox:\n    ssh: box1\n    cluster: testbed\n    container_runtime: podman\n    container_image: %s\n' \
 	"$IMG" >>inv.yaml &&
 export DISPATCH_INVENTORY=$PWD/inv.yaml
 
 test_expect_success 'a runtime that is not installed: exit 4, named with the inventory key' '
-	test_expect_code 4 dispatch submit -H dockerbox --container-image x:1 -- true 2>err &&
-	test_grep "^dispatch: dockerbox: docker not found (container_runtime: docker)\$" err
+	test_expect_code 4 dispatch submit -H appbox --container-image /images/x.sif -- true 2>err &&
+	test_grep "^dispatch: appbox: apptainer not found (container_runtime: apptainer)\$" err
 '
 
 test_expect_success 'the host'"'"'s default image; --no-container runs on the host; --module is refused' '

@@ -43,8 +43,8 @@ test_expect_success 'Charliecloud: two ranks in the image, master address withou
 	dispatch wait --timeout 120 "$job" &&
 	test_grep "^rank=0 of=2 master=node1 debian-12 ch=yes scontrol=none\$" "$log" &&
 	test_grep "^rank=1 of=2 master=node1 debian-12 ch=yes scontrol=none\$" "$log" &&
-	test_grep "^dispatch: node1 runs in $IMG: Debian GNU/Linux 12 (bookworm)\$" "$log" &&
-	test_grep "^dispatch: node2 runs in $IMG: Debian GNU/Linux 12 (bookworm)\$" "$log" &&
+	test_grep "^dispatch: node1 runs in $IMG: Debian GNU/Linux 12 (bookworm)" "$log" &&
+	test_grep "^dispatch: node2 runs in $IMG: Debian GNU/Linux 12 (bookworm)" "$log" &&
 	test "$(stat -c %U "$CL/work/ch-$$-0.txt")" = "$DISPATCH_TESTBED_USER" &&
 	test "$(stat -c %U "$CL/work/ch-$$-1.txt")" = "$DISPATCH_TESTBED_USER" &&
 	test "$(stat -c %U "$log")" = "$DISPATCH_TESTBED_USER"
@@ -56,7 +56,7 @@ test_expect_success 'Pyxis: the options reach the tasks on both nodes; /bin/bash
 		>sub.json &&
 	job=$(jfield sub.json job) && log=$(jfield sub.json log) &&
 	test_grep "/bin/bash " "$(jfield sub.json stage_dir)/sbatch.sh" &&
-	test_grep -- "--container-image=$SQSH " "$(jfield sub.json stage_dir)/sbatch.sh" &&
+	test_grep -- "--container-image='"'"'$SQSH'"'"' " "$(jfield sub.json stage_dir)/sbatch.sh" &&
 	dispatch wait --timeout 120 "$job" &&
 	test_grep "^rank=0 host=node1 marker=yes debian-12 pwd=$CL/work\$" "$log" &&
 	test_grep "^rank=1 host=node2 marker=yes debian-12 pwd=$CL/work\$" "$log"
