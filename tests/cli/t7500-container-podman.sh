@@ -76,6 +76,16 @@ test_expect_success '--container-workdir is where the command runs; outputs belo
 	test "$(stat -c %U "$wd/made.txt")" = "$DISPATCH_TESTBED_USER"
 '
 
+test_expect_success 'the example training job runs in the image' '
+	dispatch --json submit-packed -H box1 --repo "$TEST_SRCDIR/examples/train" --dirty \
+		--container-image "$IMG" -- python3 train.py --epochs 2 --sleep 0 >sub.json &&
+	job=$(jfield sub.json job) && log=$(jfield sub.json log) &&
+	wait_end "$job" && test "$(field state)" = COMPLETED &&
+	test_grep "^node 0/1 on .*: job ${job%@box1}, master localhost:" "$log" &&
+	test_grep "^node 0: epoch 2/2 loss " "$log" && test_grep "^node 0: done\$" "$log" &&
+	test_grep "runs in $IMG: Debian" "$log"
+'
+
 test_expect_success 'exit 7 inside the image comes back as 7' '
 	job=$(dispatch submit -H box1 --container-image "$IMG" -- "exit 7") &&
 	wait_end "$job" &&

@@ -50,6 +50,17 @@ test_expect_success 'Charliecloud: two ranks in the image, master address withou
 	test "$(stat -c %U "$log")" = "$DISPATCH_TESTBED_USER"
 '
 
+test_expect_success 'the example training job (its job file: 2 nodes, a GPU each) runs in the image' '
+	dispatch --json submit-packed -H hpc --repo "$TEST_SRCDIR/examples/train" --dirty \
+		-f "$TEST_SRCDIR/examples/train/job.yaml" --container-image "$IMG" >sub.json &&
+	job=$(jfield sub.json job) && log=$(jfield sub.json log) &&
+	dispatch wait --timeout 120 "$job" &&
+	test_grep "^node 0/2 on node1: job ${job%@hpc}, master node1:" "$log" &&
+	test_grep "^node 1/2 on node2: job ${job%@hpc}, master node1:" "$log" &&
+	test_grep "^node 0: done\$" "$log" && test_grep "^node 1: done\$" "$log" &&
+	test_grep "^dispatch: node2 runs in $IMG: Debian" "$log"
+'
+
 test_expect_success 'Pyxis: the options reach the tasks on both nodes; /bin/bash is absolute' '
 	dispatch --json submit -H px-hpc -N 2 --container-image "$SQSH" -- \
 		"echo rank=\$DISPATCH_NODE_RANK host=\$(hostname) marker=\$(test -d /run/dispatch-stage && echo yes) \$(. /etc/os-release; echo \$ID-\$VERSION_ID) pwd=\$PWD" \
