@@ -697,9 +697,10 @@ static void test_container_refusals(void)
 	CHECK_CONTAINS(err.msg, "'hpc' has no container_runtime: set one for it in the inventory");
 	jobspec_release(&js2);
 
-	CHECK_STR(container_image_ref(CONTAINER_PYXIS, "nvcr.io/nvidia/pytorch:24.01-py3"),
-		  "nvcr.io#nvidia/pytorch:24.01-py3");
 	char *r;
+	CHECK_STR((r = container_image_ref(CONTAINER_PYXIS, "nvcr.io/nvidia/pytorch:24.01-py3")),
+		  "nvcr.io#nvidia/pytorch:24.01-py3");
+	free(r);
 	CHECK_STR((r = container_image_ref(CONTAINER_PYXIS, "localhost:5000/a/b")), "localhost:5000#a/b");
 	free(r);
 	CHECK_STR((r = container_image_ref(CONTAINER_PYXIS, "ubuntu:22.04")), "ubuntu:22.04");
