@@ -151,10 +151,19 @@ static const char *const slurm_env[] = {
 };
 static const char *const plain_env[] = { "DISPATCH_JOB_ID", "CUDA_VISIBLE_DEVICES", "DISPATCH_GPUS" };
 
-static void env_words(struct strbuf *sb, const char *const *names, size_t n)
+/* podman's and docker's " -v SRC:DST ... -w W -e NAME ... IMG bash ". */
+static void oci_tail(struct strbuf *sb, const struct jobspec *spec,
+		     const struct container_mount *m, size_t n, const char *const *env,
+		     size_t nenv, const char *ref)
 {
-	for (size_t i = 0; i < n; i++)
-		strbuf_addf(sb, " -e %s", names[i]);
+	mount_words(sb, "-v ", m, n, false, true);
+	strbuf_adds(sb, " -w ");
+	workdir(sb, spec);
+	for (size_t i = 0; i < nenv; i++)
+		strbuf_addf(sb, " -e %s", env[i]);
+	strbuf_addch(sb, ' ');
+	sh_quote(sb, ref);
+	strbuf_adds(sb, " bash ");
 }
 
 void container_command(struct strbuf *sb, const struct jobspec *spec,
@@ -203,13 +212,7 @@ void container_command(struct strbuf *sb, const struct jobspec *spec,
 		if (gpus)
 			strbuf_adds(sb, " --gpu");
 		strbuf_adds(sb, " --network=host --ipc=host");
-		mount_words(sb, "-v ", m, n, false, true);
-		strbuf_adds(sb, " -w ");
-		workdir(sb, spec);
-		env_words(sb, slurm_env, ARRAY_SIZE(slurm_env));
-		strbuf_addch(sb, ' ');
-		sh_quote(sb, ref);
-		strbuf_adds(sb, " bash ");
+		oci_tail(sb, spec, m, n, slurm_env, ARRAY_SIZE(slurm_env), ref);
 		break;
 	case CONTAINER_PODMAN:
 	case CONTAINER_DOCKER:
@@ -219,13 +222,7 @@ void container_command(struct strbuf *sb, const struct jobspec *spec,
 		if (gpus)
 			strbuf_adds(sb, rt == CONTAINER_PODMAN ? " --device nvidia.com/gpu=all"
 							       : " --gpus all");
-		mount_words(sb, "-v ", m, n, false, true);
-		strbuf_adds(sb, " -w ");
-		workdir(sb, spec);
-		env_words(sb, plain_env, ARRAY_SIZE(plain_env));
-		strbuf_addch(sb, ' ');
-		sh_quote(sb, ref);
-		strbuf_adds(sb, " bash ");
+		oci_tail(sb, spec, m, n, plain_env, ARRAY_SIZE(plain_env), ref);
 		break;
 	case CONTAINER_NONE:
 		strbuf_adds(sb, "bash ");

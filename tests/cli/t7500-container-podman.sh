@@ -18,18 +18,10 @@ IMG=$DISPATCH_TESTBED_PODMAN_IMAGE
 export DISPATCH_STATE_DIR="$TRASH/state"
 CL=$DISPATCH_TESTBED_DIR/cluster
 
-# wait_end JOB: until status says the job is no longer active (bounded: 60 s).
+# wait_end JOB: until the job ends (dispatch wait, bounded), then its status in st.json.
 wait_end() {
-	local i
-	for i in $(seq 1 300); do
-		dispatch --json status "$1" >st.json || return 1
-		if python3 -c 'import json,sys; sys.exit(0 if not json.load(open("st.json"))["jobs"][0]["active"] else 1)'; then
-			return 0
-		fi
-		sleep 0.2
-	done
-	echo "job $1 did not end" >&2
-	return 1
+	dispatch wait --timeout 60 "$1" >/dev/null
+	[ $? -le 1 ] && dispatch --json status "$1" >st.json
 }
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0][sys.argv[2]])' st.json "$1"; }
 jfield() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [d := d[k] for k in sys.argv[2:]]; print(d)' "$@"; }

@@ -547,24 +547,6 @@ static char *unversioned(const char *script)
 	return strbuf_detach(&sb);
 }
 
-/* shellcheck (bash) on a script: clean at every severity. */
-static void check_shellcheck(const char *what, const char *script)
-{
-	char path[] = "/tmp/dispatch-unit-sc.XXXXXX";
-	int fd = mkstemp(path);
-	size_t n = strlen(script);
-	int ok = fd >= 0 && write(fd, script, n) == (ssize_t)n;
-	if (fd >= 0)
-		close(fd);
-	if (ok) {
-		_cleanup_free_ char *cmd = xasprintf("shellcheck -s bash %s >&2", path);
-		ok = system(cmd) == 0;
-	}
-	unit_report(ok, __FILE__, __LINE__, what);
-	if (fd >= 0)
-		unlink(path);
-}
-
 /* got against the fixture containers/NAME (UPDATE_GOLDEN=1 writes it instead). */
 static void check_golden(const char *name, const char *got)
 {
@@ -641,9 +623,9 @@ static void test_container_goldens(void)
 			c->type == INV_HOST_SLURM ? "sbatch.sh" : "container.sh");
 		check_golden(fixture, script);
 		CHECK_SH_N(fixture, script);
-		check_shellcheck(fixture, script);
+		CHECK_SHELLCHECK(fixture, script);
 		CHECK_SH_N("bootstrap", s.bootstrap);
-		check_shellcheck("bootstrap", s.bootstrap);
+		CHECK_SHELLCHECK("bootstrap", s.bootstrap);
 		CHECK_CONTAINS(s.bootstrap, c->outside);
 		CHECK_CONTAINS(s.bootstrap, "is not inside container $dispatch_image: is ");
 		CHECK(c->type == INV_HOST_SLURM ? s.container == NULL : s.sbatch == NULL);
