@@ -66,6 +66,16 @@ static long launch(const char *dir, const char *id, const char *command)
 	return pid;
 }
 
+/* What job id wrote to its log (caller frees). */
+static char *job_log(const char *dir, const char *id)
+{
+	char *path = xasprintf("%s/%s.out", dir, id);
+	size_t len;
+	char *text = read_file(path, &len);
+	free(path);
+	return text;
+}
+
 static struct plainjob_status *query(const char *dir, const char *id, long pid)
 {
 	char *stage = xasprintf("%s/%s", dir, id);
@@ -110,12 +120,9 @@ static void test_lifecycle(const char *dir)
 	s = query(dir, "j1e", pid2);
 	CHECK_STR(s[0].state, "COMPLETED");
 	plainjob_status_free(s, 1);
-	char *elogp = xasprintf("%s/j1e.out", dir);
-	size_t elen;
-	char *elog = read_file(elogp, &elen);
+	char *elog = job_log(dir, "j1e");
 	CHECK_STR(elog, "to-stderr\n");
 	free(elog);
-	free(elogp);
 	write_text(gate, "");
 	wait_end(dir, "j1");
 	s = query(dir, "j1", pid);
@@ -123,12 +130,9 @@ static void test_lifecycle(const char *dir)
 	CHECK_INT(s[0].exit_code, 3);
 	CHECK(s[0].elapsed >= 0);
 	plainjob_status_free(s, 1);
-	char *logp = xasprintf("%s/j1.out", dir);
-	size_t len;
-	char *log = read_file(logp, &len);
+	char *log = job_log(dir, "j1");
 	CHECK_CONTAINS(log, "id=j1");
 	free(log);
-	free(logp);
 	free(cmd);
 	free(gate);
 
@@ -180,12 +184,9 @@ static void test_container_runner(const char *dir)
 	CHECK_STR(s[0].state, "FAILED");
 	CHECK_INT(s[0].exit_code, 5);
 	plainjob_status_free(s, 1);
-	char *log = xasprintf("%s/j4.out", dir);
-	size_t len;
-	char *text = read_file(log, &len);
+	char *text = job_log(dir, "j4");
 	CHECK_STR(text, "runner j4\nboot\n");
 	free(text);
-	free(log);
 	free(runner);
 	free(stage);
 	/* cancel's removal of a podman or docker container is shell that parses */
