@@ -445,6 +445,17 @@ int jobspec_set(struct jobspec *js, const char *name, const char *value, const c
 		value = "";
 	if (streq(o->name, "sbatch"))
 		value = strip_sbatch_prefix(value);
+	if (streq(o->name, "container-mounts") && !o->check(value)) {
+		/* the parser says which item is wrong, and why */
+		struct container_mount *m = NULL;
+		size_t n = 0;
+		struct dp_error e;
+		container_mounts_parse(value, where ? o->name : "--container-mounts", &m, &n, &e);
+		container_mounts_free(m, n);
+		if (where)
+			return dp_err(err, DPE_INPUT, "%s: %s", where, e.msg);
+		return dp_err(err, DPE_INPUT, "%s", e.msg);
+	}
 	if (o->check && !o->check(value))
 		return bad_value(err, where, o->name, value, o->expect);
 	if (o->kind == JO_STR) {

@@ -300,8 +300,9 @@ static void test_container(void)
 	CHECK_STR(try_set("container-image", "nvcr.io/nvidia/pytorch:24.01-py3"), "");
 	CHECK_STR(try_set("container-image", "-x"), "invalid --container-image '-x': expected an "
 		  "image: a file path or a registry reference, without spaces");
-	CHECK_STR(try_set("container-mounts", "/a:b"), "invalid --container-mounts '/a:b': expected "
-		  "SRC:DST or SRC:DST:ro items (absolute paths) joined by ','");
+	CHECK_STR(try_set("container-mounts", "/a:/b,/c:d"), "invalid --container-mounts item '/c:d': "
+		  "DST is not an absolute path (start it with /, ~/ or $VAR) (expected SRC:DST or "
+		  "SRC:DST:ro, absolute paths, items joined by ',')");
 	struct jobspec js = { 0 };
 	CHECK(parse(&js, "container_image: /images/x.sqsh\n"
 			 "container-mounts: [/data:/data:ro, '/a:/b,/c:/d']\n"
@@ -319,8 +320,9 @@ static void test_container(void)
 		  "other: give one");
 	jobspec_release(&js);
 	CHECK(parse(&js, "container_mounts: relative:/x\n") < 0);
-	CHECK_STR(err.msg, "job.yaml:1:19: invalid container-mounts 'relative:/x': expected SRC:DST "
-		  "or SRC:DST:ro items (absolute paths) joined by ','");
+	CHECK_STR(err.msg, "job.yaml:1:19: invalid container-mounts item 'relative:/x': SRC is not "
+		  "an absolute path (start it with /, ~/ or $VAR) (expected SRC:DST or SRC:DST:ro, "
+		  "absolute paths, items joined by ',')");
 	jobspec_release(&js);
 }
 
