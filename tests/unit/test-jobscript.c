@@ -628,6 +628,11 @@ static void test_container_goldens(void)
 		CHECK_SHELLCHECK("bootstrap", s.bootstrap);
 		CHECK_CONTAINS(s.bootstrap, c->outside);
 		CHECK_CONTAINS(s.bootstrap, "is not inside container $dispatch_image: is ");
+		/* uv is looked for (in the image) before uv sync */
+		CHECK_CONTAINS(s.bootstrap, "\tif ! command -v uv >/dev/null 2>&1; then\n\t\techo \"dispatch: uv "
+					    "not found on $(hostname) (PATH=$PATH): the code has a "
+					    "pyproject.toml: install uv in the image");
+		CHECK(strstr(s.bootstrap, "command -v uv") < strstr(s.bootstrap, "uv sync --frozen"));
 		CHECK(c->type == INV_HOST_SLURM ? s.container == NULL : s.sbatch == NULL);
 		jobscript_release(&s);
 
