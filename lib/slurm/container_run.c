@@ -21,10 +21,19 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+/* An image named by its path on the host (/, ~/ or $VAR: the shell expands the last
+ * two), not a registry or storage name. */
+static bool image_is_file(enum container_runtime rt, const char *image)
+{
+	if (rt == CONTAINER_PODMAN || rt == CONTAINER_DOCKER || rt == CONTAINER_PODMAN_HPC)
+		return false;
+	return image[0] == '/' || startswith(image, "~/") || image[0] == '$';
+}
+
 /* A file Pyxis would take for a registry image: not absolute, and named as a file. */
 static bool relative_image_file(const char *image)
 {
-	if (image[0] == '/')
+	if (image_is_file(CONTAINER_PYXIS, image))
 		return false;
 	return startswith(image, "./") || startswith(image, "../") || startswith(image, "~") ||
 	       has_suffix(image, ".sqsh") || has_suffix(image, ".sqfs") ||
@@ -53,7 +62,8 @@ int container_job_check(const struct jobspec *spec, const struct inv_host *host,
 
 char *container_image_ref(enum container_runtime rt, const char *image)
 {
-	if (rt != CONTAINER_PYXIS || image[0] == '/' || strstr(image, "://") || strchr(image, '#'))
+	if (rt != CONTAINER_PYXIS || image_is_file(rt, image) || strstr(image, "://") ||
+	    strchr(image, '#'))
 		return xstrdup(image);
 	const char *slash = strchr(image, '/');
 	if (!slash)
@@ -178,7 +188,10 @@ void container_command(struct strbuf *sb, const struct jobspec *spec,
 	switch (rt) {
 	case CONTAINER_PYXIS:
 		strbuf_adds(sb, "--container-image=");
-		sh_quote(sb, ref);
+		if (image_is_file(rt, ref))
+			jobscript_quote_path(sb, ref);
+		else
+			sh_quote(sb, ref);
 		mount_words(sb, "--container-mounts=", m, n, true, true);
 		strbuf_adds(sb, " --container-workdir=");
 		workdir(sb, spec);
@@ -291,14 +304,6 @@ static const char *runtime_program(enum container_runtime rt)
 	default:
 		return container_runtime_name(rt);
 	}
-}
-
-/* An image named by its path on the host (not a registry or storage name). */
-static bool image_is_file(enum container_runtime rt, const char *image)
-{
-	if (rt == CONTAINER_PODMAN || rt == CONTAINER_DOCKER || rt == CONTAINER_PODMAN_HPC)
-		return false;
-	return image[0] == '/' || startswith(image, "~/") || image[0] == '$';
 }
 
 static void preflight_fail(struct strbuf *sb, const char *what)

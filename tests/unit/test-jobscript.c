@@ -696,6 +696,17 @@ static void test_container_refusals(void)
 	free(r);
 	CHECK_STR((r = container_image_ref(CONTAINER_PYXIS, "/x/y.sqsh")), "/x/y.sqsh");
 	free(r);
+	CHECK_STR((r = container_image_ref(CONTAINER_PYXIS, "$SCRATCH/y.sqsh")), "$SCRATCH/y.sqsh");
+	free(r);
+	/* a file under $VAR or ~/ is not relative; the shell expands it on the srun line */
+	struct jobspec js3 = { 0 };
+	h.container_runtime = CONTAINER_PYXIS;
+	spec_cmd(&js3, "true");
+	set(&js3, "container-image", "$SCRATCH/images/x.sqsh");
+	CHECK(jobscript_generate(&js3, &t, &s, &err) == 0);
+	CHECK_CONTAINS(s.sbatch, " --container-image=\"${SCRATCH}\"'/images/x.sqsh' ");
+	jobscript_release(&s);
+	jobspec_release(&js3);
 	CHECK_STR((r = container_image_ref(CONTAINER_PODMAN, "nvcr.io/a/b")), "nvcr.io/a/b");
 	free(r);
 }
