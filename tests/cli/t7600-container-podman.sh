@@ -1,5 +1,5 @@
 #!/bin/bash
-# t7500: container jobs on a plain host with real rootless podman (box1 of
+# t7600: container jobs on a plain host with real rootless podman (box1 of
 # tests/testbed: container_runtime: podman, the test image as
 # DISPATCH_TESTBED_PODMAN_IMAGE): the code is at the same path inside, the workdir
 # and DISPATCH_* variables are right, the image's os-release is logged, exit 7 comes

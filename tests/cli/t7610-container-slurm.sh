@@ -1,5 +1,5 @@
 #!/bin/bash
-# t7510: container jobs on the 2-node SLURM test cluster (SLURM 22.05 only: the
+# t7610: container jobs on the 2-node SLURM test cluster (SLURM 22.05 only: the
 # runtimes are the host's). Real Charliecloud (hpc: container_runtime: charliecloud,
 # the directory image DISPATCH_TESTBED_IMAGE): each rank prints the image's
 # os-release and its rank, the master address comes out right without scontrol,
