@@ -17,7 +17,9 @@
 # Needs pdsh, clustershell, time: apt-get install pdsh clustershell time.
 # Settings: BENCH_SIZES ("16 64 128"), BENCH_RUNS (5), BENCH_CMD (true),
 # BENCH_FANOUT (empty: the host count, everything at once), BENCH_KEX ("default
-# curve25519"). Results: a Markdown table on stdout, raw runs in BENCH_OUT
+# curve25519"), BENCH_KNOWN_HOSTS (0: with N, every tool reads a known_hosts file
+# that has N hashed lines of other hosts, as `ssh-keygen -H` writes them, in front
+# of the test bed's own: the lookup cost of a long-lived user's file). Results: a Markdown table on stdout, raw runs in BENCH_OUT
 # (default /tmp/dispatch-bench-fanout.tsv).
 set -euo pipefail
 
@@ -51,6 +53,24 @@ clk=$(getconf CLK_TCK)
 
 work=$(mktemp -d /tmp/dispatch-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+
+pad=${BENCH_KNOWN_HOSTS:-0}
+if [ "$pad" -gt 0 ]; then
+	kh=$DISPATCH_TESTBED_DIR/known_hosts
+	python3 - "$pad" >"$work/known_hosts" <<'EOF'
+import base64, hashlib, hmac, os, struct, sys
+for i in range(int(sys.argv[1])):
+    salt = os.urandom(20)
+    mac = hmac.new(salt, b"host%d.example.org" % i, hashlib.sha1).digest()
+    blob = struct.pack(">I", 11) + b"ssh-ed25519" + struct.pack(">I", 32) + os.urandom(32)
+    print("|1|%s|%s ssh-ed25519 %s" % (base64.b64encode(salt).decode(),
+          base64.b64encode(mac).decode(), base64.b64encode(blob).decode()))
+EOF
+	cat "$kh" >>"$work/known_hosts"
+	sed "s|$kh|$work/known_hosts|g" "$cfg" >"$work/ssh_config"
+	grep -q "$work/known_hosts" "$work/ssh_config" || die "no UserKnownHostsFile $kh in $cfg"
+	cfg=$work/ssh_config
+fi
 : >"$raw"
 
 # CPU seconds of the fan sshd's reaped children (the per-connection servers).

@@ -8,8 +8,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 
 #include "dispatch.h"
 #include "base/fanout.h"
@@ -47,53 +45,6 @@ static const struct dp_option run_options[] = {
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- one host, as ssh ---- */
-
-static int out_fd(void *data, const char *buf, size_t len)
-{
-	return write_all(*(int *)data == 1 ? STDOUT_FILENO : STDERR_FILENO, buf, len);
-}
-
-static int to_stdout(void *data, const char *buf, size_t len)
-{
-	static int one = 1;
-	(void)data;
-	return out_fd(&one, buf, len);
-}
-
-static int to_stderr(void *data, const char *buf, size_t len)
-{
-	static int two = 2;
-	(void)data;
-	return out_fd(&two, buf, len);
-}
-
-static struct termios saved_tty;
-static bool tty_raw;
-
-static void tty_restore(void)
-{
-	if (tty_raw)
-		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tty);
-	tty_raw = false;
-}
-
-/* With -t and a local terminal, keys go through unchanged (^C reaches the remote). */
-static void tty_make_raw(void)
-{
-	struct termios t;
-	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tty) < 0)
-		return;
-	t = saved_tty;
-	t.c_iflag &= ~(tcflag_t)(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
-	t.c_oflag &= ~(tcflag_t)OPOST;
-	t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
-	t.c_cflag &= ~(tcflag_t)(CSIZE | PARENB);
-	t.c_cflag |= CS8;
-	t.c_cc[VMIN] = 1;
-	t.c_cc[VTIME] = 0;
-	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
-		tty_raw = true;
-}
 
 /* --timeout S bounds connecting too: a host that does not answer uses up S, not
  * ConnectTimeout times the attempts. */
@@ -143,20 +94,14 @@ static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *hos
 		.pty = pty,
 		.term = getenv("TERM"),
 		.in_fd = STDIN_FILENO,
-		.on_stdout = to_stdout,
-		.on_stderr = to_stderr,
+		.on_stdout = pass_stdout,
+		.on_stderr = pass_stderr,
 		.timeout = time_left(&bounded),
 	};
-	if (pty) {
-		struct winsize ws;
-		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
-			x.cols = ws.ws_col;
-			x.rows = ws.ws_row;
-		}
-		tty_make_raw();
-	}
+	if (pty)
+		tty_session(&x);
 	int r = ssh_exec(s, &x, &status, &err);
-	tty_restore();
+	tty_raw_end();
 	if (r < 0) {
 		timed_out(&err, host, timeout);
 		if (err.kind == DPE_FAIL && errno == EPIPE)

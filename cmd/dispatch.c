@@ -30,6 +30,7 @@ const struct dispatch_cmd *const dispatch_commands[] = {
 	&dispatch_cmd_logs,
 	&dispatch_cmd_queue,
 	&dispatch_cmd_run,
+	&dispatch_cmd_shell,
 	&dispatch_cmd_ship,
 	&dispatch_cmd_solve,
 	&dispatch_cmd_status,

@@ -150,12 +150,20 @@ void table_take(struct table *t, char *cell);            /* takes ownership */
 void table_row(struct table *t, const char *first, ...) __attribute__((sentinel)); /* cells, then NULL */
 void table_print(struct table *t);                       /* prints and empties t */
 bool stdout_is_tty(void);
+/* Output callbacks (struct ssh_exec) that pass a remote command's output through. */
+int pass_stdout(void *data, const char *buf, size_t len);
+int pass_stderr(void *data, const char *buf, size_t len);
 bool stderr_is_tty(void);
 
 /* cmd/ssh-tty.c: what ssh_session_open needs, prompts on /dev/tty, -v progress */
 struct ssh_ctx;
 struct strbuf;
 void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
+/* An ssh -t session: with stdin a terminal, x becomes interactive (that terminal,
+ * resized on SIGWINCH, raw once the remote side holds it); tty_raw_end restores it. */
+struct ssh_exec;
+void tty_session(struct ssh_exec *x);
+void tty_raw_end(void);
 /* One command on an inventory host (or ssh alias) over a connection of its own:
  * ssh_session_open then ssh_exec_capture. */
 int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *command,
@@ -216,6 +224,7 @@ extern const struct dispatch_cmd dispatch_cmd_jobs;
 extern const struct dispatch_cmd dispatch_cmd_logs;
 extern const struct dispatch_cmd dispatch_cmd_queue;
 extern const struct dispatch_cmd dispatch_cmd_run;
+extern const struct dispatch_cmd dispatch_cmd_shell;
 extern const struct dispatch_cmd dispatch_cmd_ship;
 extern const struct dispatch_cmd dispatch_cmd_solve;
 extern const struct dispatch_cmd dispatch_cmd_status;

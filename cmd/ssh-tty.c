@@ -4,6 +4,7 @@
  * on /dev/tty (as ssh: never on stdout, and only when there is a terminal), and the
  * -v progress lines. cmd_ssh_ctx() gives a command everything ssh_session_open needs.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -117,6 +118,85 @@ static bool have_tty(void)
 		return false;
 	close(fd);
 	return true;
+}
+
+/* ---- interactive sessions (run -t, shell) ---- */
+
+static struct termios saved_tty;
+static bool tty_raw;
+static int resize_pipe[2] = { -1, -1 };
+
+void tty_raw_end(void)
+{
+	if (tty_raw) {
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tty);
+		prompt_release_signals();
+	}
+	tty_raw = false;
+}
+
+/* Keys go through unchanged (^C reaches the remote), as ssh does on a terminal. */
+static void tty_raw_begin(void *data)
+{
+	struct termios t;
+	(void)data;
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tty) < 0)
+		return;
+	t = saved_tty;
+	t.c_iflag &= ~(tcflag_t)(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
+	t.c_oflag &= ~(tcflag_t)OPOST;
+	t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
+	t.c_cflag &= ~(tcflag_t)(CSIZE | PARENB);
+	t.c_cflag |= CS8;
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	/* a TERM or HUP that ends dispatch meanwhile restores the terminal first */
+	prompt_catch_signals(STDIN_FILENO, &saved_tty);
+	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
+		tty_raw = true;
+	else
+		prompt_release_signals();
+}
+
+static void on_winch(int sig)
+{
+	int saved = errno;
+	ssize_t w = write(resize_pipe[1], "w", 1);      /* full pipe: a resize is pending anyway */
+	(void)w;
+	(void)sig;
+	errno = saved;
+}
+
+/* A self-pipe that SIGWINCH makes readable; -1 when none can be made. */
+static int resize_fd(void)
+{
+	if (resize_pipe[0] >= 0)
+		return resize_pipe[0];
+	if (pipe(resize_pipe) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		fcntl(resize_pipe[i], F_SETFD, FD_CLOEXEC);
+		fcntl(resize_pipe[i], F_SETFL, fcntl(resize_pipe[i], F_GETFL) | O_NONBLOCK);
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_winch;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGWINCH, &sa, NULL);
+	return resize_pipe[0];
+}
+
+void tty_session(struct ssh_exec *x)
+{
+	x->term = getenv("TERM");
+	if (!isatty(STDIN_FILENO))
+		return;
+	x->interactive = true;
+	x->out_fd = STDOUT_FILENO;
+	x->err_fd = STDERR_FILENO;
+	x->resize_fd = resize_fd();
+	x->on_started = tty_raw_begin;
 }
 
 static const char *inventory_destination(void *data, const char *name)

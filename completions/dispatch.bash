@@ -23,7 +23,7 @@ _dispatch() {
 	esac
 	case $cmd in
 	'')
-		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts jobs logs queue run ship solve status submit submit-packed top wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
+		COMPREPLY=($(compgen -W 'cancel completion cp forward hostlist hosts jobs logs queue run shell ship solve status submit submit-packed top wait -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help -V --version' -- "$cur"))
 		return ;;
 	cancel)
 		case $prev in
@@ -125,6 +125,17 @@ _dispatch() {
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W ' -H --hosts --all --fanout --timeout -b --gather -t --tty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		;;
+	shell)
+		case $prev in
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--node)
+			COMPREPLY=()
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W ' -H --host --node -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	ship)
 		case $prev in

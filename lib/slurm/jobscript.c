@@ -655,6 +655,17 @@ static void boot_command(struct strbuf *sb, const struct jobspec *spec)
 	strbuf_adds(sb, wait_child);
 }
 
+/* Plain hosts: where the command runs (after --chdir, the code's extraction, the
+ * setup), for dispatch shell: STAGE/workdir, next to this script, which the
+ * launcher filled with the directory it started in (lib/slurm/plainjob.h). */
+static void boot_record_workdir(struct strbuf *sb, const struct jobscript_target *t)
+{
+	if (is_slurm(t))
+		return;
+	strbuf_adds(sb, "\n# Where the command runs, for dispatch shell.\n"
+			"pwd >\"${BASH_SOURCE[0]%/*}/workdir\" 2>/dev/null || true\n");
+}
+
 static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_target *t)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -680,6 +691,7 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 		strbuf_addch(&sb, '\n');
 	}
 	boot_setup(&sb, spec->setup);
+	boot_record_workdir(&sb, t);
 	boot_command(&sb, spec);
 	return strbuf_detach(&sb);
 }

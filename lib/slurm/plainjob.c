@@ -241,6 +241,7 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 	strbuf_adds(sb,
 		"\numask 077\n"
 		"cd -- \"$w\" || exit 1\n"
+		"pwd >\"$d/workdir\" || exit 1\n"
 		"for c in setsid bash; do\n"
 		"\tif ! command -v $c >/dev/null 2>&1; then\n"
 		"\t\techo \"dispatch: $c not found on $(hostname): cannot start the job\" >&2\n"

@@ -4,6 +4,8 @@
  * session (setsid, stdin from /dev/null, HUP ignored), in a process group of its own,
  * with its output in a log file. Its stage dir keeps what status and cancel read:
  *
+ *   STAGE/workdir      the directory the job starts in, then (the bootstrap writes it)
+ *                      the one its command runs in: where dispatch shell opens
  *   STAGE/pid          "PGID START" once it started (the group leader is a small sh
  *                      that waits for the bootstrap; START in unix seconds)
  *   STAGE/exit_status  "STATUS END" once it ended (STATUS as a shell reports it:

@@ -126,35 +126,69 @@ static void sha1_fetch(void)
 	sha1_md = EVP_MD_fetch(NULL, "SHA1", NULL);
 }
 
-/* HMAC-SHA1 (RFC 2104) of the NUL-terminated msg with key (at most one block). */
-static int hmac_sha1(const char *key, size_t klen, const char *msg, unsigned char out[SHA_DIGEST_LENGTH])
+/* One line of a known_hosts file, blanks and the @revoked or @cert-authority marker
+ * taken off; host says whether its host field names the host looked up. */
+struct kh_line {
+	const char *file;
+	int lineno;
+	const char *s;
+	size_t n;
+	bool revoked;
+	bool ca;                /* @cert-authority: the key is a CA's, for host certificates */
+	bool host;
+};
+
+/* ---- the files, read once per process ----
+ *
+ * A fan-out checks every host against the same files, two or three times per
+ * connection (host key order, the key, a certificate's CA). Each file is read and
+ * split once, its hashed fields (|1|salt|hash) decoded once, and which of them name a
+ * host is worked out once per host: one HMAC-SHA1 per hashed line and host, as ssh
+ * does it, where reading and decoding the file per check cost as much again. A file
+ * is read again when it changes (stat: device, inode, size, mtime, ctime), e.g. after
+ * kh_add; the versions read stay reachable until the process ends, since another
+ * thread may still be reading one. */
+
+struct kh_cline {
+	struct kh_line l;
+	int hashed;                     /* index into the file's salts, or -1 */
+};
+
+struct kh_salt {
+	unsigned char salt[64], hash[SHA_DIGEST_LENGTH];
+	size_t salt_len;
+};
+
+/* Which hashed lines name one host (a bit per hashed line). */
+struct kh_memo {
+	char *name;
+	unsigned char *bits;
+	struct kh_memo *next;
+};
+
+struct kh_file {
+	char *path;
+	struct stat st;
+	char *buf;
+	struct kh_cline *lines;
+	size_t n;
+	struct kh_salt *salts;
+	size_t nsalts;
+	struct kh_memo *memos;
+	struct kh_file *next;
+};
+
+static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kh_file *files_read;
+
+static bool same_file(const struct stat *a, const struct stat *b)
 {
-	enum { BLOCK = 64 };
-	unsigned char ipad[BLOCK], opad[BLOCK], inner[SHA_DIGEST_LENGTH];
-	pthread_once(&sha1_once, sha1_fetch);
-	if (!sha1_md || klen > BLOCK)
-		return -1;
-	memset(ipad, 0x36, BLOCK);
-	memset(opad, 0x5c, BLOCK);
-	for (size_t i = 0; i < klen; i++) {
-		ipad[i] ^= (unsigned char)key[i];
-		opad[i] ^= (unsigned char)key[i];
-	}
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int ok = ctx && EVP_DigestInit_ex(ctx, sha1_md, NULL) && EVP_DigestUpdate(ctx, ipad, BLOCK) &&
-		 EVP_DigestUpdate(ctx, msg, strlen(msg)) && EVP_DigestFinal_ex(ctx, inner, NULL) &&
-		 EVP_DigestInit_ex(ctx, sha1_md, NULL) && EVP_DigestUpdate(ctx, opad, BLOCK) &&
-		 EVP_DigestUpdate(ctx, inner, sizeof(inner)) && EVP_DigestFinal_ex(ctx, out, NULL);
-	EVP_MD_CTX_free(ctx);
-	return ok ? 0 : -1;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtime == b->st_mtime && a->st_ctime == b->st_ctime;
 }
 
-/* Whether a hashed host field (|1|salt|hash, both base64) is name's: the HMAC-SHA1
- * of the name keyed with the salt, as ssh-keygen -H writes it. Done here rather than
- * by libssh2, whose check wants a collection made (the key decoded, re-encoded)
- * for every line: with a 1,000-line hashed file that was most of a connection's
- * own CPU time, for each host of a fan-out. */
-static bool hashed_match(const char *field, size_t len, const char *name)
+/* A hashed host field's salt and HMAC, decoded; false when it is not one. */
+static bool decode_hashed(const char *field, size_t len, struct kh_salt *out)
 {
 	const char *end = field + len, *salt = field + 3;
 	if (len < 3 || memcmp(field, "|1|", 3) != 0)
@@ -163,25 +197,195 @@ static bool hashed_match(const char *field, size_t len, const char *name)
 	if (!bar)
 		return false;
 	_cleanup_strbuf_ struct strbuf key = STRBUF_INIT, hash = STRBUF_INIT;
-	if (base64_decode(&key, salt, (size_t)(bar - salt)) < 0 ||
+	if (base64_decode(&key, salt, (size_t)(bar - salt)) < 0 || key.len > sizeof(out->salt) ||
 	    base64_decode(&hash, bar + 1, (size_t)(end - bar - 1)) < 0 || hash.len != SHA_DIGEST_LENGTH)
 		return false;
-	unsigned char mac[SHA_DIGEST_LENGTH];
-	if (hmac_sha1(key.buf, key.len, name, mac) < 0)
-		return false;
-	return CRYPTO_memcmp(mac, hash.buf, SHA_DIGEST_LENGTH) == 0;
+	memcpy(out->salt, key.buf, key.len);
+	out->salt_len = key.len;
+	memcpy(out->hash, hash.buf, SHA_DIGEST_LENGTH);
+	return true;
 }
 
-/* One line against the key: MATCH, CHANGED (same type, other key), or UNKNOWN. */
-static enum kh_result check_line(const char *line, size_t len,
-				 const char *name, const struct kh_key *key, int index)
+/* Whether s (n bytes) starts with the marker, then a blank; if so, skip both. */
+static bool take_marker(const char **s, size_t *n, const char *marker)
 {
-	const char *end = line + len, *p = line;
+	size_t m = strlen(marker);
+	if (*n <= m || strncmp(*s, marker, m) != 0 || ((*s)[m] != ' ' && (*s)[m] != '\t'))
+		return false;
+	*s += m, *n -= m;
+	while (*n && (**s == ' ' || **s == '\t'))
+		(*s)++, (*n)--;
+	return true;
+}
+
+/* Splits buf into host lines (comments, blank lines and unknown markers skipped). */
+static void split_lines(struct kh_file *f, size_t len)
+{
+	size_t cap = 0;
+	int lineno = 0;
+	for (char *p = f->buf; p < f->buf + len;) {
+		char *nl = memchr(p, '\n', (size_t)(f->buf + len - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(f->buf + len - p);
+		const char *s = p;
+		struct kh_line l = { .file = f->path, .lineno = ++lineno };
+		p += n + 1;
+		while (n && (*s == ' ' || *s == '\t'))
+			s++, n--;
+		l.revoked = take_marker(&s, &n, "@revoked");
+		l.ca = !l.revoked && take_marker(&s, &n, "@cert-authority");
+		if (!n || *s == '#' || *s == '@')
+			continue;
+		l.s = s;
+		l.n = n;
+		if (f->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			f->lines = xrealloc(f->lines, cap * sizeof(*f->lines));
+		}
+		struct kh_cline *c = &f->lines[f->n++];
+		c->l = l;
+		c->hashed = -1;
+		if (s[0] != '|')
+			continue;
+		size_t field = 0;
+		while (field < n && s[field] != ' ' && s[field] != '\t')
+			field++;
+		f->salts = xrealloc(f->salts, (f->nsalts + 1) * sizeof(*f->salts));
+		if (decode_hashed(s, field, &f->salts[f->nsalts]))
+			c->hashed = (int)f->nsalts++;
+	}
+}
+
+/* The file as it is now, read when it was not yet or has changed since; NULL with
+ * errno set when it cannot be read (ENOENT: there is none). */
+static struct kh_file *file_get(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return NULL;
+	pthread_mutex_lock(&files_lock);
+	struct kh_file *f = files_read;
+	for (; f; f = f->next)
+		if (streq(f->path, path) && same_file(&f->st, &st))
+			break;
+	if (!f) {
+		size_t len;
+		char *buf = read_file(path, &len);
+		int e = errno;
+		/* The stat of what was read: the file may have changed since the first. */
+		if (buf && stat(path, &st) == 0) {
+			f = xcalloc(1, sizeof(*f));
+			f->path = xstrdup(path);
+			f->st = st;
+			f->buf = buf;
+			split_lines(f, len);
+			f->next = files_read;
+			files_read = f;
+		} else {
+			free(buf);
+			errno = buf ? errno : e;
+		}
+	}
+	pthread_mutex_unlock(&files_lock);
+	return f;
+}
+
+/* HMAC-SHA1 (RFC 2104) of the NUL-terminated msg with key (at most one block), ctx
+ * reused between calls. */
+static int hmac_sha1(EVP_MD_CTX *ctx, const unsigned char *key, size_t klen, const char *msg,
+		     unsigned char out[SHA_DIGEST_LENGTH])
+{
+	enum { BLOCK = 64 };
+	unsigned char ipad[BLOCK], opad[BLOCK], inner[SHA_DIGEST_LENGTH];
+	if (!sha1_md || klen > BLOCK)
+		return -1;
+	memset(ipad, 0x36, BLOCK);
+	memset(opad, 0x5c, BLOCK);
+	for (size_t i = 0; i < klen; i++) {
+		ipad[i] ^= key[i];
+		opad[i] ^= key[i];
+	}
+	int ok = EVP_DigestInit_ex(ctx, sha1_md, NULL) && EVP_DigestUpdate(ctx, ipad, BLOCK) &&
+		 EVP_DigestUpdate(ctx, msg, strlen(msg)) && EVP_DigestFinal_ex(ctx, inner, NULL) &&
+		 EVP_DigestInit_ex(ctx, sha1_md, NULL) && EVP_DigestUpdate(ctx, opad, BLOCK) &&
+		 EVP_DigestUpdate(ctx, inner, sizeof(inner)) && EVP_DigestFinal_ex(ctx, out, NULL);
+	return ok ? 0 : -1;
+}
+
+/* Which of f's hashed lines name name: worked out once per file and name (the
+ * HMACs outside the lock; two threads on one name may both work, one memo is kept). */
+static const unsigned char *hashed_matches(struct kh_file *f, const char *name)
+{
+	pthread_mutex_lock(&files_lock);
+	struct kh_memo *m = f->memos;
+	while (m && !streq(m->name, name))
+		m = m->next;
+	pthread_mutex_unlock(&files_lock);
+	if (m)
+		return m->bits;
+
+	pthread_once(&sha1_once, sha1_fetch);
+	unsigned char *bits = xcalloc(f->nsalts / 8 + 1, 1);
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	for (size_t i = 0; ctx && i < f->nsalts; i++) {
+		unsigned char mac[SHA_DIGEST_LENGTH];
+		const struct kh_salt *s = &f->salts[i];
+		if (hmac_sha1(ctx, s->salt, s->salt_len, name, mac) == 0 &&
+		    CRYPTO_memcmp(mac, s->hash, SHA_DIGEST_LENGTH) == 0)
+			bits[i / 8] |= (unsigned char)(1u << (i % 8));
+	}
+	EVP_MD_CTX_free(ctx);
+	m = xcalloc(1, sizeof(*m));
+	m->name = xstrdup(name);
+	m->bits = bits;
+	pthread_mutex_lock(&files_lock);
+	m->next = f->memos;
+	f->memos = m;
+	pthread_mutex_unlock(&files_lock);
+	return bits;
+}
+
+/* Calls fn for every host line of files, with l->host set for name, until it
+ * returns true (missing files skipped). Returns -1 only when a file exists but
+ * cannot be read. */
+static int each_line(char *const *files, const char *name,
+		     bool (*fn)(const struct kh_line *l, void *data), void *data, struct dp_error *err)
+{
+	for (; files && *files; files++) {
+		struct kh_file *f = file_get(*files);
+		if (!f) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				continue;
+			return dp_err(err, DPE_CONNECT, "cannot read known hosts file '%s': %s", *files,
+				      strerror(errno));
+		}
+		const unsigned char *bits = f->nsalts ? hashed_matches(f, name) : NULL;
+		for (size_t i = 0; i < f->n; i++) {
+			const struct kh_cline *c = &f->lines[i];
+			struct kh_line l = c->l;
+			if (c->hashed >= 0)
+				l.host = bits[c->hashed / 8] & (1u << (c->hashed % 8));
+			else if (l.s[0] != '|') {
+				size_t field = 0;
+				while (field < l.n && l.s[field] != ' ' && l.s[field] != '\t')
+					field++;
+				l.host = hosts_match(l.s, field, name);
+			}
+			if (fn(&l, data))
+				return 0;
+		}
+	}
+	return 0;
+}
+
+/* A line for the host against the key: MATCH, CHANGED (same type, other key), or
+ * UNKNOWN (not the host's, another key type). */
+static enum kh_result check_line(const struct kh_line *l, const struct kh_key *key, int index)
+{
+	if (!l->host)
+		return KH_UNKNOWN;
+	const char *end = l->s + l->n, *p = l->s;
 	while (p < end && *p != ' ' && *p != '\t')
 		p++;
-	if (line[0] == '|' ? !hashed_match(line, (size_t)(p - line), name)
-			   : !hosts_match(line, (size_t)(p - line), name))
-		return KH_UNKNOWN;
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	const char *type = p;
@@ -204,66 +408,6 @@ static enum kh_result check_line(const char *line, size_t len,
 	return KH_CHANGED;
 }
 
-/* One line of a known_hosts file, blanks and the @revoked or @cert-authority marker
- * taken off. */
-struct kh_line {
-	const char *file;
-	int lineno;
-	const char *s;
-	size_t n;
-	bool revoked;
-	bool ca;                /* @cert-authority: the key is a CA's, for host certificates */
-};
-
-/* Whether s (n bytes) starts with the marker, then a blank; if so, skip both. */
-static bool take_marker(const char **s, size_t *n, const char *marker)
-{
-	size_t m = strlen(marker);
-	if (*n <= m || strncmp(*s, marker, m) != 0 || ((*s)[m] != ' ' && (*s)[m] != '\t'))
-		return false;
-	*s += m, *n -= m;
-	while (*n && (**s == ' ' || **s == '\t'))
-		(*s)++, (*n)--;
-	return true;
-}
-
-/* Calls fn for every host line of files (comments, blank lines and unknown markers
- * skipped; missing files too) until it returns true. Returns -1 only when a file
- * exists but cannot be read. */
-static int each_line(char *const *files, bool (*fn)(const struct kh_line *l, void *data),
-		     void *data, struct dp_error *err)
-{
-	for (; files && *files; files++) {
-		size_t len;
-		_cleanup_free_ char *buf = read_file(*files, &len);
-		if (!buf) {
-			if (errno == ENOENT || errno == ENOTDIR)
-				continue;
-			return dp_err(err, DPE_CONNECT, "cannot read known hosts file '%s': %s", *files,
-				      strerror(errno));
-		}
-		struct kh_line l = { .file = *files };
-		for (char *p = buf; p < buf + len;) {
-			char *nl = memchr(p, '\n', (size_t)(buf + len - p));
-			size_t n = nl ? (size_t)(nl - p) : (size_t)(buf + len - p);
-			const char *s = p;
-			l.lineno++;
-			p += n + 1;
-			while (n && (*s == ' ' || *s == '\t'))
-				s++, n--;
-			l.revoked = take_marker(&s, &n, "@revoked");
-			l.ca = !l.revoked && take_marker(&s, &n, "@cert-authority");
-			if (!n || *s == '#' || *s == '@')
-				continue;
-			l.s = s;
-			l.n = n;
-			if (fn(&l, data))
-				return 0;
-		}
-	}
-	return 0;
-}
-
 struct check {
 	const char *name;
 	const struct kh_key *key;
@@ -279,7 +423,7 @@ static bool check_one(const struct kh_line *l, void *data)
 	struct check *c = data;
 	if (l->ca)
 		return false;
-	enum kh_result r = check_line(l->s, l->n, c->name, c->key, c->index);
+	enum kh_result r = check_line(l, c->key, c->index);
 	if (l->revoked) {
 		if (r != KH_MATCH)
 			return false;   /* another key revoked: nothing to say of this one */
@@ -310,7 +454,7 @@ int kh_check(char *const *files, const char *name, const struct kh_key *key,
 	*line = 0;
 	if (c.index < 0)
 		return 0;
-	if (each_line(files, check_one, &c, err) < 0)
+	if (each_line(files, name, check_one, &c, err) < 0)
 		return -1;
 	if (c.matched && *result != KH_REVOKED) {
 		free(*file);
@@ -448,7 +592,7 @@ static bool note_type(const struct kh_line *l, void *data)
 					.blob = (const unsigned char *)"", .len = 1 };
 		for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
 			probe.type = key_types[i].type;
-			if (check_line(l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN)
+			if (check_line(l, &probe, (int)i) != KH_UNKNOWN)
 				k->known[key_index(LIBSSH2_HOSTKEY_TYPE_ED25519)] = true;
 		}
 	}
@@ -468,7 +612,7 @@ static bool note_type(const struct kh_line *l, void *data)
 		/* A one-byte key, which no line holds: the host's line reads as changed. */
 		struct kh_key probe = { .type = key_types[i].type,
 					.blob = (const unsigned char *)"", .len = 1 };
-		k->known[i] = check_line(l->s, l->n, k->name, &probe, (int)i) != KH_UNKNOWN;
+		k->known[i] = check_line(l, &probe, (int)i) != KH_UNKNOWN;
 	}
 	return false;
 }
@@ -482,7 +626,7 @@ char *kh_hostkey_order(const struct ssh_host_config *cfg, const char *algs)
 
 	/* One pass over the files; one that cannot be read counts as holding nothing
 	 * here (kh_verify reports it). */
-	each_line(files, note_type, &k, NULL);
+	each_line(files, name, note_type, &k, NULL);
 	for (int pass = 0; pass < 2; pass++) {
 		_cleanup_free_ char *copy = xstrdup(algs);
 		char *save = NULL;
@@ -538,7 +682,7 @@ static bool find_ca(const struct kh_line *l, void *data)
 			/* A one-byte key, which no line holds: a line for the host reads as changed. */
 			struct kh_key probe = { .type = key_types[i].type,
 						.blob = (const unsigned char *)"", .len = 1 };
-			if (check_line(l->s, l->n, f->name, &probe, (int)i) != KH_UNKNOWN) {
+			if (check_line(l, &probe, (int)i) != KH_UNKNOWN) {
 				f->found = true;
 				ca_note(f, l);
 				return true;
@@ -548,7 +692,7 @@ static bool find_ca(const struct kh_line *l, void *data)
 	}
 	if (!l->ca && !l->revoked)
 		return false;
-	if (check_line(l->s, l->n, f->name, f->ca, f->index) != KH_MATCH)
+	if (check_line(l, f->ca, f->index) != KH_MATCH)
 		return false;
 	if (l->revoked) {
 		f->revoked = true;
@@ -568,7 +712,7 @@ bool kh_cert_authority(const struct ssh_host_config *cfg, char **where)
 	_cleanup_strv_free_ char **files = lookup_files(cfg);
 	struct ca_find f = { .name = name };
 
-	each_line(files, find_ca, &f, NULL);
+	each_line(files, name, find_ca, &f, NULL);
 	if (f.found && where)
 		*where = xasprintf("%s:%d", f.file, f.line);
 	free(f.file);
@@ -595,7 +739,7 @@ static int cert_good(char *const *files, const char *name,
 	}
 	struct kh_key ca = { .type = type, .blob = c->ca_key, .len = c->ca_key_len };
 	struct ca_find f = { .name = name, .ca = &ca, .index = key_index(type) };
-	if (each_line(files, find_ca, &f, err) < 0) {
+	if (each_line(files, name, find_ca, &f, err) < 0) {
 		free(f.file);
 		return -2;
 	}

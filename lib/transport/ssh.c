@@ -11,8 +11,10 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 
 #include "transport/known_hosts.h"
@@ -848,6 +850,7 @@ struct ssh_channel {
 	bool in_readable;
 	bool send_stuck;                /* a packet is half sent: finish it before anything else */
 	bool remote_eof;                /* the command closed its output: it ended */
+	bool resized;                   /* x.resize_fd turned readable: send the new size */
 	double deadline;                /* x.timeout's end; 0: none */
 	double last_rx;
 	int interval, countmax;         /* ServerAliveInterval, ServerAliveCountMax */
@@ -935,6 +938,35 @@ static int exit_status_of(LIBSSH2_CHANNEL *ch)
 	return libssh2_channel_get_exit_status(ch);
 }
 
+void ssh_tty_size(int fd, int *cols, int *rows)
+{
+	struct winsize ws;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row) {
+		*cols = ws.ws_col;
+		*rows = ws.ws_row;
+	}
+}
+
+/* Empties a resize_fd (a self-pipe: more signals may have come than were read). */
+void ssh_drain_resize(int fd)
+{
+	char buf[64];
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/* The terminal's new size to the remote pty (a window-change request). */
+static void send_window_size(struct ssh_channel *p)
+{
+	int cols = 0, rows = 0, rc;
+	p->resized = false;
+	ssh_drain_resize(p->x.resize_fd);
+	ssh_tty_size(p->x.in_fd, &cols, &rows);
+	if (cols > 0)
+		RETRY_EAGAIN(p->s, rc, libssh2_channel_request_pty_size_ex(p->ch, cols, rows, 0, 0),
+			     monotonic_seconds() + 5);
+}
+
 /* Move data both ways until the command closed its output (remote_eof) or, with
  * until_sent, until libssh2 took all pending input. A failure breaks the channel. */
 static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err)
@@ -943,6 +975,8 @@ static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err
 
 	for (;;) {
 		int got_out = 0, got_err = 0, next = 0;
+		if (p->resized && !p->send_stuck)
+			send_window_size(p);
 		if (feed_stdin(p, err) < 0)
 			goto broken;
 		if (pump_hops(s) < 0) {
@@ -982,14 +1016,19 @@ static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err
 			ms = (int)((p->deadline - now) * 1000) + 1;
 		if (next > 0 && next * 1000 < ms)
 			ms = next * 1000;
-		struct pollfd fds[2] = { { .fd = root->fd, .events = POLLIN }, { .fd = -1 } };
+		struct pollfd fds[3] = { { .fd = root->fd, .events = POLLIN }, { .fd = -1 },
+					 { .fd = -1 } };
 		if (root->out_blocked)
 			fds[0].events |= POLLOUT;
 		if (p->x.in_fd >= 0 && !p->in_eof && !p->in_left) {
 			fds[1].fd = p->x.in_fd;
 			fds[1].events = POLLIN;
 		}
-		if (poll(fds, 2, ms) < 0 && errno != EINTR) {
+		if (p->x.interactive && p->x.resize_fd >= 0) {
+			fds[2].fd = p->x.resize_fd;
+			fds[2].events = POLLIN;
+		}
+		if (poll(fds, 3, ms) < 0 && errno != EINTR) {
 			dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
 			goto broken;
 		}
@@ -997,6 +1036,8 @@ static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err
 			p->last_rx = monotonic_seconds();
 		if (fds[1].revents)
 			p->in_readable = true;
+		if (fds[2].revents)
+			p->resized = true;
 	}
 broken:
 	p->broken = *err;
@@ -1040,10 +1081,13 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 	p->x = *x;
 	p->x.in_fd = -1;
 	p->x.in_buf = NULL;
+	int cols = x->cols, rows = x->rows;
+	if (x->interactive)
+		ssh_tty_size(x->in_fd, &cols, &rows);
 	if (x->pty && libssh2_channel_request_pty_ex(ch, x->term ? x->term : "xterm",
 						     (unsigned)strlen(x->term ? x->term : "xterm"),
-						     NULL, 0, x->cols > 0 ? x->cols : 80,
-						     x->rows > 0 ? x->rows : 24, 0, 0) != 0) {
+						     NULL, 0, cols > 0 ? cols : 80,
+						     rows > 0 ? rows : 24, 0, 0) != 0) {
 		dp_err(err, DPE_CONNECT, "cannot get a terminal on '%s': %s", s->name, last_error(s->ls));
 		goto fail;
 	}
@@ -1064,6 +1108,8 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 	p->last_rx = monotonic_seconds();
 	if (p->interval > 0)
 		libssh2_keepalive_config(s->ls, 1, (unsigned)p->interval);
+	if (x->interactive && x->on_started)
+		x->on_started(x->data);
 	*out = p;
 	return 0;
 fail:
@@ -1126,6 +1172,19 @@ int ssh_exec_finish(struct ssh_channel *p, int *status, struct dp_error *err)
 	return channel_end(p, status, err);
 }
 
+/* An interactive session's output goes to its descriptors as it comes. */
+static int to_out_fd(void *data, const char *buf, size_t len)
+{
+	struct ssh_channel *p = data;
+	return write_all(p->x.out_fd, buf, len);
+}
+
+static int to_err_fd(void *data, const char *buf, size_t len)
+{
+	struct ssh_channel *p = data;
+	return write_all(p->x.err_fd, buf, len);
+}
+
 int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err)
 {
 	struct ssh_channel *p;
@@ -1136,6 +1195,11 @@ int ssh_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struc
 	if (ssh_exec_start(s, x, &p, err) < 0)
 		return -1;
 	p->x.in_fd = x->in_fd;
+	if (x->interactive) {
+		p->x.on_stdout = to_out_fd;
+		p->x.on_stderr = to_err_fd;
+		p->x.data = p;
+	}
 	if (x->in_fd < 0) {
 		p->in = x->in_buf;
 		p->in_left = x->in_buf ? x->in_len : 0;

@@ -108,7 +108,8 @@ struct ssh_exec {
 	const char *term;               /* with pty: TERM; NULL: "xterm" */
 	int cols, rows;                 /* with pty: window size; 0: 80x24. Through a
 					   master none is sent (the mux protocol takes it
-					   from the terminal handed over): 0x0 */
+					   from the terminal handed over, see interactive;
+					   pipes have none: 0x0) */
 	int in_fd;                      /* stdin from this fd until EOF; -1: none */
 	const void *in_buf;             /* or from memory (when in_fd < 0) */
 	size_t in_len;
@@ -117,6 +118,25 @@ struct ssh_exec {
 	int (*on_stderr)(void *data, const char *buf, size_t len);
 	void *data;
 	double timeout;                 /* seconds; 0: none. Expiry kills the remote side */
+	/* An interactive session on the user's terminal (ssh -t at a terminal), with pty:
+	 * in_fd is the terminal, output goes to out_fd and err_fd as it comes (on_stdout
+	 * and on_stderr are not called), and the remote pty gets in_fd's window size
+	 * (cols and rows are not used). Through a master the three descriptors are
+	 * handed over, as ssh's own mux client does: the master reads and writes them
+	 * and takes the window size from in_fd itself. */
+	bool interactive;
+	int out_fd, err_fd;
+	/* With interactive: -1, or a descriptor that turns readable when the terminal's
+	 * size changed (the self-pipe of the caller's SIGWINCH handler). Its bytes are
+	 * read and the new size goes to the remote pty: a window-change request direct;
+	 * through a master, SIGWINCH to the master process (its pid from the alive
+	 * check), which reads the size from the terminal it was handed, as ssh's mux
+	 * client relays the signal. */
+	int resize_fd;
+	/* With interactive: called once the remote side holds the terminal, before any
+	 * output. The caller puts its terminal into raw mode here, not earlier: a master
+	 * copies the terminal's modes at the request into the remote pty. May be NULL. */
+	void (*on_started)(void *data);
 };
 
 /* Run x on the session. *status gets the exit status, or 128+N when the remote

@@ -98,6 +98,10 @@ int ssh_mux_exec_start(struct ssh_session *s, const struct ssh_exec *x,
 		       struct ssh_mux_channel **out, struct dp_error *err);
 int ssh_mux_exec_write(struct ssh_mux_channel *c, const void *buf, size_t len, struct dp_error *err);
 int ssh_mux_exec_finish(struct ssh_mux_channel *c, int *status, struct dp_error *err);
+/* ssh.c: an interactive session's terminal: its size (left alone when fd has none),
+ * and a resize_fd emptied. */
+void ssh_tty_size(int fd, int *cols, int *rows);
+void ssh_drain_resize(int fd);
 /* forward_mux.c: forward_run through the master. */
 struct forward;
 int forward_run_mux(struct ssh_session *s, const struct forward *f, struct dp_error *err);

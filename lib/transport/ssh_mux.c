@@ -13,6 +13,8 @@
  * "signal" request does direct. The marker line is taken out of stderr here.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "base/marker.h"
@@ -240,9 +242,60 @@ static int ended(struct ssh_mux_channel *c, int r, int st, int *status, struct d
 	return 0;
 }
 
+/* An interactive session, as ssh's mux client runs one: the terminal's descriptors
+ * go to the master, which reads the window size from them at the start and again
+ * whenever it gets SIGWINCH; this process only waits for the end and relays the
+ * resizes. A master that dies in between is no master to signal: kill() fails
+ * harmlessly and the control connection says the rest. */
+static int interactive(struct ssh_mux_channel *c, int *status, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	const struct ssh_exec *x = &c->x;
+	struct mux_session *ms;
+	enum mux_failure why;
+	int st = MUX_NO_STATUS, r;
+
+	command_for(x, false, &cmd);
+	struct mux_exec mx = { .command = cmd.buf, .pty = true, .term = x->term,
+			       .in_fd = x->in_fd, .out_fd = x->out_fd, .err_fd = x->err_fd };
+	if (mux_exec_start(c->s->mux, &mx, &ms, &why, err) < 0)
+		return -1;
+	if (x->on_started)
+		x->on_started(x->data);
+	double deadline = x->timeout > 0 ? monotonic_seconds() + x->timeout : 0;
+	while ((r = mux_session_read(ms, err)) == 0) {
+		struct pollfd fds[2] = { { .fd = mux_session_fd(ms), .events = POLLIN },
+					 { .fd = x->resize_fd, .events = POLLIN } };
+		double left = deadline > 0 ? deadline - monotonic_seconds() : -1;
+		if (deadline > 0 && left <= 0) {
+			/* closing the control connection closes the channel: sshd hangs
+			 * up the pty, the shell on it gets SIGHUP */
+			mux_session_free(ms);
+			return dp_err(err, DPE_TIMEOUT, "command on '%s' timed out after %g s",
+				      c->s->name, x->timeout);
+		}
+		if (poll(fds, 2, left < 0 ? -1 : (int)(left * 1000) + 1) < 0 && errno != EINTR) {
+			dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
+			mux_session_free(ms);
+			return -1;
+		}
+		if (x->resize_fd >= 0 && fds[1].revents) {
+			ssh_drain_resize(x->resize_fd);
+			kill(mux_master_pid(c->s->mux), SIGWINCH);
+		}
+	}
+	r = mux_exec_finish(ms, -1, &st, err);
+	return ended(c, r, st, status, err);
+}
+
 int ssh_mux_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err)
 {
 	struct ssh_mux_channel *c = channel_new(s, x);
+	if (x->interactive && x->pty) {
+		int r = interactive(c, status, err);
+		channel_free(c);
+		return r;
+	}
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
 	enum mux_failure why;
 	int st = MUX_NO_STATUS;

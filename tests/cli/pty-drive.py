@@ -2,15 +2,19 @@
 """Runs a command on a fresh pseudo-terminal (its controlling terminal, a new
 session) and plays a short dialogue with it, always bounded in time.
 
-    pty-drive.py [--timeout S] [--log FILE]
-                 [--expect REGEX (--send TEXT | --send-file FILE)]... -- CMD...
+    pty-drive.py [--timeout S] [--log FILE] [--size ROWSxCOLS]
+                 [--expect REGEX (--send TEXT | --send-file FILE | --resize ROWSxCOLS)]...
+                 -- CMD...
 
 Each --expect waits (at most --timeout seconds, default 20) until everything the
 command wrote to the terminal since the previous match matches REGEX (Python re,
 searched), then the paired --send writes TEXT to the terminal (backslash escapes
 such as \\n, \\r and \\x03 are decoded), or --send-file writes FILE's content
 (without its final newline) and a newline: a secret that then appears in no
-command line, not even the driver's. After the last pair it reads until the
+command line, not even the driver's. --size sets the terminal's size before the
+command starts (default: the pty's, 0x0), --resize changes it as a terminal window
+does (TIOCSWINSZ, and the kernel sends SIGWINCH to the command's foreground
+process group). After the last pair it reads until the
 command exits (same bound). The whole terminal transcript goes to --log (default:
 stdout).
 
@@ -29,6 +33,7 @@ import pty
 import re
 import select
 import signal
+import struct
 import sys
 import termios
 import time
@@ -36,6 +41,15 @@ import time
 
 def decode(text):
     return codecs.decode(text, "unicode_escape")
+
+
+def size(text):
+    rows, cols = text.split("x")
+    return (int(rows), int(cols))
+
+
+def set_size(fd, rows_cols):
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows_cols[0], rows_cols[1], 0, 0))
 
 
 def main():
@@ -47,6 +61,8 @@ def main():
                     type=lambda t: decode(t).encode())
     ap.add_argument("--send-file", action="append", dest="send",
                     type=lambda f: open(f, "rb").read().rstrip(b"\n") + b"\n")
+    ap.add_argument("--resize", action="append", dest="send", type=size)
+    ap.add_argument("--size", type=size)
     ap.add_argument("cmd", nargs="+")
     args = ap.parse_args()
     if len(args.expect) != len(args.send):
@@ -54,6 +70,8 @@ def main():
         return 125
 
     master, slave = pty.openpty()
+    if args.size:
+        set_size(master, args.size)
     pid = os.fork()
     if pid == 0:
         try:
@@ -124,7 +142,10 @@ def main():
             print("pty-drive: the command ended before %r" % want, file=sys.stderr)
             return 126
         pending = pending[m.end():]
-        os.write(master, answer)
+        if isinstance(answer, tuple):
+            set_size(master, answer)
+        else:
+            os.write(master, answer)
 
     deadline = time.monotonic() + args.timeout
     while True:

@@ -2,7 +2,8 @@
 /* lib/plainjob: the launch, status and cancel commands run for real in a local sh
  * (as the plain host's shell would run them): the job outlives the launching shell
  * in a process group of its own, status reads RUNNING then COMPLETED or FAILED with
- * the exit code, cancel gives CANCELLED (143, signal 15). */
+ * the exit code, cancel gives CANCELLED (143, signal 15); the launcher records the
+ * directory the job starts in (STAGE/workdir). */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -59,6 +60,15 @@ static long launch(const char *dir, const char *id, const char *command)
 	long pid = plainjob_parse_pid(out);
 	CHECK(pid > 1);
 	free(out);
+	/* the directory it started in, for dispatch shell */
+	char *rec = xasprintf("%s/workdir", stage);
+	size_t len;
+	char *wd = read_file(rec, &len);
+	char *want = xasprintf("%s\n", dir);
+	CHECK_STR(wd, want);
+	free(want);
+	free(wd);
+	free(rec);
 	strbuf_release(&sb);
 	free(stage);
 	free(boot);

@@ -85,6 +85,15 @@ static void load_key(const char *pub, struct kh_key *key, struct strbuf *blob)
 	key->len = blob->len;
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+}
+
 static void test_known_hosts(void)
 {
 	_cleanup_strbuf_ struct strbuf ba = STRBUF_INIT, bb = STRBUF_INIT;
@@ -157,6 +166,23 @@ static void test_known_hosts(void)
 	CHECK_INT(r, KH_MATCH);
 	_cleanup_free_ char *written = read_file(newfile, NULL);
 	CHECK_STR(written, want);
+	/* The file is read once per process and read again when it changes: a second
+	 * key appended is seen, and so is the file replaced (ssh-keygen -R writes a new
+	 * file and renames it over) within the same second. */
+	CHECK_INT(kh_check(newfiles, "[127.0.0.1]:2202", &b, &r, &file, &line, &err), 0);
+	CHECK_INT(r, KH_UNKNOWN);
+	CHECK_INT(kh_add(newfile, "[127.0.0.1]:2202", &b, &err), 0);
+	CHECK_INT(kh_check(newfiles, "[127.0.0.1]:2202", &b, &r, &file, &line, &err), 0);
+	CHECK_INT(r, KH_MATCH);
+	_cleanup_free_ char *renamed = xasprintf("%s.new", newfile);
+	_cleanup_strbuf_ struct strbuf lb = STRBUF_INIT;
+	kh_format_line(&lb, "[127.0.0.1]:2201", &b);
+	write_text(renamed, lb.buf);
+	CHECK_INT(rename(renamed, newfile), 0);
+	CHECK_INT(kh_check(newfiles, "[127.0.0.1]:2201", &a, &r, &file, &line, &err), 0);
+	CHECK_INT(r, KH_CHANGED);
+	CHECK_INT(line, 1);
+	free(file);
 	unlink(newfile);
 	_cleanup_free_ char *sub = xasprintf("%s/sub", tmp);
 	rmdir(sub);
@@ -273,15 +299,6 @@ static char *cert_data_line(const char *name)
 	}
 	text[strcspn(text, "\n")] = '\0';
 	return text;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-		printf("Bail out! cannot write %s\n", path);
-		exit(1);
-	}
 }
 
 /* Host certificates: @cert-authority lines and kh_verify_cert, with ssh-keygen's
