@@ -103,6 +103,8 @@ static cJSON *host_json(const struct inv_host *h)
 	cJSON *notes = cJSON_AddObjectToObject(j, "annotations");
 	for (size_t i = 0; i < h->nannotations; i++)
 		cJSON_AddStringToObject(notes, h->annotations[i].key, h->annotations[i].value);
+	cJSON_AddStringToObject(j, "container_runtime", container_runtime_name(h->container_runtime));
+	json_add_str_or_null(j, "container_image", h->container_image);
 	cJSON_AddStringToObject(j, "source", "inventory");
 	return j;
 }
@@ -119,6 +121,8 @@ static cJSON *alias_json(const char *alias)
 	cJSON_AddArrayToObject(j, "cpu_partitions");
 	cJSON_AddArrayToObject(j, "uv_groups");
 	cJSON_AddObjectToObject(j, "annotations");
+	cJSON_AddStringToObject(j, "container_runtime", "none");
+	cJSON_AddNullToObject(j, "container_image");
 	cJSON_AddStringToObject(j, "source", "ssh_config");
 	return j;
 }

@@ -234,6 +234,7 @@ static void print_json(const struct dp_ctx *ctx, const struct entry *const *ents
 		cJSON_AddBoolToObject(o, "live", ents[i]->live);
 		cJSON_AddBoolToObject(o, "ended", ledger_state_final(ents[i]->state));
 		json_add_str_or_null(o, "log_path", j->log_path);
+		json_add_container(o, j->container_runtime, j->container_image);
 		cJSON_AddItemToArray(arr, o);
 	}
 	json_print(doc);

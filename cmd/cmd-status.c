@@ -255,6 +255,8 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		_cleanup_free_ char *why = slurm_why(r->state, r->reason, r->exit_code, r->signal,
 						     r->nodes);
 		json_add_str_or_null(o, "why", why);
+		json_add_container(o, r->ref->in_ledger ? r->ref->rec.container_runtime : NULL,
+				   r->ref->in_ledger ? r->ref->rec.container_image : NULL);
 		cJSON_AddItemToArray(jobs, o);
 	}
 	json_print(doc);

@@ -81,7 +81,7 @@ enum { OPT_JOB_BEFORE_FIRST = OPT_JOB - 1, JOBSPEC_OPTIONS(X) };
 	HOST_OPTIONS \
 	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" }, \
 	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL }, \
-	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh and DIR/bootstrap.sh (mode 0700)", "dir" }, \
+	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh (or container.sh) and DIR/bootstrap.sh (mode 0700)", "dir" }, \
 	{ OPT_WAIT, 0, "wait", NULL, "stay attached until the job ends, exit as 'dispatch wait' (Ctrl-C detaches; twice cancels)", NULL }, \
 	{ OPT_FOLLOW, 0, "follow", NULL, "as --wait, printing the job's output as it comes", NULL }, \
 	JOB_OPTIONS
@@ -239,7 +239,8 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 			return DPE_INPUT;
 		}
 		struct solve_request req = { .chip = s->spec.chip,
-					     .chips = (int)jobspec_total_gpus(&s->spec) };
+					     .chips = (int)jobspec_total_gpus(&s->spec),
+					     .container = s->spec.container_image != NULL };
 		if (s->check) {
 			req.check = true;
 			int r = solve_checked(ctx, &req, &s->solved, &s->live);
@@ -474,7 +475,7 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 		 inv_host_type_name(s->host->type), js->sbatch ? sub.bootstrap_path : "(run directly)");
 	if (s->emit && jobscript_emit(js, s->emit, &err) < 0)
 		return report_error(&err);
-	submit_print_dry_run(s->host, js, sub.bootstrap_path, s->emit, ctx->json);
+	submit_print_dry_run(s->host, &s->spec, js, sub.bootstrap_path, s->emit, ctx->json);
 	return 0;
 }
 

@@ -126,6 +126,8 @@ int usage_error_cmd(const char *name, const char *fmt, ...) _printf_(2, 3);
 struct cJSON;
 void json_print(struct cJSON *doc);                       /* prints and frees */
 void json_add_str_or_null(struct cJSON *o, const char *key, const char *value);
+/* "container": {"runtime", "image"} for a job in an image, else null. */
+void json_add_container(struct cJSON *o, const char *runtime, const char *image);
 void json_add_int_or_null(struct cJSON *o, const char *key, long value); /* null when < 0 */
 
 /* A text table on stdout: ncols cells a row, added in order; each column as wide as

@@ -120,6 +120,17 @@ void json_add_str_or_null(cJSON *o, const char *key, const char *value)
 		cJSON_AddNullToObject(o, key);
 }
 
+void json_add_container(cJSON *o, const char *runtime, const char *image)
+{
+	if (!image || !runtime) {
+		cJSON_AddNullToObject(o, "container");
+		return;
+	}
+	cJSON *c = cJSON_AddObjectToObject(o, "container");
+	cJSON_AddStringToObject(c, "runtime", runtime);
+	cJSON_AddStringToObject(c, "image", image);
+}
+
 void json_add_int_or_null(cJSON *o, const char *key, long value)
 {
 	if (value >= 0)

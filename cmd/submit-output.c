@@ -7,13 +7,22 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "inventory/jobspec.h"
+#include "slurm/container_run.h"
 #include "submit-output.h"
 
 static void print_text(const struct jobscript *js)
 {
 	if (js->sbatch)
 		printf("==> sbatch.sh <==\n%s\n", js->sbatch);
+	if (js->container)
+		printf("==> container.sh <==\n%s\n", js->container);
 	printf("==> bootstrap.sh <==\n%s", js->bootstrap);
+}
+
+static void add_container(cJSON *doc, const struct inv_host *h, const struct jobspec *spec)
+{
+	json_add_container(doc, container_runtime_name(h->container_runtime),
+			   container_job_image(spec, h));
 }
 
 static cJSON *strv_json(char *const *v)
@@ -24,8 +33,8 @@ static cJSON *strv_json(char *const *v)
 	return arr;
 }
 
-static void print_json(const struct inv_host *h, const struct jobscript *js, const char *boot_path,
-		       const char *emit)
+static void print_json(const struct inv_host *h, const struct jobspec *spec,
+		       const struct jobscript *js, const char *boot_path, const char *emit)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "host", h->name);
@@ -37,6 +46,11 @@ static void print_json(const struct inv_host *h, const struct jobscript *js, con
 		cJSON_AddNullToObject(doc, "bootstrap_path");
 		cJSON_AddNullToObject(doc, "sbatch_script");
 	}
+	if (js->container)
+		cJSON_AddStringToObject(doc, "container_script", js->container);
+	else
+		cJSON_AddNullToObject(doc, "container_script");
+	add_container(doc, h, spec);
 	cJSON_AddStringToObject(doc, "bootstrap_script", js->bootstrap);
 	cJSON_AddItemToObject(doc, "directives", strv_json(js->directives));
 	cJSON_AddItemToObject(doc, "ignored", strv_json(js->ignored));
@@ -48,6 +62,11 @@ static void print_json(const struct inv_host *h, const struct jobscript *js, con
 			cJSON_AddItemToArray(files, cJSON_CreateString(p));
 			free(p);
 		}
+		if (js->container) {
+			p = xasprintf("%s/container.sh", emit);
+			cJSON_AddItemToArray(files, cJSON_CreateString(p));
+			free(p);
+		}
 		p = xasprintf("%s/bootstrap.sh", emit);
 		cJSON_AddItemToArray(files, cJSON_CreateString(p));
 		free(p);
@@ -55,14 +74,17 @@ static void print_json(const struct inv_host *h, const struct jobscript *js, con
 	json_print(doc);
 }
 
-void submit_print_dry_run(const struct inv_host *h, const struct jobscript *js,
-			  const char *boot_path, const char *emit, bool json)
+void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
+			  const struct jobscript *js, const char *boot_path, const char *emit,
+			  bool json)
 {
 	if (json)
-		print_json(h, js, boot_path, emit);
+		print_json(h, spec, js, boot_path, emit);
 	else if (emit) {
 		if (js->sbatch)
 			printf("%s/sbatch.sh\n", emit);
+		if (js->container)
+			printf("%s/container.sh\n", emit);
 		printf("%s/bootstrap.sh\n", emit);
 	} else
 		print_text(js);
@@ -99,6 +121,7 @@ void submit_print_job(const struct inv_host *h, const struct submission_job *job
 	else
 		cJSON_AddNullToObject(doc, "commit");
 	cJSON_AddBoolToObject(doc, "dirty", job->dirty);
+	add_container(doc, h, job->spec);
 	cJSON_AddBoolToObject(doc, "recovered", sub->recovered);
 	json_print(doc);
 }

@@ -29,8 +29,16 @@ static const char schema[] =
 	" dirty INTEGER NOT NULL DEFAULT 0,"
 	" script_path TEXT, log_path TEXT, err_path TEXT,"
 	" pid INTEGER NOT NULL DEFAULT 0,"
-	" state TEXT NOT NULL);"
+	" state TEXT NOT NULL,"
+	" container_runtime TEXT, container_image TEXT);"
 	"CREATE INDEX IF NOT EXISTS jobs_job_id ON jobs(job_id);";
+
+/* Columns added since the first ledgers: added to an older one on opening (SQLite
+ * says "duplicate column name" when it has them already). */
+static const char *const added_columns[] = {
+	"ALTER TABLE jobs ADD COLUMN container_runtime TEXT",
+	"ALTER TABLE jobs ADD COLUMN container_image TEXT",
+};
 
 char *ledger_state_dir(void)
 {
@@ -77,6 +85,13 @@ static int setup_schema(struct ledger *l)
 		rc = sqlite3_exec(l->db, setup, NULL, NULL, NULL);
 		if (rc == SQLITE_OK)
 			rc = sqlite3_exec(l->db, schema, NULL, NULL, NULL);
+		for (size_t i = 0; rc == SQLITE_OK && i < ARRAY_SIZE(added_columns); i++) {
+			char *msg = NULL;
+			rc = sqlite3_exec(l->db, added_columns[i], NULL, NULL, &msg);
+			if (rc == SQLITE_ERROR && msg && strstr(msg, "duplicate column"))
+				rc = SQLITE_OK;
+			sqlite3_free(msg);
+		}
 		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
 			return rc;
 		sqlite3_sleep(10 + attempt % 40);
@@ -170,8 +185,10 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 {
 	sqlite3_stmt *st;
 	const char *sql = "INSERT INTO jobs (job_id, host, cluster, name, token, submitted_at,"
-			  " commit_id, dirty, script_path, log_path, err_path, pid, state)"
-			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'submitting')";
+			  " commit_id, dirty, script_path, log_path, err_path, pid, state,"
+			  " container_runtime, container_image)"
+			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'submitting',"
+			  " ?13, ?14)";
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(l, err, "cannot record the submission");
 	bind_text(st, 1, job->job_id);
@@ -186,6 +203,8 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	bind_text(st, 10, job->log_path);
 	bind_text(st, 11, job->err_path);
 	sqlite3_bind_int64(st, 12, job->pid);
+	bind_text(st, 13, job->container_runtime);
+	bind_text(st, 14, job->container_image);
 	return exec_stmt(l, st, err, "cannot record the submission");
 }
 
@@ -242,7 +261,7 @@ static char *col_text(sqlite3_stmt *st, int i)
 
 #define JOB_COLUMNS                                                                          \
 	"row, job_id, host, cluster, name, token, submitted_at, commit_id, dirty, script_path," \
-	" log_path, err_path, pid, state"
+	" log_path, err_path, pid, state, container_runtime, container_image"
 
 static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 {
@@ -260,6 +279,8 @@ static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 	j->err_path = col_text(st, 11);
 	j->pid = (long)sqlite3_column_int64(st, 12);
 	j->state = col_text(st, 13);
+	j->container_runtime = col_text(st, 14);
+	j->container_image = col_text(st, 15);
 }
 
 int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,
@@ -382,6 +403,8 @@ void ledger_job_release(struct ledger_job *j)
 	free(j->script_path);
 	free(j->log_path);
 	free(j->err_path);
+	free(j->container_runtime);
+	free(j->container_image);
 	free(j->state);
 	memset(j, 0, sizeof(*j));
 }

@@ -32,6 +32,7 @@ struct ledger_job {
 	bool dirty;
 	char *script_path, *log_path, *err_path;
 	long pid;               /* plain hosts: the job's process group; 0 otherwise */
+	char *container_runtime, *container_image;  /* a job in an image; NULL: none */
 	char *state;            /* "submitting", "submitted", "unknown", or the end state
 				   a later query saw ("COMPLETED", "FAILED", ...: see
 				   ledger_set_end_state) */

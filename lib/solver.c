@@ -469,6 +469,8 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 					     inv_host_type_name(h->type));
 		else if (in_cluster_list(r.forbid, h))
 			f.reason = xasprintf("cluster '%s' is forbidden", h->cluster_name);
+		else if (r.container && h->container_runtime == CONTAINER_NONE)
+			f.reason = xstrdup("no container_runtime: the job runs in an image");
 		else if (h->type == INV_HOST_PLAIN)
 			eval_plain(h, &r, &f);
 		else
@@ -509,7 +511,8 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 		int most = 0;
 		for (size_t i = 0; i < n; i++) {
 			const char *chip = NULL;
-			int c = in_cluster_list(r.forbid, sorted[i]) || !inv_host_type_reachable(sorted[i]->type)
+			int c = in_cluster_list(r.forbid, sorted[i]) || !inv_host_type_reachable(sorted[i]->type) ||
+				(r.container && sorted[i]->container_runtime == CONTAINER_NONE)
 				? 0 : capacity(inv, sorted[i], &r, &chip);
 			if (c > most) {
 				most = c;

@@ -52,6 +52,8 @@ struct solve_request {
 	int chips;              /* 0: a CPU job */
 	char **prefer;          /* strv of cluster names, may be NULL */
 	char **forbid;          /* strv of cluster names, may be NULL */
+	bool container;         /* the job names an image: hosts without a
+				   container_runtime do not fit */
 	bool check;             /* use live (below); the offline rules alone when false */
 	const struct solve_live *live;  /* must outlive the result (it points into it) */
 	size_t nlive;

@@ -12,6 +12,7 @@
 #include "inventory/inventory.h"
 #include "inventory/jobspec.h"
 #include "ledger.h"
+#include "slurm/container_run.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
 #include "transport/ssh.h"
@@ -110,6 +111,7 @@ static void dirs_command(struct strbuf *sb, const struct submission_job *job,
 	_cleanup_free_ char *code = xasprintf("%s/code", share);
 	_cleanup_free_ char *work = cluster_work(job->host);
 	_cleanup_free_ char *log = cluster_log(job->host);
+	container_preflight_command(sb, job->spec, job->host);
 	strbuf_adds(sb, "umask 077\nmkdir -p -- ");
 	jobscript_quote_path(sb, stage);
 	strbuf_addch(sb, ' ');
@@ -132,6 +134,8 @@ static int make_dirs(struct ssh_session *ss, const struct submission_job *job,
 	int status;
 	dirs_command(&cmd, job, sub);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, err) < 0)
+		return -1;
+	if (container_preflight_parse(out.buf, job->spec, job->host, err) < 0)
 		return -1;
 	if (status != 0)
 		return dp_err(err, DPE_FAIL, "cannot create the job's directories on '%s' (exit "
@@ -203,6 +207,11 @@ static int upload_files(struct ssh_session *ss, const struct submission_job *job
 	if (js->sbatch) {
 		_cleanup_free_ char *wrapper = xasprintf("%s/sbatch.sh", sub->stage_dir);
 		if (sftp_put_new(u, wrapper, js->sbatch, strlen(js->sbatch), 0700, err) < 0)
+			return -1;
+	}
+	if (js->container) {
+		_cleanup_free_ char *runner = xasprintf("%s/container.sh", sub->stage_dir);
+		if (sftp_put_new(u, runner, js->container, strlen(js->container), 0700, err) < 0)
 			return -1;
 	}
 	return sub->code_uploaded ? upload_code(u, job, sub, h, err) : 0;
@@ -409,7 +418,10 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.script_path = sub->script,
 		.log_path = log0,
 		.err_path = job->spec->error,
+		.container_image = (char *)container_job_image(job->spec, host),
 	};
+	if (rec.container_image)
+		rec.container_runtime = (char *)container_runtime_name(host->container_runtime);
 	if (ledger_begin(l, &rec, err) < 0)
 		return -1;
 	note(h, SUBMISSION_INFO, "submitting to '%s' (token %s, stage %s)", host->name, sub->token,

@@ -8,8 +8,9 @@
  *                        with the code inside bootstrap.sh up to SUBMISSION_EMBED_MAX
  *                        or else read from {share}/code/SHA256.tar.gz (decided here,
  *                        once). A dry run stops here.
- *   submission_run       1. a shell command makes the share, stage, work and log dirs
- *                           (umask 077) and prints their absolute paths;
+ *   submission_run       1. a shell command checks what a container job needs there
+ *                           (slurm/container_run.h), makes the share, stage, work and
+ *                           log dirs (umask 077) and prints their absolute paths;
  *                        2. SFTP writes the scripts into the stage dir with mode 0700,
  *                           and the code into {share}/code/ when it is not there yet
  *                           (under a temporary name, renamed: no job sees half of it);

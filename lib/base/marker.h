@@ -53,6 +53,8 @@
 #define MARK_ACCT_OUT MARKER("acct-out")
 #define MARK_ACCT_ERR MARKER("acct-err")
 #define MARK_ACCT_NAME MARKER("acct-name")
+/* A container job's check before it is submitted: what is missing on the host. */
+#define MARK_PREFLIGHT MARKER("preflight")
 /* Plain-host jobs: the started process, a job's state, a cancel's outcome. */
 #define MARK_PID MARKER("pid")
 #define MARK_JOB MARKER("job")

@@ -351,11 +351,11 @@ static int load_clusters(struct loader *l, const struct ynode *n)
 
 static const char *const host_keys[] = {
 	"type", "ssh", "cluster", "chips", "uv_groups", "env", "login_shell", "gpu_lock_dir",
-	"max_jobs",
+	"max_jobs", "container_runtime", "container_image", "container_mounts",
 	"partitions", "cpu_partitions", "partitions_cpu", "account", "qos", "mem", "exclude",
 	"annotations",
 };
-static const size_t host_keys_common = 9; /* the first nine are for plain hosts too */
+static const size_t host_keys_common = 12; /* the first twelve are for plain hosts too */
 
 /* The reference's other host types, with their keys (theseus/dispatch/config.py). */
 static const char *const tpu_keys[] = {
@@ -603,6 +603,65 @@ static int load_foreign_host(struct loader *l, const struct ynode *n, const char
 	return 0;
 }
 
+/* container_runtime, container_image, container_mounts (lib/inventory/container.h). */
+static int load_container(struct loader *l, const struct ynode *n, const char *path,
+			  struct inv_host *h)
+{
+	_cleanup_free_ char *rpath = xasprintf("%s.container_runtime", path);
+	_cleanup_free_ char *ipath = xasprintf("%s.container_image", path);
+	_cleanup_free_ char *mpath = xasprintf("%s.container_mounts", path);
+	const struct ynode *rt = ynode_get(n, "container_runtime");
+	_cleanup_free_ char *name = NULL;
+	char buf[64];
+	if (get_string(l, rt, rpath, &name) < 0 ||
+	    get_token(l, ynode_get(n, "container_image"), ipath, &h->container_image) < 0)
+		return -1;
+	if (name) {
+		int r = container_runtime_from_name(name);
+		if (r < 0) {
+			const char *const names[] = { "none", "pyxis", "apptainer", "singularity",
+						      "charliecloud", "podman-hpc", "podman", "docker" };
+			const char *guess = suggest_word(name, names, ARRAY_SIZE(names));
+			if (guess)
+				return fail(l, rt, "%s: unknown container runtime %s (did you mean "
+					    "'%s'?)", rpath, shown(rt, buf, sizeof(buf)), guess);
+			return fail(l, rt, "%s: unknown container runtime %s: use %s", rpath,
+				    shown(rt, buf, sizeof(buf)), container_runtime_names());
+		}
+		h->container_runtime = (enum container_runtime)r;
+	}
+	if (container_runtime_slurm_only(h->container_runtime) && h->type != INV_HOST_SLURM)
+		return fail(l, rt, "%s: '%s' runs jobs through srun and needs 'type: slurm'; a plain "
+			    "host runs containers with podman or docker", rpath, name);
+	if (container_runtime_plain_only(h->container_runtime) && h->type == INV_HOST_SLURM)
+		return fail(l, rt, "%s: '%s' is for plain hosts; on a SLURM host use pyxis, "
+			    "apptainer, singularity, charliecloud or podman-hpc", rpath, name);
+	if (h->container_image && h->container_runtime == CONTAINER_NONE)
+		return fail(l, ynode_get(n, "container_image"), "%s: a default image needs a "
+			    "runtime: set container_runtime too", ipath);
+	const struct ynode *m = ynode_get(n, "container_mounts");
+	if (!m || ynode_is_null(m))
+		return 0;
+	if (m->kind != YN_SCALAR && m->kind != YN_SEQ)
+		return fail(l, m, "%s: expected SRC:DST[:ro] or a list of them, got %s", mpath,
+			    ynode_kind_name(m));
+	size_t count = m->kind == YN_SEQ ? m->n : 1;
+	for (size_t i = 0; i < count; i++) {
+		const struct ynode *it = m->kind == YN_SEQ ? m->items[i] : m;
+		struct container_mount *mounts = NULL;
+		size_t nm = 0;
+		struct dp_error e;
+		if (it->kind != YN_SCALAR || ynode_is_null(it))
+			return fail(l, it, "%s: expected SRC:DST[:ro], got %s", mpath,
+				    ynode_kind_name(it));
+		if (container_mounts_parse(it->value, mpath, &mounts, &nm, &e) < 0)
+			return fail(l, it, "%s", e.msg);
+		container_mounts_free(mounts, nm);
+		strv_add(&h->container_mounts, it->value);
+	}
+	return 0;
+}
+
 static int load_host_type(struct loader *l, const struct ynode *n, const char *path,
 			  struct inv_host *h)
 {
@@ -716,7 +775,7 @@ static int load_host(struct loader *l, const struct ynode *key, const struct yno
 	    get_bool(l, ynode_get(n, "login_shell"), lpath, &login_shell) < 0)
 		return -1;
 	h->no_login_shell = !login_shell;
-	if (load_plain_queue(l, n, path, h) < 0)
+	if (load_plain_queue(l, n, path, h) < 0 || load_container(l, n, path, h) < 0)
 		return -1;
 	if (h->type == INV_HOST_PLAIN)
 		return 0;
@@ -995,6 +1054,8 @@ static void host_release(struct inv_host *h)
 	free(h->qos);
 	free(h->mem);
 	free(h->gpu_lock_dir);
+	free(h->container_image);
+	strv_free(h->container_mounts);
 	strv_free(h->exclude);
 	for (size_t i = 0; i < h->nenv; i++) {
 		free(h->env[i].key);

@@ -8,6 +8,7 @@
 #define DISPATCH_INVENTORY_H
 
 #include "base/error.h"
+#include "inventory/container.h"
 
 struct inv_kv {
 	char *key;
@@ -82,6 +83,10 @@ struct inv_host {
 					   bash, not bash -l */
 	char *gpu_lock_dir;             /* plain: where GPU leases are locked; NULL: default */
 	long max_jobs;                  /* plain: dispatch jobs running at once; 0: no cap */
+	enum container_runtime container_runtime;       /* CONTAINER_NONE: no containers */
+	char *container_image;          /* the default image of container jobs, or NULL */
+	char **container_mounts;        /* strv of "SRC:DST[:ro]", added to every container
+					   job here */
 	/* slurm only */
 	struct inv_partition *partitions;
 	size_t npartitions;

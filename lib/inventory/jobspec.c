@@ -12,6 +12,7 @@
 
 #include "base/shquote.h"
 #include "base/strbuf.h"
+#include "inventory/container.h"
 #include "inventory/yaml_tree.h"
 
 enum jo_kind { JO_STR, JO_COUNT, JO_FLAG, JO_LIST, JO_ENV };
@@ -73,6 +74,11 @@ static bool check_text(const char *s)   /* shell text: setup commands */
 		if (*p != ' ' && *p != '\t' && *p != '\n')
 			return true;
 	return false;
+}
+
+static bool check_image(const char *s)
+{
+	return check_word(s) && s[0] != '-';
 }
 
 static bool check_sbatch(const char *s)
@@ -439,6 +445,17 @@ int jobspec_set(struct jobspec *js, const char *name, const char *value, const c
 		value = "";
 	if (streq(o->name, "sbatch"))
 		value = strip_sbatch_prefix(value);
+	if (streq(o->name, "container-mounts") && !o->check(value)) {
+		/* the parser says which item is wrong, and why */
+		struct container_mount *m = NULL;
+		size_t n = 0;
+		struct dp_error e;
+		container_mounts_parse(value, where ? o->name : "--container-mounts", &m, &n, &e);
+		container_mounts_free(m, n);
+		if (where)
+			return dp_err(err, DPE_INPUT, "%s: %s", where, e.msg);
+		return dp_err(err, DPE_INPUT, "%s", e.msg);
+	}
 	if (o->check && !o->check(value))
 		return bad_value(err, where, o->name, value, o->expect);
 	if (o->kind == JO_STR) {
@@ -703,6 +720,9 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 	if (js->chip && !js->gpus && !js->gpus_per_node)
 		return dp_err(err, DPE_INPUT, "--chip '%s' needs a GPU count: add --gpus N or "
 			      "--gpus-per-node N", js->chip);
+	if (js->no_container > 0 && js->container_image)
+		return dp_err(err, DPE_INPUT, "--no-container and --container-image '%s' exclude each "
+			      "other: give one", js->container_image);
 	if (js->ntasks && js->nodes && js->ntasks < js->nodes)
 		return dp_err(err, DPE_INPUT, "--ntasks %ld is fewer than --nodes %ld: every node needs "
 			      "a task", js->ntasks, js->nodes);

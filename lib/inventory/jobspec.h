@@ -38,6 +38,10 @@ struct jobspec {
 	size_t nenv;
 	char **modules, **uv_groups, **setup, **sbatch;  /* strv; sbatch: "--mail-type=END" */
 	char *extract_to;
+	char *container_image;          /* NULL: the host's default image, if any */
+	char **container_mounts;        /* strv of SRC:DST[:ro][,...] lists */
+	char *container_workdir;
+	int no_container;               /* 1: ignore the host's default image */
 	char *command;                  /* shell text of the main command, NULL when not given */
 };
 

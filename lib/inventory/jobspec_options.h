@@ -51,6 +51,10 @@
 	X(0, "uv-group", "GROUP", "uv sync --group GROUP, with the host's groups (repeatable)", NULL, JO_LIST, uv_groups, check_ident, "expected a dependency group name ([A-Za-z0-9._-])", true) \
 	X(0, "setup", "CMD", "shell command to run before the command (repeatable)", NULL, JO_LIST, setup, check_text, "expected a shell command", false) \
 	X(0, "sbatch", "DIRECTIVE", "raw sbatch option, e.g. '--mail-type=END' (repeatable)", NULL, JO_LIST, sbatch, check_sbatch, "expected one sbatch option such as '--mail-type=END'", false) \
-	X(0, "extract-to", "DIR", "where the payload goes (default $SLURM_TMPDIR/code, else a temp dir)", "dir", JO_STR, extract_to, check_line, "expected a path on one line", false)
+	X(0, "extract-to", "DIR", "where the payload goes (default $SLURM_TMPDIR/code, else a temp dir)", "dir", JO_STR, extract_to, check_line, "expected a path on one line", false) \
+	X(0, "container-image", "IMAGE", "run the job in this image, with the host's container_runtime", NULL, JO_STR, container_image, check_image, "expected an image: a file path or a registry reference, without spaces", false) \
+	X(0, "container-mounts", "SRC:DST[:ro][,...]", "also mount these in the container (repeatable)", NULL, JO_LIST, container_mounts, container_mounts_valid, "expected SRC:DST or SRC:DST:ro items (absolute paths) joined by ','", true) \
+	X(0, "container-workdir", "DIR", "working directory in the container (default: the code directory)", NULL, JO_STR, container_workdir, check_line, "expected a path on one line", false) \
+	X(0, "no-container", NULL, "run on the host: ignore the host's default container_image", NULL, JO_FLAG, no_container, NULL, NULL, false)
 
 #endif

@@ -14,6 +14,7 @@
 #include "base/base64.h"
 #include "base/shquote.h"
 #include "base/strbuf.h"
+#include "slurm/container_run.h"
 
 #ifndef DISPATCH_VERSION
 #define DISPATCH_VERSION "unknown"
@@ -593,6 +594,7 @@ static void boot_workdir(struct strbuf *sb, const struct jobspec *spec,
  * cluster's uv_dir, else a per-job directory removed when the job ends. */
 static void boot_uv(struct strbuf *sb, const struct jobspec *spec, const struct inv_host *h)
 {
+	const char *image = container_job_image(spec, h);
 	_cleanup_strv_free_ char **groups = strv_copy(h->uv_groups);
 	for (size_t i = 0; spec->uv_groups && spec->uv_groups[i]; i++)
 		if (!strv_contains(groups, spec->uv_groups[i]))
@@ -603,7 +605,9 @@ static void boot_uv(struct strbuf *sb, const struct jobspec *spec, const struct 
 		sh_quote(&args, groups[i]);
 	}
 	_cleanup_strbuf_ struct strbuf check = STRBUF_INIT;
-	need_tool(&check, "uv", "the code has a pyproject.toml");
+	need_tool(&check, "uv", image ? "the code has a pyproject.toml: install uv in the image, "
+					 "or sync the environment into it beforehand"
+				       : "the code has a pyproject.toml");
 	strbuf_adds(sb, "\n# Python dependencies: uv sync when the code has a pyproject.toml.\n"
 			"if [ -f pyproject.toml ]; then\n");
 	for (char *line = check.buf; *line;) {
@@ -674,12 +678,18 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	strbuf_adds(&sb, "set -euo pipefail\n");
 	boot_traps(&sb);
 	boot_identity(&sb, spec);
+	container_inside_check(&sb, spec, t->host);
 	boot_cluster_env(&sb, t);
 	boot_juicefs(&sb, t);
 	boot_modules(&sb, spec->modules);
 	boot_env(&sb, spec);
 	boot_workdir(&sb, spec, t);
 	boot_uv(&sb, spec, t->host);
+	if (spec->container_workdir && container_job_image(spec, t->host)) {
+		strbuf_adds(&sb, "\n# The container's working directory.\ncd -- ");
+		jobscript_quote_path(&sb, spec->container_workdir);
+		strbuf_addch(&sb, '\n');
+	}
 	boot_setup(&sb, spec->setup);
 	boot_record_workdir(&sb, t);
 	boot_command(&sb, spec);
@@ -712,10 +722,29 @@ static char *make_sbatch(const struct jobspec *spec, const struct jobscript_targ
 	strbuf_adds(&sb, "srun --kill-on-bad-exit=1");
 	if (spec->cpus_per_task)
 		strbuf_addf(&sb, " --cpus-per-task=%ld", spec->cpus_per_task);
-	strbuf_adds(&sb, " bash ");
-	jobscript_quote_path(&sb, t->bootstrap_path);
+	strbuf_addch(&sb, ' ');
+	if (container_job_image(spec, t->host)) {
+		container_command(&sb, spec, t->host, t->bootstrap_path, jobspec_total_gpus(spec) > 0);
+	} else {
+		strbuf_adds(&sb, "bash ");
+		jobscript_quote_path(&sb, t->bootstrap_path);
+	}
 	strbuf_adds(&sb, " &\ndispatch_child=$!\n");
 	strbuf_adds(&sb, wait_child);
+	return strbuf_detach(&sb);
+}
+
+/* A plain host's container.sh: the launcher runs it in place of the bootstrap. */
+static char *make_container(const struct jobspec *spec, const struct jobscript_target *t)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "#!/bin/bash\n");
+	header(&sb, "container.sh", spec);
+	strbuf_addf(&sb, "# Runs bootstrap.sh in the image with %s; dispatch cancel removes the\n"
+			 "# container by its name.\n"
+			 "exec ", container_runtime_name(t->host->container_runtime));
+	container_command(&sb, spec, t->host, t->bootstrap_path, jobspec_total_gpus(spec) > 0);
+	strbuf_addch(&sb, '\n');
 	return strbuf_detach(&sb);
 }
 
@@ -757,6 +786,10 @@ int jobscript_generate(const struct jobspec *spec, const struct jobscript_target
 		return dp_err(err, DPE_INPUT, "no path for the bootstrap on '%s'", t->host->name);
 	if (t->payload && (t->payload_len < 2 || t->payload[0] != 0x1f || t->payload[1] != 0x8b))
 		return dp_err(err, DPE_INPUT, "the payload is not a gzip tarball");
+	if (container_job_check(spec, t->host, err) < 0)
+		return -1;
+	if (container_job_image(spec, t->host) && (!t->bootstrap_path || !*t->bootstrap_path))
+		return dp_err(err, DPE_INPUT, "no path for the bootstrap on '%s'", t->host->name);
 	out->bootstrap = make_bootstrap(spec, t);
 	if (is_slurm(t)) {
 		out->directives = make_directives(spec, t);
@@ -775,6 +808,8 @@ int jobscript_generate(const struct jobspec *spec, const struct jobscript_target
 		out->sbatch = make_sbatch(spec, t, out->directives);
 	} else {
 		out->ignored = slurm_only(spec);
+		if (container_job_image(spec, t->host))
+			out->container = make_container(spec, t);
 	}
 	return 0;
 }
@@ -783,6 +818,7 @@ void jobscript_release(struct jobscript *js)
 {
 	free(js->sbatch);
 	free(js->bootstrap);
+	free(js->container);
 	strv_free(js->directives);
 	strv_free(js->ignored);
 	memset(js, 0, sizeof(*js));
@@ -817,6 +853,11 @@ int jobscript_emit(const struct jobscript *js, const char *dir, struct dp_error 
 	if (js->sbatch) {
 		_cleanup_free_ char *wrapper = xasprintf("%s/sbatch.sh", dir);
 		if (jobscript_write_file(wrapper, js->sbatch, err) < 0)
+			return -1;
+	}
+	if (js->container) {
+		_cleanup_free_ char *runner = xasprintf("%s/container.sh", dir);
+		if (jobscript_write_file(runner, js->container, err) < 0)
 			return -1;
 	}
 	return 0;

@@ -54,6 +54,8 @@ struct jobscript_target {
 struct jobscript {
 	char *sbatch;           /* the wrapper; NULL for plain hosts */
 	char *bootstrap;
+	char *container;        /* plain hosts, a job with an image: container.sh, which runs
+				   the bootstrap in it (lib/slurm/container_run.h); else NULL */
 	char **directives;      /* strv: each #SBATCH line's text after "#SBATCH " */
 	char **ignored;         /* strv: plain hosts: the SLURM-only options the spec set */
 };
@@ -84,7 +86,8 @@ char *jobscript_stage_name(const char *job_name, time_t now, unsigned long nonce
 /* Write content to path with mode 0700 whatever the umask (O_CREAT|O_TRUNC|O_NOFOLLOW,
  * then fchmod), replacing a file that is there. */
 int jobscript_write_file(const char *path, const char *content, struct dp_error *err);
-/* DIR/sbatch.sh (SLURM) and DIR/bootstrap.sh, mode 0700; DIR is made (0700) when
+/* DIR/sbatch.sh (SLURM), DIR/container.sh (a plain host's container job) and
+ * DIR/bootstrap.sh, mode 0700; DIR is made (0700) when
  * missing. */
 int jobscript_emit(const struct jobscript *js, const char *dir, struct dp_error *err);
 

@@ -97,7 +97,8 @@ static const char launcher_sh[] =
 	"	for f in \"$L\"/job.*; do\n"
 	"		[ -e \"$f\" ] || continue\n"
 	"		if [ \"$f\" = \"$rec\" ]; then mine=1; continue; fi\n"
-	"		exec {x}<\"$f\" 2>/dev/null || continue\n"
+	"		# (in braces: exec with 2>/dev/null would silence the job's stderr for good)\n"
+	"		{ exec {x}<\"$f\"; } 2>/dev/null || continue\n"
 	"		if flock -n \"$x\"; then\n"
 	"			exec {x}<&-\n"
 	"			rm -f -- \"$f\" 2>/dev/null\n"
@@ -209,6 +210,10 @@ static const char launcher_sh[] =
 	"fi\n"
 	"(\n"
 	"	for x in $fds; do eval \"exec $x<&-\"; done\n"
+	"	# a job with an image: container.sh runs the bootstrap in it\n"
+	"	if [ -f \"$d/container.sh\" ]; then\n"
+	"		DISPATCH_JOB_ID=$id exec bash \"$d/container.sh\"\n"
+	"	fi\n"
 	"	DISPATCH_JOB_ID=$id exec bash \"$d/bootstrap.sh\"\n"
 	")\n"
 	"st=$?\n"
@@ -424,13 +429,26 @@ void plainjob_status_free(struct plainjob_status *res, size_t n)
 
 void plainjob_cancel_command(struct strbuf *sb, const struct plainjob_ref *jobs, size_t n)
 {
+	/* A container outlives the process group (podman's conmon is a session of its
+	 * own): stop it (TERM, KILL after 10 s) and remove it by its name. */
 	strbuf_adds(sb,
+		"dispatch_c_container() {\n"
+		"\t[ -f \"$2/container.sh\" ] || return 0\n"
+		"\tfor rt in podman docker; do\n"
+		"\t\tif grep -q \"^exec $rt run \" \"$2/container.sh\"; then\n"
+		"\t\t\t$rt stop -t 10 \"dispatch-$1\" >/dev/null 2>&1\n"
+		"\t\t\t$rt rm -f \"dispatch-$1\" >/dev/null 2>&1\n"
+		"\t\tfi\n"
+		"\tdone\n"
+		"\treturn 0\n"
+		"}\n"
 		"dispatch_c() {\n"
 		"\tif [ -f \"$2/exit_status\" ]; then\n"
 		"\t\tprintf '" MARK_CANCEL " %s ended\\n' \"$1\"\n"
 		"\telif [ \"$3\" -gt 1 ] && kill -0 \"-$3\" 2>/dev/null; then\n"
 		"\t\t: >\"$2/cancelled\"\n"
 		"\t\tkill -TERM \"-$3\" 2>/dev/null\n"
+		"\t\tdispatch_c_container \"$1\" \"$2\"\n"
 		"\t\tprintf '" MARK_CANCEL " %s signalled\\n' \"$1\"\n"
 		"\telse\n"
 		"\t\tprintf '" MARK_CANCEL " %s gone\\n' \"$1\"\n"

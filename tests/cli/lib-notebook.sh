@@ -1,4 +1,4 @@
-# Helpers of the notebook tests (t7600, t7610), sourced after testbed_up: a Jupyter
+# Helpers of the notebook tests (t7700, t7710), sourced after testbed_up: a Jupyter
 # client (lib-jupyter.py, with the system python3 that has python3-websocket), bounded
 # waits, what a notebook leaves behind, and Chromium's screenshot.
 # A ledger (and notebook tokens) of this test's own, not the instance's

@@ -99,6 +99,7 @@ test_expect_success '--json: one document with every host and its source' '
 	assert ws == {"name": "workstation", "type": "plain", "ssh": "gpu-workstation",
 	              "cluster": "local", "chips": {"h100": 4}, "partitions": [],
 	              "cpu_partitions": [], "uv_groups": ["cuda12"], "annotations": {},
+	              "container_runtime": "none", "container_image": None,
 	              "source": "inventory"}, ws
 	assert hosts["hpc-login"]["chips"] is None
 	assert hosts["hpc-login"]["partitions"][0] == {"name": "gpu", "default": False, "constraint": None}

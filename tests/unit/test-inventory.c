@@ -401,8 +401,94 @@ static void test_reference_keys(void)
 	CHECK(pw == NULL);
 }
 
+/* container_runtime, container_image, container_mounts. */
+static void test_containers(void)
+{
+	struct dp_error err;
+	struct inventory *inv = parse(BASE "hosts:\n"
+		"  box1: {cluster: c1, container_runtime: podman, container_image: localhost/t,\n"
+		"         container_mounts: ['/scratch:/scratch:ro', '/a:/b,/c:/d']}\n"
+		"  hpc: {type: slurm, cluster: c1, container_runtime: pyxis}\n"
+		"  box2: {cluster: c1}\n", &err);
+	CHECK(inv != NULL);
+	if (!inv) {
+		printf("# %s\n", err.msg);
+		return;
+	}
+	const struct inv_host *box1 = inventory_host(inv, "box1");
+	CHECK_INT(box1->container_runtime, CONTAINER_PODMAN);
+	CHECK_STR(box1->container_image, "localhost/t");
+	CHECK_INT(strv_len(box1->container_mounts), 2);
+	CHECK_STR(box1->container_mounts[1], "/a:/b,/c:/d");
+	CHECK_INT(inventory_host(inv, "hpc")->container_runtime, CONTAINER_PYXIS);
+	CHECK_INT(inventory_host(inv, "box2")->container_runtime, CONTAINER_NONE);
+	CHECK(inventory_host(inv, "box2")->container_image == NULL);
+	inventory_free(inv);
+
+	CHECK_STR(error_of(BASE "hosts:\n  box1:\n    cluster: c1\n    container_runtime: pyxis\n"),
+		  "inv.yaml:6:24: hosts.box1.container_runtime: 'pyxis' runs jobs through srun and "
+		  "needs 'type: slurm'; a plain host runs containers with podman or docker");
+	CHECK_STR(error_of(BASE "hosts:\n  box1:\n    cluster: c1\n    container_runtime: podman-hpc\n"),
+		  "inv.yaml:6:24: hosts.box1.container_runtime: 'podman-hpc' runs jobs through srun and "
+		  "needs 'type: slurm'; a plain host runs containers with podman or docker");
+	CHECK_STR(error_of(BASE "hosts:\n  h:\n    type: slurm\n    cluster: c1\n    container_runtime: docker\n"),
+		  "inv.yaml:7:24: hosts.h.container_runtime: 'docker' is for plain hosts; on a SLURM "
+		  "host use pyxis, apptainer, singularity, charliecloud or podman-hpc");
+	CHECK_STR(error_of(BASE "hosts:\n  box1: {cluster: c1, container_runtime: apptainr}\n"),
+		  "inv.yaml:4:42: hosts.box1.container_runtime: unknown container runtime 'apptainr' "
+		  "(did you mean 'apptainer'?)");
+	CHECK_STR(error_of(BASE "hosts:\n  box1: {cluster: c1, container_image: x}\n"),
+		  "inv.yaml:4:40: hosts.box1.container_image: a default image needs a runtime: set "
+		  "container_runtime too");
+	CHECK_STR(error_of(BASE "hosts:\n  box1: {cluster: c1, container_runtime: podman, "
+			   "container_mounts: [/a:b]}\n"),
+		  "inv.yaml:4:69: invalid hosts.box1.container_mounts item '/a:b': DST is not an "
+		  "absolute path (start it with /, ~/ or $VAR) (expected SRC:DST or SRC:DST:ro, "
+		  "absolute paths, items joined by ',')");
+}
+
+/* The mount lists of container_mounts and --container-mounts. */
+static void test_container_mounts(void)
+{
+	struct container_mount *m = NULL;
+	size_t n = 0;
+	struct dp_error err;
+	CHECK_INT(container_mounts_parse("/a:/b,~/c:$X/d:ro,/e:/f:rw", "x", &m, &n, &err), 0);
+	CHECK_INT(n, 3);
+	CHECK(n == 3 && streq(m[0].src, "/a") && streq(m[0].dst, "/b") && !m[0].ro);
+	CHECK(n == 3 && streq(m[1].src, "~/c") && streq(m[1].dst, "$X/d") && m[1].ro);
+	CHECK(n == 3 && !m[2].ro);
+	container_mounts_free(m, n);
+	const struct {
+		const char *in, *msg;
+	} bad[] = {
+		{ "", "invalid x '': expected SRC:DST[:ro][,...]" },
+		{ "/a", "invalid x item '/a': no ':' between SRC and DST" },
+		{ "/a:/b,", "invalid x item '': no ':' between SRC and DST" },
+		{ "/a:/b:rx", "invalid x item '/a:/b:rx': the only flags are 'ro' and 'rw'" },
+		{ "a:/b", "invalid x item 'a:/b': SRC is not an absolute path" },
+		{ "/a:", "invalid x item '/a:': DST is empty" },
+		{ "/a:/b:ro:x", "invalid x item '/a:/b:ro:x': the only flags are 'ro' and 'rw'" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		m = NULL;
+		n = 0;
+		CHECK_INT(container_mounts_parse(bad[i].in, "x", &m, &n, &err), -1);
+		CHECK_CONTAINS(err.msg, bad[i].msg);
+		CHECK_INT(err.kind, DPE_INPUT);
+		container_mounts_free(m, n);
+		CHECK(!container_mounts_valid(bad[i].in));
+	}
+	CHECK(container_mounts_valid("/x:/y:ro"));
+	CHECK_STR(container_runtime_name(CONTAINER_PODMAN_HPC), "podman-hpc");
+	CHECK_INT(container_runtime_from_name("charliecloud"), CONTAINER_CHARLIECLOUD);
+	CHECK_INT(container_runtime_from_name("lxc"), -1);
+}
+
 int main(void)
 {
+	test_containers();
+	test_container_mounts();
 	test_reference();
 	test_reference_current();
 	test_interpolation();

@@ -294,8 +294,41 @@ static void test_validate(void)
 	jobspec_release(&js);
 }
 
+/* The container options, from the command line and a job file. */
+static void test_container(void)
+{
+	CHECK_STR(try_set("container-image", "nvcr.io/nvidia/pytorch:24.01-py3"), "");
+	CHECK_STR(try_set("container-image", "-x"), "invalid --container-image '-x': expected an "
+		  "image: a file path or a registry reference, without spaces");
+	CHECK_STR(try_set("container-mounts", "/a:/b,/c:d"), "invalid --container-mounts item '/c:d': "
+		  "DST is not an absolute path (start it with /, ~/ or $VAR) (expected SRC:DST or "
+		  "SRC:DST:ro, absolute paths, items joined by ',')");
+	struct jobspec js = { 0 };
+	CHECK(parse(&js, "container_image: /images/x.sqsh\n"
+			 "container-mounts: [/data:/data:ro, '/a:/b,/c:/d']\n"
+			 "container_workdir: /work\n"
+			 "no_container: false\n"
+			 "command: python train.py\n") == 0);
+	CHECK_STR(js.container_image, "/images/x.sqsh");
+	CHECK_INT(strv_len(js.container_mounts), 2);
+	CHECK_STR(js.container_workdir, "/work");
+	CHECK_INT(js.no_container, -1);
+	CHECK(jobspec_validate(&js, &err) == 0);
+	CHECK(jobspec_set(&js, "no-container", NULL, NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_STR(err.msg, "--no-container and --container-image '/images/x.sqsh' exclude each "
+		  "other: give one");
+	jobspec_release(&js);
+	CHECK(parse(&js, "container_mounts: relative:/x\n") < 0);
+	CHECK_STR(err.msg, "job.yaml:1:19: invalid container-mounts item 'relative:/x': SRC is not "
+		  "an absolute path (start it with /, ~/ or $VAR) (expected SRC:DST or SRC:DST:ro, "
+		  "absolute paths, items joined by ',')");
+	jobspec_release(&js);
+}
+
 int main(void)
 {
+	test_container();
 	test_time();
 	test_values_name_their_option();
 	test_env();

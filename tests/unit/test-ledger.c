@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <sqlite3.h>
+
 #include "ledger.h"
 #include "unit.h"
 
@@ -33,11 +35,52 @@ static void record(const char *dir, int i)
 	_exit(r < 0);
 }
 
+/* A ledger written before the container columns: opening adds them, its rows read
+ * without a container, new rows keep runtime and image. */
+static void test_older_ledger(const char *dir)
+{
+	char *sub = xasprintf("%s/old", dir);
+	char *db = xasprintf("%s/ledger.db", sub);
+	mkdir(sub, 0700);
+	sqlite3 *h;
+	CHECK(sqlite3_open(db, &h) == SQLITE_OK);
+	CHECK(sqlite3_exec(h, "CREATE TABLE jobs (row INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT,"
+			   " host TEXT NOT NULL, cluster TEXT, name TEXT, token TEXT NOT NULL UNIQUE,"
+			   " submitted_at INTEGER NOT NULL, commit_id TEXT, dirty INTEGER NOT NULL"
+			   " DEFAULT 0, script_path TEXT, log_path TEXT, err_path TEXT, pid INTEGER"
+			   " NOT NULL DEFAULT 0, state TEXT NOT NULL);"
+			   "INSERT INTO jobs (job_id, host, token, submitted_at, state)"
+			   " VALUES ('7', 'hpc', 'dsp-old', 1, 'submitted');", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	struct ledger *l;
+	struct dp_error err;
+	CHECK(ledger_open(sub, &l, &err) == 0);
+	struct ledger_job got;
+	CHECK(ledger_find_token(l, "dsp-old", &got, &err) == 0);
+	CHECK_STR(got.job_id, "7");
+	CHECK(got.container_runtime == NULL && got.container_image == NULL);
+	ledger_job_release(&got);
+	struct ledger_job job = { .host = "box1", .token = "dsp-new", .container_runtime = "podman",
+				  .container_image = "localhost/train:1" };
+	CHECK(ledger_begin(l, &job, &err) == 0);
+	CHECK(ledger_find_token(l, "dsp-new", &got, &err) == 0);
+	CHECK_STR(got.container_runtime, "podman");
+	CHECK_STR(got.container_image, "localhost/train:1");
+	ledger_job_release(&got);
+	ledger_close(l);
+	/* and once more: the columns are there now */
+	CHECK(ledger_open(sub, &l, &err) == 0);
+	ledger_close(l);
+	free(db);
+	free(sub);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/dispatch-ledger-XXXXXX";
 	char *dir = mkdtemp(tmpl);
 	CHECK(dir != NULL);
+	test_older_ledger(dir);
 	char *sub = xasprintf("%s/a/b", dir);
 	struct ledger *l;
 	struct dp_error err;

@@ -76,6 +76,16 @@ static long launch(const char *dir, const char *id, const char *command)
 	return pid;
 }
 
+/* What job id wrote to its log (caller frees). */
+static char *job_log(const char *dir, const char *id)
+{
+	char *path = xasprintf("%s/%s.out", dir, id);
+	size_t len;
+	char *text = read_file(path, &len);
+	free(path);
+	return text;
+}
+
 static struct plainjob_status *query(const char *dir, const char *id, long pid)
 {
 	char *stage = xasprintf("%s/%s", dir, id);
@@ -114,6 +124,15 @@ static void test_lifecycle(const char *dir)
 	CHECK_STR(s[0].state, "RUNNING");
 	CHECK_INT(s[0].exit_code, -1);
 	plainjob_status_free(s, 1);
+	/* a job launched while another's record is live keeps its stderr in its log */
+	long pid2 = launch(dir, "j1e", "echo to-stderr >&2\n");
+	wait_end(dir, "j1e");
+	s = query(dir, "j1e", pid2);
+	CHECK_STR(s[0].state, "COMPLETED");
+	plainjob_status_free(s, 1);
+	char *elog = job_log(dir, "j1e");
+	CHECK_STR(elog, "to-stderr\n");
+	free(elog);
 	write_text(gate, "");
 	wait_end(dir, "j1");
 	s = query(dir, "j1", pid);
@@ -121,12 +140,9 @@ static void test_lifecycle(const char *dir)
 	CHECK_INT(s[0].exit_code, 3);
 	CHECK(s[0].elapsed >= 0);
 	plainjob_status_free(s, 1);
-	char *logp = xasprintf("%s/j1.out", dir);
-	size_t len;
-	char *log = read_file(logp, &len);
+	char *log = job_log(dir, "j1");
 	CHECK_CONTAINS(log, "id=j1");
 	free(log);
-	free(logp);
 	free(cmd);
 	free(gate);
 
@@ -162,6 +178,35 @@ static void test_cancel(const char *dir)
 	free(out);
 	strbuf_release(&sb);
 	free(stage);
+}
+
+/* A stage dir with container.sh: the launcher runs it in place of the bootstrap (it
+ * runs the bootstrap in the image), with DISPATCH_JOB_ID; its status is the job's. */
+static void test_container_runner(const char *dir)
+{
+	char *stage = xasprintf("%s/j4", dir);
+	mkdir(stage, 0700);
+	char *runner = xasprintf("%s/container.sh", stage);
+	write_text(runner, "echo \"runner $DISPATCH_JOB_ID\"\nexec bash \"$(dirname \"$0\")/bootstrap.sh\"\n");
+	long pid = launch(dir, "j4", "echo boot; exit 5\n");
+	wait_end(dir, "j4");
+	struct plainjob_status *s = query(dir, "j4", pid);
+	CHECK_STR(s[0].state, "FAILED");
+	CHECK_INT(s[0].exit_code, 5);
+	plainjob_status_free(s, 1);
+	char *text = job_log(dir, "j4");
+	CHECK_STR(text, "runner j4\nboot\n");
+	free(text);
+	free(runner);
+	free(stage);
+	/* cancel's removal of a podman or docker container is shell that parses */
+	struct plainjob_ref ref = { .id = "j4", .stage_dir = "/nonexistent", .pgid = 0 };
+	struct strbuf sb = STRBUF_INIT;
+	plainjob_cancel_command(&sb, &ref, 1);
+	CHECK_CONTAINS(sb.buf, "$rt stop -t 10 \"dispatch-$1\" >/dev/null 2>&1\n");
+	CHECK_CONTAINS(sb.buf, "$rt rm -f \"dispatch-$1\" >/dev/null 2>&1\n");
+	CHECK_SH_N("cancel command", sb.buf);
+	strbuf_release(&sb);
 }
 
 static void test_parse(void)
@@ -251,6 +296,7 @@ int main(void)
 	test_parse_queue();
 	test_lifecycle(dir);
 	test_cancel(dir);
+	test_container_runner(dir);
 	char *rm = xasprintf("rm -rf '%s'", dir);
 	if (system(rm) != 0)
 		return 1;

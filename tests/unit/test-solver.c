@@ -213,8 +213,35 @@ static void test_rules(void)
 	inventory_free(inv);
 }
 
+/* A job with an image: hosts without a container_runtime do not fit, and say why. */
+static void test_container(void)
+{
+	struct inventory *inv = load(CLUSTERS "hosts:\n"
+		"  box1: {cluster: a, chips: {h100: 2}}\n"
+		"  box2: {cluster: b, chips: {h100: 2}, container_runtime: podman}\n");
+	struct dp_error err;
+	struct solve_result res;
+	struct solve_request req = { .chip = "h100", .chips = 1, .container = true };
+	CHECK(solve(inv, &req, &res, &err) == 0);
+	CHECK(res.host && streq(res.host->name, "box2"));
+	CHECK_STR(reason_for(&res, "box1"), "no container_runtime: the job runs in an image");
+	solve_result_release(&res);
+	req.container = false;
+	CHECK(solve(inv, &req, &res, &err) == 0);
+	CHECK(res.host && streq(res.host->name, "box1"));
+	solve_result_release(&res);
+	/* the most-capacity fallback skips them too */
+	req.container = true;
+	req.chips = 3;
+	CHECK(solve(inv, &req, &res, &err) == 0);
+	CHECK(res.host == NULL || streq(res.host->name, "box2"));
+	solve_result_release(&res);
+	inventory_free(inv);
+}
+
 int main(void)
 {
+	test_container();
 	test_reference();
 	test_rules();
 	return unit_done();

@@ -74,9 +74,9 @@ static inline char *unit_fixture(const char *dir, const char *name)
 	return text;
 }
 
-/* One check: SCRIPT is valid sh (sh -n). */
-#define CHECK_SH_N(what, script) unit_sh_n(__FILE__, __LINE__, what, script)
-static inline void unit_sh_n(const char *file, int line, const char *what, const char *script)
+/* One check: "TOOL FILE" exits 0, FILE holding SCRIPT. */
+static inline void unit_script_check(const char *file, int line, const char *what,
+				     const char *tool, const char *script)
 {
 	char path[] = "/tmp/dispatch-unit-sh.XXXXXX";
 	int fd = mkstemp(path);
@@ -85,7 +85,7 @@ static inline void unit_sh_n(const char *file, int line, const char *what, const
 	if (fd >= 0)
 		close(fd);
 	if (ok) {
-		char *cmd = xasprintf("sh -n %s", path);
+		char *cmd = xasprintf("%s %s", tool, path);
 		ok = system(cmd) == 0;
 		free(cmd);
 	}
@@ -93,5 +93,11 @@ static inline void unit_sh_n(const char *file, int line, const char *what, const
 	if (fd >= 0)
 		unlink(path);
 }
+
+/* SCRIPT is valid sh (sh -n). */
+#define CHECK_SH_N(what, script) unit_script_check(__FILE__, __LINE__, what, "sh -n", script)
+/* SCRIPT passes shellcheck as bash, at every severity (its findings on stderr). */
+#define CHECK_SHELLCHECK(what, script) \
+	unit_script_check(__FILE__, __LINE__, what, "shellcheck -s bash >&2", script)
 
 #endif

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t7610: dispatch notebook on a plain host (the testbed's box1, with Debian's
+# t7710: dispatch notebook on a plain host (the testbed's box1, with Debian's
 # Jupyter): --detach --json prints the ReplResult fields and leaves the server
 # running; attach --port tunnels to it, a cell runs on box1 and Chromium takes a
 # screenshot (kept under the build dir, the path printed); clients that reset their
@@ -7,11 +7,11 @@
 # --cancel-on-exit cancels the job and leaves nothing behind; on a real terminal
 # Ctrl-C asks, and y cancels. A server that exits before it answers is reported
 # with its status and log (exit 1); a busy --port submits nothing. The SLURM host:
-# t7600.
+# t7700.
 . "$(dirname "$0")/lib.sh"
 
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec("print(" + sys.argv[2] + ")")' "$@"; }
-ART=${TEST_BUILDDIR:-$TRASH}/artifacts/t7610
+ART=${TEST_BUILDDIR:-$TRASH}/artifacts/t7710
 mkdir -p "$ART"
 
 testbed_up

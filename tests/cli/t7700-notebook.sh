@@ -1,5 +1,5 @@
 #!/bin/bash
-# t7600: dispatch notebook on the testbed's SLURM host hpc, with Debian's Jupyter
+# t7700: dispatch notebook on the testbed's SLURM host hpc, with Debian's Jupyter
 # (tests/install-deps) on its nodes. Through the URL dispatch prints, a kernel is
 # created and a cell run over the kernel's websocket (tests/cli/lib-jupyter.py): it
 # must print node1 or node2 (never the login node) and the GPU SLURM gave; the same
@@ -11,10 +11,10 @@
 # and neither server nor kernel behind. A server that never answers gives the
 # timeout error (exit 3) naming the log, and its job is cancelled. Through the
 # user's OpenSSH master (started here with ssh -fN -o ControlMaster=yes), attach
-# polls and tunnels without a login of its own. The plain host: t7610.
+# polls and tunnels without a login of its own. The plain host: t7710.
 . "$(dirname "$0")/lib.sh"
 
-ART=${TEST_BUILDDIR:-$TRASH}/artifacts/t7600
+ART=${TEST_BUILDDIR:-$TRASH}/artifacts/t7700
 mkdir -p "$ART"
 
 test_expect_success 'option errors exit 2' '
