@@ -171,15 +171,9 @@ int gpu_field_of(const char *name)
 	return -1;
 }
 
-/* The script each step runs on its node (sh -c). */
-static void node_script(struct strbuf *sb, int interval)
+void gpu_top_probe_script(struct strbuf *sb)
 {
-	strbuf_adds(sb, "n=${SLURMD_NODENAME:-$(hostname)}\n"
-			"p() { printf '" MARK_TOP " %s %s\\n' \"$n\" \"$*\"; }\n"
-			"p step-gpus \"${SLURM_STEP_GPUS-}\"\n"
-			"p cuda \"${CUDA_VISIBLE_DEVICES-}\"\n"
-			"command -v nvidia-smi >/dev/null 2>&1 || { p no-nvidia-smi; exit 0; }\n"
-			"h=$(nvidia-smi --help-query-gpu 2>&1) || "
+	strbuf_adds(sb, "h=$(nvidia-smi --help-query-gpu 2>&1) || "
 			"{ p failed \"$(printf '%s\\n' \"$h\" | head -n 1)\"; exit 0; }\n"
 			"q=\n"
 			"for f in");
@@ -191,6 +185,17 @@ static void node_script(struct strbuf *sb, int interval)
 			"\tcase $h in *\"\\\"$f\\\"\"*) q=$q${q:+,}$f ;; esac\n"
 			"done\n"
 			"p fields \"$q\"\n");
+}
+
+/* The script each step runs on its node (sh -c). */
+static void node_script(struct strbuf *sb, int interval)
+{
+	strbuf_adds(sb, "n=${SLURMD_NODENAME:-$(hostname)}\n"
+			"p() { printf '" MARK_TOP " %s %s\\n' \"$n\" \"$*\"; }\n"
+			"p step-gpus \"${SLURM_STEP_GPUS-}\"\n"
+			"p cuda \"${CUDA_VISIBLE_DEVICES-}\"\n"
+			"command -v nvidia-smi >/dev/null 2>&1 || { p no-nvidia-smi; exit 0; }\n");
+	gpu_top_probe_script(sb);
 	strbuf_addf(sb, "nvidia-smi --query-gpu=\"$q\" --format=csv,noheader,nounits -l %d 2>&1 | "
 			"while IFS= read -r l; do p row \"$l\"; done\n"
 			"p ended\n",

@@ -59,6 +59,12 @@ void gpu_top_job_release(struct gpu_top_job *j);
 void gpu_top_slurm_command(struct strbuf *sb, const char *id, const struct gpu_top_job *j,
 			   int interval, long minutes);
 
+/* Shell text that sets q to the fields of gpu_field_name nvidia-smi has here
+ * (--help-query-gpu) and prints "fields Q" through p (p KIND ARGS prints one line
+ * "dispatch-top NODE KIND ARGS"); an nvidia-smi that fails prints "failed MSG" and
+ * exits 0. */
+void gpu_top_probe_script(struct strbuf *sb);
+
 /* The fields asked of nvidia-smi (when the node has them), in order. */
 enum gpu_field {
 	GF_UUID, GF_BUS_ID, GF_INDEX, GF_MINOR, GF_NAME, GF_UTIL, GF_MEM_USED, GF_MEM_TOTAL,
@@ -86,7 +92,8 @@ struct gpu_row {
 	double util, mem_used, mem_total, power, power_limit, temp; /* NAN: null */
 	char *throttle;         /* decoded reasons ("sw_power_cap,hw_slowdown"), "" none,
 				   NULL not known */
-	bool in_step;           /* one of the step's GPUs */
+	bool in_step;           /* one of the step's GPUs (plain hosts: the job's) */
+	bool shared;            /* plain hosts: another user's process uses it too */
 	double seen;
 };
 
