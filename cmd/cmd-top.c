@@ -452,6 +452,9 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 					   ref->host);
 		return top_plain(ctx, ss, ref, interval, count, procs);
 	}
+	if (procs)
+		return usage_error(ctx, "--procs: job '%s' runs on SLURM, where dispatch top does not "
+				   "list processes yet (plain hosts only)", ref->arg);
 
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	gpu_top_job_command(&cmd, ref->id);
