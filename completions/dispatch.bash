@@ -65,7 +65,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' show discover resolve --names --check -H --hosts --timeout --fanout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' show discover resolve --names --check -H --hosts --timeout --fanout --health -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	jobs)
 		case $prev in

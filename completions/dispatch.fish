@@ -35,6 +35,7 @@ complete -c dispatch -n '__fish_seen_subcommand_from hosts' -l check -d 'connect
 complete -c dispatch -n '__fish_seen_subcommand_from hosts' -s H -l hosts -x -a '(dispatch hosts --names 2>/dev/null)' -d 'with --check  only these hosts (comma-separated, hostlist ranges)'
 complete -c dispatch -n '__fish_seen_subcommand_from hosts' -l timeout -x -d 'with --check  give up on a host after S seconds (default 10)'
 complete -c dispatch -n '__fish_seen_subcommand_from hosts' -l fanout -x -d 'with --check  at most N hosts at once (default 32)'
+complete -c dispatch -n '__fish_seen_subcommand_from hosts' -l health -d 'node states with who drained them when and why (SLURM), GPU health and XID errors (plain hosts)'
 complete -c dispatch -n '__fish_seen_subcommand_from hosts' -a show -d 'a host'\''s partitions, nodes and free GPUs'
 complete -c dispatch -n '__fish_seen_subcommand_from hosts' -a discover -d 'an inventory entry for a host, from sinfo or nvidia-smi'
 complete -c dispatch -n '__fish_seen_subcommand_from hosts' -a resolve -d 'the ssh settings dispatch uses for a host, in ssh -G form'
