@@ -17,11 +17,12 @@
 #include "jobref.h"
 #include "slurm/gpu_top.h"
 #include "slurm/hostlist.h"
+#include "slurm/node_health.h"
 #include "slurm/plain_top.h"
 #include "slurm/plainjob.h"
 #include "transport/ssh.h"
 
-enum { OPT_HOST = 1, OPT_INTERVAL, OPT_COUNT, OPT_NODE, OPT_PROCS };
+enum { OPT_HOST = 1, OPT_INTERVAL, OPT_COUNT, OPT_NODE, OPT_PROCS, OPT_HEALTH };
 
 static const struct dp_option top_options[] = {
 	{ OPT_HOST, 'H', "host", "HOST", "the host of a job given by bare ID", "host" },
@@ -31,6 +32,7 @@ static const struct dp_option top_options[] = {
 	  .kind = DP_OPT_INT, .min = 1, .max = 1000000 },
 	{ OPT_NODE, 0, "node", "NODES", "only these nodes of the job (hostlist)", NULL },
 	{ OPT_PROCS, 0, "procs", NULL, "plain hosts: the job's processes on each GPU, with their GPU memory", NULL },
+	{ OPT_HEALTH, 0, "health", NULL, "GPU health (ECC, row remaps, recovery action) and XID errors of each node, asked once", NULL },
 	{ 0 },
 };
 
@@ -41,7 +43,7 @@ struct session {
 	struct strbuf partial, err;
 	int interval;
 	long count, samples;
-	bool tty, stopped, procs;
+	bool tty, stopped, procs, health;
 	struct plain_top *plain;        /* a plain host's job: its processes */
 };
 
@@ -187,6 +189,12 @@ static void show_json(struct session *s, double now)
 			cJSON_AddItemToArray(gpus, g);
 		}
 		free(rows);
+		if (s->health) {
+			struct gpu_health_report hr;
+			gpu_health_parse(n->health ? n->health : "", &hr);
+			cJSON_AddItemToObject(o, "health", n->health ? gpu_health_json(&hr) : cJSON_CreateNull());
+			gpu_health_release(&hr);
+		}
 		if (s->plain) {
 			cJSON *pr = cJSON_AddObjectToObject(o, "processes");
 			cJSON_AddNumberToObject(pr, "count", (double)s->plain->njob);
@@ -255,6 +263,16 @@ static void show_text(struct session *s, double now)
 			       n->step_gpus ? n->step_gpus : "");
 		else if (flag && streq(flag, "no-gpus-allocated") && !s->plain)
 			printf("%s: the job holds no GPUs there\n", n->name);
+	}
+	for (size_t i = 0; s->health && (s->tty || s->samples == 1) && i < s->top.nnodes; i++) {
+		const struct gpu_node *n = &s->top.nodes[i];
+		if (!n->health)
+			continue;
+		struct gpu_health_report hr;
+		gpu_health_parse(n->health, &hr);
+		printf("\n%s: GPU health\n", n->name);
+		gpu_health_print(n->name, &hr);
+		gpu_health_release(&hr);
 	}
 	if (!s->plain)
 		return;
@@ -343,7 +361,7 @@ static void sleep_s(double sec)
 
 /* A plain host's job: one script per refresh over ss (lib/slurm/plain_top.h). */
 static int top_plain(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *ref,
-		     long interval, long count, bool procs)
+		     long interval, long count, bool procs, bool health)
 {
 	struct dp_error err = { 0 };
 	_cleanup_free_ char *stage = job_stage_dir(ref);
@@ -384,6 +402,19 @@ static int top_plain(const struct dp_ctx *ctx, struct ssh_session *ss, const str
 		.tty = stdout_is_tty() && !ctx->json,
 	};
 	gpu_top_init(&s.top, &j);
+	if (health) {
+		/* once per session, over the same connection */
+		strbuf_reset(&cmd);
+		strbuf_reset(&out);
+		gpu_health_command(&cmd);
+		if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+			gpu_top_release(&s.top);
+			plain_top_release(&plain);
+			return report_error(&err);
+		}
+		s.top.nodes[0].health = strbuf_detach(&out);
+		s.health = true;
+	}
 	strbuf_reset(&cmd);
 	plain_top_command(&cmd, ref->host, stage, ref->rec.pid);
 	int ret = 0;
@@ -424,7 +455,7 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	const char *host_opt = NULL, *node_opt = NULL;
 	long interval = 2, count = 0;
-	bool procs = false;
+	bool procs = false, health = false;
 	struct dp_error err = { 0 };
 	for (size_t i = 0; i < args->nopts; i++) {
 		switch (args->opts[i].id) {
@@ -433,6 +464,7 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_COUNT: count = args->opts[i].num; break;
 		case OPT_NODE: node_opt = args->opts[i].arg; break;
 		case OPT_PROCS: procs = true; break;
+		case OPT_HEALTH: health = true; break;
 		}
 	}
 	_cleanup_(job_set_release) struct job_set set = { 0 };
@@ -450,7 +482,7 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 		if (node_opt)
 			return usage_error(ctx, "--node: job '%s' runs on one plain host, '%s'", ref->arg,
 					   ref->host);
-		return top_plain(ctx, ss, ref, interval, count, procs);
+		return top_plain(ctx, ss, ref, interval, count, procs, health);
 	}
 	if (procs)
 		return usage_error(ctx, "--procs: job '%s' runs on SLURM, where dispatch top does not "
@@ -483,11 +515,11 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	/* a step outlives nothing: the tick loop ends it when the connection goes, and
 	 * with --count it is bounded besides */
 	long minutes = count ? (count * interval + 59) / 60 + 1 : 0;
-	gpu_top_slurm_command(&cmd, ref->id, &j, (int)interval, minutes);
+	gpu_top_slurm_command(&cmd, ref->id, &j, (int)interval, minutes, health);
 	struct session s = {
 		.ctx = ctx, .job = ref->id, .host = ref->host,
 		.partial = STRBUF_INIT, .err = STRBUF_INIT,
-		.interval = (int)interval, .count = count,
+		.interval = (int)interval, .count = count, .health = health,
 		.tty = stdout_is_tty() && !ctx->json,
 	};
 	gpu_top_init(&s.top, &j);
@@ -521,7 +553,7 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_top = {
 	.name = "top",
 	.summary = "per-GPU utilisation, memory, power of a running job's nodes",
-	.usage = "[-H HOST] [--interval S] [-n N] [--node NODES] [--procs] JOB",
+	.usage = "[-H HOST] [--interval S] [-n N] [--node NODES] [--procs] [--health] JOB",
 	.description =
 		"Samples the GPUs of a running SLURM job with nvidia-smi on each of its nodes,\n"
 		"through one 'srun --overlap' step per session (per group of nodes holding the\n"

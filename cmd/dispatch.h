@@ -164,6 +164,12 @@ extern const struct dispatch_cmd dispatch_cmd_hosts_show;
 extern const struct dispatch_cmd dispatch_cmd_hosts_discover;
 extern const struct dispatch_cmd dispatch_cmd_hosts_resolve;
 
+/* cmd/hosts-show.c: a plain host's (or a node's) GPU health and XID lines, as hosts
+ * show --health and top --health print them. */
+struct gpu_health_report;
+void gpu_health_print(const char *host, const struct gpu_health_report *g);
+struct cJSON *gpu_health_json(const struct gpu_health_report *g);
+
 /* cmd/solve-check.c: solve with --check: asks the hosts that fit on paper what is
  * free now (in parallel) and solves with their answers. res points into *keep: free
  * it with solve_checked_free after solve_result_release. Returns 0 or the exit

@@ -221,7 +221,11 @@ static void show_health_text(const char *host, const struct host_facts *f, const
 		table_print(&t);
 		return;
 	}
-	const struct gpu_health_report *g = &h->gpus;
+	gpu_health_print(host, &h->gpus);
+}
+
+void gpu_health_print(const char *host, const struct gpu_health_report *g)
+{
 	if (g->no_smi)
 		printf("%s: no nvidia-smi on the host: no GPU health\n", host);
 	else if (g->error)
@@ -255,8 +259,10 @@ static void show_health_text(const char *host, const struct host_facts *f, const
 
 static cJSON *health_json(const struct host_facts *f, const struct health *h)
 {
+	if (!f->slurm)
+		return gpu_health_json(&h->gpus);
 	cJSON *o = cJSON_CreateObject();
-	if (f->slurm) {
+	{
 		json_add_str_or_null(o, "error", h->sinfo_error);
 		cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
 		for (size_t i = 0; i < h->nnodes; i++) {
@@ -275,9 +281,13 @@ static cJSON *health_json(const struct host_facts *f, const struct health *h)
 			json_add_int_or_null(j, "gpus_total", sn ? slurm_node_gpus_total(sn, NULL) : -1);
 			cJSON_AddItemToArray(arr, j);
 		}
-		return o;
 	}
-	const struct gpu_health_report *g = &h->gpus;
+	return o;
+}
+
+cJSON *gpu_health_json(const struct gpu_health_report *g)
+{
+	cJSON *o = cJSON_CreateObject();
 	cJSON_AddBoolToObject(o, "nvidia_smi", !g->no_smi);
 	json_add_str_or_null(o, "error", g->error);
 	cJSON *arr = cJSON_AddArrayToObject(o, "gpus");

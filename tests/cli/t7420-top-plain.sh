@@ -102,6 +102,17 @@ test_expect_success 'no nvidia-smi on the host: flagged, the processes still sho
 	fake_smi inner "$TEST_SRCDIR/tests/unit/data/nvidia-smi/a100-node.query" all
 '
 
+test_expect_success '--health: the host'"'"'s GPU health, asked once per session' '
+	job=$(cat job-a) &&
+	fake_smi inner "$TEST_SRCDIR/tests/unit/data/nvidia-smi/a100-health.query" all &&
+	dispatch top -n 2 --interval 1 --health "$job" >out &&
+	test "$(grep -c "^inner: GPU health$" out)" = 1 &&
+	test_grep "^00000000:0F:00.0  *2  *-  *Yes  *No  *-  *unhealthy$" out &&
+	dispatch --json top -n 1 --health "$job" >j &&
+	test "$(jq_ "[g[\"healthy\"] for g in d[\"nodes\"][0][\"health\"][\"gpus\"]]" j)" = "[True, False]" &&
+	fake_smi inner "$TEST_SRCDIR/tests/unit/data/nvidia-smi/a100-node.query" all
+'
+
 test_expect_success 'samples over one connection, one remote command each; an ended job is exit 1' '
 	job=$(cat job-a) &&
 	dispatch -v top -n 3 --interval 1 "$job" >out 2>err &&
