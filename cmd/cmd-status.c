@@ -32,6 +32,7 @@ struct row {
 	const struct jobref *ref;
 	char *id;               /* the job or task as reported */
 	char *state, *reason, *elapsed, *time_limit, *nodes;
+	char *cancelled_by;     /* sacct's "CANCELLED by UID"; NULL */
 	char *gpus;             /* plain host: the GPUs leased (indices); NULL: SLURM's */
 	int exit_code, signal;  /* -1: not known */
 	struct job_tail tail;   /* a job that ended without COMPLETED: its stderr's last lines */
@@ -59,6 +60,7 @@ static void answer_release(struct answer *a)
 		free(a->rows[i].time_limit);
 		free(a->rows[i].nodes);
 		free(a->rows[i].gpus);
+		free(a->rows[i].cancelled_by);
 		job_tail_release(&a->rows[i].tail);
 	}
 	free(a->rows);
@@ -118,6 +120,7 @@ static void slurm_rows(struct answer *a, const struct jobref *r, const char *hos
 			.elapsed = xstrdup(j->elapsed),
 			.time_limit = xstrdup(j->time_limit),
 			.nodes = xstrdup(j->nodes),
+			.cancelled_by = j->cancelled_by ? xstrdup(j->cancelled_by) : NULL,
 			.exit_code = j->exit_code,
 			.signal = j->exit_signal,
 		};
@@ -215,13 +218,21 @@ static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first
 
 /* ---- output ---- */
 
+static char *why_of(const struct row *r)
+{
+	struct slurm_why_job w = { .state = r->state, .reason = r->reason,
+				   .exit_code = r->exit_code, .signal = r->signal,
+				   .nodes = r->nodes, .elapsed = r->elapsed,
+				   .time_limit = r->time_limit, .cancelled_by = r->cancelled_by };
+	return slurm_why(&w);
+}
+
 /* Below the table: why each pending job waits and why each failed job ended. */
 static void print_why(const struct answer *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		const struct row *r = &a->rows[i];
-		_cleanup_free_ char *why = slurm_why(r->state, r->reason, r->exit_code, r->signal,
-						     r->nodes);
+		_cleanup_free_ char *why = why_of(r);
 		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
 		if (why)
 			printf("%s: %s\n", job, why);
@@ -278,8 +289,7 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		json_add_str_or_null(o, "gpus", r->gpus);
 		json_add_int_or_null(o, "exit_code", r->exit_code);
 		json_add_int_or_null(o, "signal", r->signal);
-		_cleanup_free_ char *why = slurm_why(r->state, r->reason, r->exit_code, r->signal,
-						     r->nodes);
+		_cleanup_free_ char *why = why_of(r);
 		json_add_str_or_null(o, "why", why);
 		job_tail_json(o, &r->tail);
 		cJSON_AddItemToArray(jobs, o);

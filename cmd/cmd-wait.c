@@ -282,11 +282,20 @@ static void exit_text(const struct jobwait *j, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
+/* Why a SLURM job ended without COMPLETED (or waits); NULL for plain-host jobs. */
+static char *why_of(const struct jobwait *j)
+{
+	struct slurm_why_job w = { .state = j->state, .reason = j->reason,
+				   .exit_code = j->exit_code, .signal = j->signal,
+				   .nodes = j->nodes, .elapsed = j->elapsed,
+				   .time_limit = j->time_limit, .cancelled_by = j->cancelled_by };
+	return j->plain ? NULL : slurm_why(&w);
+}
+
 /* ": why" after a job that ended without COMPLETED (or waits, pending). */
 static void print_why(const struct jobwait *j)
 {
-	_cleanup_free_ char *why = j->plain ? NULL : slurm_why(j->state, j->reason, j->exit_code,
-							       j->signal, j->nodes);
+	_cleanup_free_ char *why = why_of(j);
 	if (why)
 		printf(": %s", why);
 }
@@ -363,8 +372,7 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 		json_add_str_or_null(o, "elapsed", j->elapsed);
 		json_add_str_or_null(o, "nodes", j->nodes);
 		json_add_str_or_null(o, "reason", j->reason);
-		_cleanup_free_ char *why = j->plain ? NULL : slurm_why(j->state, j->reason, j->exit_code,
-								       j->signal, j->nodes);
+		_cleanup_free_ char *why = why_of(j);
 		json_add_str_or_null(o, "why", why);
 		job_tail_json(o, &jobs[i].tail);
 		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);

@@ -128,6 +128,7 @@ void slurm_job_release(struct slurm_job *j)
 	free(j->reason);
 	free(j->elapsed);
 	free(j->time_limit);
+	free(j->cancelled_by);
 	free(j->nodes);
 	memset(j, 0, sizeof(*j));
 }
@@ -334,6 +335,8 @@ static void status_one(void *data, char *line)
 	struct slurm_job j = { .exit_code = -1, .exit_signal = -1, .from_sacct = s->in_sacct };
 	j.id = xstrdup(f[0]);
 	j.state = state_word(f[1]);
+	const char *by = after_prefix(f[1], "CANCELLED by ");
+	j.cancelled_by = by && *by ? xstrdup(by) : NULL;
 	j.elapsed = slurm_format_duration(f[2]);
 	j.time_limit = slurm_format_duration(f[3]);
 	j.nodes = xstrdup(f[4]);

@@ -47,6 +47,7 @@ struct slurm_job {
 	char *nodes;            /* hostlist, "" or "None assigned" before it runs */
 	int exit_code;          /* sacct's ExitCode "N:S": N; -1 when not known (squeue) */
 	int exit_signal;        /* S; -1 when not known */
+	char *cancelled_by;     /* sacct's "CANCELLED by UID": the UID; NULL otherwise */
 	bool from_sacct;
 };
 

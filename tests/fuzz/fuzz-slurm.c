@@ -48,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	slurm_parse_status(text, &jobs, &n);
 	for (size_t i = 0; i < n; i++) {
-		if (!jobs[i].id[0] || !jobs[i].state[0] || strchr(jobs[i].state, ' '))
+		if (!jobs[i].id[0] || !jobs[i].state[0] || strchr(jobs[i].state, ' ') ||
+		    (jobs[i].cancelled_by && (!*jobs[i].cancelled_by || !streq(jobs[i].state, "CANCELLED"))))
 			abort();
 		long e = slurm_parse_duration(jobs[i].elapsed);
 		char *again = e >= 0 ? slurm_format_seconds(e) : NULL;

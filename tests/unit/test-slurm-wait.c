@@ -173,6 +173,14 @@ static void test_durations(void)
 				same++;
 			}
 	CHECK_INT((int)same, 3);
+	/* sacct's "CANCELLED by 1001": the state word, and who */
+	for (size_t k = 0; k < na; k++)
+		if (streq(a[k].id, "162")) {
+			CHECK_STR(a[k].state, "CANCELLED");
+			CHECK_STR(a[k].cancelled_by, "1001");
+		} else {
+			CHECK(a[k].cancelled_by == NULL);
+		}
 	slurm_jobs_free(q, nq);
 	slurm_jobs_free(a, na);
 	free(sq);
