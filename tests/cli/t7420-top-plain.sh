@@ -7,7 +7,9 @@
 # launch; --procs with each process's GPU memory; a GPU another user's process holds
 # too is 'shared'; a GPU the job's process took without a lease is the job's; a job
 # without GPUs shows its processes' CPU and memory with a note; no nvidia-smi; an
-# ended job (exit 1); one refresh is one remote command. Skips unless root.
+# ended job (exit 1); one refresh is one remote command; --health; and hosts show
+# --health on the same host (GPU health from the a100-health fixture, XID source),
+# here because this test owns inner's fake nvidia-smi. Skips unless root.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed-gpu.sh"
 
@@ -121,6 +123,32 @@ test_expect_success 'samples over one connection, one remote command each; an en
 	dispatch cancel "$job" &&
 	test_expect_code 1 dispatch top -n 1 "$job" 2>err &&
 	test_grep "job .t7420a.* is CANCELLED: dispatch top shows running jobs" err
+'
+
+test_expect_success 'hosts show --health on a plain host: GPU health from nvidia-smi, XID lines where readable' '
+	fake_smi inner "$TEST_SRCDIR/tests/unit/data/nvidia-smi/a100-health.query" all &&
+	dispatch hosts show --health inner >out &&
+	test_grep "^00000000:07:00.0  *0  *-  *No  *No  *-  *ok$" out &&
+	test_grep "^00000000:0F:00.0  *2  *-  *Yes  *No  *-  *unhealthy$" out &&
+	dispatch --json hosts show --health inner >j &&
+	test "$(jq_ "[g[\"healthy\"] for g in d[\"health\"][\"gpus\"]]" j)" = "[True, False]" &&
+	test "$(jq_ "d[\"health\"][\"gpus\"][1][\"remapped_rows.pending\"]" j)" = Yes &&
+	test "$(jq_ "d[\"health\"][\"gpus\"][0][\"retired_pages.pending\"]" j)" = None &&
+	dispatch run -H inner -- "if [ -n \"\$(journalctl -k -q --no-pager -o short 2>/dev/null)\" ]; then echo journalctl; elif [ -n \"\$(dmesg 2>/dev/null)\" ]; then echo dmesg; else echo unavailable; fi" >want &&
+	test "$(jq_ "d[\"health\"][\"xid_source\"]" j)" = "$(cat want)" &&
+	if [ "$(cat want)" = unavailable ]; then
+		test_grep "^XID errors: unavailable" out
+	else
+		test_grep "^XID errors ($(cat want)): [0-9]* line" out
+	fi
+'
+
+test_expect_success 'hosts show --health without nvidia-smi: said so' '
+	fake_gpus_off inner &&
+	dispatch hosts show --health inner >out &&
+	test_grep "^inner: no nvidia-smi on the host: no GPU health$" out &&
+	dispatch --json hosts show --health inner >j &&
+	test "$(jq_ "d[\"health\"][\"nvidia_smi\"]" j)" = False
 '
 
 test_done
