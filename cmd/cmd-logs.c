@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch logs JOB [-f] [--stderr]: the job's output file, printed from its host or
- * followed until the job ends, over one connection. Where the file is: SLURM says
- * (`scontrol show job`, patterns filled in) while it knows the job; else SLURM's
- * accounting (sacct's StdOut/StdErr, from 24.05 on; an empty StdErr, in either,
- * means stderr goes to the output file), else the job ledger (sbatch
- * patterns filled in here); plain-host jobs from the ledger.
+ * followed until the job ends, over one connection. Where the file is: job_log_path
+ * (cmd/job-tail.c).
  */
 #include <stdio.h>
 
@@ -39,60 +36,6 @@ static int to_stderr(void *data, const char *buf, size_t len)
 	(void)data;
 	if (fwrite(buf, 1, len, stderr) != len)
 		return -1;
-	return 0;
-}
-
-/* The "123" and "4" of "123_4" (task NULL without one). */
-static void split_task(const char *id, char **base, char **task)
-{
-	const char *us = strchr(id, '_');
-	*base = us ? xstrndup(id, (size_t)(us - id)) : xstrdup(id);
-	*task = us ? xstrdup(us + 1) : NULL;
-}
-
-static int slurm_path(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *r,
-		      bool want_err, char **path)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	int status;
-	slurm_job_paths_command(&cmd, r->id);
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0)
-		return report_error(&err);
-	_cleanup_(slurm_paths_release) struct slurm_paths p;
-	slurm_parse_job_paths(out.buf, &p);
-	if (p.records > 1)
-		return usage_error(ctx, "job '%s' is an array: name one of its tasks (%s_N)", r->arg,
-				   r->id);
-	/* SLURM 26.05 leaves StdErr empty when stderr goes to the output (22.05 names
-	 * the output file there): the output file, either way. */
-	const char *known = want_err && p.records == 1 && !p.err ? p.out : want_err ? p.err : p.out;
-	if (known) {
-		*path = xstrdup(known);
-		return 0;
-	}
-	_cleanup_free_ char *base = NULL, *task = NULL;
-	split_task(r->id, &base, &task);
-	if (p.acct_out) {
-		/* Accounting's paths (a job SLURM's controller forgot; 24.05 and later):
-		 * patterns left in them are filled in as sbatch would have. */
-		*path = slurm_expand_pattern(want_err && p.acct_err ? p.acct_err : p.acct_out, base,
-					     task, p.acct_name, p.user);
-		return 0;
-	}
-	const char *pattern = !r->in_ledger ? NULL : want_err ? r->rec.err_path : r->rec.log_path;
-	if (!pattern) {
-		if (r->in_ledger && want_err) {
-			error_msg("job '%s' has no error file of its own: its stderr goes to its output "
-				  "('dispatch logs %s')", r->arg, r->arg);
-			return DPE_NOTFOUND;
-		}
-		error_msg("cannot tell where job '%s' writes its output: SLURM on '%s' no longer knows "
-			  "the job, its accounting has no paths (SLURM before 24.05) and dispatch did not "
-			  "submit it", r->arg, r->host);
-		return DPE_NOTFOUND;
-	}
-	*path = slurm_expand_pattern(pattern, base, task, r->rec.name, p.user);
 	return 0;
 }
 
@@ -141,9 +84,8 @@ int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool f
 	if (plain) {
 		path = xstrdup(ref->rec.log_path);
 	} else {
-		r = slurm_path(ctx, ss, ref, want_err, &path);
-		if (r)
-			return r;
+		if (job_log_path(ss, ref, want_err ? JOB_LOG_ERR : JOB_LOG_OUT, &path, &err) < 0)
+			return err.kind == DPE_INPUT ? usage_error(ctx, "%s", err.msg) : report_error(&err);
 	}
 	info_msg(ctx, "%s: %s", ref->host, path);
 

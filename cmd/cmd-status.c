@@ -15,13 +15,15 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_why.h"
 #include "slurm/slurm_steps.h"
+#include "transport/ssh.h"
 #include "base/strbuf.h"
 
-enum { OPT_HOST = 1, OPT_STEPS };
+enum { OPT_HOST = 1, OPT_STEPS, OPT_NO_TAIL };
 
 static const struct dp_option status_options[] = {
 	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
 	{ OPT_STEPS, 0, "steps", NULL, "one row per job step from sacct: state, exit code, elapsed, MaxRSS, MaxVMSize, AveCPU, TRES usage", NULL },
+	{ OPT_NO_TAIL, 0, "no-tail", NULL, "do not print the last lines of a failed job's stderr", NULL },
 	{ 0 },
 };
 
@@ -30,8 +32,10 @@ struct row {
 	const struct jobref *ref;
 	char *id;               /* the job or task as reported */
 	char *state, *reason, *elapsed, *time_limit, *nodes;
+	char *cancelled_by;     /* sacct's "CANCELLED by UID"; NULL */
 	char *gpus;             /* plain host: the GPUs leased (indices); NULL: SLURM's */
 	int exit_code, signal;  /* -1: not known */
+	struct job_tail tail;   /* a job that ended without COMPLETED: its stderr's last lines */
 };
 
 struct answer {
@@ -56,6 +60,8 @@ static void answer_release(struct answer *a)
 		free(a->rows[i].time_limit);
 		free(a->rows[i].nodes);
 		free(a->rows[i].gpus);
+		free(a->rows[i].cancelled_by);
+		job_tail_release(&a->rows[i].tail);
 	}
 	free(a->rows);
 }
@@ -114,6 +120,7 @@ static void slurm_rows(struct answer *a, const struct jobref *r, const char *hos
 			.elapsed = xstrdup(j->elapsed),
 			.time_limit = xstrdup(j->time_limit),
 			.nodes = xstrdup(j->nodes),
+			.cancelled_by = j->cancelled_by ? xstrdup(j->cancelled_by) : NULL,
 			.exit_code = j->exit_code,
 			.signal = j->exit_signal,
 		};
@@ -127,7 +134,7 @@ static void slurm_rows(struct answer *a, const struct jobref *r, const char *hos
 }
 
 static int query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
-		      struct answer *a, struct slurm_job **sjobs, size_t *nsjobs,
+		      struct ssh_session **ss, struct answer *a, struct slurm_job **sjobs, size_t *nsjobs,
 		      struct plainjob_status **pjobs, size_t *npjobs)
 {
 	struct dp_error err = { 0 };
@@ -139,7 +146,10 @@ static int query_host(const struct dp_ctx *ctx, const struct job_set *set, const
 	if (!cmd.len)
 		return 0;
 	int status;
-	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, &err) < 0 ||
+	    ssh_exec_capture(*ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
 		worst(a, report_error(&err));
 		return -1;
 	}
@@ -191,17 +201,44 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 	worst(a, DPE_NOTFOUND);
 }
 
+/* The rows from first on that ended without COMPLETED: their log tails, over ss. */
+static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first,
+			struct ssh_session *ss)
+{
+	for (size_t i = first; ss && i < a->n; i++) {
+		struct row *r = &a->rows[i];
+		if (streq(r->state, "COMPLETED") || streq(r->state, "RUNNING") ||
+		    slurm_state_active(r->state))
+			continue;
+		struct jobref task = *r->ref;   /* an array's task: its own files */
+		task.id = r->id;
+		job_tail_fetch(ss, &task, job_is_plain(ctx, r->ref), &r->tail);
+	}
+}
+
 /* ---- output ---- */
+
+static char *why_of(const struct row *r)
+{
+	struct slurm_why_job w = { .state = r->state, .reason = r->reason,
+				   .exit_code = r->exit_code, .signal = r->signal,
+				   .nodes = r->nodes, .elapsed = r->elapsed,
+				   .time_limit = r->time_limit, .cancelled_by = r->cancelled_by };
+	return slurm_why(&w);
+}
 
 /* Below the table: why each pending job waits and why each failed job ended. */
 static void print_why(const struct answer *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		const struct row *r = &a->rows[i];
-		_cleanup_free_ char *why = slurm_why(r->state, r->reason, r->exit_code, r->signal,
-						     r->nodes);
+		_cleanup_free_ char *why = why_of(r);
+		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
 		if (why)
-			printf("%s@%s: %s\n", r->id, r->ref->host, why);
+			printf("%s: %s\n", job, why);
+		else if (r->tail.fetched)
+			printf("%s: %s\n", job, r->state);
+		job_tail_print(&r->tail, job);
 	}
 }
 
@@ -252,11 +289,11 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		json_add_str_or_null(o, "gpus", r->gpus);
 		json_add_int_or_null(o, "exit_code", r->exit_code);
 		json_add_int_or_null(o, "signal", r->signal);
-		_cleanup_free_ char *why = slurm_why(r->state, r->reason, r->exit_code, r->signal,
-						     r->nodes);
+		_cleanup_free_ char *why = why_of(r);
 		json_add_str_or_null(o, "why", why);
 		json_add_container(o, r->ref->in_ledger ? r->ref->rec.container_runtime : NULL,
 				   r->ref->in_ledger ? r->ref->rec.container_image : NULL);
+		job_tail_json(o, &r->tail);
 		cJSON_AddItemToArray(jobs, o);
 	}
 	json_print(doc);
@@ -405,12 +442,14 @@ static int cmd_status_steps(struct dp_ctx *ctx, const struct job_set *set)
 static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	const char *host_opt = NULL;
-	bool steps = false;
+	bool steps = false, tail = true;
 	for (size_t i = 0; i < args->nopts; i++) {
 		if (args->opts[i].id == OPT_HOST)
 			host_opt = args->opts[i].arg;
 		else if (args->opts[i].id == OPT_STEPS)
 			steps = true;
+		else if (args->opts[i].id == OPT_NO_TAIL)
+			tail = false;
 	}
 	_cleanup_(job_set_release) struct job_set set = { 0 };
 	if (args->npos == 0)
@@ -427,7 +466,10 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		struct slurm_job *sjobs = NULL;
 		struct plainjob_status *pjobs = NULL;
 		size_t nsjobs = 0, npjobs = 0;
-		bool ok = query_host(ctx, &set, set.hosts[h], &a, &sjobs, &nsjobs, &pjobs, &npjobs) == 0;
+		_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+		size_t first = a.n;
+		bool ok = query_host(ctx, &set, set.hosts[h], &ss, &a, &sjobs, &nsjobs, &pjobs,
+				     &npjobs) == 0;
 		for (size_t i = 0; ok && i < set.n; i++) {
 			const struct jobref *ref = &set.refs[i];
 			if (!streq(ref->host, set.hosts[h]))
@@ -439,6 +481,8 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		}
 		slurm_jobs_free(sjobs, nsjobs);
 		plainjob_status_free(pjobs, npjobs);
+		if (ok && tail)
+			fetch_tails(ctx, &a, first, ss);
 	}
 	if (ctx->json)
 		print_json(ctx, &a);
@@ -450,11 +494,13 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_status = {
 	.name = "status",
 	.summary = "show where jobs stand: state, reason, elapsed, nodes, exit code",
-	.usage = "[-H HOST] [--steps] JOB...",
+	.usage = "[-H HOST] [--steps] [--no-tail] JOB...",
 	.description =
 		"Asks each job's host in one command: squeue for jobs still queued or running,\n"
 		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
 		"files. A JOB is ID, ID_TASK or ID@HOST; a bare ID is looked up in the job ledger.\n"
+		"Why each job waits or failed is said below the table, a failed job's with the\n"
+		"last 20 lines of its stderr, over the same connection (--no-tail: without).\n"
 		"--steps shows sacct's accounting per job step instead (batch, extern, each srun).",
 	.opts = status_options,
 	.min_args = 0,

@@ -57,6 +57,7 @@ enum {
 	OPT_DETACH,
 	OPT_CANCEL_ON_EXIT,
 	OPT_TIMEOUT,
+	OPT_NO_TAIL,
 	OPT_JOB = 100, /* from here on, the long name is the job option's name */
 };
 
@@ -84,6 +85,7 @@ enum { OPT_JOB_BEFORE_FIRST = OPT_JOB - 1, JOBSPEC_OPTIONS(X) };
 	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh (or container.sh) and DIR/bootstrap.sh (mode 0700)", "dir" }, \
 	{ OPT_WAIT, 0, "wait", NULL, "stay attached until the job ends, exit as 'dispatch wait' (Ctrl-C detaches; twice cancels)", NULL }, \
 	{ OPT_FOLLOW, 0, "follow", NULL, "as --wait, printing the job's output as it comes", NULL }, \
+	{ OPT_NO_TAIL, 0, "no-tail", NULL, "with --wait: do not print the last lines of the failed job's stderr", NULL }, \
 	JOB_OPTIONS
 
 static const struct dp_option submit_options[] = {
@@ -119,6 +121,7 @@ struct submit {
 	const char *host_name, *file, *emit, *payload_path;
 	bool solve, dry_run, check;
 	bool wait, follow;              /* --wait, --follow: attached */
+	bool no_tail;                   /* --no-tail */
 	void *live;                     /* --check's answers; solved points into them */
 	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
 	bool notebook;                  /* notebook: a packed job, the command ours */
@@ -153,6 +156,7 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		case OPT_EMIT: s->emit = o->arg; break;
 		case OPT_WAIT: s->wait = true; break;
 		case OPT_FOLLOW: s->follow = s->wait = true; break;
+		case OPT_NO_TAIL: s->no_tail = true; break;
 		case OPT_PAYLOAD: s->payload_path = o->arg; break;
 		case OPT_REPO: s->repo = o->arg; break;
 		case OPT_REF: s->ref = o->arg; break;
@@ -445,7 +449,7 @@ static int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission
 		actx.json = false;
 		actx.verbosity = -1;
 	}
-	return submit_attach(&actx, job, s->follow);
+	return submit_attach(&actx, job, s->follow, !s->no_tail);
 }
 
 static int generate(struct dp_ctx *ctx, struct submit *s)
@@ -520,7 +524,7 @@ static int cmd_notebook(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_submit = {
 	.name = "submit",
 	.summary = "submit a job to a SLURM cluster or a plain host",
-	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] [--wait | --follow] -- COMMAND...",
+	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] [--wait | --follow] [--no-tail] -- COMMAND...",
 	.description =
 		"Builds the job's scripts: an sbatch wrapper with the #SBATCH directives that\n"
 		"runs bootstrap.sh once per node with srun, and the bootstrap itself (modules,\n"
@@ -537,7 +541,7 @@ const struct dispatch_cmd dispatch_cmd_submit_packed = {
 	.name = "submit-packed",
 	.summary = "submit a job with a snapshot of a git repository as its code",
 	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--repo DIR] [--ref REF | --dirty] "
-		 "[--dry-run [--emit DIR]] [--wait | --follow] -- COMMAND...",
+		 "[--dry-run [--emit DIR]] [--wait | --follow] [--no-tail] -- COMMAND...",
 	.description =
 		"As submit, with the code: a snapshot of the repository (the files of --ref as\n"
 		"git archive writes them, or with --dirty the work tree with its edits and\n"

@@ -17,9 +17,12 @@
 #include "jobref.h"
 #include "slurm/gpu_top.h"
 #include "slurm/hostlist.h"
+#include "slurm/node_health.h"
+#include "slurm/plain_top.h"
+#include "slurm/plainjob.h"
 #include "transport/ssh.h"
 
-enum { OPT_HOST = 1, OPT_INTERVAL, OPT_COUNT, OPT_NODE };
+enum { OPT_HOST = 1, OPT_INTERVAL, OPT_COUNT, OPT_NODE, OPT_PROCS, OPT_HEALTH };
 
 static const struct dp_option top_options[] = {
 	{ OPT_HOST, 'H', "host", "HOST", "the host of a job given by bare ID", "host" },
@@ -28,6 +31,8 @@ static const struct dp_option top_options[] = {
 	{ OPT_COUNT, 'n', "count", "N", "stop after N samples (default: until interrupted or the job ends)", NULL,
 	  .kind = DP_OPT_INT, .min = 1, .max = 1000000 },
 	{ OPT_NODE, 0, "node", "NODES", "only these nodes of the job (hostlist)", NULL },
+	{ OPT_PROCS, 0, "procs", NULL, "plain hosts: the job's processes on each GPU, with their GPU memory", NULL },
+	{ OPT_HEALTH, 0, "health", NULL, "GPU health (ECC, row remaps, recovery action) and XID errors of each node, asked once", NULL },
 	{ 0 },
 };
 
@@ -38,7 +43,8 @@ struct session {
 	struct strbuf partial, err;
 	int interval;
 	long count, samples;
-	bool tty, stopped;
+	bool tty, stopped, procs, health;
+	struct plain_top *plain;        /* a plain host's job: its processes */
 };
 
 static const char *node_flag(const struct gpu_node *n, size_t nrows, double now, double interval)
@@ -89,6 +95,55 @@ static void json_num(cJSON *o, const char *key, double v)
 		cJSON_AddNumberToObject(o, key, v);
 }
 
+/* --procs: the job's processes on GPU r (plain hosts). */
+static void procs_json(const struct plain_top *p, const struct gpu_row *r, cJSON *arr)
+{
+	const struct top_app **apps;
+	size_t na = plain_top_gpu_procs(p, r->uuid, &apps);
+	for (size_t a = 0; a < na; a++) {
+		const struct top_proc *pr = plain_top_proc(p, apps[a]->pid);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "pid", (double)apps[a]->pid);
+		json_num(o, "memory_used_mib", apps[a]->mem_mib);
+		json_add_str_or_null(o, "command", pr ? pr->command : NULL);
+		cJSON_AddItemToArray(arr, o);
+	}
+	free(apps);
+}
+
+static void procs_text(const struct session *s)
+{
+	struct table t = { .ncols = 6, .trim = true };
+	table_row(&t, "NODE", "GPU", "PID", "GPU-MEM(MiB)", "CPU", "COMMAND", NULL);
+	const struct gpu_node *n = &s->top.nodes[0];
+	const struct gpu_row **rows;
+	size_t nr = gpu_top_node_rows(&s->top, n, &rows);
+	for (size_t k = 0; k < nr; k++) {
+		const struct top_app **apps;
+		size_t na = plain_top_gpu_procs(s->plain, rows[k]->uuid, &apps);
+		for (size_t a = 0; a < na; a++) {
+			const struct top_proc *pr = plain_top_proc(s->plain, apps[a]->pid);
+			_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
+			num(&m, apps[a]->mem_mib, "");
+			table_add(&t, n->name);
+			table_add(&t, rows[k]->bus_id ? rows[k]->bus_id : rows[k]->key);
+			table_addf(&t, "%ld", apps[a]->pid);
+			table_add(&t, m.buf);
+			table_addf(&t, "%.0f%%", pr ? pr->cpu : 0);
+			table_add(&t, pr ? pr->command : "?");
+		}
+		free(apps);
+	}
+	free(rows);
+	if (t.n > t.ncols) {
+		putchar('\n');
+		table_print(&t);
+	} else {
+		printf("%s: none of the job's processes holds a GPU\n", n->name);
+		table_print(&t); /* frees the header */
+	}
+}
+
 static void show_json(struct session *s, double now)
 {
 	cJSON *doc = cJSON_CreateObject();
@@ -125,10 +180,27 @@ static void show_json(struct session *s, double now)
 			json_num(g, "power_limit_w", r->power_limit);
 			json_num(g, "temperature_c", r->temp);
 			json_add_str_or_null(g, "throttle_reasons", r->throttle);
-			json_add_str_or_null(g, "flag", gpu_node_stale(n, now, s->interval) ? "stale" : NULL);
+			json_add_str_or_null(g, "flag", gpu_node_stale(n, now, s->interval) ? "stale"
+							: r->shared ? "shared" : NULL);
+			if (s->plain)
+				cJSON_AddBoolToObject(g, "shared", r->shared);
+			if (s->plain && s->procs)
+				procs_json(s->plain, r, cJSON_AddArrayToObject(g, "processes"));
 			cJSON_AddItemToArray(gpus, g);
 		}
 		free(rows);
+		if (s->health) {
+			struct gpu_health_report hr;
+			gpu_health_parse(n->health ? n->health : "", &hr);
+			cJSON_AddItemToObject(o, "health", n->health ? gpu_health_json(&hr) : cJSON_CreateNull());
+			gpu_health_release(&hr);
+		}
+		if (s->plain) {
+			cJSON *pr = cJSON_AddObjectToObject(o, "processes");
+			cJSON_AddNumberToObject(pr, "count", (double)s->plain->njob);
+			cJSON_AddNumberToObject(pr, "cpu_pct", s->plain->cpu);
+			cJSON_AddNumberToObject(pr, "rss_kib", (double)s->plain->rss_kib);
+		}
 		cJSON_AddItemToArray(nodes, o);
 	}
 	char *text = cJSON_PrintUnformatted(doc);
@@ -171,7 +243,7 @@ static void show_text(struct session *s, double now)
 			table_take(&t, pair(r->power, r->power_limit, ""));
 			table_add(&t, tc.buf);
 			table_add(&t, !r->throttle ? "-" : *r->throttle ? r->throttle : "none");
-			table_add(&t, flag ? flag : "-");
+			table_add(&t, flag ? flag : r->shared ? "shared" : "-");
 		}
 		free(rows);
 	}
@@ -189,9 +261,27 @@ static void show_text(struct session *s, double now)
 			       "asked for with --gpus; before SLURM 22.05 an --overlap step shares no "
 			       "GRES (SLURM_STEP_GPUS='%s')\n", n->name, n->allocated,
 			       n->step_gpus ? n->step_gpus : "");
-		else if (flag && streq(flag, "no-gpus-allocated"))
+		else if (flag && streq(flag, "no-gpus-allocated") && !s->plain)
 			printf("%s: the job holds no GPUs there\n", n->name);
 	}
+	for (size_t i = 0; s->health && (s->tty || s->samples == 1) && i < s->top.nnodes; i++) {
+		const struct gpu_node *n = &s->top.nodes[i];
+		if (!n->health)
+			continue;
+		struct gpu_health_report hr;
+		gpu_health_parse(n->health, &hr);
+		printf("\n%s: GPU health\n", n->name);
+		gpu_health_print(n->name, &hr);
+		gpu_health_release(&hr);
+	}
+	if (!s->plain)
+		return;
+	const struct gpu_node *n = &s->top.nodes[0];
+	printf("%s: %zu processes of the job, CPU %.0f%%, RSS %.0f MiB%s\n", n->name,
+	       s->plain->njob, s->plain->cpu, (double)s->plain->rss_kib / 1024,
+	       n->allocated == 0 ? " (the job holds no GPUs: its processes' CPU and memory only)" : "");
+	if (s->procs && n->allocated > 0)
+		procs_text(s);
 }
 
 static void show(struct session *s)
@@ -212,7 +302,12 @@ static int on_stdout(void *data, const char *buf, size_t len)
 	char *start = s->partial.buf, *nl;
 	while ((nl = memchr(start, '\n', (size_t)(s->partial.buf + s->partial.len - start)))) {
 		*nl = 0;
-		if (gpu_top_feed(&s->top, start, monotonic_seconds())) {
+		bool tick = gpu_top_feed(&s->top, start, monotonic_seconds());
+		if (s->plain)
+			plain_top_feed(s->plain, start);
+		if (tick) {
+			if (s->plain)
+				plain_top_settle(s->plain, &s->top);
 			show(s);
 			if (s->count > 0 && s->samples >= s->count) {
 				s->stopped = true;
@@ -256,10 +351,111 @@ static int keep_nodes(const struct dp_ctx *ctx, struct gpu_top_job *j, const cha
 	return 0;
 }
 
+static void sleep_s(double sec)
+{
+	struct timespec ts = { .tv_sec = (time_t)sec,
+			       .tv_nsec = (long)((sec - (double)(time_t)sec) * 1e9) };
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+/* A plain host's job: one script per refresh over ss (lib/slurm/plain_top.h). */
+static int top_plain(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *ref,
+		     long interval, long count, bool procs, bool health)
+{
+	struct dp_error err = { 0 };
+	_cleanup_free_ char *stage = job_stage_dir(ref);
+	if (!stage || !ref->in_ledger) {
+		error_msg("job '%s' not found on '%s': dispatch did not submit it", ref->arg, ref->host);
+		return DPE_NOTFOUND;
+	}
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	struct plainjob_ref pj = { .id = ref->id, .stage_dir = stage, .pgid = ref->rec.pid };
+	plainjob_status_command(&cmd, &pj, 1);
+	int status;
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0)
+		return report_error(&err);
+	struct plainjob_status *ps = NULL;
+	size_t nps = plainjob_parse_status(out.buf, &ps);
+	if (nps == 0) {
+		plainjob_status_free(ps, nps);
+		error_msg("job '%s' not found on '%s': no answer for its stage dir", ref->arg, ref->host);
+		return DPE_NOTFOUND;
+	}
+	if (!streq(ps[0].state, "RUNNING")) {
+		error_msg("job '%s' is %s%s%s%s: dispatch top shows running jobs", ref->arg, ps[0].state,
+			  ps[0].reason && *ps[0].reason ? " (" : "", ps[0].reason ? ps[0].reason : "",
+			  ps[0].reason && *ps[0].reason ? ")" : "");
+		plainjob_status_free(ps, nps);
+		return DPE_FAIL;
+	}
+	plainjob_status_free(ps, nps);
+
+	struct gpu_top_alloc one = { .node = (char *)ref->host, .gpus = 0 };
+	struct gpu_top_job j = { .n = 1, .alloc = &one };
+	struct plain_top plain;
+	plain_top_init(&plain, ref->rec.pid);
+	struct session s = {
+		.ctx = ctx, .job = ref->id, .host = ref->host,
+		.partial = STRBUF_INIT, .err = STRBUF_INIT,
+		.interval = (int)interval, .count = count, .procs = procs, .plain = &plain,
+		.tty = stdout_is_tty() && !ctx->json,
+	};
+	gpu_top_init(&s.top, &j);
+	if (health) {
+		/* once per session, over the same connection */
+		strbuf_reset(&cmd);
+		strbuf_reset(&out);
+		gpu_health_command(&cmd);
+		if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+			gpu_top_release(&s.top);
+			plain_top_release(&plain);
+			return report_error(&err);
+		}
+		s.top.nodes[0].health = strbuf_detach(&out);
+		s.health = true;
+	}
+	strbuf_reset(&cmd);
+	plain_top_command(&cmd, ref->host, stage, ref->rec.pid);
+	int ret = 0;
+	for (;;) {
+		plain_top_reset(&plain);
+		long before = s.samples;
+		struct ssh_exec x = { .command = cmd.buf, .in_fd = -1, .on_stdout = on_stdout,
+				      .on_stderr = on_stderr, .data = &s };
+		if (ssh_exec(ss, &x, &status, &err) < 0 && !s.stopped) {
+			ret = report_error(&err);
+			break;
+		}
+		if (s.stopped)
+			break;
+		if (s.samples == before) {
+			error_msg("cannot sample job '%s' on '%s'%s%s", ref->arg, ref->host,
+				  s.err.len ? ": " : "", s.err.len ? strtok(s.err.buf, "\n") : "");
+			ret = DPE_FAIL;
+			break;
+		}
+		if (plain.ended || plain.njob == 0) {
+			note_msg("job '%s' ended", ref->arg);
+			ret = count ? DPE_FAIL : 0;
+			break;
+		}
+		sleep_s((double)interval);
+	}
+	gpu_top_release(&s.top);
+	plain_top_release(&plain);
+	strbuf_release(&s.partial);
+	strbuf_release(&s.err);
+	if (fflush(stdout) != 0)
+		return DPE_FAIL;
+	return ret;
+}
+
 static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	const char *host_opt = NULL, *node_opt = NULL;
 	long interval = 2, count = 0;
+	bool procs = false, health = false;
 	struct dp_error err = { 0 };
 	for (size_t i = 0; i < args->nopts; i++) {
 		switch (args->opts[i].id) {
@@ -267,6 +463,8 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_INTERVAL: interval = args->opts[i].num; break;
 		case OPT_COUNT: count = args->opts[i].num; break;
 		case OPT_NODE: node_opt = args->opts[i].arg; break;
+		case OPT_PROCS: procs = true; break;
+		case OPT_HEALTH: health = true; break;
 		}
 	}
 	_cleanup_(job_set_release) struct job_set set = { 0 };
@@ -274,17 +472,21 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	if (r)
 		return r;
 	const struct jobref *ref = &set.refs[0];
-	if (job_is_plain(ctx, ref)) {
-		error_msg("job '%s' runs on a plain host: dispatch top follows SLURM jobs only "
-			  "(for now)", ref->arg);
-		return DPE_FAIL;
-	}
 
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
 		return report_error(&err);
+	if (job_is_plain(ctx, ref)) {
+		if (node_opt)
+			return usage_error(ctx, "--node: job '%s' runs on one plain host, '%s'", ref->arg,
+					   ref->host);
+		return top_plain(ctx, ss, ref, interval, count, procs, health);
+	}
+	if (procs)
+		return usage_error(ctx, "--procs: job '%s' runs on SLURM, where dispatch top does not "
+				   "list processes yet (plain hosts only)", ref->arg);
 
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	gpu_top_job_command(&cmd, ref->id);
@@ -313,11 +515,11 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	/* a step outlives nothing: the tick loop ends it when the connection goes, and
 	 * with --count it is bounded besides */
 	long minutes = count ? (count * interval + 59) / 60 + 1 : 0;
-	gpu_top_slurm_command(&cmd, ref->id, &j, (int)interval, minutes);
+	gpu_top_slurm_command(&cmd, ref->id, &j, (int)interval, minutes, health);
 	struct session s = {
 		.ctx = ctx, .job = ref->id, .host = ref->host,
 		.partial = STRBUF_INIT, .err = STRBUF_INIT,
-		.interval = (int)interval, .count = count,
+		.interval = (int)interval, .count = count, .health = health,
 		.tty = stdout_is_tty() && !ctx->json,
 	};
 	gpu_top_init(&s.top, &j);
@@ -351,7 +553,7 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_top = {
 	.name = "top",
 	.summary = "per-GPU utilisation, memory, power of a running job's nodes",
-	.usage = "[-H HOST] [--interval S] [-n N] [--node NODES] JOB",
+	.usage = "[-H HOST] [--interval S] [-n N] [--node NODES] [--procs] [--health] JOB",
 	.description =
 		"Samples the GPUs of a running SLURM job with nvidia-smi on each of its nodes,\n"
 		"through one 'srun --overlap' step per session (per group of nodes holding the\n"
@@ -360,7 +562,10 @@ const struct dispatch_cmd dispatch_cmd_top = {
 		"--json. GPUs are those SLURM gave the job (SLURM_STEP_GPUS), keyed by bus id\n"
 		"and UUID; values nvidia-smi cannot give are '-' (null in JSON). A node is\n"
 		"flagged no-nvidia-smi, stale (silent past two intervals), no-gpus-visible or\n"
-		"nvidia-smi-failed while the others keep updating.",
+		"nvidia-smi-failed while the others keep updating. On a plain host, one script\n"
+		"per refresh: the job's processes (its process group and their descendants),\n"
+		"its GPUs (leased, or held by its processes; 'shared' when another user's\n"
+		"process holds one too) and, with --procs, its processes on each GPU.",
 	.opts = top_options,
 	.min_args = 1,
 	.max_args = 1,

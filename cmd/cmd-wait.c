@@ -26,7 +26,7 @@
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 
-enum { OPT_HOST = 1, OPT_INTERVAL, OPT_TIMEOUT, OPT_UNTIL };
+enum { OPT_HOST = 1, OPT_INTERVAL, OPT_TIMEOUT, OPT_UNTIL, OPT_NO_TAIL };
 
 static const struct dp_option wait_options[] = {
 	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
@@ -36,6 +36,7 @@ static const struct dp_option wait_options[] = {
 	  .kind = DP_OPT_SECONDS, .min = 0.001 },
 	{ OPT_UNTIL, 0, "until", "WHEN", "'done' (default): until every job ended; 'running': until every job runs (or ended)", "words:running done",
 	  .kind = DP_OPT_WORD },
+	{ OPT_NO_TAIL, 0, "no-tail", NULL, "do not print the last lines of a failed job's stderr", NULL },
 	{ 0 },
 };
 
@@ -46,6 +47,7 @@ static const struct dp_option wait_options[] = {
 struct wjob {
 	const struct jobref *ref;
 	struct jobwait w;
+	struct job_tail tail;   /* fetched once it ended without COMPLETED */
 };
 
 struct whost {
@@ -141,6 +143,19 @@ static void host_failed(const struct dp_ctx *ctx, struct whost *h, const char *w
 	h->outage = true;
 }
 
+/* The host's connection, opened again after a failure. */
+static int host_connect(const struct dp_ctx *ctx, struct whost *h, struct dp_error *err)
+{
+	if (h->ss)
+		return 0;
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, h->host), &h->ss, err) < 0)
+		return -1;
+	h->connects++;
+	return 0;
+}
+
 static char *first_line(const char *s)
 {
 	s += strspn(s, "\n");
@@ -172,14 +187,9 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	if (!ids && !nplain)
 		return;
 
-	if (!h->ss) {
-		struct ssh_ctx sc;
-		cmd_ssh_ctx(ctx, &sc);
-		if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, h->host), &h->ss, &err) < 0) {
-			host_failed(ctx, h, err.msg, true);
-			return;
-		}
-		h->connects++;
+	if (host_connect(ctx, h, &err) < 0) {
+		host_failed(ctx, h, err.msg, true);
+		return;
 	}
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	if (ids)
@@ -272,11 +282,20 @@ static void exit_text(const struct jobwait *j, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
+/* Why a SLURM job ended without COMPLETED (or waits); NULL for plain-host jobs. */
+static char *why_of(const struct jobwait *j)
+{
+	struct slurm_why_job w = { .state = j->state, .reason = j->reason,
+				   .exit_code = j->exit_code, .signal = j->signal,
+				   .nodes = j->nodes, .elapsed = j->elapsed,
+				   .time_limit = j->time_limit, .cancelled_by = j->cancelled_by };
+	return j->plain ? NULL : slurm_why(&w);
+}
+
 /* ": why" after a job that ended without COMPLETED (or waits, pending). */
 static void print_why(const struct jobwait *j)
 {
-	_cleanup_free_ char *why = j->plain ? NULL : slurm_why(j->state, j->reason, j->exit_code,
-							       j->signal, j->nodes);
+	_cleanup_free_ char *why = why_of(j);
 	if (why)
 		printf(": %s", why);
 }
@@ -301,6 +320,7 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 				printf(" (ended before it was seen running)");
 			print_why(j);
 			putchar('\n');
+			job_tail_print(&jobs[i].tail, job);
 		} else if (j->not_found) {
 			printf("%s NOT_FOUND\n", job);
 		} else {
@@ -352,9 +372,9 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 		json_add_str_or_null(o, "elapsed", j->elapsed);
 		json_add_str_or_null(o, "nodes", j->nodes);
 		json_add_str_or_null(o, "reason", j->reason);
-		_cleanup_free_ char *why = j->plain ? NULL : slurm_why(j->state, j->reason, j->exit_code,
-								       j->signal, j->nodes);
+		_cleanup_free_ char *why = why_of(j);
 		json_add_str_or_null(o, "why", why);
+		job_tail_json(o, &jobs[i].tail);
 		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);
 		cJSON_AddItemToArray(ja, o);
 	}
@@ -367,7 +387,7 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	const char *host_opt = NULL;
 	double interval = 30, timeout = 0;
-	bool until_running = false;
+	bool until_running = false, tail = true;
 	for (size_t i = 0; i < args->nopts; i++) {
 		const struct dp_optval *o = &args->opts[i];
 		switch (o->id) {
@@ -383,17 +403,40 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 		case OPT_UNTIL:
 			until_running = o->num == 0; /* running, done */
 			break;
+		case OPT_NO_TAIL:
+			tail = false;
+			break;
 		}
 	}
 	if (args->npos == 0)
 		return usage_error(ctx, "'%s' needs a JOB: 'dispatch jobs' lists the jobs dispatch submitted"
 				   " (ID@HOST)", ctx->cmd->name);
 	return wait_for_jobs(ctx, args->pos, (size_t)args->npos, host_opt, interval, timeout,
-			     until_running);
+			     until_running, tail);
+}
+
+/* The log tails of the jobs that ended without COMPLETED, over each host's connection. */
+static void fetch_tails(const struct dp_ctx *ctx, struct wjob *jobs, size_t n, struct whost *hosts,
+			size_t nh)
+{
+	for (size_t h = 0; h < nh; h++) {
+		for (size_t i = 0; i < n; i++) {
+			struct wjob *j = &jobs[i];
+			struct dp_error err = { 0 };
+			if (!streq(j->ref->host, hosts[h].host) || !j->w.settled || j->w.not_found ||
+			    jobwait_ok(&j->w) || !j->w.state || slurm_state_active(j->w.state))
+				continue;
+			if (host_connect(ctx, &hosts[h], &err) < 0) {
+				j->tail = (struct job_tail){ .fetched = true, .error = xstrdup(err.msg) };
+				continue;
+			}
+			job_tail_fetch(hosts[h].ss, j->ref, j->w.plain, &j->tail);
+		}
+	}
 }
 
 int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,
-		  double interval, double timeout, bool until_running)
+		  double interval, double timeout, bool until_running, bool tail)
 {
 	_cleanup_(job_set_release) struct job_set set = { 0 };
 	int r = job_args_resolve(ctx, args, nargs, host_opt, &set);
@@ -446,6 +489,8 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 	}
 	double waited = now_seconds() - start;
 	info_msg(ctx, "%ld polls in %.1f s", polls, waited);
+	if (tail)
+		fetch_tails(ctx, jobs, set.n, hosts, nh);
 
 	if (ctx->json)
 		print_json(jobs, set.n, hosts, nh, polls, until_running, timed_out, waited);
@@ -464,8 +509,10 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 			  until_running ? "the jobs to run" : "the jobs to end");
 		r = DPE_TIMEOUT;
 	}
-	for (size_t i = 0; i < set.n; i++)
+	for (size_t i = 0; i < set.n; i++) {
 		jobwait_release(&jobs[i].w);
+		job_tail_release(&jobs[i].tail);
+	}
 	for (size_t h = 0; h < nh; h++) {
 		ssh_session_free(hosts[h].ss);
 		free(hosts[h].states);
@@ -478,13 +525,14 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 const struct dispatch_cmd dispatch_cmd_wait = {
 	.name = "wait",
 	.summary = "wait until jobs end (or run), polling each host once per round",
-	.usage = "[-H HOST] [--interval S] [--timeout S] [--until running|done] JOB...",
+	.usage = "[-H HOST] [--interval S] [--timeout S] [--until running|done] [--no-tail] JOB...",
 	.description =
 		"Polls until every job has ended: one squeue per host and poll for all of its\n"
 		"jobs, sacct only for the jobs that left the queue, plain-host jobs from their\n"
 		"exit files. Polls start 2 s apart and back off to --interval; a failed poll is\n"
-		"retried and never ends the wait. Exit 0 when every job COMPLETED, 1 when one\n"
-		"ended otherwise, 3 when --timeout ran out.",
+		"retried and never ends the wait. A job that ended without COMPLETED is shown\n"
+		"with why and the last 20 lines of its stderr (--no-tail: without). Exit 0 when\n"
+		"every job COMPLETED, 1 when one ended otherwise, 3 when --timeout ran out.",
 	.opts = wait_options,
 	.min_args = 0,
 	.max_args = -1,

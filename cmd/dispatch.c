@@ -100,9 +100,13 @@ static int check_counts(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd
 			const struct dp_args *args)
 {
 	if (args->npos < cmd->min_args) {
-		/* a subcommand of one operand names it: "'hosts show' needs one HOST" */
-		if (strchr(cmd->name, ' ') && cmd->min_args == 1 && cmd->max_args == 1)
-			return usage_error(ctx, "'%s' needs one %s", cmd->name, cmd->usage);
+		/* a subcommand of one operand names it: "'hosts show' needs one HOST" (the
+		 * last word of its usage, after any options) */
+		if (strchr(cmd->name, ' ') && cmd->min_args == 1 && cmd->max_args == 1) {
+			const char *operand = strrchr(cmd->usage, ' ');
+			return usage_error(ctx, "'%s' needs one %s", cmd->name,
+					   operand ? operand + 1 : cmd->usage);
+		}
 		return usage_error(ctx, "'%s' needs %s%d argument%s", cmd->name,
 				   cmd->max_args == cmd->min_args ? "" : "at least ", cmd->min_args,
 				   cmd->min_args == 1 ? "" : "s");

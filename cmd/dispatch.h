@@ -175,6 +175,12 @@ extern const struct dispatch_cmd dispatch_cmd_hosts_show;
 extern const struct dispatch_cmd dispatch_cmd_hosts_discover;
 extern const struct dispatch_cmd dispatch_cmd_hosts_resolve;
 
+/* cmd/hosts-show.c: a plain host's (or a node's) GPU health and XID lines, as hosts
+ * show --health and top --health print them. */
+struct gpu_health_report;
+void gpu_health_print(const char *host, const struct gpu_health_report *g);
+struct cJSON *gpu_health_json(const struct gpu_health_report *g);
+
 /* cmd/solve-check.c: solve with --check: asks the hosts that fit on paper what is
  * free now (in parallel) and solves with their answers. res points into *keep: free
  * it with solve_checked_free after solve_result_release. Returns 0 or the exit
@@ -200,16 +206,37 @@ void job_set_release(struct job_set *set);
 bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
 
-/* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status */
+/* cmd/job-tail.c: where a job writes its output (SLURM, its accounting, else the ledger;
+ * JOB_LOG_ERR_OR_OUT: its stderr, or its output when they are one file), over ss. */
+struct ssh_session;
+enum job_log { JOB_LOG_OUT, JOB_LOG_ERR, JOB_LOG_ERR_OR_OUT };
+int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log which, char **path,
+		 struct dp_error *err);
+/* The last lines of that file for a job that ended without COMPLETED (wait, status,
+ * submit --wait; --no-tail turns it off), fetched over ss. */
+struct job_tail {
+	bool fetched;           /* asked for (else nothing is printed, and JSON has nulls) */
+	char *path;             /* the file, NULL when not known */
+	char *text;             /* its last lines, NULL when they could not be read */
+	char *error;            /* why not */
+};
+void job_tail_fetch(struct ssh_session *ss, const struct jobref *r, bool plain,
+		    struct job_tail *t);
+void job_tail_print(const struct job_tail *t, const char *job);   /* indented lines */
+void job_tail_json(struct cJSON *o, const struct job_tail *t);    /* log_path, log_tail, log_tail_error */
+void job_tail_release(struct job_tail *t);
+
+/* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
+ * tail: the log tail of jobs that ended without COMPLETED. */
 int wait_for_jobs(struct dp_ctx *ctx, char *const *jobs, size_t n, const char *host_opt,
-		  double interval, double timeout, bool until_running);
+		  double interval, double timeout, bool until_running, bool tail);
 /* cmd/cmd-logs.c: print (follow: until the job ends) a job's output; the exit status */
 int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool follow,
 	       bool want_err);
 /* cmd/submit-attach.c: submit --wait / --follow after the job was submitted: waits
  * (following its output) until it ends; Ctrl-C detaches, a second within 2 s cancels
  * it. The exit status, as wait's (130 when detached). */
-int submit_attach(struct dp_ctx *ctx, const char *job, bool follow);
+int submit_attach(struct dp_ctx *ctx, const char *job, bool follow, bool tail);
 
 /* cmd/submit-attach.c: scancel (or a plain host's cancel) of one job over a connection
  * of its own, saying so; 0, or the exit status (reported). */

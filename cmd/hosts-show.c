@@ -12,6 +12,8 @@
 #include "host_entry.h"
 #include "host_facts.h"
 #include "inventory/inventory.h"
+#include "slurm/node_health.h"
+#include "slurm/slurm.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 
@@ -25,7 +27,49 @@ static enum host_facts_ask ask_for(const struct inv_host *h)
 	return h->type == INV_HOST_SLURM ? HOST_FACTS_SLURM : HOST_FACTS_GPUS;
 }
 
-static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, struct host_facts *f)
+/* --health: what was asked over the same connection, and the answer. */
+struct health {
+	bool asked;
+	struct node_health *nodes;      /* SLURM: sinfo's */
+	size_t nnodes;
+	char *sinfo_error;              /* sinfo failed: its message */
+	struct gpu_health_report gpus;  /* a plain host's */
+};
+
+static void health_release(struct health *h)
+{
+	node_health_free(h->nodes, h->nnodes);
+	free(h->sinfo_error);
+	gpu_health_release(&h->gpus);
+}
+
+static int fetch_health(struct ssh_session *s, const char *host, bool slurm, struct health *h)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	int status;
+	if (slurm)
+		node_health_command(&cmd);
+	else
+		gpu_health_command(&cmd);
+	if (ssh_exec_capture(s, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+		error_msg("%s: %s", host, err.msg);
+		return err.kind ? err.kind : DPE_FAIL;
+	}
+	if (!slurm) {
+		gpu_health_parse(out.buf, &h->gpus);
+		return 0;
+	}
+	int sx = slurm_parse_exit(out.buf, "sinfo");
+	if (sx != 0)
+		h->sinfo_error = errout.len ? xstrndup(errout.buf, strcspn(errout.buf, "\n"))
+					    : xasprintf("sinfo failed (exit status %d)", sx);
+	h->nnodes = node_health_parse(out.buf, &h->nodes);
+	return 0;
+}
+
+static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, struct host_facts *f,
+		 struct health *health)
 {
 	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
 	struct ssh_ctx sc;
@@ -38,6 +82,13 @@ static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, 
 	if (host_facts_fetch_at(s, ask, h ? h->gpu_lock_dir : NULL, FACTS_TIMEOUT, f, &err) < 0) {
 		error_msg("%s: %s", host, err.msg);
 		return err.kind ? err.kind : DPE_FAIL;
+	}
+	if (health && health->asked) {
+		int r = fetch_health(s, host, f->slurm, health);
+		if (r) {
+			host_facts_release(f);
+			return r;
+		}
 	}
 	return 0;
 }
@@ -144,6 +195,116 @@ static void show_gpus_text(const char *host, const struct host_facts *f)
 	table_print(&t);
 }
 
+static const struct slurm_node *facts_node(const struct slurm_facts *sl, const char *name)
+{
+	for (size_t i = 0; i < sl->nnodes; i++)
+		if (streq(sl->nodes[i].name, name))
+			return &sl->nodes[i];
+	return NULL;
+}
+
+static void show_health_text(const char *host, const struct host_facts *f, const struct health *h)
+{
+	putchar('\n');
+	if (f->slurm) {
+		if (h->sinfo_error)
+			printf("%s: no node health: %s\n", host, h->sinfo_error);
+		struct table t = { .ncols = 6, .trim = true };
+		table_row(&t, "NODE", "STATE", "GPUS USED/TOTAL", "SINCE", "BY", "REASON", NULL);
+		for (size_t i = 0; i < h->nnodes; i++) {
+			const struct node_health *n = &h->nodes[i];
+			const struct slurm_node *sn = facts_node(&f->sl, n->node);
+			_cleanup_free_ char *cell = sn ? gpu_cell_node(sn) : xstrdup("?");
+			table_row(&t, n->node, n->state, cell, n->since ? n->since : "-",
+				  n->by ? n->by : "-", n->reason ? n->reason : "-", NULL);
+		}
+		table_print(&t);
+		return;
+	}
+	gpu_health_print(host, &h->gpus);
+}
+
+void gpu_health_print(const char *host, const struct gpu_health_report *g)
+{
+	if (g->no_smi)
+		printf("%s: no nvidia-smi on the host: no GPU health\n", host);
+	else if (g->error)
+		printf("%s: nvidia-smi: %s\n", host, g->error);
+	if (g->ngpus) {
+		struct table t = { .ncols = 7, .trim = true };
+		table_row(&t, "GPU", "ECC-UNCORRECTED", "RETIRE-PENDING", "REMAP-PENDING",
+			  "REMAP-FAILED", "RECOVERY", "HEALTH", NULL);
+		for (size_t i = 0; i < g->ngpus; i++) {
+			char *const *v = g->gpus[i].v;
+			table_row(&t, v[GH_BUS_ID] ? v[GH_BUS_ID] : v[GH_UUID],
+				  v[GH_ECC_VOLATILE] ? v[GH_ECC_VOLATILE] : "-",
+				  v[GH_RETIRED_PENDING] ? v[GH_RETIRED_PENDING] : "-",
+				  v[GH_REMAP_PENDING] ? v[GH_REMAP_PENDING] : "-",
+				  v[GH_REMAP_FAILURE] ? v[GH_REMAP_FAILURE] : "-",
+				  v[GH_RECOVERY] ? v[GH_RECOVERY] : "-",
+				  g->gpus[i].unhealthy ? "unhealthy" : "ok", NULL);
+		}
+		table_print(&t);
+	}
+	const char *src = g->xid_source ? g->xid_source : "unavailable";
+	if (streq(src, "unavailable"))
+		printf("XID errors: unavailable (the kernel log is not readable as this user: "
+		       "journalctl -k and dmesg refused)\n");
+	else
+		printf("XID errors (%s): %zu line%s\n", src, strv_len(g->xid),
+		       strv_len(g->xid) == 1 ? "" : "s");
+	for (size_t i = 0; g->xid && g->xid[i]; i++)
+		printf("  %s\n", g->xid[i]);
+}
+
+static cJSON *health_json(const struct host_facts *f, const struct health *h)
+{
+	if (!f->slurm)
+		return gpu_health_json(&h->gpus);
+	cJSON *o = cJSON_CreateObject();
+	{
+		json_add_str_or_null(o, "error", h->sinfo_error);
+		cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
+		for (size_t i = 0; i < h->nnodes; i++) {
+			const struct node_health *n = &h->nodes[i];
+			const struct slurm_node *sn = facts_node(&f->sl, n->node);
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "node", n->node);
+			cJSON_AddStringToObject(j, "state", n->state);
+			json_add_str_or_null(j, "since", n->since);
+			json_add_str_or_null(j, "by", n->by);
+			json_add_str_or_null(j, "reason", n->reason);
+			long used = 0;
+			for (size_t k = 0; sn && k < sn->ngpus; k++)
+				used += sn->gpus[k].used;
+			json_add_int_or_null(j, "gpus_used", sn ? used : -1);
+			json_add_int_or_null(j, "gpus_total", sn ? slurm_node_gpus_total(sn, NULL) : -1);
+			cJSON_AddItemToArray(arr, j);
+		}
+	}
+	return o;
+}
+
+cJSON *gpu_health_json(const struct gpu_health_report *g)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "nvidia_smi", !g->no_smi);
+	json_add_str_or_null(o, "error", g->error);
+	cJSON *arr = cJSON_AddArrayToObject(o, "gpus");
+	for (size_t i = 0; i < g->ngpus; i++) {
+		cJSON *j = cJSON_CreateObject();
+		for (int fld = 0; fld < GH_N; fld++)
+			json_add_str_or_null(j, gpu_health_field_name(fld), g->gpus[i].v[fld]);
+		cJSON_AddBoolToObject(j, "healthy", !g->gpus[i].unhealthy);
+		cJSON_AddItemToArray(arr, j);
+	}
+	cJSON_AddStringToObject(o, "xid_source", g->xid_source ? g->xid_source : "unavailable");
+	cJSON *x = cJSON_AddArrayToObject(o, "xid");
+	for (size_t i = 0; g->xid && g->xid[i]; i++)
+		cJSON_AddItemToArray(x, cJSON_CreateString(g->xid[i]));
+	return o;
+}
+
 static cJSON *gpus_json(const struct host_facts *f)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -237,23 +398,32 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 	return doc;
 }
 
-static int hosts_show(struct dp_ctx *ctx, const char *host)
+static int hosts_show(struct dp_ctx *ctx, const char *host, bool health)
 {
 	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
 	struct host_facts f;
-	int r = fetch(ctx, host, ask_for(h), &f);
+	struct health hl = { .asked = health };
+	int r = fetch(ctx, host, ask_for(h), &f, &hl);
 	if (r)
 		return r;
 	if (f.slurm && slurm_release_known(f.sl.version) == 0)
 		warning_msg("'%s' runs SLURM %s, newer than any release dispatch knows (up to %s): "
 			    "its answers are read as %s's", host, f.sl.version, SLURM_NEWEST_KNOWN,
 			    SLURM_NEWEST_KNOWN);
-	if (ctx->json)
-		json_print(show_json(host, &f));
-	else if (f.slurm)
-		show_slurm_text(host, &f.sl);
-	else
-		show_gpus_text(host, &f);
+	if (ctx->json) {
+		cJSON *doc = show_json(host, &f);
+		if (health)
+			cJSON_AddItemToObject(doc, "health", health_json(&f, &hl));
+		json_print(doc);
+	} else {
+		if (f.slurm)
+			show_slurm_text(host, &f.sl);
+		else
+			show_gpus_text(host, &f);
+		if (health)
+			show_health_text(host, &f, &hl);
+	}
+	health_release(&hl);
 	host_facts_release(&f);
 	return 0;
 }
@@ -314,7 +484,7 @@ static cJSON *entry_json(const struct host_entry *e)
 static int hosts_discover(struct dp_ctx *ctx, const char *host)
 {
 	struct host_facts f;
-	int r = fetch(ctx, host, HOST_FACTS_AUTO, &f);
+	int r = fetch(ctx, host, HOST_FACTS_AUTO, &f, NULL);
 	if (r)
 		return r;
 	struct host_entry e;
@@ -328,9 +498,16 @@ static int hosts_discover(struct dp_ctx *ctx, const char *host)
 	return 0;
 }
 
+enum { OPT_HEALTH = 1 };
+
+static const struct dp_option show_options[] = {
+	{ OPT_HEALTH, 0, "health", NULL, "node states with who drained them when and why (SLURM), GPU health and XID errors (plain hosts)", NULL },
+	{ 0 },
+};
+
 static int cmd_hosts_show(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	return hosts_show(ctx, args->pos[0]);
+	return hosts_show(ctx, args->pos[0], args->nopts > 0);
 }
 
 static int cmd_hosts_discover(struct dp_ctx *ctx, const struct dp_args *args)
@@ -345,8 +522,8 @@ static const struct dp_option no_options[] = { { 0 } };
 const struct dispatch_cmd dispatch_cmd_hosts_show = {
 	.name = "hosts show",
 	.summary = "a host's partitions, nodes and free GPUs",
-	.usage = "HOST",
-	.opts = no_options,
+	.usage = "[--health] HOST",
+	.opts = show_options,
 	.min_args = 1,
 	.max_args = 1,
 	.flags = CMD_WANTS_INVENTORY,

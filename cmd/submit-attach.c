@@ -27,7 +27,7 @@
 struct attach {
 	struct dp_ctx *ctx;
 	const char *job;
-	bool follow;
+	bool follow, tail;
 	pthread_t main;
 	int status;
 };
@@ -42,7 +42,7 @@ static void *waiter(void *data)
 	 * whose log never appeared is still waited for). */
 	if (r == 0 || r == DPE_NOTFOUND)
 		r = wait_for_jobs(a->ctx, (char *const[]){ (char *)a->job, NULL }, 1, NULL, 10, 0,
-				  false);
+				  false, a->tail);
 	fflush(stdout);
 	a->status = r;
 	pthread_kill(a->main, SIG_DONE);
@@ -106,7 +106,7 @@ __attribute__((noreturn)) static void detach(const char *job)
 	_exit(EXIT_DETACHED);
 }
 
-int submit_attach(struct dp_ctx *ctx, const char *job, bool follow)
+int submit_attach(struct dp_ctx *ctx, const char *job, bool follow, bool tail)
 {
 	fflush(stdout);
 	sigset_t set, old;
@@ -123,7 +123,7 @@ int submit_attach(struct dp_ctx *ctx, const char *job, bool follow)
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, oldint;
 	sigemptyset(&dfl.sa_mask);
 	sigaction(SIGINT, &dfl, &oldint);
-	struct attach a = { .ctx = ctx, .job = job, .follow = follow, .main = pthread_self() };
+	struct attach a = { .ctx = ctx, .job = job, .follow = follow, .tail = tail, .main = pthread_self() };
 	pthread_t w, win;
 	if (pthread_create(&w, NULL, waiter, &a) != 0) {
 		sigaction(SIGINT, &oldint, NULL);

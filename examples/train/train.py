@@ -1,44 +1,104 @@
 #!/usr/bin/env python3
-"""A tiny stand-in for a training script: what a real one would see on each node.
+"""A small real training: data-parallel (DDP) over every node dispatch gives the job.
 
-It prints where it runs (node rank, master address, GPUs) and a few fake epochs, so
-that `dispatch submit-packed --repo examples/train` shows the whole path end to end:
-the code travels with the job, the bootstrap gives every node its rank, SLURM gives
-it its GPUs. Standard library only.
+A two-layer network of a few hundred parameters learns a fixed linear map from
+synthetic data, on CPU, with PyTorch's gloo backend (Debian 12's python3-torch 1.13).
+Each node runs this once (dispatch's bootstrap); it spawns --procs-per-node workers
+(torch.multiprocessing.spawn: Debian 12's torchrun 1.13 fails on Python 3.11). The
+ranks and the rendezvous come from dispatch's variables: DISPATCH_NODE_RANK,
+DISPATCH_NNODES, DISPATCH_MASTER_ADDR and DISPATCH_MASTER_PORT (MASTER_ADDR and
+MASTER_PORT, when set, win, as torch's own launchers do).
+
+Every rank prints its loss as it goes, and at the end the number of parameters and
+a checksum of them (SHA-256 of their bytes): DDP averages the gradients of all ranks
+at every step, so every rank of every node ends with the same parameters, and the
+same checksum. Each rank trains on its own shard of the data.
 """
 import argparse
-import math
+import hashlib
 import os
 import socket
 import sys
-import time
 
 
-def env(name, default="-"):
-    return os.environ.get(name, default)
+def env(name, default):
+    return os.environ.get(name) or default
+
+
+def say(line):
+    """One write per line: the workers of a node share its output file."""
+    os.write(1, (line + "\n").encode())
+
+
+def checksum(model):
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def worker(local, args, node, nnodes, addr, port):
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    world = nnodes * args.procs_per_node
+    rank = node * args.procs_per_node + local
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://{addr}:{port}", rank=rank,
+                            world_size=world)
+    torch.manual_seed(0)  # the same initial model everywhere (DDP also broadcasts it)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Tanh(),
+                                torch.nn.Linear(16, 1))
+    ddp = DDP(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=args.lr)
+    truth = torch.Generator().manual_seed(1)
+    w = torch.randn(16, 1, generator=truth)
+    data = torch.Generator().manual_seed(100 + rank)  # this rank's shard
+    nparams = sum(p.numel() for p in model.parameters())
+    if rank == 0:
+        say(f"world {world} ({nnodes} nodes x {args.procs_per_node}), gloo on "
+            f"{addr}:{port}, {nparams} parameters")
+    for step in range(1, args.steps + 1):
+        x = torch.randn(args.batch, 16, generator=data)
+        y = x @ w * 0.1
+        loss = torch.nn.functional.mse_loss(ddp(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step == 1 or step % args.log_every == 0 or step == args.steps:
+            say(f"node {node} rank {rank}: step {step}/{args.steps} loss {loss.item():.6f}")
+    say(f"node {node} rank {rank}: done on {socket.gethostname()}, {nparams} parameters, "
+        f"checksum {checksum(model)}")
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--sleep", type=float, default=0.2, help="seconds per epoch")
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--procs-per-node", type=int, default=2)
+    p.add_argument("--log-every", type=int, default=50)
     args = p.parse_args()
 
-    rank = int(env("DISPATCH_NODE_RANK", "0"))
-    print(
-        f"node {rank}/{env('DISPATCH_NNODES', '1')} on {socket.gethostname()}: "
-        f"job {env('DISPATCH_JOB_ID')}, master {env('DISPATCH_MASTER_ADDR')}:"
-        f"{env('DISPATCH_MASTER_PORT')}, gpus {env('CUDA_VISIBLE_DEVICES')} "
-        f"({env('DISPATCH_GPUS_PER_NODE')} per node), code in {env('DISPATCH_CODE_DIR')}",
-        flush=True,
-    )
-    loss = 2.0
-    for epoch in range(1, args.epochs + 1):
-        time.sleep(args.sleep)
-        loss *= math.exp(-args.lr * (1 + rank / 10))
-        print(f"node {rank}: epoch {epoch}/{args.epochs} loss {loss:.4f}", flush=True)
-    print(f"node {rank}: done", flush=True)
+    node = int(env("DISPATCH_NODE_RANK", "0"))
+    nnodes = int(env("DISPATCH_NNODES", "1"))
+    addr = env("MASTER_ADDR", env("DISPATCH_MASTER_ADDR", "localhost"))
+    port = int(env("MASTER_PORT", env("DISPATCH_MASTER_PORT", "29500")))
+    say(f"node {node}/{nnodes} on {socket.gethostname()}: job "
+        f"{env('DISPATCH_JOB_ID', '-')}, master {addr}:{port}, gpus "
+        f"{env('CUDA_VISIBLE_DEVICES', '-')} (CPU training: gloo), code in "
+        f"{env('DISPATCH_CODE_DIR', '-')}")
+    try:
+        import torch.multiprocessing as mp
+    except ImportError:
+        print(f"node {node}: no PyTorch here (Debian 12: apt-get install python3-torch)",
+              file=sys.stderr)
+        return 1
+    mp.spawn(worker, args=(args, node, nnodes, addr, port), nprocs=args.procs_per_node)
+    say(f"node {node}: done")
     return 0
 
 

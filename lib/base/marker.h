@@ -70,6 +70,9 @@
  * tick, once an interval. */
 #define MARK_TOP MARKER("top")
 #define MARK_TOP_TICK MARKER("top-tick")
+/* hosts show --health (lib/slurm/node_health.h) */
+#define MARK_SINFO_EXIT MARKER("sinfo-exit")
+#define MARK_HEALTH MARKER("health")
 
 /* Shell text: "echo MARK" (a section mark), "printf 'MARK %s\n' WORD" (WORD is shell
  * text: a quoted expansion such as "\"$PWD\"" or "\"$(id -un)\""), and "echo \"MARK

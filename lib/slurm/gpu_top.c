@@ -9,6 +9,7 @@
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "slurm/hostlist.h"
+#include "slurm/node_health.h"
 
 void gpu_top_job_command(struct strbuf *sb, const char *id)
 {
@@ -171,15 +172,9 @@ int gpu_field_of(const char *name)
 	return -1;
 }
 
-/* The script each step runs on its node (sh -c). */
-static void node_script(struct strbuf *sb, int interval)
+void gpu_top_probe_script(struct strbuf *sb)
 {
-	strbuf_adds(sb, "n=${SLURMD_NODENAME:-$(hostname)}\n"
-			"p() { printf '" MARK_TOP " %s %s\\n' \"$n\" \"$*\"; }\n"
-			"p step-gpus \"${SLURM_STEP_GPUS-}\"\n"
-			"p cuda \"${CUDA_VISIBLE_DEVICES-}\"\n"
-			"command -v nvidia-smi >/dev/null 2>&1 || { p no-nvidia-smi; exit 0; }\n"
-			"h=$(nvidia-smi --help-query-gpu 2>&1) || "
+	strbuf_adds(sb, "h=$(nvidia-smi --help-query-gpu 2>&1) || "
 			"{ p failed \"$(printf '%s\\n' \"$h\" | head -n 1)\"; exit 0; }\n"
 			"q=\n"
 			"for f in");
@@ -191,6 +186,22 @@ static void node_script(struct strbuf *sb, int interval)
 			"\tcase $h in *\"\\\"$f\\\"\"*) q=$q${q:+,}$f ;; esac\n"
 			"done\n"
 			"p fields \"$q\"\n");
+}
+
+/* The script each step runs on its node (sh -c). */
+static void node_script(struct strbuf *sb, int interval, bool health)
+{
+	strbuf_adds(sb, "n=${SLURMD_NODENAME:-$(hostname)}\n"
+			"p() { printf '" MARK_TOP " %s %s\\n' \"$n\" \"$*\"; }\n"
+			"p step-gpus \"${SLURM_STEP_GPUS-}\"\n"
+			"p cuda \"${CUDA_VISIBLE_DEVICES-}\"\n");
+	if (health) {
+		strbuf_adds(sb, "(\n");
+		gpu_health_command(sb);
+		strbuf_adds(sb, ") 2>/dev/null | while IFS= read -r l; do p health \"$l\"; done\n");
+	}
+	strbuf_adds(sb, "command -v nvidia-smi >/dev/null 2>&1 || { p no-nvidia-smi; exit 0; }\n");
+	gpu_top_probe_script(sb);
 	strbuf_addf(sb, "nvidia-smi --query-gpu=\"$q\" --format=csv,noheader,nounits -l %d 2>&1 | "
 			"while IFS= read -r l; do p row \"$l\"; done\n"
 			"p ended\n",
@@ -198,10 +209,10 @@ static void node_script(struct strbuf *sb, int interval)
 }
 
 void gpu_top_slurm_command(struct strbuf *sb, const char *id, const struct gpu_top_job *j,
-			   int interval, long minutes)
+			   int interval, long minutes, bool health)
 {
 	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT;
-	node_script(&script, interval);
+	node_script(&script, interval, health);
 	strbuf_adds(sb, "trap '' PIPE\npids=\n");
 	bool *done = xcalloc(j->n ? j->n : 1, sizeof(bool));
 	for (size_t i = 0; i < j->n; i++) {
@@ -277,6 +288,7 @@ void gpu_top_release(struct gpu_top *t)
 		free(t->nodes[i].message);
 		free(t->nodes[i].step_gpus);
 		free(t->nodes[i].cuda);
+		free(t->nodes[i].health);
 	}
 	free(t->nodes);
 	for (size_t i = 0; i < t->nrows; i++)
@@ -504,6 +516,10 @@ bool gpu_top_feed(struct gpu_top *t, const char *line, double now)
 		set_str(&n->step_gpus, *arg ? arg + 1 : "");
 	} else if ((arg = after_prefix(kind, "cuda")) && (!*arg || *arg == ' ')) {
 		set_str(&n->cuda, *arg ? arg + 1 : "");
+	} else if ((arg = after_prefix(kind, "health ")) && strlen(n->health ? n->health : "") < 65536) {
+		char *h = xasprintf("%s%s\n", n->health ? n->health : "", arg);
+		free(n->health);
+		n->health = h;
 	} else if (streq(kind, "no-nvidia-smi")) {
 		n->state = GPU_NODE_NO_SMI;
 	} else if ((arg = after_prefix(kind, "failed")) && (!*arg || *arg == ' ')) {

@@ -55,9 +55,17 @@ void gpu_top_job_release(struct gpu_top_job *j);
 /* --- the session ---------------------------------------------------------------- */
 
 /* The login-node command: the sruns and the tick. interval in seconds (>= 1);
- * minutes > 0 bounds each step (srun -t). */
+ * minutes > 0 bounds each step (srun -t). With health, each node first runs
+ * gpu_health_command (lib/slurm/node_health.h) once, its lines sent as
+ * "dispatch-top NODE health LINE" (kept in the node's health). */
 void gpu_top_slurm_command(struct strbuf *sb, const char *id, const struct gpu_top_job *j,
-			   int interval, long minutes);
+			   int interval, long minutes, bool health);
+
+/* Shell text that sets q to the fields of gpu_field_name nvidia-smi has here
+ * (--help-query-gpu) and prints "fields Q" through p (p KIND ARGS prints one line
+ * "dispatch-top NODE KIND ARGS"); an nvidia-smi that fails prints "failed MSG" and
+ * exits 0. */
+void gpu_top_probe_script(struct strbuf *sb);
 
 /* The fields asked of nvidia-smi (when the node has them), in order. */
 enum gpu_field {
@@ -86,7 +94,8 @@ struct gpu_row {
 	double util, mem_used, mem_total, power, power_limit, temp; /* NAN: null */
 	char *throttle;         /* decoded reasons ("sw_power_cap,hw_slowdown"), "" none,
 				   NULL not known */
-	bool in_step;           /* one of the step's GPUs */
+	bool in_step;           /* one of the step's GPUs (plain hosts: the job's) */
+	bool shared;            /* plain hosts: another user's process uses it too */
 	double seen;
 };
 
@@ -96,6 +105,7 @@ struct gpu_node {
 	enum gpu_node_state state;
 	char *message;          /* GPU_NODE_FAILED: what nvidia-smi said */
 	char *step_gpus, *cuda; /* as the step saw them; NULL until said */
+	char *health;           /* the node's health lines (gpu_health_parse reads them) */
 	int fields[GF_N];       /* column of each field in a row, -1 when not asked */
 	int nfields;
 	double seen;            /* last line from it; 0 never */

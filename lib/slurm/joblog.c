@@ -14,6 +14,14 @@ void joblog_cat_command(struct strbuf *sb, const char *path)
 	strbuf_adds(sb, "\n[ -e \"$f\" ] || exit " STR(JOBLOG_NO_FILE) "\nexec cat -- \"$f\"\n");
 }
 
+void joblog_tail_command(struct strbuf *sb, const char *path, int lines)
+{
+	strbuf_adds(sb, "f=");
+	sh_quote(sb, path);
+	strbuf_addf(sb, "\n[ -e \"$f\" ] || exit " STR(JOBLOG_NO_FILE) "\n"
+		    "tail -n %d -- \"$f\" | cut -b 1-1000\n", lines > 0 ? lines : 1);
+}
+
 /* The common part: $f is the file, dispatch_active says whether the job still runs.
  * The watcher also ends when this shell is gone (the client went away). */
 static void follow_tail(struct strbuf *sb)

@@ -18,6 +18,9 @@
 
 /* cat the file. */
 void joblog_cat_command(struct strbuf *sb, const char *path);
+/* Its last `lines` lines (why a job failed: wait, status), each cut at 1000 bytes. */
+#define JOBLOG_TAIL_LINES 20
+void joblog_tail_command(struct strbuf *sb, const char *path, int lines);
 /* Follow path while SLURM job id is in the queue (pending, running, ...). */
 void joblog_follow_slurm_command(struct strbuf *sb, const char *path, const char *id);
 /* Follow path while the plain-host job of stage_dir (group pgid) runs. */

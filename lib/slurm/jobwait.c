@@ -18,9 +18,12 @@ void jobwait_release(struct jobwait *j)
 	free(j->state);
 	free(j->reason);
 	free(j->elapsed);
+	free(j->time_limit);
+	free(j->cancelled_by);
 	free(j->nodes);
 	free(j->first_node);
 	j->state = j->reason = j->elapsed = j->nodes = j->first_node = NULL;
+	j->time_limit = j->cancelled_by = NULL;
 }
 
 static void set_str(char **dst, const char *s)
@@ -119,6 +122,9 @@ enum jobwait_event jobwait_slurm(struct jobwait *j, const struct slurm_job *rows
 	set_str(&j->state, show->state);
 	set_str(&j->reason, show->reason);
 	set_str(&j->elapsed, show->elapsed);
+	set_str(&j->time_limit, show->time_limit);
+	free(j->cancelled_by);
+	j->cancelled_by = show->cancelled_by ? xstrdup(show->cancelled_by) : NULL;
 	set_str(&j->nodes, show->nodes);
 	j->exit_code = show->exit_code;
 	j->signal = show->exit_signal;

@@ -34,6 +34,7 @@ struct jobwait {
 	bool seen_running;
 	int lag, preempted;
 	char *state, *reason, *elapsed, *nodes; /* NULL until an answer said */
+	char *time_limit, *cancelled_by;        /* for slurm_why; NULL until said */
 	char *first_node;       /* where it was first seen running */
 	int exit_code, signal;  /* -1 unknown */
 	size_t ntasks;          /* rows that answered (array tasks) */

@@ -128,6 +128,7 @@ void slurm_job_release(struct slurm_job *j)
 	free(j->reason);
 	free(j->elapsed);
 	free(j->time_limit);
+	free(j->cancelled_by);
 	free(j->nodes);
 	memset(j, 0, sizeof(*j));
 }
@@ -239,6 +240,60 @@ char *slurm_format_seconds(long s)
 	return xasprintf("%ld:%02ld", m, sec);
 }
 
+long slurm_parse_duration(const char *text)
+{
+	long d = 0, part[3];
+	size_t n = 0;
+	const char *p = text, *dash = strchr(text, '-');
+	if (dash) {
+		_cleanup_free_ char *days = xstrndup(text, (size_t)(dash - text));
+		if (!parse_long(days, 0, 100000, &d))
+			return -1;
+		p = dash + 1;
+	}
+	for (;;) {
+		size_t len = strspn(p, "0123456789");
+		if (len == 0 || len > 4 || n == 3)
+			return -1;
+		_cleanup_free_ char *num = xstrndup(p, len);
+		if (!parse_long(num, 0, 9999, &part[n]))
+			return -1;
+		n++;
+		p += len;
+		if (!*p)
+			break;
+		if (*p++ != ':')
+			return -1;
+	}
+	/* "M:SS", "H:MM:SS"; after "D-" also "D-HH" and "D-HH:MM" (sbatch's forms) */
+	long h = 0, m = 0, s = 0;
+	if (n == 3) {
+		h = part[0], m = part[1], s = part[2];
+	} else if (n == 2) {
+		if (dash)
+			h = part[0], m = part[1];
+		else
+			m = part[0], s = part[1];
+	} else {
+		if (!dash)
+			return -1;
+		h = part[0];
+	}
+	if (s > 59 || (m > 59 && (n == 3 || dash)))
+		return -1;
+	return ((d * 24 + h) * 60 + m) * 60 + s;
+}
+
+char *slurm_format_duration(const char *text)
+{
+	long s = slurm_parse_duration(text);
+	if (s < 0)
+		return xstrdup(text);
+	if (s == 365L * 86400)
+		return xstrdup("UNLIMITED");
+	return slurm_format_seconds(s);
+}
+
 /* "CANCELLED by 1000" -> "CANCELLED" */
 static char *state_word(const char *s)
 {
@@ -280,8 +335,10 @@ static void status_one(void *data, char *line)
 	struct slurm_job j = { .exit_code = -1, .exit_signal = -1, .from_sacct = s->in_sacct };
 	j.id = xstrdup(f[0]);
 	j.state = state_word(f[1]);
-	j.elapsed = xstrdup(f[2]);
-	j.time_limit = xstrdup(f[3]);
+	const char *by = after_prefix(f[1], "CANCELLED by ");
+	j.cancelled_by = by && *by ? xstrdup(by) : NULL;
+	j.elapsed = slurm_format_duration(f[2]);
+	j.time_limit = slurm_format_duration(f[3]);
 	j.nodes = xstrdup(f[4]);
 	if (s->in_sacct) {
 		slurm_parse_exit_code(f[5], &j.exit_code, &j.exit_signal);

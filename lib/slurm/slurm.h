@@ -42,11 +42,12 @@ struct slurm_job {
 				   loses " by 0"), "FAILED", ... */
 	char *reason;           /* squeue: why pending ("None" while running); sacct: "None"
 				   or a reason */
-	char *elapsed;          /* as SLURM writes it: "1:02", "00:01:02", "1-02:03:04" */
-	char *time_limit;       /* "UNLIMITED", "1:00:00", "Partition_Limit" */
+	char *elapsed;          /* slurm_format_duration's: "1:02", "1-02:03:04" */
+	char *time_limit;       /* slurm_format_duration's: "UNLIMITED", "1:00:00", "Partition_Limit" */
 	char *nodes;            /* hostlist, "" or "None assigned" before it runs */
 	int exit_code;          /* sacct's ExitCode "N:S": N; -1 when not known (squeue) */
 	int exit_signal;        /* S; -1 when not known */
+	char *cancelled_by;     /* sacct's "CANCELLED by UID": the UID; NULL otherwise */
 	bool from_sacct;
 };
 
@@ -94,6 +95,14 @@ bool slurm_squeue_failed(int exit_status, const char *err);
 
 /* Seconds as SLURM writes elapsed times: "M:SS", "H:MM:SS", "D-HH:MM:SS"; "" for < 0. */
 char *slurm_format_seconds(long s);
+/* A duration as squeue or sacct writes it ("0:01", "00:00:01", "1:02:03", "1-02:03:04")
+ * in seconds; -1 when text is not one ("UNLIMITED", "Partition_Limit", ""). */
+long slurm_parse_duration(const char *text);
+/* An elapsed time or time limit in one form whichever tool answered: durations through
+ * slurm_format_seconds, "UNLIMITED" for no limit (which SLURM gives as 365 days once
+ * a job ended: "365-00:00:00"), other words ("Partition_Limit", "INVALID", "") as
+ * given. Caller frees. */
+char *slurm_format_duration(const char *text);
 
 /* Parse the status query's output. Lines that do not have the fields asked for
  * (banners, profile noise) are skipped. Returns 0; *jobs lists squeue's rows, then

@@ -98,7 +98,7 @@ static void one(void *data, char *line)
 	st.id = xstrdup(f[0]);
 	st.state = xstrndup(f[1], strcspn(f[1], " "));
 	slurm_parse_exit_code(f[2], &st.exit_code, &st.exit_signal);
-	st.elapsed = xstrdup(f[3]);
+	st.elapsed = slurm_format_duration(f[3]);
 	st.max_rss = xstrdup(f[4]);
 	st.max_rss_bytes = slurm_parse_size(f[4]);
 	st.max_vmsize = xstrdup(f[5]);

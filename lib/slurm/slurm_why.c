@@ -63,9 +63,10 @@ static const char *signal_name(int s)
 	return s > 0 && (size_t)s < ARRAY_SIZE(names) && names[s] ? names[s] : NULL;
 }
 
-char *slurm_why(const char *state, const char *reason, int exit_code, int signal,
-		const char *nodes)
+char *slurm_why(const struct slurm_why_job *j)
 {
+	const char *state = j->state, *reason = j->reason, *nodes = j->nodes;
+	int exit_code = j->exit_code, signal = j->signal;
 	if (!state)
 		return NULL;
 	if (streq(state, "PENDING")) {
@@ -78,7 +79,10 @@ char *slurm_why(const char *state, const char *reason, int exit_code, int signal
 	if (streq(state, "OUT_OF_MEMORY"))
 		return xstrdup("ran out of memory: killed for using more than its --mem");
 	if (streq(state, "TIMEOUT"))
-		return xstrdup("reached its time limit (--time) and was killed");
+		return j->elapsed && *j->elapsed && j->time_limit && *j->time_limit
+			       ? xasprintf("reached its time limit (--time) and was killed: ran %s "
+					   "of %s", j->elapsed, j->time_limit)
+			       : xstrdup("reached its time limit (--time) and was killed");
 	if (streq(state, "NODE_FAIL"))
 		return nodes && *nodes && !streq(nodes, "None assigned")
 			       ? xasprintf("a node it ran on failed (%s)", nodes)
@@ -86,7 +90,9 @@ char *slurm_why(const char *state, const char *reason, int exit_code, int signal
 	if (streq(state, "PREEMPTED"))
 		return xstrdup("preempted by a job of higher priority");
 	if (streq(state, "CANCELLED"))
-		return xstrdup("cancelled (scancel, or an administrator)");
+		return j->cancelled_by && *j->cancelled_by
+			       ? xasprintf("cancelled by uid %s (scancel)", j->cancelled_by)
+			       : xstrdup("cancelled (scancel, or an administrator)");
 	if (streq(state, "BOOT_FAIL"))
 		return xstrdup("its node failed to boot");
 	if (streq(state, "DEADLINE"))

@@ -11,11 +11,18 @@
  * NULL for one the table does not know. */
 const char *slurm_pending_words(const char *reason);
 
-/* One sentence for a job's state: why it is pending (reason), or why it ended
- * (state, exit code and signal as sacct's "N:S", -1 unknown; nodes for NODE_FAIL).
+/* What slurm_why reads of a job (NULL and -1 where not known). */
+struct slurm_why_job {
+	const char *state, *reason;
+	int exit_code, signal;          /* sacct's "N:S" */
+	const char *nodes;              /* NODE_FAIL: which */
+	const char *elapsed, *time_limit; /* TIMEOUT: the one against the other */
+	const char *cancelled_by;       /* CANCELLED: sacct's "by UID" */
+};
+
+/* One sentence for a job's state: why it is pending (reason), or why it ended.
  * NULL for RUNNING, COMPLETED and other states with nothing to explain. Caller
  * frees. */
-char *slurm_why(const char *state, const char *reason, int exit_code, int signal,
-		const char *nodes);
+char *slurm_why(const struct slurm_why_job *j);
 
 #endif

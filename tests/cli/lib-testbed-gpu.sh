@@ -113,7 +113,10 @@ wait_gpus_free() {
 # PATH), replaying the fixture QUERY (tests/unit/data/nvidia-smi/*.query: a header of
 # field names, then rows). It answers --help-query-gpu with those fields, and
 # --query-gpu=ANY,SUBSET --format=csv,noheader,nounits [-l S]; an unknown field fails
-# the whole query with nvidia-smi's own message. MODE: all (the step sees every GPU
+# the whole query with nvidia-smi's own message; --query-compute-apps=pid,gpu_uuid,
+# used_memory (any subset, also process_name, gpu_bus_id) lists the processes whose
+# CUDA_VISIBLE_DEVICES holds a fixture GPU's UUID, and the lines of apps-extra in the
+# fake's directory (fake_smi_apps BOX LINE...). MODE: all (the step sees every GPU
 # of the node, as without device constraints), constrained (only SLURM_STEP_GPUS,
 # renumbered from 0, as with them), nvml (NVML failure), hang (never answers a query).
 fake_smi() {
@@ -141,6 +144,43 @@ if mode == "nvml":
 if args == ["--help-query-gpu"]:
     for f in fields:
         print('"%s"\nA field.\n' % f)
+    sys.exit(0)
+apps = [a for a in args if a.startswith("--query-compute-apps=")]
+if apps and "--format=csv,noheader,nounits" in args:
+    # The processes holding a GPU, as the driver would list them: every process
+    # this user can read whose CUDA_VISIBLE_DEVICES names a GPU of the fixture by
+    # UUID (it uses DISPATCH_FAKE_GPU_MIB MiB there, default 1024), then the lines
+    # of the file apps-extra (other users' processes: "PID, UUID, MIB").
+    want = apps[0].split("=", 1)[1].split(",")
+    known = ["pid", "gpu_uuid", "used_memory", "process_name", "gpu_bus_id"]
+    for w in want:
+        if w not in known:
+            print('Field "%s" is not a valid field to query.' % w)
+            print()
+            sys.exit(2)
+    ui, bi = fields.index("uuid"), fields.index("pci.bus_id")
+    bus = {r[ui]: r[bi] for r in rows}
+    held = []
+    for pid in sorted((p for p in os.listdir("/proc") if p.isdigit()), key=int):
+        try:
+            env = open("/proc/%s/environ" % pid, "rb").read().split(b"\0")
+            name = open("/proc/%s/comm" % pid).read().strip()
+        except OSError:
+            continue
+        vals = dict(e.decode(errors="replace").split("=", 1) for e in env if b"=" in e)
+        for u in vals.get("CUDA_VISIBLE_DEVICES", "").split(","):
+            if u in bus:
+                held.append([pid, u, vals.get("DISPATCH_FAKE_GPU_MIB", "1024"), name])
+    try:
+        for l in open(os.path.join(d, "apps-extra")).read().splitlines():
+            if l:
+                held.append(l.split(", ") + ["python3"])
+    except OSError:
+        pass
+    for h in held:
+        v = {"pid": h[0], "gpu_uuid": h[1], "used_memory": h[2], "process_name": h[3],
+             "gpu_bus_id": bus.get(h[1], "")}
+        print(", ".join(v[w] for w in want))
     sys.exit(0)
 q = [a for a in args if a.startswith("--query-gpu=")]
 if not q or "--format=csv,noheader,nounits" not in args:
@@ -171,4 +211,15 @@ while True:
 FAKE
 	chmod 755 "$dir/nvidia-smi"
 	chmod 644 "$dir/query" "$dir/mode"
+}
+
+# fake_smi_apps BOX [LINE...]: the processes of other users the fake lists as holding
+# GPUs ("PID, UUID, MIB", nvidia-smi's --query-compute-apps=pid,gpu_uuid,used_memory
+# form); none without LINEs.
+fake_smi_apps() {
+	local f
+	f=$TB_HOME/.fake-nvidia-smi/$(box_port "$1")/apps-extra
+	shift
+	if [ $# -gt 0 ]; then printf '%s\n' "$@" >"$f"; else : >"$f"; fi
+	chmod 644 "$f"
 }

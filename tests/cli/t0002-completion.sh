@@ -49,7 +49,7 @@ import json, sys
 doc = json.load(sys.stdin)
 hosts = [c for c in doc[\"commands\"] if c[\"name\"] == \"hosts\"][0]
 subs = [(s[\"name\"], s[\"usage\"], s[\"min_args\"], s[\"max_args\"]) for s in hosts[\"subcommands\"]]
-assert subs == [(\"hosts show\", \"HOST\", 1, 1), (\"hosts discover\", \"HOST\", 1, 1),
+assert subs == [(\"hosts show\", \"[--health] HOST\", 1, 1), (\"hosts discover\", \"HOST\", 1, 1),
                 (\"hosts resolve\", \"HOST\", 1, 1)], subs
 "
 '

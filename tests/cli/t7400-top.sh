@@ -91,6 +91,22 @@ test_expect_success 'a job without GPUs: none of the node'"'"'s GPUs, a note' '
 	! grep -q 00000000: out
 '
 
+test_expect_success '--health: each node'"'"'s GPU health and XID source from the same step' '
+	fake_smi hpc "$DATA/a100-health.query" all &&
+	dispatch top -H hpc --interval 1 -n 2 --health "$job" >out &&
+	test "$(grep -c "^node[12]: GPU health$" out)" = 2 &&
+	test "$(grep -c "^00000000:0F:00.0  *2  *-  *Yes  *No  *-  *unhealthy$" out)" = 2 &&
+	test "$(grep -c "^XID errors" out)" = 2 &&
+	dispatch --json top -H hpc --interval 1 -n 1 --health "$job" >j &&
+	test "$(jq_ "[[g[\"healthy\"] for g in n[\"health\"][\"gpus\"]] for n in d[0][\"nodes\"]]" j)" = "[[True, False], [True, False]]" &&
+	jq_ "sorted(set(n[\"health\"][\"xid_source\"] for n in d[0][\"nodes\"]))" j >src &&
+	test_grep "^\[.\(journalctl\|dmesg\|unavailable\).\]$" src &&
+	dispatch --json top -H hpc --interval 1 -n 1 "$job" >j &&
+	test "$(jq_ "\"health\" in d[0][\"nodes\"][0]" j)" = False &&
+	test_expect_code 2 dispatch top -H hpc -n 1 --procs "$job" 2>err &&
+	test_grep "plain hosts only" err
+'
+
 test_expect_success 'a job that is not running: exit 1 with its state; unknown: 4' '
 	dispatch run -H hpc -- scancel "$job" &&
 	test_expect_code 1 dispatch top -H hpc -n 1 "$job" 2>err &&

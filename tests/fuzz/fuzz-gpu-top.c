@@ -3,13 +3,16 @@
  * dispatch top's parsers on any bytes, aborting on a broken property: scontrol's
  * record gives nodes with GPU counts >= 0; the session's lines, fed to a two-node
  * session, keep every row on a known node with a non-empty key, and the rows a node
- * shows are its own.
+ * shows are its own; fed to a plain host's session (lib/slurm/plain_top.h), the
+ * job's processes are the group's and their descendants, sums are not negative, a
+ * GPU flagged shared is the job's, and the GPUs counted are the ones marked.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "base/marker.h"
 #include "slurm/gpu_top.h"
+#include "slurm/plain_top.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +51,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	gpu_top_release(&t);
 	gpu_top_job_release(&j);
+	struct gpu_top_alloc one = { .node = (char *)"h", .gpus = 0 };
+	struct gpu_top_job pj = { .n = 1, .alloc = &one };
+	struct plain_top p;
+	plain_top_init(&p, 7);
+	gpu_top_init(&t, &pj);
+	struct line_iter it2 = LINE_ITER_INIT(text);
+	for (char *l; (l = line_next(&it2));) {
+		gpu_top_feed(&t, l, now++);
+		if (plain_top_feed(&p, l))
+			plain_top_settle(&p, &t);
+	}
+	line_iter_release(&it2);
+	plain_top_settle(&p, &t);
+	if (p.cpu < 0 || p.rss_kib < 0)
+		abort();
+	for (size_t i = 0; i < p.njob; i++) {
+		const struct top_proc *q = p.job[i];
+		if (q->pgid != 7 && !plain_top_proc(&p, q->ppid))
+			abort();
+	}
+	int mine = 0;
+	for (size_t i = 0; i < t.nrows; i++) {
+		if (t.rows[i].shared && !t.rows[i].in_step)
+			abort();
+		mine += t.rows[i].in_step;
+	}
+	if (t.nodes[0].allocated != mine)
+		abort();
+	gpu_top_release(&t);
+	plain_top_release(&p);
 	char *w = gpu_throttle_words(text);
 	free(w);
 	free(text);

@@ -4,7 +4,8 @@
  * parser's id is all digits; every status row has an id and a state without spaces,
  * and slurm_select never returns a row of another job; the lookup's job id is all
  * digits; plain-host status answers have a known state; an exit-status line gives
- * -1 or 0..255; plain-host queue rows have an id, a user, PENDING or RUNNING and
+ * -1 or 0..255; a duration parsed, formatted and parsed again is the same number of
+ * seconds, and status rows' elapsed times and limits are in that one form; plain-host queue rows have an id, a user, PENDING or RUNNING and
  * GPUs, and only those of --me's user when asked.
  */
 #include <stdint.h>
@@ -36,10 +37,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct slurm_job *jobs;
 	size_t n;
+	long d = slurm_parse_duration(text);
+	if (d < -1)
+		abort();
+	if (d >= 0 && d != 365L * 86400) {
+		char *f = slurm_format_duration(text);
+		if (slurm_parse_duration(f) != d)
+			abort();
+		free(f);
+	}
 	slurm_parse_status(text, &jobs, &n);
 	for (size_t i = 0; i < n; i++) {
-		if (!jobs[i].id[0] || !jobs[i].state[0] || strchr(jobs[i].state, ' '))
+		if (!jobs[i].id[0] || !jobs[i].state[0] || strchr(jobs[i].state, ' ') ||
+		    (jobs[i].cancelled_by && (!*jobs[i].cancelled_by || !streq(jobs[i].state, "CANCELLED"))))
 			abort();
+		long e = slurm_parse_duration(jobs[i].elapsed);
+		char *again = e >= 0 ? slurm_format_seconds(e) : NULL;
+		if (again && e != 365L * 86400 && !streq(again, jobs[i].elapsed))
+			abort();
+		free(again);
 		const struct slurm_job **sel;
 		size_t ns;
 		slurm_select(jobs, n, jobs[i].id, &sel, &ns);

@@ -127,6 +127,33 @@ static void test_cat(void)
 	CHECK_INT(finish(fp, &out2), JOBLOG_NO_FILE);
 }
 
+/* The last lines of a failed job's log, each cut at 1000 bytes. */
+static void test_tail(void)
+{
+	_cleanup_free_ char *path = xasprintf("%s/it's a tail", tmpdir);
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT,
+				       want = STRBUF_INIT, out2 = STRBUF_INIT;
+	for (int i = 1; i <= 30; i++)
+		strbuf_addf(&text, "line %d $HOME\n", i);
+	for (int i = 0; i < 1500; i++)
+		strbuf_addch(&text, 'x');
+	strbuf_addch(&text, '\n');
+	write_file(path, text.buf, 0644);
+	joblog_tail_command(&cmd, path, JOBLOG_TAIL_LINES);
+	CHECK_INT(finish(start(&cmd), &out), 0);
+	for (int i = 12; i <= 30; i++)
+		strbuf_addf(&want, "line %d $HOME\n", i);
+	for (int i = 0; i < 1000; i++)
+		strbuf_addch(&want, 'x');
+	strbuf_addch(&want, '\n');
+	CHECK_STR(out.buf, want.buf);
+
+	strbuf_reset(&cmd);
+	_cleanup_free_ char *missing = xasprintf("%s/no such", tmpdir);
+	joblog_tail_command(&cmd, missing, JOBLOG_TAIL_LINES);
+	CHECK_INT(finish(start(&cmd), &out2), JOBLOG_NO_FILE);
+}
+
 /* A plain-host job: a process group that writes a line, waits for the go file (the
  * follower has shown the first line), writes two more and records its exit status. */
 static void test_follow_plain(void)
@@ -228,6 +255,7 @@ int main(void)
 		return unit_done();
 	}
 	test_cat();
+	test_tail();
 	test_follow_plain();
 	test_follow_slurm(true);
 	test_follow_slurm(false);

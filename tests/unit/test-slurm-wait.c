@@ -135,8 +135,61 @@ static void test_format_seconds(void)
 	}
 }
 
+/* One form for elapsed times and limits, whichever tool answered (issue 19): the
+ * captured squeue and sacct rows of the same jobs read alike. */
+static void test_durations(void)
+{
+	const struct {
+		const char *text, *want;
+		long s;
+	} cases[] = {
+		{ "0:01", "0:01", 1 }, { "00:00:01", "0:01", 1 }, { "2:00", "2:00", 120 },
+		{ "00:02:00", "2:00", 120 }, { "1:02:05", "1:02:05", 3725 },
+		{ "01:02:05", "1:02:05", 3725 }, { "1-00:00:00", "1-00:00:00", 86400 },
+		{ "2-03", "2-03:00:00", 183600 }, { "2-03:04", "2-03:04:00", 183840 },
+		{ "365-00:00:00", "UNLIMITED", 365L * 86400 }, { "UNLIMITED", "UNLIMITED", -1 },
+		{ "Partition_Limit", "Partition_Limit", -1 }, { "", "", -1 }, { "1:60", "1:60", -1 },
+		{ "1:61:00", "1:61:00", -1 }, { "-1:00", "-1:00", -1 }, { "1::00", "1::00", -1 },
+		{ "1:2:3:4", "1:2:3:4", -1 }, { "12", "12", -1 }, { "INVALID", "INVALID", -1 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		CHECK_INT((int)slurm_parse_duration(cases[i].text), (int)cases[i].s);
+		char *got = slurm_format_duration(cases[i].text);
+		CHECK_STR(got, cases[i].want);
+		free(got);
+	}
+	char *sq = fixture("wait-squeue-22.05.out");
+	char *sa = fixture("wait-sacct-22.05.out");
+	struct slurm_job *q, *a;
+	size_t nq, na;
+	slurm_parse_status(sq, &q, &nq);
+	slurm_parse_status(sa, &a, &na);
+	size_t same = 0;
+	for (size_t i = 0; i < nq; i++)
+		for (size_t k = 0; k < na; k++)
+			if (streq(q[i].id, a[k].id) && !slurm_state_active(q[i].state)) {
+				CHECK_STR(q[i].elapsed, a[k].elapsed);
+				CHECK_STR(q[i].time_limit, a[k].time_limit);
+				same++;
+			}
+	CHECK_INT((int)same, 3);
+	/* sacct's "CANCELLED by 1001": the state word, and who */
+	for (size_t k = 0; k < na; k++)
+		if (streq(a[k].id, "162")) {
+			CHECK_STR(a[k].state, "CANCELLED");
+			CHECK_STR(a[k].cancelled_by, "1001");
+		} else {
+			CHECK(a[k].cancelled_by == NULL);
+		}
+	slurm_jobs_free(q, nq);
+	slurm_jobs_free(a, na);
+	free(sq);
+	free(sa);
+}
+
 int main(void)
 {
+	test_durations();
 	test_commands();
 	test_exit_lines();
 	test_squeue_failed();

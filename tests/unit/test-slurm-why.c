@@ -7,7 +7,9 @@
 static void check(const char *state, const char *reason, int code, int sig, const char *nodes,
 		  const char *want)
 {
-	char *got = slurm_why(state, reason, code, sig, nodes);
+	struct slurm_why_job j = { .state = state, .reason = reason, .exit_code = code,
+				   .signal = sig, .nodes = nodes };
+	char *got = slurm_why(&j);
 	if (want)
 		CHECK_STR(got, want);
 	else
@@ -33,5 +35,15 @@ int main(void)
 	check("TIMEOUT", "None", 0, 0, "node1", "reached its time limit (--time) and was killed");
 	check("CANCELLED", "None", 0, 15, "node1", "cancelled (scancel, or an administrator)");
 	check(NULL, NULL, -1, -1, NULL, NULL);
+	/* the elapsed time against the limit, who cancelled (sacct's "CANCELLED by 1001") */
+	struct slurm_why_job t = { .state = "TIMEOUT", .exit_code = 0, .signal = 1,
+				   .elapsed = "2:01", .time_limit = "2:00" };
+	char *got = slurm_why(&t);
+	CHECK_STR(got, "reached its time limit (--time) and was killed: ran 2:01 of 2:00");
+	free(got);
+	struct slurm_why_job c = { .state = "CANCELLED", .signal = 15, .cancelled_by = "1001" };
+	got = slurm_why(&c);
+	CHECK_STR(got, "cancelled by uid 1001 (scancel)");
+	free(got);
 	return unit_done();
 }
