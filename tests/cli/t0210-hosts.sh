@@ -118,7 +118,9 @@ test_expect_success 'hosts takes no operands but show HOST and discover HOST' '
 	test_expect_code 2 dispatch hosts discover a b 2>err &&
 	test_grep "too many arguments" err &&
 	test_expect_code 2 dispatch hosts show a --names 2>err &&
-	test_grep "takes no options" err
+	test_grep "names does not go with '"'"'hosts show'"'"'" err &&
+	test_expect_code 2 dispatch hosts discover a --names 2>err &&
+	test_grep "'"'"'hosts discover'"'"' takes no options" err
 '
 
 test_done
