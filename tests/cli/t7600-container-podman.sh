@@ -70,11 +70,14 @@ test_expect_success '--container-workdir is where the command runs; outputs belo
 
 test_expect_success 'the example training job runs in the image' '
 	dispatch --json submit-packed -H box1 --repo "$TEST_SRCDIR/examples/train" --dirty \
-		--container-image "$IMG" -- python3 train.py --epochs 2 --sleep 0 >sub.json &&
+		--container-image "$IMG" -- python3 train.py --steps 20 --log-every 10 >sub.json &&
 	job=$(jfield sub.json job) && log=$(jfield sub.json log) &&
 	wait_end "$job" && test "$(field state)" = COMPLETED &&
 	test_grep "^node 0/1 on .*: job ${job%@box1}, master localhost:" "$log" &&
-	test_grep "^node 0: epoch 2/2 loss " "$log" && test_grep "^node 0: done\$" "$log" &&
+	test_grep "^world 2 (1 nodes x 2), gloo on " "$log" &&
+	test "$(grep -c "^node 0 rank [01]: done on .*, 289 parameters, checksum [0-9a-f]*\$" "$log")" = 2 &&
+	test "$(sed -n "s/.* checksum \([0-9a-f]*\)\$/\1/p" "$log" | sort -u | wc -l)" = 1 &&
+	test_grep "^node 0: done\$" "$log" &&
 	test_grep "runs in $IMG: Debian" "$log"
 '
 

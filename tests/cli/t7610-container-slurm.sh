@@ -52,12 +52,14 @@ test_expect_success 'Charliecloud: two ranks in the image, master address withou
 
 test_expect_success 'the example training job (its job file: 2 nodes, a GPU each) runs in the image' '
 	dispatch --json submit-packed -H hpc --repo "$TEST_SRCDIR/examples/train" --dirty \
-		-f "$TEST_SRCDIR/examples/train/job.yaml" --container-image "$IMG" >sub.json &&
+		-f "$TEST_SRCDIR/examples/train/job.yaml" --cpus-per-task 1 --container-image "$IMG" >sub.json &&
 	job=$(jfield sub.json job) && log=$(jfield sub.json log) &&
-	dispatch wait --timeout 120 "$job" &&
+	dispatch wait --timeout 300 "$job" &&
 	test_grep "^node 0/2 on node1: job ${job%@hpc}, master node1:" "$log" &&
 	test_grep "^node 1/2 on node2: job ${job%@hpc}, master node1:" "$log" &&
 	test_grep "^node 0: done\$" "$log" && test_grep "^node 1: done\$" "$log" &&
+	test "$(grep -c " rank [0-3]: done on node[12], 289 parameters, checksum [0-9a-f]*\$" "$log")" = 4 &&
+	test "$(sed -n "s/.* checksum \([0-9a-f]*\)\$/\1/p" "$log" | sort -u | wc -l)" = 1 &&
 	test_grep "^dispatch: node2 runs in $IMG: Debian" "$log"
 '
 
