@@ -94,18 +94,20 @@ test_expect_success 'a job that wrote no file: said so, the wait still answers' 
 
 test_expect_success 'elapsed and time limit read the same from squeue (running) and sacct (ended)' '
 	id=$(sb --wrap "$SLEEP60") &&
-	for i in $(seq 1 30); do
+	for i in $(seq 1 90); do
 		dispatch --json status -H hpc "$id" >j &&
 		test "$(jq_ "d[\"jobs\"][0][\"state\"]" j)" = RUNNING && break
 		sleep 1
 	done &&
+	test "$(jq_ "d[\"jobs\"][0][\"state\"]" j)" = RUNNING &&
 	test "$(jq_ "d[\"jobs\"][0][\"time_limit\"]" j)" = "2:00" &&
 	dispatch run -H hpc -- scancel "$id" &&
 	test_expect_code 1 dispatch --json wait -H hpc --interval 1 "$id" >j &&
 	test "$(jq_ "d[\"jobs\"][0][\"state\"]" j)" = CANCELLED &&
-	for i in $(seq 1 30); do
+	# slurmdbd records the state and the limit in separate messages: wait for both.
+	for i in $(seq 1 60); do
 		dispatch run -H hpc -- sacct -n -X -P -j "$id" -o State,Timelimit >acct &&
-		grep -q "^CANCELLED" acct && break
+		grep -q "^CANCELLED.*|00:02:00$" acct && break
 		sleep 1
 	done &&
 	test_grep "^CANCELLED.*|00:02:00$" acct &&
