@@ -19,7 +19,10 @@
 # BENCH_FANOUT (empty: the host count, everything at once), BENCH_KEX ("default
 # curve25519"), BENCH_KNOWN_HOSTS (0: with N, every tool reads a known_hosts file
 # that has N hashed lines of other hosts, as `ssh-keygen -H` writes them, in front
-# of the test bed's own: the lookup cost of a long-lived user's file). Results: a Markdown table on stdout, raw runs in BENCH_OUT
+# of the test bed's own: the lookup cost of a long-lived user's file), BENCH_BASELINE
+# (another dispatch binary, e.g. an older build, run in the same rotation as
+# "baseline", without the test bed's inventory, which an older build may not read:
+# before/after ratios from one run). Results: a Markdown table on stdout, raw runs in BENCH_OUT
 # (default /tmp/dispatch-bench-fanout.tsv).
 set -euo pipefail
 
@@ -85,6 +88,7 @@ one() {
 	local -a argv
 	case $tool in
 	dispatch) argv=("$dispatch" -F "$cfg" run -H "fan[1-$n]" --fanout "$fan" -- "$cmd") ;;
+	baseline) argv=(env -u DISPATCH_INVENTORY "$BENCH_BASELINE" -F "$cfg" run -H "fan[1-$n]" --fanout "$fan" -- "$cmd") ;;
 	pdsh) argv=(env PDSH_SSH_ARGS_APPEND="-F $cfg $kexopt" pdsh -R ssh -f "$fan" -w "fan[1-$n]" "$cmd") ;;
 	clush) argv=(clush -f "$fan" -o "-F $cfg $kexopt" -w "fan[1-$n]" "$cmd") ;;
 	esac
@@ -102,7 +106,7 @@ one() {
 for n in $sizes; do
 	for kex in $kexes; do
 		for r in $(seq "$runs"); do
-			for tool in dispatch pdsh clush; do     # interleaved: load drifts hit all alike
+			for tool in dispatch ${BENCH_BASELINE:+baseline} pdsh clush; do     # interleaved: load drifts hit all alike
 				one "$tool" "$kex" "$n"
 			done
 			printf 'run-fanout: %s hosts, %s kex, run %d/%d\n' "$n" "$kex" "$r" "$runs" >&2
@@ -119,7 +123,7 @@ for tool, kex, n, wall, cpu, server in rows:
 med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in m.items()}
 print("| hosts | ssh kex | tool | wall s | client CPU s | sshd CPU s | dispatch/tool wall | dispatch/tool CPU |")
 print("|---:|---|---|---:|---:|---:|---:|---:|")
-for (tool, kex, n) in sorted(med, key=lambda k: (k[2], k[1], ["dispatch", "pdsh", "clush"].index(k[0]))):
+for (tool, kex, n) in sorted(med, key=lambda k: (k[2], k[1], ["dispatch", "baseline", "pdsh", "clush"].index(k[0]))):
     w, c, s = med[(tool, kex, n)]
     dw, dc, _ = med[("dispatch", kex, n)]
     ratio = ("%.2f" % (dw / w), "%.2f" % (dc / c)) if tool != "dispatch" else ("", "")
