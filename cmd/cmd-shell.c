@@ -37,23 +37,10 @@ static int not_running(const struct jobref *ref, const char *state, const char *
 static int slurm_command(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *ref,
 			 const char *node_opt, bool pty, char *const *argv, struct strbuf *cmd)
 {
-	_cleanup_strbuf_ struct strbuf q = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	struct dp_error err = { 0 };
-	int status;
-
-	gpu_top_job_command(&q, ref->id);
-	if (ssh_exec_capture(ss, q.buf, NULL, &out, &errout, &status, &err) < 0)
-		return report_error(&err);
-	_cleanup_(gpu_top_job_release) struct gpu_top_job j;
-	if (gpu_top_parse_job(out.buf, &j) < 0) {
-		error_msg("cannot read the nodes of job '%s' from scontrol on '%s'", ref->arg, ref->host);
-		return DPE_FAIL;
-	}
-	if (!j.found) {
-		error_msg("job '%s' not found on '%s'%s%s", ref->arg, ref->host,
-			  errout.len ? ": " : "", errout.len ? strtok(errout.buf, "\n") : "");
-		return DPE_NOTFOUND;
-	}
+	_cleanup_(gpu_top_job_release) struct gpu_top_job j = { 0 };
+	int r = job_nodes_fetch(ss, ref, &j);
+	if (r)
+		return r;
 	if (!j.state || !streq(j.state, "RUNNING"))
 		return not_running(ref, j.state ? j.state : "in an unknown state", j.reason);
 	const char *node = jobshell_pick_node(&j, node_opt);

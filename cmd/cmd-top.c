@@ -488,21 +488,12 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 		return usage_error(ctx, "--procs: job '%s' runs on SLURM, where dispatch top does not "
 				   "list processes yet (plain hosts only)", ref->arg);
 
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	gpu_top_job_command(&cmd, ref->id);
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
 	int status;
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0)
-		return report_error(&err);
-	_cleanup_(gpu_top_job_release) struct gpu_top_job j;
-	if (gpu_top_parse_job(out.buf, &j) < 0) {
-		error_msg("cannot read the nodes of job '%s' from scontrol on '%s'", ref->arg, ref->host);
-		return DPE_FAIL;
-	}
-	if (!j.found) {
-		error_msg("job '%s' not found on '%s'%s%s", ref->arg, ref->host,
-			  errout.len ? ": " : "", errout.len ? strtok(errout.buf, "\n") : "");
-		return DPE_NOTFOUND;
-	}
+	_cleanup_(gpu_top_job_release) struct gpu_top_job j = { 0 };
+	r = job_nodes_fetch(ss, ref, &j);
+	if (r)
+		return r;
 	if (!j.state || !streq(j.state, "RUNNING")) {
 		error_msg("job '%s' is %s (reason: %s): dispatch top shows running jobs", ref->arg,
 			  j.state ? j.state : "in an unknown state", j.reason ? j.reason : "none given");

@@ -205,6 +205,11 @@ int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const 
 void job_set_release(struct job_set *set);
 bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
+/* A SLURM job's state and nodes from scontrol over ss (top, shell): 0, or the exit
+ * status with the message printed (cannot read it; not found: DPE_NOTFOUND). */
+struct ssh_session;
+struct gpu_top_job;
+int job_nodes_fetch(struct ssh_session *ss, const struct jobref *r, struct gpu_top_job *j);
 
 /* cmd/job-tail.c: where a job writes its output (SLURM, its accounting, else the ledger;
  * JOB_LOG_ERR_OR_OUT: its stderr, or its output when they are one file), over ss. */
