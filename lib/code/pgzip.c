@@ -8,8 +8,8 @@
  * same level, with a slightly better ratio; it has no preset dictionary, so a block
  * starts afresh, which costs well under 1% at this block size). libdeflate always
  * ends its output with a final block, so every block but the last is then made
- * "not final": zlib's inflate, stopping at each deflate block boundary (Z_BLOCK),
- * says where the final block's header starts, its BFINAL bit is cleared, and an
+ * "not final": a walk over its Huffman codes (deflate_walk.h; no inflating) says
+ * where the final block's header starts, its BFINAL bit is cleared, and an
  * empty stored block (what a sync flush writes) brings the end to a byte boundary.
  * Concatenated, the blocks are one deflate stream: one gzip member, whose CRC is
  * combined from the blocks' CRCs.
@@ -22,6 +22,7 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
+#include "code/deflate_walk.h"
 #include "code/pgzip.h"
 #include "base/util.h"
 
@@ -38,12 +39,11 @@ struct slot {
 	int zerr;               /* Z_OK, or what went wrong (a zlib code) */
 };
 
-/* What a thread compresses with: libdeflate's compressor, and the inflater (with a
- * block of room) that finds where libdeflate's final block starts. */
+/* What a thread compresses with: libdeflate's compressor, and the walker that finds
+ * where libdeflate's final block starts. */
 struct deflater {
 	struct libdeflate_compressor *c;
-	z_stream scan;
-	unsigned char *scratch;
+	struct deflate_walk *walk;
 	bool ok;
 };
 
@@ -89,55 +89,35 @@ static bool deflater_init(struct deflater *d, int level)
 {
 	memset(d, 0, sizeof(*d));
 	d->c = libdeflate_alloc_compressor(level);
-	d->scratch = xmalloc(PGZIP_BLOCK);
-	d->ok = d->c && inflateInit2(&d->scan, -15) == Z_OK;
+	d->walk = deflate_walk_new();
+	d->ok = d->c != NULL;
 	return d->ok;
 }
 
 static void deflater_release(struct deflater *d)
 {
-	if (d->ok)
-		inflateEnd(&d->scan);
 	if (d->c)
 		libdeflate_free_compressor(d->c);
-	free(d->scratch);
+	deflate_walk_free(d->walk);
 }
 
 /* Makes the deflate data in b->out (ended by a final block) end with a non-final
  * block on a byte boundary, so that more blocks may follow. */
 static int unfinal(struct deflater *d, struct slot *b)
 {
-	z_stream *s = &d->scan;
-	uint64_t header = 0;    /* bit offset of the block header inflate reaches next */
-	if (inflateReset(s) != Z_OK)
-		return Z_STREAM_ERROR;
-	s->next_in = b->out;
-	s->avail_in = (uInt)b->out_len;
-	s->next_out = d->scratch;
-	s->avail_out = PGZIP_BLOCK;
-	for (;;) {
-		int r = inflate(s, Z_BLOCK);
-		if (r != Z_OK)
-			return r == Z_STREAM_END ? Z_DATA_ERROR : r;   /* Z_BLOCK stops first */
-		if (!(s->data_type & 128))
-			continue;       /* not at a block boundary: out of room, go on */
-		unsigned unused = (unsigned)s->data_type & 7;
-		if (!(s->data_type & 64)) {
-			header = (uint64_t)s->total_in * 8 - unused;
-			continue;
-		}
-		/* The end of the final block, whose header started at bit `header`. */
-		if (s->total_in != b->out_len || b->out_len == 0)
-			return Z_DATA_ERROR;
-		b->out[header / 8] &= (unsigned char)~(1u << (header % 8));
-		b->out[b->out_len - 1] &= (unsigned char)(0xffu >> unused);   /* padding: zeros */
-		if (unused < 3)         /* the stored block's 3 header bits need a byte */
-			b->out[b->out_len++] = 0;
-		static const unsigned char empty_stored[4] = { 0, 0, 0xff, 0xff };
-		memcpy(b->out + b->out_len, empty_stored, 4);
-		b->out_len += 4;
-		return Z_OK;
-	}
+	uint64_t header, end;   /* bit offsets of the final block's header and end */
+	if (deflate_walk_final(d->walk, b->out, b->out_len, &header, &end) < 0 ||
+	    (end + 7) / 8 != b->out_len)
+		return Z_DATA_ERROR;
+	unsigned unused = (unsigned)(b->out_len * 8 - end);    /* padding bits */
+	b->out[header / 8] &= (unsigned char)~(1u << (header % 8));
+	b->out[b->out_len - 1] &= (unsigned char)(0xffu >> unused);   /* padding: zeros */
+	if (unused < 3)         /* the stored block's 3 header bits need a byte */
+		b->out[b->out_len++] = 0;
+	static const unsigned char empty_stored[4] = { 0, 0, 0xff, 0xff };
+	memcpy(b->out + b->out_len, empty_stored, 4);
+	b->out_len += 4;
+	return Z_OK;
 }
 
 static void compress_slot(struct deflater *d, struct slot *b)

@@ -19,7 +19,7 @@
  * header without name or time. The same content therefore gives the same sha256.
  *
  * Output goes through opts.write, called from the caller's thread in order (a file,
- * a buffer, an SSH channel). Memory stays bounded by a few 128 KiB blocks per core
+ * a buffer, an SSH channel). Memory stays bounded by a few 1 MiB blocks per core
  * plus the largest single file (libgit2 reads a blob whole).
  */
 #ifndef DISPATCH_SNAPSHOT_H
