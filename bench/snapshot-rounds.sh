@@ -2,7 +2,9 @@
 # The same three snapshot commands as bench/snapshot.sh, run in interleaved rounds
 # (one of each per round) so that load drifting on a shared machine hits all alike;
 # prints each command's median wall time, CPU time (user+sys, children included) and
-# peak RSS (the largest process's, GNU time's %M), and the ratios. Run bench/snapshot.sh once first: it builds the repository.
+# peak RSS (the largest process's, GNU time's %M), and the ratios, with the load
+# average before and after (other work on the machine skews every figure). Run
+# bench/snapshot.sh once first: it builds the repository.
 #
 #   bench/snapshot-rounds.sh [DISPATCH_BINARY]...   (default: build/dispatch)
 #
@@ -29,12 +31,15 @@ for d in "${bins[@]}"; do
 	cmds+=("'$d' ship --output $out/o.tar.gz")
 done
 
+load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime | sed 's/.*average[s]*: //'; }
+load_before=$(load)
 for ((r = 1; r <= rounds; r++)); do
 	for i in "${!cmds[@]}"; do
 		/usr/bin/time -f "$i %e %U %S %M" -a -o "$out/times" sh -c "${cmds[$i]}"
 	done
 done
 
+echo "load average: $load_before before, $(load) after"
 python3 - "$out/times" "${names[@]}" <<'PY'
 import statistics, sys
 wall, cpu, rss = {}, {}, {}

@@ -9,7 +9,10 @@
 # of C headers, Kconfig files, Makefiles and scripts, ~9,400 files, ~55 MB), committed
 # into a packed git repository in $BENCH_DIR (default /tmp/dispatch-bench). Needs
 # git, hyperfine, pigz, GNU time (apt-get install hyperfine pigz time) and apt-get.
-# RUNS (default 10) sets hyperfine's run count.
+# RUNS (default 10) sets hyperfine's run count. BENCH_TREE=slurm builds the repository
+# from SLURM's source instead (Debian 12's slurm-wlm 22.05.8 orig tarball: ~2,800
+# files, 42 MB of tar), fetched by apt-get source through a private sources list (the
+# machine's own apt configuration is left alone); use another BENCH_DIR for it.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,13 +24,30 @@ for tool in git hyperfine pigz /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "snapshot.sh: needs $tool" >&2; exit 2; }
 done
 
-if [ ! -d "$repo/.git" ]; then
-	mkdir -p "$dir"
+slurm_tree() {
+	local apt=$dir/apt
+	local o=(-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		 -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache")
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/src"
+	echo 'deb-src http://deb.debian.org/debian bookworm main' >"$apt/sources.list"
+	apt-get "${o[@]}" update >/dev/null &&
+	(cd "$apt/src" && apt-get "${o[@]}" source --download-only slurm-wlm >/dev/null 2>&1) ||
+		{ echo "snapshot.sh: apt-get source slurm-wlm failed" >&2; exit 2; }
+	tar -xzf "$apt"/src/slurm-wlm_*.orig.tar.gz -C "$repo.tmp" --strip-components=1
+	pkg=slurm-$(cd "$apt/src" && ls slurm-wlm_*.orig.tar.gz | sed 's/^slurm-wlm_//; s/\.orig.*//')
+}
+
+linux_headers_tree() {
 	pkg=$(apt-cache search --names-only '^linux-headers-[0-9.]+-[0-9]+-common$' | sort -V | tail -1 | cut -d' ' -f1)
 	[ -n "$pkg" ] || { echo "snapshot.sh: no linux-headers-*-common package (apt-get update?)" >&2; exit 2; }
 	(cd "$dir" && apt-get download "$pkg" >/dev/null 2>&1) || { echo "snapshot.sh: apt-get download $pkg failed" >&2; exit 2; }
-	rm -rf "$repo.tmp" && mkdir -p "$repo.tmp"
 	dpkg-deb -x "$dir/$pkg"_*.deb "$repo.tmp"
+}
+
+if [ ! -d "$repo/.git" ]; then
+	mkdir -p "$dir"
+	rm -rf "$repo.tmp" && mkdir -p "$repo.tmp"
+	if [ "${BENCH_TREE:-}" = slurm ]; then slurm_tree; else linux_headers_tree; fi
 	(cd "$repo.tmp" && git init -q && git add -A &&
 	 GIT_AUTHOR_DATE=2024-01-01T00:00:00Z GIT_COMMITTER_DATE=2024-01-01T00:00:00Z \
 	 git -c gc.auto=0 -c user.name=bench -c user.email=bench@example.com commit -q -m "$pkg" && git gc -q)
