@@ -1,7 +1,8 @@
 #!/bin/bash
 # The same three snapshot commands as bench/snapshot.sh, run in interleaved rounds
 # (one of each per round) so that load drifting on a shared machine hits all alike;
-# prints each command's median wall time, CPU time (user+sys, children included) and
+# prints each command's median wall time (and the fastest, what a quiet machine
+# gives), CPU time (user+sys, children included) and
 # peak RSS (the largest process's, GNU time's %M), and the ratios, with the load
 # average before and after (other work on the machine skews every figure). Run
 # bench/snapshot.sh once first: it builds the repository.
@@ -50,10 +51,12 @@ for line in open(sys.argv[1]):
     rss.setdefault(int(i), []).append(int(m) / 1024)
 names = sys.argv[2:]
 git, pigz = statistics.median(wall[0]), statistics.median(wall[1])
-print(f"{len(wall[0])} rounds; medians")
-print(f"{'command':60} {'wall s':>7} {'cpu s':>7} {'RSS MiB':>8} {'vs git':>7} {'vs pigz':>8}")
+print(f"{len(wall[0])} rounds; medians, and the fastest run's wall time and ratios")
+print(f"{'command':60} {'wall s':>7} {'cpu s':>7} {'RSS MiB':>8} {'vs git':>7} {'vs pigz':>8}"
+      f" {'min s':>7} {'vs git':>7} {'vs pigz':>8}")
+gmin, pmin = min(wall[0]), min(wall[1])
 for i, name in enumerate(names):
-    w = statistics.median(wall[i])
+    w, m = statistics.median(wall[i]), min(wall[i])
     print(f"{name:60} {w:7.3f} {statistics.median(cpu[i]):7.3f} {statistics.median(rss[i]):8.1f} "
-          f"{git / w:6.2f}x {pigz / w:7.2f}x")
+          f"{git / w:6.2f}x {pigz / w:7.2f}x {m:7.3f} {gmin / m:6.2f}x {pmin / m:7.2f}x")
 PY
