@@ -7,6 +7,7 @@
 #include <libdeflate.h>
 
 #include "code/deflate_walk.h"
+#include "../helpers/test-data.h"
 #include "../helpers/zlib-final.h"
 #include "unit.h"
 
@@ -43,29 +44,6 @@ static void check_stream(const unsigned char *in, size_t len, const char *what)
 		CHECK_INT(agree(in, n, &h, &e), -1);
 }
 
-/* Test data: text-like (ten words), noise, zeros, or all three in turn. */
-static unsigned char *make_input(size_t n, int kind)
-{
-	static const char *words[] = { "slurm ", "job ", "partition ", "gpu ", "node\n", "the ",
-				       "queue ", "dispatch ", "42 ", "sbatch " };
-	unsigned char *p = xmalloc(n ? n : 1);
-	uint32_t x = 2463534242u;
-	for (size_t i = 0; i < n;) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		int k = kind < 3 ? kind : (int)(i / 50000 % 3);
-		if (k == 1)
-			p[i++] = (unsigned char)x;
-		else if (k == 2)
-			p[i++] = 0;
-		else
-			for (const char *w = words[x % ARRAY_SIZE(words)]; *w && i < n; w++)
-				p[i++] = (unsigned char)*w;
-	}
-	return p;
-}
-
 static void libdeflate_levels(void)
 {
 	static const char *kinds[] = { "text", "noise", "zeros", "mixed" };
@@ -73,7 +51,7 @@ static void libdeflate_levels(void)
 	for (int kind = 0; kind < 4; kind++)
 		for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 			size_t n = sizes[i];
-			unsigned char *in = make_input(n, kind);
+			unsigned char *in = test_data(n, (enum test_data)kind);
 			for (int level = 0; level <= 12; level++) {
 				if (n == 1 << 20 && level % 4 != 2)
 					continue;       /* every level on the smaller ones */
@@ -101,7 +79,7 @@ static void zlib_strategies(void)
 	static const int strategies[] = { Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE,
 					  Z_FIXED };
 	size_t n = 300000;
-	unsigned char *in = make_input(n, 3);
+	unsigned char *in = test_data(n, DATA_MIXED);
 	size_t cap = compressBound((uLong)n) + 1024;
 	unsigned char *out = xmalloc(cap);
 	for (int level = 0; level <= 9; level++)

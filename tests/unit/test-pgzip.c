@@ -11,6 +11,7 @@
 
 #include "code/pgzip.h"
 #include "base/strbuf.h"
+#include "../helpers/test-data.h"
 #include "unit.h"
 
 static int sink(void *arg, const void *buf, size_t len)
@@ -29,26 +30,9 @@ static int failing_sink(void *arg, const void *buf, size_t len)
 	return 0;
 }
 
-/* Deterministic test data: text-like (compressible) or noise. */
 static unsigned char *make_input(size_t n, bool noise)
 {
-	static const char *words[] = { "slurm ", "job ", "partition ", "gpu ", "node\n", "the ",
-				       "queue ", "dispatch ", "42 ", "sbatch " };
-	unsigned char *p = xmalloc(n ? n : 1);
-	uint32_t x = 2463534242u;
-	for (size_t i = 0; i < n;) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (noise) {
-			p[i++] = (unsigned char)x;
-			continue;
-		}
-		const char *w = words[x % ARRAY_SIZE(words)];
-		for (; *w && i < n; w++)
-			p[i++] = (unsigned char)*w;
-	}
-	return p;
+	return test_data(n, noise ? DATA_NOISE : DATA_TEXT);
 }
 
 static void compress_with(struct strbuf *out, const unsigned char *in, size_t n, int threads,
