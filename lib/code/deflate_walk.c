@@ -19,8 +19,8 @@
 #define TABLE_SIZE ((1 << PRIMARY) + 288 * (1 << (MAXBITS - PRIMARY)))
 
 /* An entry: the code's length (bits 0-3), its kind (4-7), the extra bits after it
- * (8-11) and a value (16-31): a length or distance base, a code
- * length, or where a subtable starts. */
+ * (8-11) and a value (16-31): a length or distance base, a code length, or where a
+ * subtable starts. */
 enum kind { K_BAD, K_LIT, K_END, K_LEN, K_DIST, K_SUB };
 #define ENTRY(kind, extra, value) ((uint32_t)(kind) << 4 | (uint32_t)(extra) << 8 | (uint32_t)(value) << 16)
 #define E_BITS(e) ((e) & 15)
