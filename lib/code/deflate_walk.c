@@ -4,8 +4,8 @@
  * indexed by the next PRIMARY bits of the stream (codes are stored bit-reversed, so
  * the low bits come first); a code longer than that goes on in a subtable indexed by
  * the bits after them. An entry says how long the code is, what it stands for and how
- * many extra bits follow, so one 64-bit load at the current bit position holds a
- * whole length and distance pair (at most 15 + 5 + 15 + 13 bits).
+ * many extra bits follow; a 64-bit buffer holds a whole length and distance pair (at
+ * most 15 + 5 + 15 + 13 bits) and the next code after it.
  */
 #include <string.h>
 
@@ -44,7 +44,8 @@ struct reader {
 	uint64_t pos, end;      /* in bits; pos may pass end, which is then an error */
 };
 
-/* The bits from pos on (at least 57 of them), zeros past the end. */
+/* The 64 bits from byte pos / 8 on, shifted down by pos % 8 (so at least 57 of them
+ * are the stream's), zeros past the end. */
 static inline uint64_t peek_at(const struct reader *r, uint64_t pos)
 {
 	size_t i = (size_t)(pos >> 3);
@@ -245,41 +246,67 @@ static int dynamic_header(struct deflate_walk *dw, struct reader *r)
 	return 0;
 }
 
+/* A bit buffer for walk_codes: bits holds the stream from bit next * 8 - have on, all
+ * 64 of its bits (zeros past the end), have of them counted. */
+struct bitbuf {
+	uint64_t bits;
+	unsigned have;
+	size_t next;            /* the byte after the last one counted */
+};
+
+/* Tops the buffer up to at least 56 counted bits (libdeflate's refill: the load lands
+ * at bit have; the bytes that do not fit whole are loaded again next time). */
+static inline void refill(const struct reader *r, struct bitbuf *b)
+{
+	b->bits |= peek_at(r, (uint64_t)b->next * 8) << b->have;
+	b->next += (63 - b->have) >> 3;
+	b->have |= 56;
+}
+
 /* A block's codes up to its end-of-block code; *out counts the bytes they stand for
- * (a distance may not reach back past the first). */
+ * (a distance may not reach back past the first). The next code's entry is looked up
+ * as soon as the current one is consumed, before the refill (the buffer holds at
+ * least 64 - 48 bits past it, and a code takes at most 15): the lookups then follow
+ * each other without waiting for a load from the stream. */
 static int walk_codes(struct reader *r, const struct table *litlen, const struct table *dist,
 		      uint64_t *out)
 {
-	uint64_t pos = r->pos, done = *out;
+	uint64_t done = *out;
+	struct bitbuf b = { 0, 0, (size_t)(r->pos >> 3) };
+	refill(r, &b);
+	b.bits >>= r->pos & 7;
+	b.have -= r->pos & 7;
+	refill(r, &b);
+	uint32_t e = lookup(litlen, b.bits);
 	for (;;) {
-		uint64_t w = peek_at(r, pos);
-		uint32_t e = lookup(litlen, w);
 		unsigned n = E_BITS(e);
 		if (E_KIND(e) == K_LIT) {
-			pos += n;
 			done++;
 		} else if (E_KIND(e) == K_LEN) {
-			unsigned length = E_VALUE(e) + (unsigned)(w >> n & ((1u << E_EXTRA(e)) - 1));
+			unsigned length = E_VALUE(e) + (unsigned)(b.bits >> n & ((1u << E_EXTRA(e)) - 1));
 			n += E_EXTRA(e);
-			uint32_t d = lookup(dist, w >> n);
+			uint32_t d = lookup(dist, b.bits >> n);
 			if (E_KIND(d) != K_DIST)
 				return -1;
 			n += E_BITS(d);
-			unsigned back = E_VALUE(d) + (unsigned)(w >> n & ((1u << E_EXTRA(d)) - 1));
+			unsigned back = E_VALUE(d) + (unsigned)(b.bits >> n & ((1u << E_EXTRA(d)) - 1));
 			n += E_EXTRA(d);
 			if (back > done)
 				return -1;
-			pos += n;
 			done += length;
 		} else if (E_KIND(e) == K_END) {
-			r->pos = pos + n;
+			r->pos = (uint64_t)b.next * 8 - b.have + n;
 			*out = done;
 			return 0;
 		} else {
 			return -1;
 		}
-		if (pos > r->end)
+		b.bits >>= n;
+		b.have -= n;
+		e = lookup(litlen, b.bits);
+		if ((uint64_t)b.next * 8 - b.have > r->end)
 			return -1;      /* cut short: what follows the end reads as zeros */
+		refill(r, &b);
 	}
 }
 
