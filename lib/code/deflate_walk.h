@@ -3,7 +3,7 @@
  * Walking a raw deflate stream (RFC 1951) without inflating it: every Huffman code is
  * decoded, no byte is produced, no window is kept. pgzip uses it to find where the
  * final block of libdeflate's output starts, to make it non-final; zlib's inflate
- * with Z_BLOCK answered the same question at 1.7 times the cost (bench/README.md).
+ * with Z_BLOCK answered the same question at twice the cost (bench/README.md).
  *
  * The walk accepts exactly the streams zlib's inflate accepts, and stops where it
  * stops: it checks what zlib checks (block types, stored lengths, too many length or
