@@ -13,6 +13,7 @@
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_end.h"
 #include "slurm/slurm_why.h"
 #include "slurm/slurm_steps.h"
 #include "transport/ssh.h"
@@ -36,6 +37,8 @@ struct row {
 	char *gpus;             /* plain host: the GPUs leased (indices); NULL: SLURM's */
 	int exit_code, signal;  /* -1: not known */
 	struct job_tail tail;   /* a job that ended without COMPLETED: its stderr's last lines */
+	struct job_end end;     /* and how it ended: memory, canceller (SLURM jobs) */
+	bool plain;
 };
 
 struct answer {
@@ -62,6 +65,7 @@ static void answer_release(struct answer *a)
 		free(a->rows[i].gpus);
 		free(a->rows[i].cancelled_by);
 		job_tail_release(&a->rows[i].tail);
+		job_end_release(&a->rows[i].end);
 	}
 	free(a->rows);
 }
@@ -192,6 +196,7 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 			.nodes = xstrdup(host),
 			.exit_code = p[k].exit_code,
 			.signal = p[k].exit_signal,
+			.plain = true,
 		};
 		add_row(a, &row);
 		return;
@@ -201,14 +206,44 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 	worst(a, DPE_NOTFOUND);
 }
 
+/* Ended, and not COMPLETED. */
+static bool ended_failed(const struct row *r)
+{
+	return !streq(r->state, "COMPLETED") && !streq(r->state, "RUNNING") &&
+	       !slurm_state_active(r->state);
+}
+
+/* The SLURM rows from first on that ended without COMPLETED: how they ended, in one
+ * command over ss. */
+static void fetch_ends(const struct dp_ctx *ctx, struct answer *a, size_t first,
+		       struct ssh_session *ss)
+{
+	_cleanup_strv_free_ char **ids = NULL, **uids = NULL;
+	for (size_t i = first; i < a->n; i++) {
+		const struct row *r = &a->rows[i];
+		if (r->plain || !ended_failed(r))
+			continue;
+		if (!strv_contains(ids, r->id))
+			strv_add(&ids, r->id);
+		if (r->cancelled_by && !strv_contains(uids, r->cancelled_by))
+			strv_add(&uids, r->cancelled_by);
+	}
+	if (!ids)
+		return;
+	_cleanup_(slurm_end_release) struct slurm_end e;
+	job_end_fetch(ctx, ss, ids, uids, &e);
+	for (size_t i = first; i < a->n; i++)
+		if (strv_contains(ids, a->rows[i].id) && !a->rows[i].plain)
+			job_end_take(&e, a->rows[i].id, a->rows[i].cancelled_by, &a->rows[i].end);
+}
+
 /* The rows from first on that ended without COMPLETED: their log tails, over ss. */
 static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first,
 			struct ssh_session *ss)
 {
 	for (size_t i = first; ss && i < a->n; i++) {
 		struct row *r = &a->rows[i];
-		if (streq(r->state, "COMPLETED") || streq(r->state, "RUNNING") ||
-		    slurm_state_active(r->state))
+		if (!ended_failed(r))
 			continue;
 		struct jobref task = *r->ref;   /* an array's task: its own files */
 		task.id = r->id;
@@ -218,13 +253,20 @@ static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first
 
 /* ---- output ---- */
 
-static char *why_of(const struct row *r)
+static struct slurm_why_job why_job(const struct row *r)
 {
 	struct slurm_why_job w = { .state = r->state, .reason = r->reason,
 				   .exit_code = r->exit_code, .signal = r->signal,
 				   .nodes = r->nodes, .elapsed = r->elapsed,
 				   .time_limit = r->time_limit, .cancelled_by = r->cancelled_by };
-	return slurm_why(&w);
+	job_end_apply(&r->end, &w);
+	return w;
+}
+
+static char *why_of(const struct row *r)
+{
+	struct slurm_why_job w = why_job(r);
+	return r->plain ? slurm_why_plain(w.state, w.exit_code, w.signal) : slurm_why(&w);
 }
 
 /* Below the table: why each pending job waits and why each failed job ended. */
@@ -291,6 +333,8 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		json_add_int_or_null(o, "signal", r->signal);
 		_cleanup_free_ char *why = why_of(r);
 		json_add_str_or_null(o, "why", why);
+		struct slurm_why_job w = why_job(r);
+		job_end_json(o, &w, ended_failed(r));
 		json_add_container(o, r->ref->in_ledger ? r->ref->rec.container_runtime : NULL,
 				   r->ref->in_ledger ? r->ref->rec.container_image : NULL);
 		job_tail_json(o, &r->tail);
@@ -481,6 +525,8 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		}
 		slurm_jobs_free(sjobs, nsjobs);
 		plainjob_status_free(pjobs, npjobs);
+		if (ok)
+			fetch_ends(ctx, &a, first, ss);
 		if (ok && tail)
 			fetch_tails(ctx, &a, first, ss);
 	}

@@ -231,6 +231,28 @@ void job_tail_print(const struct job_tail *t, const char *job);   /* indented li
 void job_tail_json(struct cJSON *o, const struct job_tail *t);    /* log_path, log_tail, log_tail_error */
 void job_tail_release(struct job_tail *t);
 
+/* cmd/job-end.c: how SLURM jobs that ended without COMPLETED ended, beyond their
+ * state row (lib/slurm/slurm_end.h): the step that used the most of its memory
+ * limit, and the name of the user who cancelled it; one command over ss for a
+ * host's jobs (ids) and cancellers (uids, strv, may be NULL). Nothing is filled in
+ * when it cannot be asked (said with -v). */
+struct slurm_end;
+struct slurm_why_job;
+struct job_end {
+	long long max_rss, mem_limit;   /* bytes; 0 when not known */
+	char *rss_node, *rss_step, *cancelled_by_name;
+};
+void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, char *const *ids,
+		   char *const *uids, struct slurm_end *e);
+/* The details of job id (cancelled by uid, NULL: none) from e. */
+void job_end_take(const struct slurm_end *e, const char *id, const char *uid, struct job_end *d);
+void job_end_release(struct job_end *d);
+/* w's fields from d (borrowed). */
+void job_end_apply(const struct job_end *d, struct slurm_why_job *w);
+/* "failure": null, or for a job that ended without COMPLETED its state, exit code,
+ * signal, memory, node, step, time and canceller as fields. */
+void job_end_json(struct cJSON *o, const struct slurm_why_job *w, bool failed);
+
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */
 int wait_for_jobs(struct dp_ctx *ctx, char *const *jobs, size_t n, const char *host_opt,
