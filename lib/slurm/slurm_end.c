@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "slurm/slurm_end.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 #include "base/marker.h"
@@ -77,14 +78,17 @@ long long slurm_mem_per_node(const char *alloc_tres, const char *req_mem)
 	size_t len = strlen(req_mem);
 	char kind = req_mem[len - 1];
 	_cleanup_free_ char *num = xstrndup(req_mem, kind == 'n' || kind == 'c' ? len - 1 : len);
-	v = all_digits(num) ? slurm_parse_size(num) * 1024 * 1024 : slurm_parse_size(num);
+	v = slurm_parse_size(num);
+	if (v >= 0 && all_digits(num))
+		v = v > LLONG_MAX / (1024 * 1024) ? -1 : v * 1024 * 1024;
 	if (v < 0)
 		return -1;
 	if (kind == 'n')
 		return v;
 	if (kind == 'c') {
 		long cpus = tres_count(alloc_tres, "cpu") / nodes;
-		return v * (cpus > 0 ? cpus : 1);
+		cpus = cpus > 0 ? cpus : 1;
+		return v > LLONG_MAX / cpus ? -1 : v * cpus;
 	}
 	return v / nodes;
 }

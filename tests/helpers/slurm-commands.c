@@ -10,12 +10,14 @@
  *   slurm-commands sacct ID...           wait's sacct half
  *   slurm-commands queue json|text [EOR] dispatch queue -t all
  *   slurm-commands paths ID              logs (scontrol show job)
+ *   slurm-commands end ID... [-- UID...] how failed jobs ended (steps, cancellers)
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "host_facts.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_end.h"
 #include "slurm/slurm_queue.h"
 
 int main(int argc, char **argv)
@@ -36,9 +38,16 @@ int main(int argc, char **argv)
 				    argc > 3 ? argv[3] : NULL);
 	} else if (!strcmp(what, "paths") && argc == 3) {
 		slurm_job_paths_command(&sb, argv[2]);
+	} else if (!strcmp(what, "end") && argc > 2) {
+		int sep = 2;
+		while (sep < argc && strcmp(argv[sep], "--"))
+			sep++;
+		char **uids = sep < argc ? argv + sep + 1 : NULL;
+		argv[sep < argc ? sep : argc] = NULL;
+		slurm_end_command(&sb, argv + 2, uids);
 	} else {
 		fprintf(stderr, "usage: slurm-commands probe | status|squeue|sacct ID... | "
-				"queue json|text [EOR] | paths ID\n");
+				"queue json|text [EOR] | paths ID | end ID... [-- UID...]\n");
 		return 2;
 	}
 	fputs(sb.buf ? sb.buf : "", stdout);
