@@ -153,7 +153,7 @@ bool slurm_state_active(const char *state)
 	return false;
 }
 
-static void id_list(struct strbuf *sb, char *const *ids)
+void slurm_id_list(struct strbuf *sb, char *const *ids)
 {
 	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
 	for (size_t i = 0; ids && ids[i]; i++)
@@ -170,7 +170,7 @@ void slurm_status_command(struct strbuf *sb, char *const *ids)
 void slurm_squeue_command(struct strbuf *sb, char *const *ids)
 {
 	strbuf_adds(sb, "squeue -h -t all -j ");
-	id_list(sb, ids);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '" SQUEUE_FORMAT "'\n");
 	marker_status(sb, MARK_SQUEUE_EXIT, "?");
 }
@@ -180,7 +180,7 @@ void slurm_squeue_poll_command(struct strbuf *sb, char *const *ids, const char *
 	/* 23.11.5 and later: the job states alone, one cheap RPC; an older squeue
 	 * refuses the option before it asks the controller anything. */
 	strbuf_adds(sb, "s=$(squeue --only-job-state -h -t all -j ");
-	id_list(sb, ids);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '%i|%T' 2>/dev/null) && h=$(printf '%s\\n' \"$s\" | sort | cksum) || h=\n");
 	marker_print(sb, MARK_SQUEUE_STATES, "\"$h\"");
 	strbuf_adds(sb, "if [ -n \"$h\" ] && [ \"$h\" = ");
@@ -210,7 +210,7 @@ void slurm_sacct_command(struct strbuf *sb, char *const *ids)
 {
 	marker_echo(sb, MARK_SACCT);
 	strbuf_adds(sb, "sacct -n -P -X -j ");
-	id_list(sb, ids);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '" SACCT_FORMAT "'\n");
 	marker_status(sb, MARK_SACCT_EXIT, "?");
 }

@@ -25,12 +25,9 @@ static bool all_digits(const char *s)
 
 void slurm_end_command(struct strbuf *sb, char *const *ids, char *const *uids)
 {
-	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
-	for (size_t i = 0; ids && ids[i]; i++)
-		strbuf_addf(&list, "%s%s", i ? "," : "", ids[i]);
 	marker_echo(sb, MARK_FAIL_STEPS);
 	strbuf_adds(sb, "sacct -n -P -j ");
-	sh_quote(sb, list.buf);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '" END_FORMAT "'\n");
 	marker_status(sb, MARK_FAIL_STEPS_EXIT, "?");
 	marker_echo(sb, MARK_FAIL_USERS);

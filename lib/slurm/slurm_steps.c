@@ -14,12 +14,9 @@
 
 void slurm_steps_command(struct strbuf *sb, char *const *ids)
 {
-	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
-	for (size_t i = 0; ids && ids[i]; i++)
-		strbuf_addf(&list, "%s%s", i ? "," : "", ids[i]);
 	marker_echo(sb, MARK_STEPS);
 	strbuf_adds(sb, "sacct -n -P -j ");
-	sh_quote(sb, list.buf);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '" STEPS_FORMAT "'\n");
 	marker_status(sb, MARK_STEPS_EXIT, "?");
 }

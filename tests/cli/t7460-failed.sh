@@ -14,32 +14,7 @@
 # tests/testbed/down removes the instance.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd, SLURM and network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-
-case ${DISPATCH_TESTBED_SLURM:-1} in
-24.11 | trixie)
-	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7460-s2411
-	export DISPATCH_TESTBED_PORT_BASE=33100 DISPATCH_TESTBED_PREFIX=dfl24 DISPATCH_TESTBED_NET=10.175
-	;;
-26.05 | forky)
-	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7460-s2605
-	export DISPATCH_TESTBED_PORT_BASE=33600 DISPATCH_TESTBED_PREFIX=dfl26 DISPATCH_TESTBED_NET=10.176
-	;;
-*)
-	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7460
-	export DISPATCH_TESTBED_PORT_BASE=32600 DISPATCH_TESTBED_PREFIX=dfl7 DISPATCH_TESTBED_NET=10.174
-	;;
-esac
-export DISPATCH_TESTBED_FAN=2
-# fd 8 is the run lock: nothing this file starts may keep it (up's daemons get 8>&-).
-exec 8>"$DISPATCH_TESTBED_DIR.run.lock"
-flock -w 280 8 || fail_rest "another run of t7460 holds $DISPATCH_TESTBED_DIR.run.lock"
-up() { bash "$TEST_SRCDIR/tests/testbed/up" 8>&- 2>>"$TRASH/up.log"; }
-exports=$(up) || fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
-grep -q "^  hpc:" "$DISPATCH_INVENTORY" || fail_rest "the testbed inventory has no SLURM host hpc"
-export DISPATCH_STATE_DIR="$TRASH/state"
+testbed_own t7460 "32600 dfl7 10.174" "33100 dfl24 10.175" "33600 dfl26 10.176"
 S=$DISPATCH_TESTBED_DIR/slurm
 LOG=$DISPATCH_TESTBED_DIR/cluster/log
 TUID=$(id -u "$DISPATCH_TESTBED_USER")
