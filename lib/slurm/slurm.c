@@ -13,9 +13,7 @@
 
 /* ---- lines and fields ---- */
 
-/* Splits line at '|' into exactly n fields, the last one taking the rest (it may hold
- * '|'). Returns false when there are fewer. The fields point into line. */
-static bool split_fields(char *line, char **f, size_t n)
+bool slurm_split_fields(char *line, char **f, size_t n)
 {
 	for (size_t i = 0; i + 1 < n; i++) {
 		char *bar = strchr(line, '|');
@@ -330,7 +328,7 @@ static void status_one(void *data, char *line)
 		return;
 	}
 	size_t nf = s->in_sacct ? SACCT_FIELDS : SQUEUE_FIELDS;
-	if (!split_fields(line, f, nf) || !valid_job_id(f[0]) || !f[1][0])
+	if (!slurm_split_fields(line, f, nf) || !valid_job_id(f[0]) || !f[1][0])
 		return;
 	struct slurm_job j = { .exit_code = -1, .exit_signal = -1, .from_sacct = s->in_sacct };
 	j.id = xstrdup(f[0]);
@@ -626,12 +624,12 @@ static void lookup_one(void *data, char *line)
 		strbuf_addf(&r->err, "%s\n", line);
 		break;
 	case L_SQUEUE:
-		if (!r->job_id && split_fields(line, f, 2) && valid_job_id(f[0]) &&
+		if (!r->job_id && slurm_split_fields(line, f, 2) && valid_job_id(f[0]) &&
 		    streq(f[1], s->token))
 			r->job_id = base_id(f[0]);
 		break;
 	case L_SACCT:
-		if (!r->job_id && split_fields(line, f, 3) && valid_job_id(f[0]) &&
+		if (!r->job_id && slurm_split_fields(line, f, 3) && valid_job_id(f[0]) &&
 		    (streq(f[1], s->token) || strstr(f[2], s->token)))
 			r->job_id = base_id(f[0]);
 		break;

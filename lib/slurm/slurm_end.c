@@ -112,15 +112,8 @@ struct scan {
 static void step_row(struct slurm_end *e, char *line)
 {
 	char *f[END_FIELDS];
-	for (size_t i = 0; i + 1 < END_FIELDS; i++) {
-		char *bar = strchr(line, '|');
-		if (!bar)
-			return;
-		*bar = '\0';
-		f[i] = line;
-		line = bar + 1;
-	}
-	f[END_FIELDS - 1] = line;
+	if (!slurm_split_fields(line, f, END_FIELDS))
+		return;
 	size_t jl = strcspn(f[0], ".");
 	if (jl == 0 || !f[1][0] || f[0][0] < '0' || f[0][0] > '9')
 		return;
