@@ -213,28 +213,25 @@ static bool ended_failed(const struct row *r)
 	       !slurm_state_active(r->state);
 }
 
+#define END_OF(r) { .id = (r)->id, .state = (r)->state, .cancelled_by = (r)->cancelled_by, \
+		    .nodes = (r)->nodes }
+
 /* The SLURM rows from first on that ended without COMPLETED: how they ended, in one
  * command over ss. */
 static void fetch_ends(const struct dp_ctx *ctx, struct answer *a, size_t first,
 		       struct ssh_session *ss)
 {
-	_cleanup_strv_free_ char **ids = NULL, **uids = NULL;
-	for (size_t i = first; i < a->n; i++) {
-		const struct row *r = &a->rows[i];
-		if (r->plain || !ended_failed(r))
-			continue;
-		if (!strv_contains(ids, r->id))
-			strv_add(&ids, r->id);
-		if (r->cancelled_by && !strv_contains(uids, r->cancelled_by))
-			strv_add(&uids, r->cancelled_by);
-	}
+	_cleanup_strv_free_ char **ids = NULL, **uids = NULL, **nodes = NULL;
+	for (size_t i = first; i < a->n; i++)
+		if (!a->rows[i].plain && ended_failed(&a->rows[i]))
+			job_end_want(&(struct job_end_of)END_OF(&a->rows[i]), &ids, &uids, &nodes);
 	if (!ids)
 		return;
 	_cleanup_(slurm_end_release) struct slurm_end e;
-	job_end_fetch(ctx, ss, ids, uids, &e);
+	job_end_fetch(ctx, ss, ids, uids, nodes, &e);
 	for (size_t i = first; i < a->n; i++)
-		if (strv_contains(ids, a->rows[i].id) && !a->rows[i].plain)
-			job_end_take(&e, a->rows[i].id, a->rows[i].cancelled_by, &a->rows[i].end);
+		if (!a->rows[i].plain && ended_failed(&a->rows[i]))
+			job_end_take(&e, &(struct job_end_of)END_OF(&a->rows[i]), &a->rows[i].end);
 }
 
 /* The rows from first on that ended without COMPLETED: their log tails, over ss. */

@@ -434,29 +434,32 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 			     until_running, tail);
 }
 
+/* A SLURM job of host that ended without COMPLETED. */
+static bool ended_here(const struct wjob *j, const char *host)
+{
+	return streq(j->ref->host, host) && !j->w.plain && ended_failed(&j->w);
+}
+
+#define END_OF(w) { .id = (w)->id, .state = (w)->state, .cancelled_by = (w)->cancelled_by, \
+		    .nodes = (w)->nodes }
+
 /* How each host's SLURM jobs that ended without COMPLETED ended: one command per host. */
 static void fetch_ends(const struct dp_ctx *ctx, struct wjob *jobs, size_t n, struct whost *hosts,
 		       size_t nh)
 {
 	for (size_t h = 0; h < nh; h++) {
-		_cleanup_strv_free_ char **ids = NULL, **uids = NULL;
-		for (size_t i = 0; i < n; i++) {
-			const struct jobwait *w = &jobs[i].w;
-			if (!streq(jobs[i].ref->host, hosts[h].host) || w->plain || !ended_failed(w))
-				continue;
-			if (!strv_contains(ids, w->id))
-				strv_add(&ids, w->id);
-			if (w->cancelled_by && !strv_contains(uids, w->cancelled_by))
-				strv_add(&uids, w->cancelled_by);
-		}
+		_cleanup_strv_free_ char **ids = NULL, **uids = NULL, **nodes = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (ended_here(&jobs[i], hosts[h].host))
+				job_end_want(&(struct job_end_of)END_OF(&jobs[i].w), &ids, &uids, &nodes);
 		struct dp_error err = { 0 };
 		if (!ids || host_connect(ctx, &hosts[h], &err) < 0)
 			continue;
 		_cleanup_(slurm_end_release) struct slurm_end e;
-		job_end_fetch(ctx, hosts[h].ss, ids, uids, &e);
+		job_end_fetch(ctx, hosts[h].ss, ids, uids, nodes, &e);
 		for (size_t i = 0; i < n; i++)
-			if (streq(jobs[i].ref->host, hosts[h].host) && strv_contains(ids, jobs[i].w.id))
-				job_end_take(&e, jobs[i].w.id, jobs[i].w.cancelled_by, &jobs[i].end);
+			if (ended_here(&jobs[i], hosts[h].host))
+				job_end_take(&e, &(struct job_end_of)END_OF(&jobs[i].w), &jobs[i].end);
 	}
 }
 

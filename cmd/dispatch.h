@@ -233,19 +233,26 @@ void job_tail_release(struct job_tail *t);
 
 /* cmd/job-end.c: how SLURM jobs that ended without COMPLETED ended, beyond their
  * state row (lib/slurm/slurm_end.h): the step that used the most of its memory
- * limit, and the name of the user who cancelled it; one command over ss for a
- * host's jobs (ids) and cancellers (uids, strv, may be NULL). Nothing is filled in
- * when it cannot be asked (said with -v). */
+ * limit, the name of the user who cancelled it, which of its nodes is down; one
+ * command over ss for a host's jobs (ids), cancellers (uids) and NODE_FAIL jobs'
+ * nodes (strvs, may be NULL). Nothing is filled in when it cannot be asked (said
+ * with -v). */
 struct slurm_end;
 struct slurm_why_job;
 struct job_end {
 	long long max_rss, mem_limit;   /* bytes; 0 when not known */
-	char *rss_node, *rss_step, *cancelled_by_name;
+	char *rss_node, *rss_step, *cancelled_by_name, *failed_nodes;
 };
 void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, char *const *ids,
-		   char *const *uids, struct slurm_end *e);
-/* The details of job id (cancelled by uid, NULL: none) from e. */
-void job_end_take(const struct slurm_end *e, const char *id, const char *uid, struct job_end *d);
+		   char *const *uids, char *const *nodes, struct slurm_end *e);
+/* The details from e of a job in that state, cancelled by uid (NULL: none), that ran
+ * on nodes. */
+struct job_end_of {
+	const char *id, *state, *cancelled_by, *nodes;
+};
+void job_end_take(const struct slurm_end *e, const struct job_end_of *of, struct job_end *d);
+/* Adds what job_end_fetch needs to know of a job that ended without COMPLETED. */
+void job_end_want(const struct job_end_of *of, char ***ids, char ***uids, char ***nodes);
 void job_end_release(struct job_end *d);
 /* w's fields from d (borrowed). */
 void job_end_apply(const struct job_end *d, struct slurm_why_job *w);

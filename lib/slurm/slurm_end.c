@@ -7,6 +7,7 @@
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "base/util.h"
+#include "slurm/hostlist.h"
 #include "slurm/slurm.h"
 #include "slurm/slurm_steps.h"
 
@@ -23,7 +24,8 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-void slurm_end_command(struct strbuf *sb, char *const *ids, char *const *uids)
+void slurm_end_command(struct strbuf *sb, char *const *ids, char *const *uids,
+		       char *const *nodes)
 {
 	marker_echo(sb, MARK_FAIL_STEPS);
 	strbuf_adds(sb, "sacct -n -P -j ");
@@ -38,7 +40,13 @@ void slurm_end_command(struct strbuf *sb, char *const *ids, char *const *uids)
 		sh_quote(sb, uids[i]);
 		strbuf_adds(sb, "\n");
 	}
-	/* the command's status is the answer's, not the last getent's */
+	if (nodes && nodes[0]) {
+		marker_echo(sb, MARK_FAIL_NODES);
+		strbuf_adds(sb, "sinfo -h -N -n ");
+		slurm_id_list(sb, nodes);
+		strbuf_adds(sb, " -o '%N|%T|%E'\n");
+	}
+	/* the command's status is the answer's, not the last getent's or sinfo's */
 	strbuf_adds(sb, "true\n");
 }
 
@@ -106,7 +114,7 @@ char *slurm_human_bytes(long long bytes)
 
 struct scan {
 	struct slurm_end *e;
-	enum { BEFORE, STEPS, USERS } where;
+	enum { BEFORE, STEPS, USERS, NODES } where;
 };
 
 static void step_row(struct slurm_end *e, char *line)
@@ -143,6 +151,21 @@ static void passwd_line(struct slurm_end *e, const char *line)
 	strv_push(&e->names, xstrndup(line, (size_t)(c1 - line)));
 }
 
+/* "node2|down*|Not responding" (sinfo -N lists a node once per partition) */
+static void node_line(struct slurm_end *e, char *line)
+{
+	char *f[3];
+	if (!slurm_split_fields(line, f, 3) || !f[0][0] || !f[1][0])
+		return;
+	for (size_t i = 0; i < e->nnodes; i++)
+		if (streq(e->nodes[i].name, f[0]))
+			return;
+	e->nodes = xrealloc(e->nodes, (e->nnodes + 1) * sizeof(*e->nodes));
+	e->nodes[e->nnodes++] = (struct slurm_end_node){ .name = xstrdup(f[0]),
+							  .state = xstrdup(f[1]),
+							  .reason = xstrdup(f[2]) };
+}
+
 static void one(void *data, char *line)
 {
 	struct scan *s = data;
@@ -154,6 +177,10 @@ static void one(void *data, char *line)
 		s->e->sacct_exit = parse_long(v, 0, 255, &st) ? (int)st : -1;
 	} else if (marker_value(line, MARK_FAIL_USERS)) {
 		s->where = USERS;
+	} else if (marker_value(line, MARK_FAIL_NODES)) {
+		s->where = NODES;
+	} else if (s->where == NODES) {
+		node_line(s->e, line);
 	} else if (s->where == STEPS) {
 		step_row(s->e, line);
 	} else if (s->where == USERS) {
@@ -185,6 +212,12 @@ void slurm_end_release(struct slurm_end *e)
 		free(e->rows[i].nodes);
 	}
 	free(e->rows);
+	for (size_t i = 0; i < e->nnodes; i++) {
+		free(e->nodes[i].name);
+		free(e->nodes[i].state);
+		free(e->nodes[i].reason);
+	}
+	free(e->nodes);
 	strv_free(e->uids);
 	strv_free(e->names);
 	*e = (struct slurm_end){ .sacct_exit = -1 };
@@ -210,4 +243,29 @@ const char *slurm_end_user(const struct slurm_end *e, const char *uid)
 		if (streq(e->uids[i], uid))
 			return e->names[i];
 	return NULL;
+}
+
+/* down, down*, drained, draining, fail, failing; any state with '*': not responding */
+static bool node_failed(const char *state)
+{
+	return startswith(state, "down") || startswith(state, "drain") ||
+	       startswith(state, "fail") || strchr(state, '*') != NULL;
+}
+
+char *slurm_end_failed_nodes(const struct slurm_end *e, const char *hostlist)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **hosts = NULL;
+	if (!hostlist || !*hostlist || hostlist_expand_max(hostlist, 4096, &hosts, &err) < 0)
+		return NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < e->nnodes; i++) {
+		const struct slurm_end_node *nd = &e->nodes[i];
+		if (!strv_contains(hosts, nd->name) || !node_failed(nd->state))
+			continue;
+		strbuf_addf(&sb, "%s%s %s", sb.len ? ", " : "", nd->name, nd->state);
+		if (nd->reason[0] && !streq(nd->reason, "none"))
+			strbuf_addf(&sb, " (%s)", nd->reason);
+	}
+	return sb.len ? strbuf_detach(&sb) : NULL;
 }

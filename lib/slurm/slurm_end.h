@@ -2,8 +2,9 @@
 /*
  * How SLURM jobs that ended without COMPLETED ended, beyond their state row: each
  * step's MaxRSS against its memory limit per node (sacct), and the user names of
- * the uids that cancelled jobs (the cluster's passwd through getent), in one command
- * for the jobs of a host.
+ * the uids that cancelled jobs (the cluster's passwd through getent), and the state
+ * of the nodes of jobs that ended NODE_FAIL (sinfo: which one is down, and why), in
+ * one command for the jobs of a host.
  *
  * The limit SLURM enforces is per node: the step's AllocTRES "mem=" over its
  * "node=" count (an srun step over two nodes with --mem=150M shows mem=300M,node=2).
@@ -20,8 +21,10 @@
 
 /* The marker, sacct's steps of ids ([0-9_] ids), its exit status, the marker for the
  * users, then `getent passwd UID` for each of uids (digits only; others are left
- * out). uids may be NULL. */
-void slurm_end_command(struct strbuf *sb, char *const *ids, char *const *uids);
+ * out); then, when nodes (hostlists) are given, the marker for the nodes and one
+ * `sinfo -N` of their states and reasons. uids and nodes may be NULL. */
+void slurm_end_command(struct strbuf *sb, char *const *ids, char *const *uids,
+		       char *const *nodes);
 
 struct slurm_end_row {
 	char *job, *step;       /* "123", "batch" ("" for the job's own row) */
@@ -33,9 +36,15 @@ struct slurm_end_row {
 	char *nodes;            /* NodeList */
 };
 
+struct slurm_end_node {
+	char *name, *state, *reason; /* sinfo's %N, %T ("down*", "idle"), %E ("none") */
+};
+
 struct slurm_end {
 	struct slurm_end_row *rows;
 	size_t n;
+	struct slurm_end_node *nodes; /* each node once */
+	size_t nnodes;
 	char **uids, **names;   /* the passwd answers, side by side (strv) */
 	int sacct_exit;         /* sacct's exit status; -1 when it did not report */
 };
@@ -49,6 +58,10 @@ void slurm_end_release(struct slurm_end *e);
 const struct slurm_end_row *slurm_end_memory(const struct slurm_end *e, const char *job);
 /* The user name of uid, NULL when the cluster's passwd did not say. */
 const char *slurm_end_user(const struct slurm_end *e, const char *uid);
+/* The nodes of hostlist that sinfo says are down, drained, failing or not
+ * responding, with why: "node2 down (Not responding)", several joined by ", ";
+ * NULL when none is (it came back) or sinfo did not say. Caller frees. */
+char *slurm_end_failed_nodes(const struct slurm_end *e, const char *hostlist);
 
 /* The memory limit per node, in bytes, from an AllocTRES ("cpu=2,mem=300M,node=2")
  * and, when it has no mem, a ReqMem ("4000Mn", "4000Mc", "300M"); -1 when neither

@@ -106,6 +106,8 @@ char *slurm_why(const struct slurm_why_job *j)
 			       ? xasprintf("reached its time limit (--time) and was killed: ran %s "
 					   "of %s", j->elapsed, j->time_limit)
 			       : xstrdup("reached its time limit (--time) and was killed");
+	if (streq(state, "NODE_FAIL") && j->failed_nodes && *j->failed_nodes)
+		return xasprintf("a node it ran on failed: %s", j->failed_nodes);
 	if (streq(state, "NODE_FAIL"))
 		return nodes && *nodes && !streq(nodes, "None assigned")
 			       ? xasprintf("a node it ran on failed (%s)", nodes)

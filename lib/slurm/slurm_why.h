@@ -25,6 +25,7 @@ struct slurm_why_job {
 					   limit per node, and that limit */
 	const char *rss_node, *rss_step; /* where: "node1", "batch" or "0" */
 	const char *cancelled_by_name;  /* CANCELLED: the user name of cancelled_by */
+	const char *failed_nodes;       /* NODE_FAIL: "node2 down (Not responding)" */
 };
 
 /* One sentence for a job's state: why it is pending (reason), or why it ended.

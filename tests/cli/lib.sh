@@ -146,3 +146,15 @@ testbed_own() {
 	export DISPATCH_STATE_DIR="$TRASH/state"
 }
 up() { bash "$TEST_SRCDIR/tests/testbed/up" 8>&- 2>>"$TRASH/up.log"; }
+
+# node_pids NODE: the processes in NODE's network namespace (its slurmd, slurmstepd and
+# job processes), as `ip netns pids` finds them; the namespaces of a chroot release
+# are in the chroot's /run/netns
+node_pids() {
+	local f=/run/netns/$DISPATCH_TESTBED_PREFIX-$1 ino p
+	[ -e "$f" ] || f=${DISPATCH_TESTBED_ROOT:-}/run/netns/$DISPATCH_TESTBED_PREFIX-$1
+	ino=$(stat -L -c %i "$f") || return 1
+	for p in /proc/[0-9]*; do
+		[ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" != "$ino" ] || echo "${p#/proc/}"
+	done
+}

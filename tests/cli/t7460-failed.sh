@@ -97,17 +97,19 @@ test_expect_success 'cancelled by the test user and by root: named (the cluster 
 # slurmctld would call it DOWN after SlurmdTimeout (300 s); an administrator, or its
 # health check, says so at once: scontrol update state=down. slurmd is started again
 # (up) and the node resumed (ReturnToService=2, else state=resume).
-test_expect_success 'a node that died under the job: NODE_FAIL, which node' '
+test_expect_success 'a node that died under the job: NODE_FAIL, which node is down and why (sinfo)' '
 	nf=$(sb -w node2 --no-requeue --wrap "$SLEEP120") &&
 	until_running "$nf" &&
-	pids=$(ip netns pids "$DISPATCH_TESTBED_PREFIX-node2") &&
+	pids=$(node_pids node2) &&
 	test -n "$pids" &&
 	kill -KILL $pids &&
 	scontrol update nodename=node2 state=down reason="t7460: its slurmd was killed" &&
 	test_expect_code 1 dispatch wait -H hpc --interval 1 --timeout 120 "$nf" >out &&
-	test_grep "^$nf@hpc NODE_FAIL .*: a node it ran on failed (node2)$" out &&
+	test_grep "^$nf@hpc NODE_FAIL .*: a node it ran on failed: node2 down\*\? (t7460: its slurmd was killed)$" out &&
 	dispatch --json status -H hpc --no-tail "$nf" >j &&
 	test "$(jq_ "d[\"jobs\"][0][\"failure\"][\"state\"], d[\"jobs\"][0][\"failure\"][\"nodes\"]" j)" = "NODE_FAIL node2" &&
+	jq_ "d[\"jobs\"][0][\"failure\"][\"failed_nodes\"]" j >fn &&
+	test_grep "^node2 down\*\? (t7460: its slurmd was killed)$" fn &&
 	up >/dev/null &&
 	scontrol update nodename=node2 state=resume 2>/dev/null || true
 '

@@ -10,7 +10,9 @@
  *   slurm-commands sacct ID...           wait's sacct half
  *   slurm-commands queue json|text [EOR] dispatch queue -t all
  *   slurm-commands paths ID              logs (scontrol show job)
- *   slurm-commands end ID... [-- UID...] how failed jobs ended (steps, cancellers)
+ *   slurm-commands end ID... [-- UID... [-- NODES...]]
+ *                                        how failed jobs ended (steps, cancellers,
+ *                                        NODE_FAIL jobs' nodes)
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,15 +41,18 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "paths") && argc == 3) {
 		slurm_job_paths_command(&sb, argv[2]);
 	} else if (!strcmp(what, "end") && argc > 2) {
-		int sep = 2;
-		while (sep < argc && strcmp(argv[sep], "--"))
-			sep++;
-		char **uids = sep < argc ? argv + sep + 1 : NULL;
-		argv[sep < argc ? sep : argc] = NULL;
-		slurm_end_command(&sb, argv + 2, uids);
+		/* ID... [-- UID... [-- NODES...]]: each "--" ends the list before it */
+		char **lists[3] = { argv + 2, NULL, NULL };
+		for (int i = 2, k = 0; i < argc && k < 2; i++) {
+			if (strcmp(argv[i], "--"))
+				continue;
+			argv[i] = NULL;
+			lists[++k] = argv + i + 1;
+		}
+		slurm_end_command(&sb, lists[0], lists[1], lists[2]);
 	} else {
 		fprintf(stderr, "usage: slurm-commands probe | status|squeue|sacct ID... | "
-				"queue json|text [EOR] | paths ID | end ID... [-- UID...]\n");
+				"queue json|text [EOR] | paths ID | end ID... [-- UID... [-- NODES...]]\n");
 		return 2;
 	}
 	fputs(sb.buf ? sb.buf : "", stdout);

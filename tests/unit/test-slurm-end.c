@@ -3,7 +3,8 @@
  * (tests/unit/data/slurm/end-*.out, made by capture-failed on the test cluster,
  * which kills a step over its memory): MaxRSS against the limit per node (the
  * batch step over --mem, an srun step on two nodes, --mem-per-cpu), the cancellers'
- * names; the sentences slurm_why makes of them; ReqMem's forms before 21.08. */
+ * names, a NODE_FAIL job's node that sinfo says is down; the sentences slurm_why
+ * makes of them; ReqMem's forms before 21.08. */
 #include "slurm/slurm_end.h"
 #include "slurm/slurm_why.h"
 #include "unit.h"
@@ -92,11 +93,39 @@ static void release(const char *rel)
 	free(out);
 }
 
+/* a job whose node died: node2's daemons killed, node2 set DOWN */
+static void node_fail(const char *rel)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "end-nodefail-%s.out", rel);
+	char *out = unit_fixture("slurm", name);
+	struct slurm_end e;
+	slurm_end_parse(out, &e);
+	CHECK_INT(e.n, 2);
+	CHECK_INT(e.nnodes, 1); /* node2 once, though sinfo -N lists it per partition */
+	CHECK_STR(e.rows[0].state, "NODE_FAIL");
+	char *f = slurm_end_failed_nodes(&e, "node2");
+	CHECK_STR(f, "node2 down (capture-failed: its slurmd was killed)");
+	free(f);
+	f = slurm_end_failed_nodes(&e, "node[1-2]");
+	CHECK_STR(f, "node2 down (capture-failed: its slurmd was killed)");
+	free(f);
+	CHECK(slurm_end_failed_nodes(&e, "node1") == NULL);
+	CHECK(slurm_end_failed_nodes(&e, "bad[") == NULL);
+	struct slurm_why_job w = { .state = "NODE_FAIL", .nodes = "node2",
+				   .failed_nodes = "node2 down (capture-failed: its slurmd was killed)" };
+	f = slurm_why(&w);
+	CHECK_STR(f, "a node it ran on failed: node2 down (capture-failed: its slurmd was killed)");
+	free(f);
+	slurm_end_release(&e);
+	free(out);
+}
+
 int main(void)
 {
 	char *ids[] = { "12", "13_4", NULL }, *uids[] = { "0", "1001", "x; rm -rf /", NULL };
 	struct strbuf sb = STRBUF_INIT;
-	slurm_end_command(&sb, ids, uids);
+	slurm_end_command(&sb, ids, uids, NULL);
 	CHECK_CONTAINS(sb.buf, "echo dispatch-fail-steps\nsacct -n -P -j '12,13_4' -o "
 			       "'JobID,State,ExitCode,MaxRSS,MaxRSSNode,ReqMem,AllocTRES,NodeList'\n");
 	CHECK_CONTAINS(sb.buf, "getent passwd '0'\ngetent passwd '1001'\n");
@@ -107,6 +136,18 @@ int main(void)
 	release("22.05");
 	release("24.11");
 	release("26.05");
+	node_fail("22.05");
+	node_fail("24.11");
+	node_fail("26.05");
+	/* states sinfo gives a node that is not up: not responding ("*"), drained */
+	struct slurm_end e;
+	char crafted[] = "dispatch-fail-nodes\nnode1|idle*|Not responding\nnode2|drained|bad gpu\n"
+			 "node3|mixed|none\nnode4|down|none\n";
+	slurm_end_parse(crafted, &e);
+	char *down = slurm_end_failed_nodes(&e, "node[1-4]");
+	CHECK_STR(down, "node1 idle* (Not responding), node2 drained (bad gpu), node4 down");
+	free(down);
+	slurm_end_release(&e);
 
 	/* the limit per node from AllocTRES, else ReqMem: 21.08 and later a plain size
 	 * for the whole job, before it "Mn" per node and "Mc" per CPU */
