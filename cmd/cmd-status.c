@@ -13,6 +13,7 @@
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_pending.h"
 #include "slurm/slurm_why.h"
 #include "slurm/slurm_steps.h"
 #include "transport/ssh.h"
@@ -36,6 +37,8 @@ struct row {
 	char *gpus;             /* plain host: the GPUs leased (indices); NULL: SLURM's */
 	int exit_code, signal;  /* -1: not known */
 	struct job_tail tail;   /* a job that ended without COMPLETED: its stderr's last lines */
+	char *pending_text;     /* a pending SLURM job: why, with the numbers; NULL none */
+	cJSON *pending;         /* the same for --json; NULL: not pending */
 };
 
 struct answer {
@@ -62,6 +65,8 @@ static void answer_release(struct answer *a)
 		free(a->rows[i].gpus);
 		free(a->rows[i].cancelled_by);
 		job_tail_release(&a->rows[i].tail);
+		free(a->rows[i].pending_text);
+		cJSON_Delete(a->rows[i].pending);
 	}
 	free(a->rows);
 }
@@ -216,6 +221,40 @@ static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first
 	}
 }
 
+/* The rows from first on that are pending on SLURM: why, with the numbers, in one
+ * script over ss for all of them. */
+static void fetch_pending(const struct dp_ctx *ctx, struct answer *a, size_t first,
+			  struct ssh_session *ss)
+{
+	_cleanup_strv_free_ char **ids = NULL;
+	bool limits = false;
+	for (size_t i = first; i < a->n; i++) {
+		const struct row *r = &a->rows[i];
+		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
+			continue;
+		/* the pending rest of an array ("41_[2-5%2]"): squeue -j takes its job id */
+		_cleanup_free_ char *id = xstrndup(r->id, strcspn(r->id, "["));
+		if (id[0] && id[strlen(id) - 1] == '_')
+			id[strlen(id) - 1] = 0;
+		if (!strv_contains(ids, id))
+			strv_add(&ids, id);
+		limits = limits || slurm_pending_wants_limits(r->reason);
+	}
+	if (!ids || !ss)
+		return;
+	struct slurm_pending *p;
+	size_t n = job_pending_fetch(ss, ids, limits, &p);
+	for (size_t i = first; i < a->n; i++) {
+		struct row *r = &a->rows[i];
+		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
+			continue;
+		const struct slurm_pending *f = slurm_pending_find(p, n, r->id);
+		r->pending = job_pending_json(r->reason, f);
+		r->pending_text = f && f->text ? xstrdup(f->text) : NULL;
+	}
+	slurm_pending_free(p, n);
+}
+
 /* ---- output ---- */
 
 static char *why_of(const struct row *r)
@@ -236,7 +275,9 @@ static void print_why(const struct answer *a)
 		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
 		if (why)
 			printf("%s: %s\n", job, why);
-		else if (r->tail.fetched)
+		if (r->pending_text)
+			printf("  why: %s\n", r->pending_text);
+		if (!why && r->tail.fetched)
 			printf("%s: %s\n", job, r->state);
 		job_tail_print(&r->tail, job);
 	}
@@ -291,6 +332,10 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		json_add_int_or_null(o, "signal", r->signal);
 		_cleanup_free_ char *why = why_of(r);
 		json_add_str_or_null(o, "why", why);
+		if (r->pending)
+			cJSON_AddItemToObject(o, "pending", cJSON_Duplicate(r->pending, true));
+		else
+			cJSON_AddNullToObject(o, "pending");
 		json_add_container(o, r->ref->in_ledger ? r->ref->rec.container_runtime : NULL,
 				   r->ref->in_ledger ? r->ref->rec.container_image : NULL);
 		job_tail_json(o, &r->tail);
@@ -481,6 +526,8 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		}
 		slurm_jobs_free(sjobs, nsjobs);
 		plainjob_status_free(pjobs, npjobs);
+		if (ok)
+			fetch_pending(ctx, &a, first, ss);
 		if (ok && tail)
 			fetch_tails(ctx, &a, first, ss);
 	}

@@ -231,6 +231,15 @@ void job_tail_print(const struct job_tail *t, const char *job);   /* indented li
 void job_tail_json(struct cJSON *o, const struct job_tail *t);    /* log_path, log_tail, log_tail_error */
 void job_tail_release(struct job_tail *t);
 
+/* cmd/job-pending.c: why the pending SLURM jobs ids wait, with the numbers, in one
+ * remote script over ss (limits: with sacctmgr's QOS and association limits); a
+ * failure is a warning and no detail. */
+struct slurm_pending;
+size_t job_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
+			 struct slurm_pending **jobs);
+/* --json's "pending": {"reason", "words", "text", "detail"}; p may be NULL. */
+struct cJSON *job_pending_json(const char *reason, const struct slurm_pending *p);
+
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */
 int wait_for_jobs(struct dp_ctx *ctx, char *const *jobs, size_t n, const char *host_opt,

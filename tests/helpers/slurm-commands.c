@@ -10,12 +10,14 @@
  *   slurm-commands sacct ID...           wait's sacct half
  *   slurm-commands queue json|text [EOR] dispatch queue -t all
  *   slurm-commands paths ID              logs (scontrol show job)
+ *   slurm-commands pending [--limits] ID...  why pending jobs wait (status, queue)
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "host_facts.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_pending.h"
 #include "slurm/slurm_queue.h"
 
 int main(int argc, char **argv)
@@ -36,9 +38,12 @@ int main(int argc, char **argv)
 				    argc > 3 ? argv[3] : NULL);
 	} else if (!strcmp(what, "paths") && argc == 3) {
 		slurm_job_paths_command(&sb, argv[2]);
+	} else if (!strcmp(what, "pending") && argc > 2) {
+		bool limits = !strcmp(argv[2], "--limits");
+		slurm_pending_command(&sb, argv + 2 + limits, limits);
 	} else {
 		fprintf(stderr, "usage: slurm-commands probe | status|squeue|sacct ID... | "
-				"queue json|text [EOR] | paths ID\n");
+				"queue json|text [EOR] | paths ID | pending [--limits] ID...\n");
 		return 2;
 	}
 	fputs(sb.buf ? sb.buf : "", stdout);

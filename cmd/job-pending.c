@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Why pending SLURM jobs wait, with the numbers (status, queue): one remote script
+ * for all of them over the command's connection (lib/slurm/slurm_pending.h).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "dispatch.h"
+#include "slurm/slurm_pending.h"
+#include "slurm/slurm_why.h"
+#include "transport/ssh.h"
+
+size_t job_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
+			 struct slurm_pending **jobs)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	int status;
+	*jobs = NULL;
+	if (!ids)
+		return 0;
+	slurm_pending_command(&cmd, ids, limits);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+		warning_msg("no detail on why the pending jobs wait: %s", err.msg);
+		return 0;
+	}
+	return slurm_pending_parse(out.buf, jobs);
+}
+
+cJSON *job_pending_json(const char *reason, const struct slurm_pending *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "reason", reason);
+	json_add_str_or_null(o, "words", slurm_pending_words(reason));
+	json_add_str_or_null(o, "text", p ? p->text : NULL);
+	if (p)
+		cJSON_AddItemToObject(o, "detail", cJSON_Duplicate(p->detail, true));
+	else
+		cJSON_AddNullToObject(o, "detail");
+	return o;
+}
