@@ -232,12 +232,8 @@ static void fetch_pending(const struct dp_ctx *ctx, struct answer *a, size_t fir
 		const struct row *r = &a->rows[i];
 		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
 			continue;
-		/* the pending rest of an array ("41_[2-5%2]"): squeue -j takes its job id */
-		_cleanup_free_ char *id = xstrndup(r->id, strcspn(r->id, "["));
-		if (id[0] && id[strlen(id) - 1] == '_')
-			id[strlen(id) - 1] = 0;
-		if (!strv_contains(ids, id))
-			strv_add(&ids, id);
+		if (!strv_contains(ids, r->id))
+			strv_add(&ids, r->id);
 		limits = limits || slurm_pending_wants_limits(r->reason);
 	}
 	if (!ids || !ss)
