@@ -3,6 +3,7 @@
  * the test cluster (tests/unit/data/slurm/capture-pending) read into one detail per
  * job, in text and as the JSON object of --json; a crafted answer with the nodes and
  * partitions sections missing gives less detail, not wrong numbers. */
+#include "base/util.h"
 #include "slurm/slurm_pending.h"
 #include "unit.h"
 
@@ -80,6 +81,42 @@ static void captured(void)
 	free(out);
 }
 
+static const struct slurm_pending *by_reason(const struct slurm_pending *p, size_t n,
+					    const char *reason)
+{
+	for (size_t i = 0; i < n; i++)
+		if (startswith(p[i].reason, reason))
+			return &p[i];
+	printf("# no job pending for %s\n", reason);
+	static const struct slurm_pending none = { .text = (char *)"" };
+	return &none;
+}
+
+/* The newer releases' answers to the same jobs: the same details (24.11 on say
+ * "gres/gpu:2" and "ReqNodeNotAvail, May be reserved for other job", without the
+ * node: it comes from squeue's %n, the node asked for). */
+static void release(const char *file)
+{
+	char *out = unit_fixture("slurm", file);
+	struct slurm_pending *p;
+	size_t n = slurm_pending_parse(out, &p);
+	CHECK(n == 6);
+	CHECK_CONTAINS(by_reason(p, n, "Resources")->text,
+		       "asks 1 node, 2 CPUs, 50M memory, gres/gpu:2 per node, --time 10:00; partition "
+		       "gpu has 1 of 2 CPUs, 1 of 2 GPUs, 1950M of 2000M memory free on 1 of 2 nodes "
+		       "up; expected start 2026-11-24T");
+	CHECK_CONTAINS(by_reason(p, n, "JobHeldUser")->text, "release it with: scontrol release ");
+	CHECK_CONTAINS(by_reason(p, n, "Dependency")->text, " (afterok: PENDING, JobHeldUser), ");
+	CHECK_CONTAINS(by_reason(p, n, "Dependency")->text, " (afterok: RUNNING)");
+	CHECK_STR(by_reason(p, n, "QOSMaxGRESPerUser")->text, "QOS cappend: MaxTRESPU=gres/gpu=1");
+	CHECK_CONTAINS(by_reason(p, n, "ReqNodeNotAvail")->text,
+		       "node2 draining: capture: bad gpu | fan (root, 2026-11-24T");
+	CHECK_STR(by_reason(p, n, "PartitionTimeLimit")->text,
+		  "asks --time 10:00; partition cappend allows 5:00 (MaxTime)");
+	slurm_pending_free(p, n);
+	free(out);
+}
+
 static void partial(void)
 {
 	/* the jobs section alone: no free resources, no limits, nodes not known */
@@ -112,6 +149,8 @@ static void partial(void)
 int main(void)
 {
 	captured();
+	release("pending-24.11.out");
+	release("pending-26.05.out");
 	partial();
 	return unit_done();
 }
