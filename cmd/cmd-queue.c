@@ -289,7 +289,8 @@ const struct dispatch_cmd dispatch_cmd_queue = {
 		"where SLURM has it (21.08 on), a '|'-separated format with the job name last\n"
 		"otherwise, so no job name can shift the columns. A plain host named with -H\n"
 		"lists every user's dispatch jobs there (its GPU lock directory): RUNNING with\n"
-		"the GPUs they lease, PENDING with the reason.",
+		"the GPUs they lease, PENDING with the reason. A pending SLURM job's reason is\n"
+		"followed by why it waits with the numbers (one more command for all of them).",
 	.opts = queue_options,
 	.min_args = 0,
 	.max_args = 0,

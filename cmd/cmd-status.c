@@ -542,8 +542,10 @@ const struct dispatch_cmd dispatch_cmd_status = {
 		"Asks each job's host in one command: squeue for jobs still queued or running,\n"
 		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
 		"files. A JOB is ID, ID_TASK or ID@HOST; a bare ID is looked up in the job ledger.\n"
-		"Why each job waits or failed is said below the table, a failed job's with the\n"
-		"last 20 lines of its stderr, over the same connection (--no-tail: without).\n"
+		"Why each job waits or failed is said below the table, a pending job's with its\n"
+		"numbers (request against free resources, dependencies, drained nodes, limits),\n"
+		"a failed job's with the last 20 lines of its stderr, over the same connection\n"
+		"(--no-tail: without).\n"
 		"--steps shows sacct's accounting per job step instead (batch, extern, each srun).",
 	.opts = status_options,
 	.min_args = 0,
