@@ -143,12 +143,16 @@ static long tres_gpus(const char *tres)
 {
 	if (!tres)
 		return -1;
-	for (const char *p = tres; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+	for (const char *p = tres; *p;) {
+		size_t len = strcspn(p, ",");
 		if (startswith(p, "gres/gpu=")) {
-			_cleanup_free_ char *v = xstrndup(p + 9, strcspn(p + 9, ","));
+			_cleanup_free_ char *v = xstrndup(p + 9, len - 9);
 			long n;
 			return parse_long(v, 0, 1L << 30, &n) ? n : -1;
 		}
+		p += len;
+		if (*p == ',')
+			p++;
 	}
 	return 0;
 }
@@ -303,9 +307,13 @@ static const struct part *find_part(const struct answer *a, const char *name)
 static bool in_list(const char *list, const char *word)
 {
 	size_t n = strlen(word);
-	for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',') {
-		if (!strncmp(p, word, n) && (p[n] == ',' || !p[n]))
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ",");
+		if (len == n && !strncmp(p, word, n))
 			return true;
+		p += len;
+		if (*p == ',')
+			p++;
 	}
 	return false;
 }
@@ -565,8 +573,10 @@ static void build(const struct answer *a, const struct pjob *j, struct slurm_pen
 	const char *start = known(j->f[J_START]) ? j->f[J_START] : "N/A";
 	cJSON_AddStringToObject(d, "expected_start", start);
 	if (streq(reason, "Resources") || streq(reason, "Priority")) {
+		/* a job submitted to several partitions ("gpu,cpu"): the first one's */
+		_cleanup_free_ char *part = xstrndup(j->f[J_PART], strcspn(j->f[J_PART], ","));
 		strbuf_adds(&t, req.buf);
-		partition_free(a, j->f[J_PART], d, &t);
+		partition_free(a, part, d, &t);
 		strbuf_addf(&t, "; expected start %s", start);
 	} else if (startswith(reason, "Dependency")) {
 		depends(a, j->f[J_DEP], d, &t);
