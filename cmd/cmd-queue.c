@@ -123,7 +123,8 @@ static char *printable(const char *s)
 	return strbuf_detach(&sb);
 }
 
-/* A pending job's (REASON), then why with the numbers where known. */
+/* A pending job's (REASON), then why with the numbers where known (SLURM's jobs: a
+ * plain host's have gpus set, and their reason says it all). */
 static char *reason_text(const struct slurm_qjob *j, const struct host_answer *a)
 {
 	const struct slurm_pending *p = streq(j->state, "PENDING") && !j->gpus
