@@ -14,6 +14,7 @@
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
 #include "slurm/slurm_end.h"
+#include "slurm/slurm_pending.h"
 #include "slurm/slurm_why.h"
 #include "slurm/slurm_steps.h"
 #include "transport/ssh.h"
@@ -39,6 +40,8 @@ struct row {
 	struct job_tail tail;   /* a job that ended without COMPLETED: its stderr's last lines */
 	struct job_end end;     /* and how it ended: memory, canceller (SLURM jobs) */
 	bool plain;
+	char *pending_text;     /* a pending SLURM job: why, with the numbers; NULL none */
+	cJSON *pending;         /* the same for --json; NULL: not pending */
 };
 
 struct answer {
@@ -66,6 +69,8 @@ static void answer_release(struct answer *a)
 		free(a->rows[i].cancelled_by);
 		job_tail_release(&a->rows[i].tail);
 		job_end_release(&a->rows[i].end);
+		free(a->rows[i].pending_text);
+		cJSON_Delete(a->rows[i].pending);
 	}
 	free(a->rows);
 }
@@ -248,6 +253,36 @@ static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first
 	}
 }
 
+/* The rows from first on that are pending on SLURM: why, with the numbers, in one
+ * script over ss for all of them. */
+static void fetch_pending(const struct dp_ctx *ctx, struct answer *a, size_t first,
+			  struct ssh_session *ss)
+{
+	_cleanup_strv_free_ char **ids = NULL;
+	bool limits = false;
+	for (size_t i = first; i < a->n; i++) {
+		const struct row *r = &a->rows[i];
+		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
+			continue;
+		if (!strv_contains(ids, r->id))
+			strv_add(&ids, r->id);
+		limits = limits || slurm_pending_wants_limits(r->reason);
+	}
+	if (!ids || !ss)
+		return;
+	struct slurm_pending *p;
+	size_t n = job_pending_fetch(ss, ids, limits, &p);
+	for (size_t i = first; i < a->n; i++) {
+		struct row *r = &a->rows[i];
+		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
+			continue;
+		const struct slurm_pending *f = slurm_pending_find(p, n, r->id);
+		r->pending = job_pending_json(r->reason, f);
+		r->pending_text = f && f->text ? xstrdup(f->text) : NULL;
+	}
+	slurm_pending_free(p, n);
+}
+
 /* ---- output ---- */
 
 static struct slurm_why_job why_job(const struct row *r)
@@ -275,7 +310,9 @@ static void print_why(const struct answer *a)
 		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
 		if (why)
 			printf("%s: %s\n", job, why);
-		else if (r->tail.fetched)
+		if (r->pending_text)
+			printf("  why: %s\n", r->pending_text);
+		if (!why && r->tail.fetched)
 			printf("%s: %s\n", job, r->state);
 		job_tail_print(&r->tail, job);
 	}
@@ -332,6 +369,10 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		json_add_str_or_null(o, "why", why);
 		struct slurm_why_job w = why_job(r);
 		job_end_json(o, &w, ended_failed(r));
+		if (r->pending)
+			cJSON_AddItemToObject(o, "pending", cJSON_Duplicate(r->pending, true));
+		else
+			cJSON_AddNullToObject(o, "pending");
 		json_add_container(o, r->ref->in_ledger ? r->ref->rec.container_runtime : NULL,
 				   r->ref->in_ledger ? r->ref->rec.container_image : NULL);
 		job_tail_json(o, &r->tail);
@@ -522,8 +563,10 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		}
 		slurm_jobs_free(sjobs, nsjobs);
 		plainjob_status_free(pjobs, npjobs);
-		if (ok)
+		if (ok) {
 			fetch_ends(ctx, &a, first, ss);
+			fetch_pending(ctx, &a, first, ss);
+		}
 		if (ok && tail)
 			fetch_tails(ctx, &a, first, ss);
 	}
@@ -542,8 +585,10 @@ const struct dispatch_cmd dispatch_cmd_status = {
 		"Asks each job's host in one command: squeue for jobs still queued or running,\n"
 		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
 		"files. A JOB is ID, ID_TASK or ID@HOST; a bare ID is looked up in the job ledger.\n"
-		"Why each job waits or failed is said below the table, a failed job's with the\n"
-		"last 20 lines of its stderr, over the same connection (--no-tail: without).\n"
+		"Why each job waits or failed is said below the table, a pending job's with its\n"
+		"numbers (request against free resources, dependencies, drained nodes, limits),\n"
+		"a failed job's with the last 20 lines of its stderr, over the same connection\n"
+		"(--no-tail: without).\n"
 		"--steps shows sacct's accounting per job step instead (batch, extern, each srun).",
 	.opts = status_options,
 	.min_args = 0,

@@ -259,6 +259,14 @@ void job_end_apply(const struct job_end *d, struct slurm_why_job *w);
 /* "failure": null, or for a job that ended without COMPLETED its state, exit code,
  * signal, memory, node, step, time and canceller as fields. */
 void job_end_json(struct cJSON *o, const struct slurm_why_job *w, bool failed);
+/* cmd/job-pending.c: why the pending SLURM jobs ids wait, with the numbers, in one
+ * remote script over ss (limits: with sacctmgr's QOS and association limits); a
+ * failure is a warning and no detail. */
+struct slurm_pending;
+size_t job_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
+			 struct slurm_pending **jobs);
+/* --json's "pending": {"reason", "words", "text", "detail"}; p may be NULL. */
+struct cJSON *job_pending_json(const char *reason, const struct slurm_pending *p);
 
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */
