@@ -26,14 +26,21 @@ static char *why_of(const struct slurm_end *e, const char *id, const char *state
 	return slurm_why(&w);
 }
 
-static void release(const char *rel)
+/* the capture "end-WHATREL.out", parsed into *e; the text, to free */
+static char *load(const char *what, const char *rel, struct slurm_end *e)
 {
 	char name[64];
-	snprintf(name, sizeof(name), "end-%s.out", rel);
+	snprintf(name, sizeof(name), "end-%s%s.out", what, rel);
 	char *out = unit_fixture("slurm", name);
+	slurm_end_parse(out, e);
+	CHECK_INT(e->sacct_exit, 0);
+	return out;
+}
+
+static void release(const char *rel)
+{
 	struct slurm_end e;
-	slurm_end_parse(out, &e);
-	CHECK_INT(e.sacct_exit, 0);
+	char *out = load("", rel, &e);
 	CHECK_INT(e.n, 13);
 	long first = atol(e.rows[0].job);
 	char id[7][16];
@@ -96,11 +103,8 @@ static void release(const char *rel)
 /* a job whose node died: node2's daemons killed, node2 set DOWN */
 static void node_fail(const char *rel)
 {
-	char name[64];
-	snprintf(name, sizeof(name), "end-nodefail-%s.out", rel);
-	char *out = unit_fixture("slurm", name);
 	struct slurm_end e;
-	slurm_end_parse(out, &e);
+	char *out = load("nodefail-", rel, &e);
 	CHECK_INT(e.n, 2);
 	CHECK_INT(e.nnodes, 1); /* node2 once, though sinfo -N lists it per partition */
 	CHECK_STR(e.rows[0].state, "NODE_FAIL");
