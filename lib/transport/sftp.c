@@ -744,6 +744,8 @@ struct pool {
 	int n;                          /* channels open */
 	bool opening;                   /* the next one is being opened */
 	bool full;                      /* the server refused one: no more */
+	struct job *queue[SLOTS];       /* files the walk found, waiting for a channel */
+	int queued;
 	int idle_ms;                    /* waited with nothing arriving */
 	struct umask_seen umask;
 };
@@ -753,6 +755,7 @@ struct copy {
 	struct fs *from, *to;
 	struct pool *pool;              /* NULL: one file at a time on the walk's file systems */
 	bool stop;                      /* a failure ended the whole copy */
+	bool many;                      /* several sources */
 	int result;                     /* 0, or the first failure, in first_err */
 	struct dp_error first_err;
 };
@@ -813,6 +816,8 @@ static int job_fail(struct job *j)
 static int copy_step(struct copy *cp, struct job *j)
 {
 	bool moved = false;
+	if (!j->buf)            /* allocated once the file is on its way */
+		j->buf = xmalloc(j->cap ? j->cap : 1);
 	if (cancelled(cp)) {
 		dp_err(&j->err, DPE_FAIL, "interrupted");
 		return job_fail(j);
@@ -938,7 +943,7 @@ static int file_step(struct copy *cp, struct job *j)
 		if (j->in && from->ops->close_read(from, j->in) == FS_AGAIN)
 			return FS_AGAIN;
 		j->in = NULL;
-		if (j->failed)
+		if (j->failed && !cp->stop)     /* after a failure that ended the copy: quiet */
 			item_failed(cp, &j->err);
 		else
 			done_item(cp, j->src, j->dest, SFTP_FILE, j->done, j->want.mode);
@@ -961,7 +966,6 @@ static struct job *job_new(struct copy *cp, const char *src, const char *dest, c
 	}
 	j->step = check ? F_CHECK : F_OPEN_READ;
 	j->cap = st->size < COPY_BUF ? (size_t)st->size : COPY_BUF;
-	j->buf = xmalloc(j->cap ? j->cap : 1);
 	return j;
 }
 
@@ -1003,13 +1007,23 @@ static int pool_open_step(struct pool *p)
 	return 1;
 }
 
-/* Moves every file in flight on as far as it goes: how many steps moved. */
+/* Moves every file in flight on as far as it goes, the waiting ones onto free
+ * channels, and opens the next channel while files wait: how many steps moved. */
 static int pool_step(struct pool *p)
 {
 	int moved = pool_open_step(p);
+	while (p->queued && p->cp->stop)        /* the copy ended: they stay where they are */
+		job_free(p->queue[--p->queued]);
 	for (int i = 0; i < p->n; i++) {
 		struct slot *sl = &p->slot[i];
 		int r;
+		if (!sl->job && p->queued) {
+			struct job *j = p->queue[0];
+			memmove(p->queue, p->queue + 1, (size_t)--p->queued * sizeof(*p->queue));
+			j->from = p->cp->from == p->remote ? &sl->fs : p->cp->from;
+			j->to = p->cp->to == p->remote ? &sl->fs : p->cp->to;
+			sl->job = j;
+		}
 		while (sl->job && (r = file_step(p->cp, sl->job)) != FS_AGAIN) {
 			moved++;
 			if (r == 0) {
@@ -1018,6 +1032,8 @@ static int pool_step(struct pool *p)
 			}
 		}
 	}
+	if (p->queued && !p->opening && !p->full && p->n < SLOTS)
+		p->opening = true;
 	return moved;
 }
 
@@ -1046,26 +1062,11 @@ static bool nb_wait(struct fs *fs)
 	return !fs->slot && fs->pool && pool_wait(fs->pool) >= 0;
 }
 
-/* Sets a file going: on a free channel, or else on the walk's own, the walk waiting
- * for it, while the next channel opens. */
-static void pool_add(struct copy *cp, struct job *j)
+/* Sets a file going: it waits for a channel with at most SLOTS - 1 others; when
+ * that many wait already, or no channel opens at all, it goes on the walk's own
+ * channel (the walk goes on when it is copied). */
+static void run_here(struct copy *cp, struct job *j)
 {
-	struct pool *p = cp->pool;
-	if (p) {
-		pool_step(p);
-		for (int i = 0; i < p->n; i++) {
-			struct slot *sl = &p->slot[i];
-			if (sl->job)
-				continue;
-			j->from = cp->from == p->remote ? &sl->fs : cp->from;
-			j->to = cp->to == p->remote ? &sl->fs : cp->to;
-			sl->job = j;
-			pool_step(p);
-			return;
-		}
-		if (!p->opening && !p->full && p->n < SLOTS)
-			p->opening = true;
-	}
 	j->from = cp->from;
 	j->to = cp->to;
 	while (file_step(cp, j) != 0)
@@ -1073,20 +1074,46 @@ static void pool_add(struct copy *cp, struct job *j)
 	job_free(j);
 }
 
+/* No channel opened: the files that waited for one are copied on the walk's. */
+static void pool_fallback(struct pool *p)
+{
+	while (p->full && !p->n && p->queued) {
+		struct job *j = p->queue[0];
+		memmove(p->queue, p->queue + 1, (size_t)--p->queued * sizeof(*p->queue));
+		run_here(p->cp, j);
+	}
+}
+
+static void pool_add(struct copy *cp, struct job *j)
+{
+	struct pool *p = cp->pool;
+	if (p)
+		pool_fallback(p);
+	if (p && !(p->full && !p->n) && p->queued < SLOTS) {
+		p->queue[p->queued++] = j;
+		pool_step(p);
+		return;
+	}
+	run_here(cp, j);
+}
+
 static bool pool_busy(const struct pool *p)
 {
 	for (int i = 0; i < p->n; i++)
 		if (p->slot[i].job)
 			return true;
-	return p->opening;
+	return p->opening || p->queued;
 }
 
 /* Until every file in flight is over (and the channel being opened, open). */
 static void pool_drain(struct pool *p)
 {
 	while (p && pool_busy(p)) {
+		pool_fallback(p);
 		if (pool_wait(p) >= 0)
 			continue;
+		while (p->queued)
+			job_free(p->queue[--p->queued]);
 		for (int i = 0; i < p->n; i++) {        /* the connection is lost */
 			struct job *j = p->slot[i].job;
 			if (!j)
@@ -1148,8 +1175,6 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 	int made = cp->to->ops->mkdir(cp->to, dest, err);
 	if (made < 0)
 		return -1;
-	if (cp->pool && names && names[1] && !cp->pool->n && !cp->pool->full)
-		cp->pool->opening = true;       /* files to come: the first channel */
 	for (size_t i = 0; names && names[i]; i++) {
 		_cleanup_free_ char *s = join(src, names[i]), *d = join(dest, names[i]);
 		if (copy_item(cp, s, d, false, sts ? &sts[i] : NULL, made == 1) < 0)
@@ -1209,7 +1234,12 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 			return -1;
 		break;
 	case T_FILE:
-		pool_add(cp, job_new(cp, src, dest, &st, !fresh));
+		/* one file alone goes on the walk's channel at once: a channel of its own
+		 * would cost three round trips first */
+		if (top && !cp->many)
+			run_here(cp, job_new(cp, src, dest, &st, true));
+		else
+			pool_add(cp, job_new(cp, src, dest, &st, !fresh));
 		return cp->stop ? -1 : 0;
 	case T_OTHER:
 		r = dp_err(&err, DPE_FAIL, "skipping '%s%s': not a regular file", cp->from->name, src);
@@ -1235,7 +1265,7 @@ static char *base_name(const char *path)
 static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const char *dest,
 		    const struct sftp_copy *c, struct dp_error *err)
 {
-	struct copy cp = { .c = c, .from = from, .to = to };
+	struct copy cp = { .c = c, .from = from, .to = to, .many = strv_len(srcs) > 1 };
 	struct fs *remote = from->sftp ? from : to->sftp ? to : NULL;
 	struct fstat_ st;
 	struct dp_error e2;
@@ -1247,6 +1277,8 @@ static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const cha
 		cp.pool->remote = remote;
 		remote->pool = cp.pool;
 		libssh2_session_set_blocking(remote->ls, 0);
+		/* files to come: the first channel opens while the walk starts */
+		cp.pool->opening = c->recursive || cp.many;
 	}
 	int r = -1;
 	if (to->ops->stat(to, dest, true, &st, &e2) == 0)
