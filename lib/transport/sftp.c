@@ -750,12 +750,21 @@ struct pool {
 	struct umask_seen umask;
 };
 
+/* A directory gets its mode and times once the files in it are all in place: the
+ * mode may forbid writing there, and a file's arrival would change the times. */
+struct dir_attrs {
+	char *src, *dest;
+	struct fstat_ want;
+};
+
 struct copy {
 	const struct sftp_copy *c;
 	struct fs *from, *to;
 	struct pool *pool;              /* NULL: one file at a time on the walk's file systems */
 	bool stop;                      /* a failure ended the whole copy */
 	bool many;                      /* several sources */
+	struct dir_attrs *dirs;         /* with a pool: the directories' modes, set at the end */
+	size_t ndirs;
 	int result;                     /* 0, or the first failure, in first_err */
 	struct dp_error first_err;
 };
@@ -1185,14 +1194,34 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 		want.mode &= 0777;
 		want.mtime = -1;
 	}
-	/* The files still in flight are written first where the mode would stop that
-	 * (no write or search for the owner) or their arrival would change the times. */
-	if (cp->c->preserve || (want.mode & 0300) != 0300)
-		pool_drain(cp->pool);
+	if (cp->pool) {         /* files of it may still be on their way: at the end */
+		cp->dirs = xrealloc(cp->dirs, (cp->ndirs + 1) * sizeof(*cp->dirs));
+		cp->dirs[cp->ndirs++] = (struct dir_attrs){ xstrdup(src), xstrdup(dest), want };
+		return 0;
+	}
 	if (cp->to->ops->set_attrs(cp->to, dest, &want, err) < 0)
 		return -1;
 	done_item(cp, src, dest, SFTP_DIR, 0, want.mode);
 	return 0;
+}
+
+/* The directories' modes and times, deepest first (the order they were left in),
+ * once every file is in place. */
+static void set_dir_attrs(struct copy *cp)
+{
+	for (size_t i = 0; i < cp->ndirs; i++) {
+		struct dir_attrs *d = &cp->dirs[i];
+		struct dp_error err = { 0 };
+		if (cp->stop)
+			;
+		else if (cp->to->ops->set_attrs(cp->to, d->dest, &d->want, &err) < 0)
+			item_failed(cp, &err);
+		else
+			done_item(cp, d->src, d->dest, SFTP_DIR, 0, d->want.mode);
+		free(d->src);
+		free(d->dest);
+	}
+	free(cp->dirs);
 }
 
 /* Copies src to dest (st: src's lstat when known already); returns -1 only when the
@@ -1305,6 +1334,7 @@ static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const cha
 			break;
 	}
 	pool_drain(cp.pool);
+	set_dir_attrs(&cp);
 	r = 0;
 	if (cp.result < 0) {
 		*err = cp.first_err;
