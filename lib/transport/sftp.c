@@ -747,6 +747,7 @@ struct pool {
 	struct job *queue[SLOTS];       /* files the walk found, waiting for a channel */
 	int queued;
 	int idle_ms;                    /* waited with nothing arriving */
+	int rounds;                     /* passes in a row without a wait on the socket */
 	struct umask_seen umask;
 };
 
@@ -1046,6 +1047,19 @@ static int pool_step(struct pool *p)
 	return moved;
 }
 
+/* Whether a channel with a request outstanding holds data that libssh2 read off
+ * the socket while serving another one: no wakeup would come for it. */
+static bool pool_queued(struct pool *p)
+{
+	unsigned long avail = 0;
+	libssh2_channel_window_read_ex(libssh2_sftp_get_channel(p->remote->sftp), &avail, NULL);
+	for (int i = 0; !avail && i < p->n; i++)
+		if (p->slot[i].job)
+			libssh2_channel_window_read_ex(libssh2_sftp_get_channel(p->slot[i].fs.sftp),
+						       &avail, NULL);
+	return avail > 0;
+}
+
 /* Something waits for the server: the files in flight move on, and when none moved,
  * the socket is waited on. -1 when nothing arrived for SFTP_TIMEOUT_S or a ProxyJump
  * hop failed: the connection is lost. */
@@ -1059,6 +1073,9 @@ static int pool_wait(struct pool *p)
 	int q = ssh_session_pump(s);
 	if (q != 0)
 		return q;       /* a hop failed (-1), or holds data already (1): at once */
+	if (pool_queued(p) && p->rounds++ < 4)
+		return 0;
+	p->rounds = 0;
 	int r = ssh_session_wait(s, 100);
 	if (r < 0)
 		return -1;
