@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cp over SFTP. struct fs is a file system seen through a handful of operations, the
- * local one (POSIX calls) or the remote one (libssh2_sftp_* on a blocking session);
- * copy_item() walks a source tree on one and writes it on the other.
+ * local one (POSIX calls) or the remote one (libssh2_sftp_*); copy_item() walks a
+ * source tree on one and writes it on the other.
  *
  * Throughput comes from libssh2 pipelining: sftp_read with a large buffer keeps many
  * read requests in flight (read-ahead), and sftp_write sends the whole buffer it is
  * given as many write requests and returns as acknowledgements arrive; the copy loop
  * keeps that buffer topped up (a sliding window, as libssh2's sftp_write_sliding
  * example), so the pipe never drains between chunks.
+ *
+ * A small file costs round trips, one request after another (open, write, close,
+ * rename), and libssh2 keeps one request of each kind per SFTP session: so the files
+ * of a tree go several at a time, each on an SFTP channel of its own on the same
+ * connection (the pool). The session does not block during a copy: a file is a
+ * state machine (file_step) whose step is called again where libssh2 said EAGAIN,
+ * and the walk's own calls move the pool on while they wait.
  */
 #include <dirent.h>
 #include <errno.h>
