@@ -5,8 +5,9 @@
 # file once, modes kept (a mode the server's umask drops too), through more than one
 # channel; -p's times on a tree; through ProxyJump; an unreadable file in the middle
 # of a download and an unwritable directory in the middle of an upload (the error
-# names each file, the others arrive, exit 1, no temporary file left); and sshd
-# killed in the middle of a tree upload (exit 255, every file under its final name
+# names each file, the others arrive, exit 1, no temporary file left); servers that
+# allow 1 and 3 sessions (MaxSessions: the copy uses what it gets); and sshd killed
+# in the middle of a tree upload (exit 255, every file under its final name
 # complete). Shares t5200's test bed instance (DISPATCH_TESTBED_DIR=
 # /tmp/dispatch-testbed-t5200 tests/testbed/down removes it).
 . "$(dirname "$0")/lib.sh"
@@ -30,8 +31,8 @@ rlisting() {
 	dispatch run -H box1 -- "cd $1 && find . -mindepth 1 -printf '%y %m %s %p\n' | sort &&
 		find . -type f -print0 | sort -z | xargs -0 md5sum"
 }
-# sftp subsystems box1's sshd started so far
-subsystems() { grep -c "subsystem .sftp." "$TB/sshd/box1/log" || true; }
+# sftp subsystems an sshd (box1 unless named) started so far
+subsystems() { grep -c "subsystem .sftp." "$TB/sshd/${1:-box1}/log" || true; }
 
 test_expect_success 'setup: 400 files in 4 directories, modes of all kinds, 4 large ones among them' '
 	python3 - tree <<-\EOF
@@ -106,24 +107,48 @@ test_expect_success 'an unwritable directory in the middle of an upload: each fi
 	find "$RHOME/$R/up2" -name ".*.dispatch-*" >tmps && test_must_be_empty tmps
 '
 
-# sshd killed in the middle of a tree upload: an sshd of our own (as t5200's).
-KPORT=$((DISPATCH_TESTBED_PORT_BASE + 31))
-kill_sshd() { (. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_down cptree) 2>/dev/null; }
-start_sshd() { (. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_up cptree "" 127.0.0.1 "$KPORT") 2>/dev/null; }
-
-test_expect_success 'sshd killed during a tree upload: exit 255, every file in place complete' '
-	start_sshd &&
-	cat >kcfg <<-EOF &&
-	Host cptree
+# sshds of our own (as t5200's): a server that allows fewer sessions, and one
+# killed in the middle of a tree upload.
+# own_sshd NAME PORT [CONFIG LINE...]: started, with NAME in the ssh_config kcfg
+own_sshd() {
+	local name=$1 port=$2
+	shift 2
+	(. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_up "$name" "" 127.0.0.1 "$port" "$@") 2>/dev/null &&
+	cat >>kcfg <<-EOF &&
+	Host $name
 		HostName 127.0.0.1
-		Port $KPORT
+		Port $port
 		User $DISPATCH_TESTBED_USER
 		IdentityFile $TB/keys/id_ed25519
 		IdentitiesOnly yes
 		UserKnownHostsFile $PWD/kh
 		BatchMode yes
 	EOF
-	echo "[127.0.0.1]:$KPORT $(cut -d" " -f1,2 "$TB/sshd/cptree/host_ed25519.pub")" >kh &&
+	echo "[127.0.0.1]:$port $(cut -d" " -f1,2 "$TB/sshd/$name/host_ed25519.pub")" >>kh
+}
+own_down() { (. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_down "$1") 2>/dev/null; }
+
+test_expect_success 'a server that refuses more sessions: the copy goes on with those it gave' '
+	own_sshd cpmax1 $((DISPATCH_TESTBED_PORT_BASE + 32)) "MaxSessions 1" &&
+	own_sshd cpmax3 $((DISPATCH_TESTBED_PORT_BASE + 33)) "MaxSessions 3" &&
+	for h in cpmax1 cpmax3; do
+		before=$(subsystems $h) &&
+		dispatch -F kcfg cp -r tree $h:$R/$h &&
+		dispatch -F kcfg cp -r $h:$R/$h $h.back &&
+		listing $h.back >got && test_cmp want got &&
+		echo "$h $(($(subsystems $h) - before))" >>channels ||
+		return 1
+	done &&
+	printf "cpmax1 2\ncpmax3 6\n" >want.channels && test_cmp want.channels channels
+'
+own_down cpmax1
+own_down cpmax3
+
+# sshd killed in the middle of a tree upload.
+KPORT=$((DISPATCH_TESTBED_PORT_BASE + 31))
+
+test_expect_success 'sshd killed during a tree upload: exit 255, every file in place complete' '
+	own_sshd cptree $KPORT &&
 	mkdir kill && for i in $(seq 100 199); do head -c 2000000 /dev/urandom >kill/m$i; done &&
 	{ dispatch -F kcfg cp -r kill cptree:$R/kill 2>err & } &&
 	pid=$! &&
@@ -131,7 +156,7 @@ test_expect_success 'sshd killed during a tree upload: exit 255, every file in p
 		test "$(ls "$RHOME/$R/kill" 2>/dev/null | wc -l)" -ge 20 && break
 		sleep 0.1
 	done &&
-	kill_sshd &&
+	own_down cptree &&
 	rc=0 && { wait $pid || rc=$?; } &&
 	{ test "$rc" = 255 || { echo "rc=$rc"; cat err; false; }; } &&
 	test_grep "connection to .cptree. lost" err &&
@@ -142,6 +167,6 @@ test_expect_success 'sshd killed during a tree upload: exit 255, every file in p
 	done &&
 	{ test "$n" -lt 100 || { echo "all 100 arrived before the kill"; false; }; }
 '
-kill_sshd
+own_down cptree
 
 test_done
