@@ -120,8 +120,8 @@ static void feed_ps(struct plain_top *p, const char *s, bool with_user)
 		size_t u = len;
 		while (u && q[u - 1] != ' ')
 			u--;
-		if (u == len)
-			return;
+		if (u == 0 || u == len)
+			return; /* no user, or no command before it */
 		user = xstrndup(q + u, len - u);
 		len = u;
 		while (len && q[len - 1] == ' ')
