@@ -1,6 +1,7 @@
 #!/bin/bash
 # t7430: the main job's training (examples/train, as examples/main-job submits it) on
-# the test cluster: submit-packed with examples/train/job.yaml, wait (COMPLETED), and
+# the test cluster: submit-packed with examples/train/job.yaml, dispatch top --procs
+# while it runs (python3 processes on both nodes), wait (COMPLETED), and
 # its output: four DDP ranks (two workers on each of the two nodes) over gloo, the
 # loss going down, and one checksum of the parameters on every rank. Skips where
 # the cluster's nodes have no PyTorch (the newer releases' chroots). One CPU per node
@@ -23,6 +24,10 @@ test_expect_success 'examples/train: 4 ranks on 2 nodes train, and end with the 
 	dispatch --json submit-packed -H hpc --repo "$TEST_SRCDIR/examples/train" \
 		-f "$TEST_SRCDIR/examples/train/job.yaml" --cpus-per-task 1 "${master[@]}" >sub.json &&
 	job=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"job\"])" sub.json) &&
+	dispatch wait --until running --interval 1 --timeout 120 "$job" >/dev/null &&
+	dispatch --json top --procs --interval 1 -n 2 "$job" >top.json &&
+	python3 -c "import json,sys; d=[json.loads(l) for l in open(sys.argv[1])]; print(sorted(set(n[\"node\"] for s in d for n in s[\"nodes\"] if n[\"processes\"] and \"python3\" in [p[\"command\"] for p in n[\"processes\"][\"without_gpu\"]])))" top.json >py &&
+	test "$(cat py)" = "['"'"'node1'"'"', '"'"'node2'"'"']" &&
 	dispatch wait --interval 2 --timeout 300 "$job" >out &&
 	test_grep " COMPLETED exit 0 " out &&
 	dispatch logs "$job" >log &&
