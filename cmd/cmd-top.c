@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch top JOB: the GPUs of a running SLURM job, per node, sampled by
- * nvidia-smi through one overlap step per session (lib/slurm/gpu_top.h), over one
+ * nvidia-smi through one overlap step per session (lib/slurm/gpu_top.h), with
+ * --procs the job's processes from the same step (lib/slurm/slurm_procs.h), over one
  * connection: a refreshing table on a TTY, else one sample per interval as lines,
  * or one JSON document (one line) per sample.
  */
@@ -32,7 +33,7 @@ static const struct dp_option top_options[] = {
 	{ OPT_COUNT, 'n', "count", "N", "stop after N samples (default: until interrupted or the job ends)", NULL,
 	  .kind = DP_OPT_INT, .min = 1, .max = 1000000 },
 	{ OPT_NODE, 0, "node", "NODES", "only these nodes of the job (hostlist)", NULL },
-	{ OPT_PROCS, 0, "procs", NULL, "the job's processes on each node: CPU, memory, and the GPUs they hold with their GPU memory", NULL },
+	{ OPT_PROCS, 0, "procs", NULL, "the job's processes on each node (CPU, memory, user) and the GPU each holds", NULL },
 	{ OPT_HEALTH, 0, "health", NULL, "GPU health (ECC, row remaps, recovery action) and XID errors of each node, asked once", NULL },
 	{ 0 },
 };
@@ -626,10 +627,12 @@ const struct dispatch_cmd dispatch_cmd_top = {
 		"--json. GPUs are those SLURM gave the job (SLURM_STEP_GPUS), keyed by bus id\n"
 		"and UUID; values nvidia-smi cannot give are '-' (null in JSON). A node is\n"
 		"flagged no-nvidia-smi, stale (silent past two intervals), no-gpus-visible or\n"
-		"nvidia-smi-failed while the others keep updating. On a plain host, one script\n"
-		"per refresh: the job's processes (its process group and their descendants),\n"
-		"its GPUs (leased, or held by its processes; 'shared' when another user's\n"
-		"process holds one too) and, with --procs, its processes on each GPU.",
+		"nvidia-smi-failed while the others keep updating. With --procs, the same step\n"
+		"lists the job's processes on each node every interval (scontrol listpids, the\n"
+		"top step's own left out): CPU, memory, user, and the GPU each holds. On a\n"
+		"plain host, one script per refresh: the job's processes (its process group\n"
+		"and their descendants), its GPUs (leased, or held by its processes; 'shared'\n"
+		"when another user's process holds one too) and, with --procs, the processes.",
 	.opts = top_options,
 	.min_args = 1,
 	.max_args = 1,
