@@ -13,8 +13,10 @@
 # sshd processes, the shells, srun and everything they start and reap), from
 # /proc/PID/stat (utime+stime+cutime+cstime of the listener and of every live
 # descendant), before and after. For top, taken between its first and its last
-# sample (the steady cost per refresh, without the login: the session's total is
-# printed too); for the loop, over all of it (a login per srun is its cost). As
+# sample, while the session's processes live (the steady cost per refresh, without
+# the login; a session's processes killed at its end may be reaped by init, so a
+# figure over the whole session would miss them); for the loop, over all of it
+# (each srun's session ends normally and is reaped: a login per srun is its cost). As
 # root, on the test bed (brought up if it is not), with the test bed's stand-in
 # nvidia-smi; nothing else may use the test bed's hpc sshd meanwhile.
 set -eu
@@ -105,18 +107,19 @@ line() { # NAME RPCS SECONDS STEPS TICKS LOGIN_TICKS
 # top_row NAME ARGS...: one dispatch top session of N + 2 samples; the login node's
 # CPU between the first sample and the N + 1st (N refreshes)
 top_row() {
-	local name=$1 s0 before took after l0 la lb l1 _
+	local name=$1 s0 before took after la lb _
 	shift
 	s0=$(steps "$id")
 	settle
 	bytype >"$TRASH/types"
 	rm -f "$TRASH/fifo" && mkfifo "$TRASH/fifo"
-	before=$(rpcs) l0=$(login_cpu)
+	before=$(rpcs)
 	SECONDS=0
 	# dispatch's own CPU: what its subshell reaped (the snapshots below are this
 	# shell's children, not dispatch's)
-	( "$D" --json top -H hpc --interval 2 -n $((N + 2)) "$@" "$id" >"$TRASH/fifo"
-	  sed 's/.*) //' "/proc/$BASHPID/stat" | awk '{ print $14 + $15 }' >"$TRASH/client" ) &
+	( me=$BASHPID
+	  "$D" --json top -H hpc --interval 2 -n $((N + 2)) "$@" "$id" >"$TRASH/fifo"
+	  sed 's/.*) //' "/proc/$me/stat" | awk '{ print $14 + $15 }' >"$TRASH/client" ) &
 	exec 3<"$TRASH/fifo"
 	read -r _ <&3
 	login_procs >"$TRASH/login-a"
@@ -127,12 +130,11 @@ top_row() {
 	wait
 	took=$SECONDS
 	settle
-	after=$(rpcs) l1=$(login_cpu)
+	after=$(rpcs)
 	la=$(awk '{ t += $2 } END { print t + 0 }' "$TRASH/login-a")
 	lb=$(awk '{ t += $2 } END { print t + 0 }' "$TRASH/login-b")
 	line "$name" "$((after - before))" "$took" "$(( $(steps "$id") - s0 ))" "$(cat "$TRASH/client")" "$((lb - la))"
-	printf '  login node CPU for the whole session (login included): %.0f ms; ticks (1/%d s) per process between the samples:' \
-		"$(echo "($l1 - $l0) * 1000 / $hz" | bc -l)" "$hz"
+	printf '  login node: ticks (1/%d s) per process name between the samples:' "$hz"
 	by_name "$TRASH/login-a" "$TRASH/login-b"
 	grew "$TRASH/types"
 }
