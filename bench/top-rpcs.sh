@@ -162,7 +162,8 @@ for _ in $(seq "$N"); do
 	sleep 2
 done
 took=$SECONDS
+c1=$(cpu) # before settle's and sdiag's processes
 settle
-after=$(rpcs) c1=$(cpu) l1=$(login_cpu)
+after=$(rpcs) l1=$(login_cpu)
 line "srun per node per refresh" "$((after - before))" "$took" "$(( $(steps "$id") - s0 ))" "$((c1 - c0))" "$((l1 - l0))"
 grew "$TRASH/types"
