@@ -189,7 +189,7 @@ static void procs_text(const struct session *s)
 			if (!on_shown_gpu(p, p->job[k]->pid, rows, nr))
 				proc_row(&t, n->name, "-", p->job[k], p->job[k]->pid, NAN);
 		free(rows);
-		if (n->allocated > 0 && held == 0)
+		if (nr > 0 && held == 0) /* GPUs shown (nvidia-smi answers), none held */
 			printf("%s: none of the job's processes holds a GPU\n", n->name);
 	}
 	putchar('\n');

@@ -79,11 +79,15 @@ test_expect_success 'hang: the nodes go stale' '
 	test_grep "^node2 .*stale" out
 '
 
-test_expect_success 'no nvidia-smi on the nodes' '
+test_expect_success 'no nvidia-smi on the nodes: flagged, --procs still lists the processes' '
 	fake_gpus_off hpc &&
 	dispatch top -H hpc --interval 1 -n 1 "$job" >out &&
 	test_grep "^node1 .*no-nvidia-smi" out &&
-	test_grep "^node2 .*no-nvidia-smi" out
+	test_grep "^node2 .*no-nvidia-smi" out &&
+	dispatch top -H hpc --interval 1 -n 2 --procs "$job" >out &&
+	test_grep "^node1  *-  *[0-9][0-9]*  *-  *[0-9]*%  *[0-9]*  *$DISPATCH_TESTBED_USER  *slurm_script$" out &&
+	test_grep "^node2: 0 processes of the job, CPU 0%, RSS 0 MiB$" out &&
+	! grep -q "holds a GPU" out
 '
 
 test_expect_success 'a job without GPUs: none of the node'"'"'s GPUs, a note' '
