@@ -20,7 +20,10 @@
 # BENCH_FILE_MB (1024 near, BENCH_FAR_FILE_MB 64 far), BENCH_TREE_FILES (10000
 # near, BENCH_FAR_TREE_FILES 200 far: each small file costs round trips with every
 # tool), BENCH_REMOTE_DIR (/dev/shm/dispatch-cp-bench on HOST), BENCH_DIR
-# (/tmp/dispatch-cp-bench), BENCH_RELAY_PORT (first port for the relays, 39400).
+# (/tmp/dispatch-cp-bench), BENCH_RELAY_PORT (first port for the relays, 39400),
+# BENCH_CASES ("file tree": which sources), BENCH_BASELINE (another dispatch binary,
+# e.g. a copy of an older build: run as one more tool of each case, last in the
+# rotation, its copy checked as the others').
 # Needs: python3, GNU time, openssh-client.
 set -euo pipefail
 
@@ -102,6 +105,11 @@ make_tree() {
 	mv "tree$1.new" "tree$1"
 }
 
+CASES=${BENCH_CASES:-file tree}
+BASE=
+[ -n "${BENCH_BASELINE:-}" ] && BASE=$(realpath "$BENCH_BASELINE")
+has_case() { case " $CASES " in *" $1 "*) return 0 ;; esac; return 1; }
+
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # run_case TITLE PREP NAME1 CMD1 NAME2 CMD2 [NAME3 CMD3]: PREP (a shell command)
@@ -145,32 +153,43 @@ for rtt in $RTTS; do
 	else
 		H=far$rtt CFG=$DIR/far.cfg MB=${BENCH_FAR_FILE_MB:-64} N=${BENCH_FAR_TREE_FILES:-200} where="$rtt ms RTT"
 	fi
-	make_file "$MB"
-	make_tree "$N"
 	D="$DISPATCH -F $CFG"
+	B="$BASE -F $CFG"
 	S="scp -q -F $CFG ${SSHOPT[*]}"
 	R="ssh -T -F $CFG ${SSHOPT[*]} $H"
 	$R "rm -rf $RDIR && mkdir -p $RDIR"
-	run_case "upload, one $MB MiB file, $where" ":" \
-		dispatch "$D cp file$MB $H:$RDIR/o0" \
-		scp "$S file$MB $H:$RDIR/o1"
-	$R "cmp $RDIR/o0 $RDIR/o1 && mv $RDIR/o0 $RDIR/f && rm $RDIR/o1"
-	# shellcheck disable=SC2016 # $1 is PREP's own argument
-	run_case "download, one $MB MiB file, $where" 'rm -rf o$1' \
-		dispatch "$D cp $H:$RDIR/f o0" \
-		scp "$S $H:$RDIR/f o1"
-	cmp "file$MB" o0 && cmp "file$MB" o1
-	run_case "upload, a tree of $N files, $where" "$R rm -rf $RDIR/o\$1" \
-		dispatch "$D cp -r tree$N $H:$RDIR/o0" \
-		"scp -r" "$S -r tree$N $H:$RDIR/o1" \
-		"tar | ssh tar" "tar -C tree$N -cf - . | $R 'mkdir $RDIR/o2 && tar -C $RDIR/o2 -xf -'"
-	$R "diff -r $RDIR/o0 $RDIR/o1 && diff -r $RDIR/o0 $RDIR/o2"
-	# shellcheck disable=SC2016
-	run_case "download, a tree of $N files, $where" 'rm -rf o$1' \
-		dispatch "$D cp -r $H:$RDIR/o0 o0" \
-		"scp -r" "$S -r $H:$RDIR/o0 o1" \
-		"ssh tar | tar" "mkdir o2 && $R 'tar -C $RDIR/o0 -cf - .' | tar -C o2 -xf -"
-	diff -r "tree$N" o0 && diff -r "tree$N" o1 && diff -r "tree$N" o2
-	rm -rf o0 o1 o2
+	if has_case file; then
+		make_file "$MB"
+		run_case "upload, one $MB MiB file, $where" ":" \
+			dispatch "$D cp file$MB $H:$RDIR/o0" \
+			scp "$S file$MB $H:$RDIR/o1" \
+			${BASE:+baseline "$B cp file$MB $H:$RDIR/o2"}
+		$R "cmp $RDIR/o0 $RDIR/o1 && { [ -z '$BASE' ] || cmp $RDIR/o0 $RDIR/o2; } && mv $RDIR/o0 $RDIR/f && rm -f $RDIR/o1 $RDIR/o2"
+		# shellcheck disable=SC2016 # $1 is PREP's own argument
+		run_case "download, one $MB MiB file, $where" 'rm -rf o$1' \
+			dispatch "$D cp $H:$RDIR/f o0" \
+			scp "$S $H:$RDIR/f o1" \
+			${BASE:+baseline "$B cp $H:$RDIR/f o2"}
+		cmp "file$MB" o0 && cmp "file$MB" o1 && { [ -z "$BASE" ] || cmp "file$MB" o2; }
+		rm -f o0 o1 o2
+	fi
+	if has_case tree; then
+		make_tree "$N"
+		run_case "upload, a tree of $N files, $where" "$R rm -rf $RDIR/o\$1" \
+			dispatch "$D cp -r tree$N $H:$RDIR/o0" \
+			"scp -r" "$S -r tree$N $H:$RDIR/o1" \
+			"tar | ssh tar" "tar -C tree$N -cf - . | $R 'mkdir $RDIR/o2 && tar -C $RDIR/o2 -xf -'" \
+			${BASE:+baseline "$B cp -r tree$N $H:$RDIR/o3"}
+		$R "diff -r $RDIR/o0 $RDIR/o1 && diff -r $RDIR/o0 $RDIR/o2 && { [ -z '$BASE' ] || diff -r $RDIR/o0 $RDIR/o3; }"
+		# shellcheck disable=SC2016
+		run_case "download, a tree of $N files, $where" 'rm -rf o$1' \
+			dispatch "$D cp -r $H:$RDIR/o0 o0" \
+			"scp -r" "$S -r $H:$RDIR/o0 o1" \
+			"ssh tar | tar" "mkdir o2 && $R 'tar -C $RDIR/o0 -cf - .' | tar -C o2 -xf -" \
+			${BASE:+baseline "$B cp -r $H:$RDIR/o0 o3"}
+		diff -r "tree$N" o0 && diff -r "tree$N" o1 && diff -r "tree$N" o2 &&
+			{ [ -z "$BASE" ] || diff -r "tree$N" o3; }
+	fi
+	rm -rf o0 o1 o2 o3
 	$R "rm -rf $RDIR"
 done

@@ -32,6 +32,7 @@ struct cp_state {
 	const struct dp_ctx *ctx;
 	bool bar;                       /* progress on the terminal */
 	double start, file_start, last_draw;
+	const char *file;               /* the file file_start is of (several are in flight) */
 	uint64_t files, bytes;
 	unsigned failures;
 	cJSON *items;
@@ -44,19 +45,23 @@ static void progress(void *data, const char *src, uint64_t done, uint64_t total)
 	double t = monotonic_seconds();
 	if (!st->bar)
 		return;
-	if (done == 0)
+	if (done == 0) {
 		st->file_start = t;
+		st->file = src;
+	}
 	bool end = done == total;
 	if (!end && done && t - st->last_draw < 0.1)
 		return;
 	st->last_draw = t;
-	char amount[32], rate[32];
+	char amount[32], speed[32], rate[40];
 	format_bytes(amount, sizeof(amount), (double)done);
 	double secs = t - st->file_start;
-	format_bytes(rate, sizeof(rate), secs > 0.01 ? (double)done / secs : 0);
+	format_bytes(speed, sizeof(speed), secs > 0.01 ? (double)done / secs : 0);
+	/* a file started before the latest one (several are in flight): rate unknown */
+	snprintf(rate, sizeof(rate), "%s%s", st->file == src ? speed : "-", st->file == src ? "/s" : "");
 	int pct = total ? (int)(done * 100 / total) : 100;
 	const char *slash = strrchr(src, '/');
-	fprintf(stderr, "\r%-40.40s %3d%% %12s %12s/s\033[K%s", slash && slash[1] ? slash + 1 : src,
+	fprintf(stderr, "\r%-40.40s %3d%% %12s %14s\033[K%s", slash && slash[1] ? slash + 1 : src,
 		pct, amount, rate, end ? "\n" : "");
 }
 

@@ -13,7 +13,9 @@
 #include "inventory/inventory.h"
 #include "ledger.h"
 #include "slurm/plainjob.h"
+#include "slurm/slurm_pending.h"
 #include "slurm/slurm_queue.h"
+#include "transport/ssh.h"
 
 enum { OPT_HOSTS = 1, OPT_ME, OPT_USER, OPT_PARTITION, OPT_STATES };
 
@@ -31,7 +33,24 @@ struct host_answer {
 	struct slurm_queue q;
 	bool ok;
 	char *error;
+	struct slurm_pending *pending; /* why the pending jobs wait, with the numbers */
+	size_t npending;
 };
+
+/* Why the pending jobs wait, in one more script over ss for all of them. */
+static void fetch_pending(struct ssh_session *ss, struct host_answer *a)
+{
+	_cleanup_strv_free_ char **ids = NULL;
+	bool limits = false;
+	for (size_t i = 0; i < a->q.n; i++) {
+		const struct slurm_qjob *j = &a->q.jobs[i];
+		if (!streq(j->state, "PENDING") || strv_contains(ids, j->id))
+			continue;
+		strv_add(&ids, j->id);
+		limits = limits || slurm_pending_wants_limits(j->reason);
+	}
+	a->npending = job_pending_fetch(ss, ids, limits, &a->pending);
+}
 
 static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slurm_queue_filter *f,
 		    enum slurm_queue_format fmt, struct host_answer *a)
@@ -47,7 +66,11 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 	else
 		slurm_queue_command(&cmd, f, fmt, eor);
 	int status;
-	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
+	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
 		a->error = xstrdup(err.msg);
 		return report_error(&err);
 	}
@@ -66,6 +89,8 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 		return DPE_FAIL;
 	}
 	a->ok = true;
+	if (!plain)
+		fetch_pending(ss, a);
 	if (slurm_release_known(a->q.version) == 0)
 		warning_msg("'%s' runs SLURM %s, newer than any release dispatch knows (up to %s): "
 			    "its answer is read as %s's", host, a->q.version, SLURM_NEWEST_KNOWN,
@@ -98,6 +123,16 @@ static char *printable(const char *s)
 	return strbuf_detach(&sb);
 }
 
+/* A pending job's (REASON), then why with the numbers where known (SLURM's jobs: a
+ * plain host's have gpus set, and their reason says it all). */
+static char *reason_text(const struct slurm_qjob *j, const struct host_answer *a)
+{
+	const struct slurm_pending *p = streq(j->state, "PENDING") && !j->gpus
+						? slurm_pending_find(a->pending, a->npending, j->id)
+						: NULL;
+	return p && p->text ? xasprintf("(%s) %s", j->reason, p->text) : xasprintf("(%s)", j->reason);
+}
+
 /* Columns as wide as their widest value; the last one is not padded. */
 static void print_text(const struct host_answer *a, size_t n)
 {
@@ -125,7 +160,7 @@ static void print_text(const struct host_answer *a, size_t n)
 			else if (where(j))
 				table_take(&t, printable(where(j)));
 			else
-				table_addf(&t, "(%s)", j->reason);
+				table_take(&t, reason_text(j, &a[h]));
 		}
 	}
 	table_print(&t);
@@ -160,6 +195,11 @@ static void print_json(const struct host_answer *a, size_t n)
 			cJSON_AddStringToObject(jo, "nodes", j->nodes);
 			cJSON_AddStringToObject(jo, "reason", j->reason);
 			json_add_str_or_null(jo, "gpus", j->gpus);
+			if (streq(j->state, "PENDING") && !j->gpus)
+				cJSON_AddItemToObject(jo, "pending", job_pending_json(j->reason,
+					slurm_pending_find(a[h].pending, a[h].npending, j->id)));
+			else
+				cJSON_AddNullToObject(jo, "pending");
 			cJSON_AddItemToArray(jobs, jo);
 		}
 	}
@@ -233,6 +273,7 @@ static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
 		print_text(a, n);
 	for (size_t h = 0; h < n; h++) {
 		slurm_queue_release(&a[h].q);
+		slurm_pending_free(a[h].pending, a[h].npending);
 		free(a[h].error);
 	}
 	free(a);
@@ -249,7 +290,8 @@ const struct dispatch_cmd dispatch_cmd_queue = {
 		"where SLURM has it (21.08 on), a '|'-separated format with the job name last\n"
 		"otherwise, so no job name can shift the columns. A plain host named with -H\n"
 		"lists every user's dispatch jobs there (its GPU lock directory): RUNNING with\n"
-		"the GPUs they lease, PENDING with the reason.",
+		"the GPUs they lease, PENDING with the reason. A pending SLURM job's reason is\n"
+		"followed by why it waits with the numbers (one more command for all of them).",
 	.opts = queue_options,
 	.min_args = 0,
 	.max_args = 0,

@@ -13,6 +13,8 @@
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_end.h"
+#include "slurm/slurm_pending.h"
 #include "slurm/slurm_why.h"
 #include "slurm/slurm_steps.h"
 #include "transport/ssh.h"
@@ -36,6 +38,10 @@ struct row {
 	char *gpus;             /* plain host: the GPUs leased (indices); NULL: SLURM's */
 	int exit_code, signal;  /* -1: not known */
 	struct job_tail tail;   /* a job that ended without COMPLETED: its stderr's last lines */
+	struct job_end end;     /* and how it ended: memory, canceller (SLURM jobs) */
+	bool plain;
+	char *pending_text;     /* a pending SLURM job: why, with the numbers; NULL none */
+	cJSON *pending;         /* the same for --json; NULL: not pending */
 };
 
 struct answer {
@@ -62,6 +68,9 @@ static void answer_release(struct answer *a)
 		free(a->rows[i].gpus);
 		free(a->rows[i].cancelled_by);
 		job_tail_release(&a->rows[i].tail);
+		job_end_release(&a->rows[i].end);
+		free(a->rows[i].pending_text);
+		cJSON_Delete(a->rows[i].pending);
 	}
 	free(a->rows);
 }
@@ -192,6 +201,7 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 			.nodes = xstrdup(host),
 			.exit_code = p[k].exit_code,
 			.signal = p[k].exit_signal,
+			.plain = true,
 		};
 		add_row(a, &row);
 		return;
@@ -201,14 +211,41 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 	worst(a, DPE_NOTFOUND);
 }
 
+/* Ended, and not COMPLETED. */
+static bool ended_failed(const struct row *r)
+{
+	return !streq(r->state, "COMPLETED") && !streq(r->state, "RUNNING") &&
+	       !slurm_state_active(r->state);
+}
+
+#define END_OF(r) { .id = (r)->id, .state = (r)->state, .cancelled_by = (r)->cancelled_by, \
+		    .nodes = (r)->nodes }
+
+/* The SLURM rows from first on that ended without COMPLETED: how they ended, in one
+ * command over ss. */
+static void fetch_ends(const struct dp_ctx *ctx, struct answer *a, size_t first,
+		       struct ssh_session *ss)
+{
+	_cleanup_strv_free_ char **ids = NULL, **uids = NULL, **nodes = NULL;
+	for (size_t i = first; i < a->n; i++)
+		if (!a->rows[i].plain && ended_failed(&a->rows[i]))
+			job_end_want(&(struct job_end_of)END_OF(&a->rows[i]), &ids, &uids, &nodes);
+	if (!ids)
+		return;
+	_cleanup_(slurm_end_release) struct slurm_end e;
+	job_end_fetch(ctx, ss, ids, uids, nodes, &e);
+	for (size_t i = first; i < a->n; i++)
+		if (!a->rows[i].plain && ended_failed(&a->rows[i]))
+			job_end_take(&e, &(struct job_end_of)END_OF(&a->rows[i]), &a->rows[i].end);
+}
+
 /* The rows from first on that ended without COMPLETED: their log tails, over ss. */
 static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first,
 			struct ssh_session *ss)
 {
 	for (size_t i = first; ss && i < a->n; i++) {
 		struct row *r = &a->rows[i];
-		if (streq(r->state, "COMPLETED") || streq(r->state, "RUNNING") ||
-		    slurm_state_active(r->state))
+		if (!ended_failed(r))
 			continue;
 		struct jobref task = *r->ref;   /* an array's task: its own files */
 		task.id = r->id;
@@ -216,15 +253,52 @@ static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first
 	}
 }
 
+/* The rows from first on that are pending on SLURM: why, with the numbers, in one
+ * script over ss for all of them. */
+static void fetch_pending(const struct dp_ctx *ctx, struct answer *a, size_t first,
+			  struct ssh_session *ss)
+{
+	_cleanup_strv_free_ char **ids = NULL;
+	bool limits = false;
+	for (size_t i = first; i < a->n; i++) {
+		const struct row *r = &a->rows[i];
+		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
+			continue;
+		if (!strv_contains(ids, r->id))
+			strv_add(&ids, r->id);
+		limits = limits || slurm_pending_wants_limits(r->reason);
+	}
+	if (!ids || !ss)
+		return;
+	struct slurm_pending *p;
+	size_t n = job_pending_fetch(ss, ids, limits, &p);
+	for (size_t i = first; i < a->n; i++) {
+		struct row *r = &a->rows[i];
+		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
+			continue;
+		const struct slurm_pending *f = slurm_pending_find(p, n, r->id);
+		r->pending = job_pending_json(r->reason, f);
+		r->pending_text = f && f->text ? xstrdup(f->text) : NULL;
+	}
+	slurm_pending_free(p, n);
+}
+
 /* ---- output ---- */
 
-static char *why_of(const struct row *r)
+static struct slurm_why_job why_job(const struct row *r)
 {
 	struct slurm_why_job w = { .state = r->state, .reason = r->reason,
 				   .exit_code = r->exit_code, .signal = r->signal,
 				   .nodes = r->nodes, .elapsed = r->elapsed,
 				   .time_limit = r->time_limit, .cancelled_by = r->cancelled_by };
-	return slurm_why(&w);
+	job_end_apply(&r->end, &w);
+	return w;
+}
+
+static char *why_of(const struct row *r)
+{
+	struct slurm_why_job w = why_job(r);
+	return r->plain ? slurm_why_plain(w.state, w.exit_code, w.signal) : slurm_why(&w);
 }
 
 /* Below the table: why each pending job waits and why each failed job ended. */
@@ -236,7 +310,9 @@ static void print_why(const struct answer *a)
 		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
 		if (why)
 			printf("%s: %s\n", job, why);
-		else if (r->tail.fetched)
+		if (r->pending_text)
+			printf("  why: %s\n", r->pending_text);
+		if (!why && r->tail.fetched)
 			printf("%s: %s\n", job, r->state);
 		job_tail_print(&r->tail, job);
 	}
@@ -291,6 +367,12 @@ static void print_json(const struct dp_ctx *ctx, const struct answer *a)
 		json_add_int_or_null(o, "signal", r->signal);
 		_cleanup_free_ char *why = why_of(r);
 		json_add_str_or_null(o, "why", why);
+		struct slurm_why_job w = why_job(r);
+		job_end_json(o, &w, ended_failed(r));
+		if (r->pending)
+			cJSON_AddItemToObject(o, "pending", cJSON_Duplicate(r->pending, true));
+		else
+			cJSON_AddNullToObject(o, "pending");
 		json_add_container(o, r->ref->in_ledger ? r->ref->rec.container_runtime : NULL,
 				   r->ref->in_ledger ? r->ref->rec.container_image : NULL);
 		job_tail_json(o, &r->tail);
@@ -481,6 +563,10 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		}
 		slurm_jobs_free(sjobs, nsjobs);
 		plainjob_status_free(pjobs, npjobs);
+		if (ok) {
+			fetch_ends(ctx, &a, first, ss);
+			fetch_pending(ctx, &a, first, ss);
+		}
 		if (ok && tail)
 			fetch_tails(ctx, &a, first, ss);
 	}
@@ -499,8 +585,10 @@ const struct dispatch_cmd dispatch_cmd_status = {
 		"Asks each job's host in one command: squeue for jobs still queued or running,\n"
 		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
 		"files. A JOB is ID, ID_TASK or ID@HOST; a bare ID is looked up in the job ledger.\n"
-		"Why each job waits or failed is said below the table, a failed job's with the\n"
-		"last 20 lines of its stderr, over the same connection (--no-tail: without).\n"
+		"Why each job waits or failed is said below the table, a pending job's with its\n"
+		"numbers (request against free resources, dependencies, drained nodes, limits),\n"
+		"a failed job's with the last 20 lines of its stderr, over the same connection\n"
+		"(--no-tail: without).\n"
 		"--steps shows sacct's accounting per job step instead (batch, extern, each srun).",
 	.opts = status_options,
 	.min_args = 0,

@@ -22,6 +22,7 @@
 #include "slurm/jobwait.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_end.h"
 #include "slurm/slurm_why.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
@@ -48,6 +49,7 @@ struct wjob {
 	const struct jobref *ref;
 	struct jobwait w;
 	struct job_tail tail;   /* fetched once it ended without COMPLETED */
+	struct job_end end;     /* how it ended: memory, canceller (SLURM jobs) */
 };
 
 struct whost {
@@ -282,18 +284,33 @@ static void exit_text(const struct jobwait *j, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
-/* Why a SLURM job ended without COMPLETED (or waits); NULL for plain-host jobs. */
-static char *why_of(const struct jobwait *j)
+static struct slurm_why_job why_job(const struct wjob *wj)
 {
+	const struct jobwait *j = &wj->w;
 	struct slurm_why_job w = { .state = j->state, .reason = j->reason,
 				   .exit_code = j->exit_code, .signal = j->signal,
 				   .nodes = j->nodes, .elapsed = j->elapsed,
 				   .time_limit = j->time_limit, .cancelled_by = j->cancelled_by };
-	return j->plain ? NULL : slurm_why(&w);
+	job_end_apply(&wj->end, &w);
+	return w;
+}
+
+/* Why a job ended without COMPLETED (or waits). */
+static char *why_of(const struct wjob *wj)
+{
+	struct slurm_why_job w = why_job(wj);
+	return wj->w.plain ? slurm_why_plain(w.state, w.exit_code, w.signal) : slurm_why(&w);
+}
+
+/* Ended, and not as asked: what a "why" and the details are for. */
+static bool ended_failed(const struct jobwait *j)
+{
+	return j->settled && !j->not_found && !jobwait_ok(j) && j->state &&
+	       !slurm_state_active(j->state);
 }
 
 /* ": why" after a job that ended without COMPLETED (or waits, pending). */
-static void print_why(const struct jobwait *j)
+static void print_why(const struct wjob *j)
 {
 	_cleanup_free_ char *why = why_of(j);
 	if (why)
@@ -318,7 +335,7 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 				printf(" (%zu tasks)", j->ntasks);
 			if (until_running && !j->seen_running)
 				printf(" (ended before it was seen running)");
-			print_why(j);
+			print_why(&jobs[i]);
 			putchar('\n');
 			job_tail_print(&jobs[i].tail, job);
 		} else if (j->not_found) {
@@ -372,8 +389,10 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 		json_add_str_or_null(o, "elapsed", j->elapsed);
 		json_add_str_or_null(o, "nodes", j->nodes);
 		json_add_str_or_null(o, "reason", j->reason);
-		_cleanup_free_ char *why = why_of(j);
+		_cleanup_free_ char *why = why_of(&jobs[i]);
 		json_add_str_or_null(o, "why", why);
+		struct slurm_why_job w = why_job(&jobs[i]);
+		job_end_json(o, &w, ended_failed(j));
 		job_tail_json(o, &jobs[i].tail);
 		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);
 		cJSON_AddItemToArray(ja, o);
@@ -413,6 +432,35 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 				   " (ID@HOST)", ctx->cmd->name);
 	return wait_for_jobs(ctx, args->pos, (size_t)args->npos, host_opt, interval, timeout,
 			     until_running, tail);
+}
+
+/* A SLURM job of host that ended without COMPLETED. */
+static bool ended_here(const struct wjob *j, const char *host)
+{
+	return streq(j->ref->host, host) && !j->w.plain && ended_failed(&j->w);
+}
+
+#define END_OF(w) { .id = (w)->id, .state = (w)->state, .cancelled_by = (w)->cancelled_by, \
+		    .nodes = (w)->nodes }
+
+/* How each host's SLURM jobs that ended without COMPLETED ended: one command per host. */
+static void fetch_ends(const struct dp_ctx *ctx, struct wjob *jobs, size_t n, struct whost *hosts,
+		       size_t nh)
+{
+	for (size_t h = 0; h < nh; h++) {
+		_cleanup_strv_free_ char **ids = NULL, **uids = NULL, **nodes = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (ended_here(&jobs[i], hosts[h].host))
+				job_end_want(&(struct job_end_of)END_OF(&jobs[i].w), &ids, &uids, &nodes);
+		struct dp_error err = { 0 };
+		if (!ids || host_connect(ctx, &hosts[h], &err) < 0)
+			continue;
+		_cleanup_(slurm_end_release) struct slurm_end e;
+		job_end_fetch(ctx, hosts[h].ss, ids, uids, nodes, &e);
+		for (size_t i = 0; i < n; i++)
+			if (ended_here(&jobs[i], hosts[h].host))
+				job_end_take(&e, &(struct job_end_of)END_OF(&jobs[i].w), &jobs[i].end);
+	}
 }
 
 /* The log tails of the jobs that ended without COMPLETED, over each host's connection. */
@@ -489,6 +537,7 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 	}
 	double waited = now_seconds() - start;
 	info_msg(ctx, "%ld polls in %.1f s", polls, waited);
+	fetch_ends(ctx, jobs, set.n, hosts, nh);
 	if (tail)
 		fetch_tails(ctx, jobs, set.n, hosts, nh);
 
@@ -512,6 +561,7 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 	for (size_t i = 0; i < set.n; i++) {
 		jobwait_release(&jobs[i].w);
 		job_tail_release(&jobs[i].tail);
+		job_end_release(&jobs[i].end);
 	}
 	for (size_t h = 0; h < nh; h++) {
 		ssh_session_free(hosts[h].ss);

@@ -231,6 +231,43 @@ void job_tail_print(const struct job_tail *t, const char *job);   /* indented li
 void job_tail_json(struct cJSON *o, const struct job_tail *t);    /* log_path, log_tail, log_tail_error */
 void job_tail_release(struct job_tail *t);
 
+/* cmd/job-end.c: how SLURM jobs that ended without COMPLETED ended, beyond their
+ * state row (lib/slurm/slurm_end.h): the step that used the most of its memory
+ * limit, the name of the user who cancelled it, which of its nodes is down; one
+ * command over ss for a host's jobs (ids), cancellers (uids) and NODE_FAIL jobs'
+ * nodes (strvs, may be NULL). Nothing is filled in when it cannot be asked (said
+ * with -v). */
+struct slurm_end;
+struct slurm_why_job;
+struct job_end {
+	long long max_rss, mem_limit;   /* bytes; 0 when not known */
+	char *rss_node, *rss_step, *cancelled_by_name, *failed_nodes;
+};
+void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, char *const *ids,
+		   char *const *uids, char *const *nodes, struct slurm_end *e);
+/* The details from e of a job in that state, cancelled by uid (NULL: none), that ran
+ * on nodes. */
+struct job_end_of {
+	const char *id, *state, *cancelled_by, *nodes;
+};
+void job_end_take(const struct slurm_end *e, const struct job_end_of *of, struct job_end *d);
+/* Adds what job_end_fetch needs to know of a job that ended without COMPLETED. */
+void job_end_want(const struct job_end_of *of, char ***ids, char ***uids, char ***nodes);
+void job_end_release(struct job_end *d);
+/* w's fields from d (borrowed). */
+void job_end_apply(const struct job_end *d, struct slurm_why_job *w);
+/* "failure": null, or for a job that ended without COMPLETED its state, exit code,
+ * signal, memory, node, step, time and canceller as fields. */
+void job_end_json(struct cJSON *o, const struct slurm_why_job *w, bool failed);
+/* cmd/job-pending.c: why the pending SLURM jobs ids wait, with the numbers, in one
+ * remote script over ss (limits: with sacctmgr's QOS and association limits); a
+ * failure is a warning and no detail. */
+struct slurm_pending;
+size_t job_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
+			 struct slurm_pending **jobs);
+/* --json's "pending": {"reason", "words", "text", "detail"}; p may be NULL. */
+struct cJSON *job_pending_json(const char *reason, const struct slurm_pending *p);
+
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */
 int wait_for_jobs(struct dp_ctx *ctx, char *const *jobs, size_t n, const char *host_opt,

@@ -73,6 +73,12 @@
 /* hosts show --health (lib/slurm/node_health.h) */
 #define MARK_SINFO_EXIT MARKER("sinfo-exit")
 #define MARK_HEALTH MARKER("health")
+/* How failed SLURM jobs ended (lib/slurm/slurm_end.h): sacct's steps, then the
+ * cancellers' passwd lines, then the failed nodes' states. */
+#define MARK_FAIL_STEPS MARKER("fail-steps")
+#define MARK_FAIL_STEPS_EXIT MARKER("fail-steps-exit")
+#define MARK_FAIL_USERS MARKER("fail-users")
+#define MARK_FAIL_NODES MARKER("fail-nodes")
 
 /* Shell text: "echo MARK" (a section mark), "printf 'MARK %s\n' WORD" (WORD is shell
  * text: a quoted expansion such as "\"$PWD\"" or "\"$(id -un)\""), and "echo \"MARK

@@ -13,9 +13,7 @@
 
 /* ---- lines and fields ---- */
 
-/* Splits line at '|' into exactly n fields, the last one taking the rest (it may hold
- * '|'). Returns false when there are fewer. The fields point into line. */
-static bool split_fields(char *line, char **f, size_t n)
+bool slurm_split_fields(char *line, char **f, size_t n)
 {
 	for (size_t i = 0; i + 1 < n; i++) {
 		char *bar = strchr(line, '|');
@@ -153,7 +151,7 @@ bool slurm_state_active(const char *state)
 	return false;
 }
 
-static void id_list(struct strbuf *sb, char *const *ids)
+void slurm_id_list(struct strbuf *sb, char *const *ids)
 {
 	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
 	for (size_t i = 0; ids && ids[i]; i++)
@@ -170,7 +168,7 @@ void slurm_status_command(struct strbuf *sb, char *const *ids)
 void slurm_squeue_command(struct strbuf *sb, char *const *ids)
 {
 	strbuf_adds(sb, "squeue -h -t all -j ");
-	id_list(sb, ids);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '" SQUEUE_FORMAT "'\n");
 	marker_status(sb, MARK_SQUEUE_EXIT, "?");
 }
@@ -180,7 +178,7 @@ void slurm_squeue_poll_command(struct strbuf *sb, char *const *ids, const char *
 	/* 23.11.5 and later: the job states alone, one cheap RPC; an older squeue
 	 * refuses the option before it asks the controller anything. */
 	strbuf_adds(sb, "s=$(squeue --only-job-state -h -t all -j ");
-	id_list(sb, ids);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '%i|%T' 2>/dev/null) && h=$(printf '%s\\n' \"$s\" | sort | cksum) || h=\n");
 	marker_print(sb, MARK_SQUEUE_STATES, "\"$h\"");
 	strbuf_adds(sb, "if [ -n \"$h\" ] && [ \"$h\" = ");
@@ -210,7 +208,7 @@ void slurm_sacct_command(struct strbuf *sb, char *const *ids)
 {
 	marker_echo(sb, MARK_SACCT);
 	strbuf_adds(sb, "sacct -n -P -X -j ");
-	id_list(sb, ids);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '" SACCT_FORMAT "'\n");
 	marker_status(sb, MARK_SACCT_EXIT, "?");
 }
@@ -330,7 +328,7 @@ static void status_one(void *data, char *line)
 		return;
 	}
 	size_t nf = s->in_sacct ? SACCT_FIELDS : SQUEUE_FIELDS;
-	if (!split_fields(line, f, nf) || !valid_job_id(f[0]) || !f[1][0])
+	if (!slurm_split_fields(line, f, nf) || !valid_job_id(f[0]) || !f[1][0])
 		return;
 	struct slurm_job j = { .exit_code = -1, .exit_signal = -1, .from_sacct = s->in_sacct };
 	j.id = xstrdup(f[0]);
@@ -626,12 +624,12 @@ static void lookup_one(void *data, char *line)
 		strbuf_addf(&r->err, "%s\n", line);
 		break;
 	case L_SQUEUE:
-		if (!r->job_id && split_fields(line, f, 2) && valid_job_id(f[0]) &&
+		if (!r->job_id && slurm_split_fields(line, f, 2) && valid_job_id(f[0]) &&
 		    streq(f[1], s->token))
 			r->job_id = base_id(f[0]);
 		break;
 	case L_SACCT:
-		if (!r->job_id && split_fields(line, f, 3) && valid_job_id(f[0]) &&
+		if (!r->job_id && slurm_split_fields(line, f, 3) && valid_job_id(f[0]) &&
 		    (streq(f[1], s->token) || strstr(f[2], s->token)))
 			r->job_id = base_id(f[0]);
 		break;

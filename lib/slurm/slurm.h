@@ -59,6 +59,14 @@ void slurm_jobs_free(struct slurm_job *jobs, size_t n);
  * STAGE_OUT, STOPPED, RESV_DEL_HOLD, REQUEUE_FED, REQUEUE_HOLD, SPECIAL_EXIT). */
 bool slurm_state_active(const char *state);
 
+/* Splits a '|'-separated line (squeue -o, sacct -P) into exactly n fields, the last
+ * one taking the rest (it may hold '|'). False when there are fewer. The fields point
+ * into line, which is changed. */
+bool slurm_split_fields(char *line, char **f, size_t n);
+
+/* The ids joined by ',', as one shell word (sh_quote): squeue's and sacct's -j. */
+void slurm_id_list(struct strbuf *sb, char *const *ids);
+
 /* The status query for job ids (array tasks "123_4" allowed; each id [0-9_]): one
  * shell command for the login shell: slurm_squeue_command then slurm_sacct_command
  * (squeue's stderr goes to the command's stderr, for slurm_squeue_failed). */

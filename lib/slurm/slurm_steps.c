@@ -14,12 +14,9 @@
 
 void slurm_steps_command(struct strbuf *sb, char *const *ids)
 {
-	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
-	for (size_t i = 0; ids && ids[i]; i++)
-		strbuf_addf(&list, "%s%s", i ? "," : "", ids[i]);
 	marker_echo(sb, MARK_STEPS);
 	strbuf_adds(sb, "sacct -n -P -j ");
-	sh_quote(sb, list.buf);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '" STEPS_FORMAT "'\n");
 	marker_status(sb, MARK_STEPS_EXIT, "?");
 }
@@ -81,19 +78,9 @@ static void one(void *data, char *line)
 	}
 	if (!s->in)
 		return;
-	char *f[STEPS_FIELDS];
-	char *p = line;
-	for (size_t i = 0; i + 1 < STEPS_FIELDS; i++) {
-		char *bar = strchr(p, '|');
-		if (!bar)
-			return;
-		*bar = '\0';
-		f[i] = p;
-		p = bar + 1;
-	}
-	f[STEPS_FIELDS - 1] = p; /* the name: the rest of the line, '|' and all */
+	char *f[STEPS_FIELDS]; /* the last, the name: the rest of the line, '|' and all */
 	struct slurm_step st = { 0 };
-	if (!f[1][0] || !split_id(f[0], &st.job, &st.step))
+	if (!slurm_split_fields(line, f, STEPS_FIELDS) || !f[1][0] || !split_id(f[0], &st.job, &st.step))
 		return;
 	st.id = xstrdup(f[0]);
 	st.state = xstrndup(f[1], strcspn(f[1], " "));

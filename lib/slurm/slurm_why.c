@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "slurm/slurm_end.h"
 
 static const struct {
 	const char *reason, *words;
@@ -30,6 +31,9 @@ static const struct {
 	{ "AssocMaxJobsLimit", "its association's limit on running jobs is reached" },
 	{ "AssocGrpCpuLimit", "its association's CPU limit is reached" },
 	{ "QOSMaxGpuPerUserLimit", "the QOS limit on GPUs per user is reached (your running jobs hold them)" },
+	{ "QOSMaxGRESPerUser", "the QOS limit on GPUs (GRES) per user is reached (your running jobs hold them)" },
+	{ "QOSMaxGRESPerJob", "it asks for more GPUs (GRES) than its QOS allows a job: it will never start" },
+	{ "AssocMaxGRESPerJob", "it asks for more GPUs (GRES) than its association allows a job: it will never start" },
 	{ "QOSMaxJobsPerUserLimit", "the QOS limit on running jobs per user is reached" },
 	{ "QOSMaxCpuPerUserLimit", "the QOS limit on CPUs per user is reached" },
 	{ "QOSMaxNodePerUserLimit", "the QOS limit on nodes per user is reached" },
@@ -53,14 +57,36 @@ const char *slurm_pending_words(const char *reason)
 	return NULL;
 }
 
-static const char *signal_name(int s)
+const char *slurm_signal_name(int s)
 {
 	static const char *const names[] = {
 		[1] = "HUP", [2] = "INT", [3] = "QUIT", [4] = "ILL", [6] = "ABRT", [7] = "BUS",
 		[8] = "FPE", [9] = "KILL", [10] = "USR1", [11] = "SEGV", [12] = "USR2",
-		[13] = "PIPE", [14] = "ALRM", [15] = "TERM",
+		[13] = "PIPE", [14] = "ALRM", [15] = "TERM", [24] = "XCPU", [25] = "XFSZ",
 	};
 	return s > 0 && (size_t)s < ARRAY_SIZE(names) && names[s] ? names[s] : NULL;
+}
+
+static char *killed_by(int signal)
+{
+	const char *n = slurm_signal_name(signal);
+	return n ? xasprintf("killed by signal %d (SIG%s)", signal, n)
+		 : xasprintf("killed by signal %d", signal);
+}
+
+/* "ran out of memory: MaxRSS 309.8 MiB of 100.0 MiB limit, on node1, step batch; ..." */
+static char *oom_words(const struct slurm_why_job *j)
+{
+	static const char *const what = "killed for using more than its --mem";
+	if (j->max_rss <= 0 || j->mem_limit <= 0)
+		return xasprintf("ran out of memory: %s", what);
+	_cleanup_free_ char *rss = slurm_human_bytes(j->max_rss);
+	_cleanup_free_ char *limit = slurm_human_bytes(j->mem_limit);
+	return xasprintf("ran out of memory: MaxRSS %s of %s limit%s%s%s%s; %s", rss, limit,
+			 j->rss_node && *j->rss_node ? ", on " : "",
+			 j->rss_node && *j->rss_node ? j->rss_node : "",
+			 j->rss_step && *j->rss_step ? ", step " : "",
+			 j->rss_step && *j->rss_step ? j->rss_step : "", what);
 }
 
 char *slurm_why(const struct slurm_why_job *j)
@@ -76,19 +102,24 @@ char *slurm_why(const struct slurm_why_job *j)
 		return reason && *reason && !streq(reason, "None") ? xasprintf("pending: %s", reason)
 								 : NULL;
 	}
-	if (streq(state, "OUT_OF_MEMORY"))
-		return xstrdup("ran out of memory: killed for using more than its --mem");
+	if (slurm_why_oom(j))
+		return oom_words(j);
 	if (streq(state, "TIMEOUT"))
 		return j->elapsed && *j->elapsed && j->time_limit && *j->time_limit
 			       ? xasprintf("reached its time limit (--time) and was killed: ran %s "
 					   "of %s", j->elapsed, j->time_limit)
 			       : xstrdup("reached its time limit (--time) and was killed");
+	if (streq(state, "NODE_FAIL") && j->failed_nodes && *j->failed_nodes)
+		return xasprintf("a node it ran on failed: %s", j->failed_nodes);
 	if (streq(state, "NODE_FAIL"))
 		return nodes && *nodes && !streq(nodes, "None assigned")
 			       ? xasprintf("a node it ran on failed (%s)", nodes)
 			       : xstrdup("a node it ran on failed");
 	if (streq(state, "PREEMPTED"))
 		return xstrdup("preempted by a job of higher priority");
+	if (streq(state, "CANCELLED") && j->cancelled_by && *j->cancelled_by &&
+	    j->cancelled_by_name && *j->cancelled_by_name)
+		return xasprintf("cancelled by %s (uid %s)", j->cancelled_by_name, j->cancelled_by);
 	if (streq(state, "CANCELLED"))
 		return j->cancelled_by && *j->cancelled_by
 			       ? xasprintf("cancelled by uid %s (scancel)", j->cancelled_by)
@@ -98,14 +129,38 @@ char *slurm_why(const struct slurm_why_job *j)
 	if (streq(state, "DEADLINE"))
 		return xstrdup("reached its --deadline");
 	if (streq(state, "FAILED") || streq(state, "UNKNOWN")) {
-		if (signal > 0) {
-			const char *n = signal_name(signal);
-			return n ? xasprintf("killed by signal %d (%s)", signal, n)
-				 : xasprintf("killed by signal %d", signal);
-		}
+		if (signal > 0)
+			return killed_by(signal);
 		if (exit_code > 0)
 			return xasprintf("its script exited with code %d", exit_code);
 		return streq(state, "FAILED") ? xstrdup("failed (SLURM gave no exit code)") : NULL;
 	}
+	return NULL;
+}
+
+bool slurm_why_oom(const struct slurm_why_job *j)
+{
+	if (!j->state)
+		return false;
+	return streq(j->state, "OUT_OF_MEMORY") ||
+	       (streq(j->state, "FAILED") && j->max_rss > 0 && j->mem_limit > 0 &&
+		j->max_rss > j->mem_limit);
+}
+
+char *slurm_why_plain(const char *state, int exit_code, int signal)
+{
+	if (!state)
+		return NULL;
+	if (streq(state, "FAILED")) {
+		if (signal > 0)
+			return killed_by(signal);
+		return exit_code > 0 ? xasprintf("its command exited with code %d", exit_code)
+				     : xstrdup("failed (no exit code)");
+	}
+	if (streq(state, "CANCELLED"))
+		return xstrdup("cancelled (dispatch cancel)");
+	if (streq(state, "UNKNOWN"))
+		return xstrdup("its processes are gone and left no exit status: killed with "
+			       "SIGKILL, or the host rebooted");
 	return NULL;
 }

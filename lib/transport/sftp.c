@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cp over SFTP. struct fs is a file system seen through a handful of operations, the
- * local one (POSIX calls) or the remote one (libssh2_sftp_* on a blocking session);
- * copy_item() walks a source tree on one and writes it on the other.
+ * local one (POSIX calls) or the remote one (libssh2_sftp_*); copy_item() walks a
+ * source tree on one and writes it on the other.
  *
  * Throughput comes from libssh2 pipelining: sftp_read with a large buffer keeps many
  * read requests in flight (read-ahead), and sftp_write sends the whole buffer it is
  * given as many write requests and returns as acknowledgements arrive; the copy loop
  * keeps that buffer topped up (a sliding window, as libssh2's sftp_write_sliding
  * example), so the pipe never drains between chunks.
+ *
+ * A small file costs round trips, one request after another (open, write, close,
+ * rename), and libssh2 keeps one request of each kind per SFTP session: so the files
+ * of a tree go several at a time, each on an SFTP channel of its own on the same
+ * connection (the pool). The session does not block during a copy: a file is a
+ * state machine (file_step) whose step is called again where libssh2 said EAGAIN,
+ * and the walk's own calls move the pool on while they wait.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,7 +36,8 @@
  * while the window is reopened: with 2 MiB here, a 32 MiB upload over 50 ms took 2.7 s
  * against scp's 1.9 s; with 4 MiB, 1.9 s. */
 #define COPY_BUF (4 * 1024 * 1024)
-#define SFTP_TIMEOUT_MS 120000          /* one libssh2 call without progress: connection lost */
+#define SFTP_TIMEOUT_S 120              /* nothing from the server for this long: connection lost */
+#define SFTP_TIMEOUT_MS (SFTP_TIMEOUT_S * 1000)
 
 /* ---- the local file system ---- */
 
@@ -64,9 +72,11 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int l_list(struct fs *fs, const char *path, char ***names, struct dp_error *err)
+static int l_list(struct fs *fs, const char *path, char ***names, struct fstat_ **sts,
+		  struct dp_error *err)
 {
 	(void)fs;
+	*sts = NULL;            /* a local stat costs no round trip */
 	DIR *d = opendir(path);
 	if (!d)
 		return local_err(err, "open directory", path);
@@ -102,7 +112,9 @@ static int l_symlink(struct fs *fs, const char *target, const char *path, struct
 static int l_mkdir(struct fs *fs, const char *path, struct dp_error *err)
 {
 	(void)fs;
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	if (mkdir(path, 0700) == 0)
+		return 1;
+	if (errno != EEXIST)
 		return local_err(err, "create directory", path);
 	return 0;
 }
@@ -129,10 +141,11 @@ static ssize_t l_read(struct fs *fs, void *h, char *buf, size_t len, struct dp_e
 	}
 }
 
-static void l_close_read(struct fs *fs, void *h)
+static int l_close_read(struct fs *fs, void *h)
 {
 	(void)fs;
 	close((int)(intptr_t)h);
+	return 0;
 }
 
 /* ".NAME.dispatch-XXXXXX" in the directory of path */
@@ -149,9 +162,12 @@ struct l_file {
 	char *path;
 };
 
-static int l_open_temp(struct fs *fs, const char *path, char **tmp, void **h, struct dp_error *err)
+/* The file is private (mkstemp's 0600) until finish gives it its mode. */
+static int l_open_temp(struct fs *fs, const char *path, unsigned mode, char **tmp, void **h,
+		       struct dp_error *err)
 {
 	(void)fs;
+	(void)mode;
 	char *t = sftp_temp_name(path, "XXXXXX");
 	int fd = mkstemp(t);
 	if (fd < 0) {
@@ -204,12 +220,13 @@ static int l_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_e
 	return r;
 }
 
-static void l_abandon(struct fs *fs, void *h)
+static int l_abandon(struct fs *fs, void *h)
 {
 	struct l_file *f = h;
 	(void)fs;
 	close(f->fd);
 	l_free(f);
+	return 0;
 }
 
 static int l_set_attrs(struct fs *fs, const char *path, const struct fstat_ *st, struct dp_error *err)
@@ -275,9 +292,26 @@ static int r_err(struct fs *fs, struct dp_error *err, const char *what, const ch
 	}
 	fs->dead = true;
 	libssh2_session_set_timeout(fs->ls, 1000);     /* what follows is cleanup only */
+	if (code == LIBSSH2_ERROR_EAGAIN)       /* the copy's wait gave up */
+		return dp_err(err, DPE_CONNECT, "connection to '%s' lost while trying to %s '%s': "
+			      "no answer for %d s", ssh_session_name(fs->s), what, path, SFTP_TIMEOUT_S);
 	return dp_err(err, DPE_CONNECT, "connection to '%s' lost while trying to %s '%s': %s",
 		      ssh_session_name(fs->s), what, path, msg && *msg ? msg : "unknown error");
 }
+
+/* A copy's session does not block: while one SFTP call waits for its answer, the
+ * files in flight on the other channels move on. NB makes a call again while libssh2
+ * says EAGAIN, moving the pool on and waiting for the socket in between (nb_wait);
+ * on a slot's channel it gives up at once, and the operation hands FS_AGAIN back
+ * (AGAIN). On a blocking session (single files) EAGAIN never comes. */
+static bool nb_wait(struct fs *fs);
+#define NB(fs, rc, call) \
+	do { (rc) = (call); } while ((rc) == LIBSSH2_ERROR_EAGAIN && nb_wait(fs))
+#define NB_PTR(fs, p, call)                                                             \
+	do { (p) = (call); } while (!(p) && libssh2_session_last_errno((fs)->ls) ==       \
+					    LIBSSH2_ERROR_EAGAIN && nb_wait(fs))
+#define AGAIN(fs, rc) ((fs)->slot && (rc) == LIBSSH2_ERROR_EAGAIN)
+#define AGAIN_PTR(fs, p) (!(p) && AGAIN(fs, libssh2_session_last_errno((fs)->ls)))
 
 static void stat_from_attrs(struct fstat_ *st, const LIBSSH2_SFTP_ATTRIBUTES *a)
 {
@@ -293,36 +327,79 @@ static void stat_from_attrs(struct fstat_ *st, const LIBSSH2_SFTP_ATTRIBUTES *a)
 static int r_stat(struct fs *fs, const char *path, bool follow, struct fstat_ *st, struct dp_error *err)
 {
 	LIBSSH2_SFTP_ATTRIBUTES a;
-	if (libssh2_sftp_stat_ex(fs->sftp, path, (unsigned)strlen(path),
-				 follow ? LIBSSH2_SFTP_STAT : LIBSSH2_SFTP_LSTAT, &a) != 0)
+	int rc;
+	NB(fs, rc, libssh2_sftp_stat_ex(fs->sftp, path, (unsigned)strlen(path),
+					follow ? LIBSSH2_SFTP_STAT : LIBSSH2_SFTP_LSTAT, &a));
+	if (AGAIN(fs, rc))
+		return FS_AGAIN;
+	if (rc != 0)
 		return r_err(fs, err, "stat", path);
 	stat_from_attrs(st, &a);
 	return 0;
 }
 
-static int r_list(struct fs *fs, const char *path, char ***names, struct dp_error *err)
+struct entry {
+	char *name;
+	struct fstat_ st;
+};
+
+static int cmp_entry(const void *a, const void *b)
 {
-	LIBSSH2_SFTP_HANDLE *d = libssh2_sftp_opendir(fs->sftp, path);
+	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+/* The listing carries each entry's lstat (OpenSSH's sftp-server sends it): a tree
+ * downloads without a stat per entry. */
+static int r_list(struct fs *fs, const char *path, char ***names, struct fstat_ **sts,
+		  struct dp_error *err)
+{
+	const unsigned long need = LIBSSH2_SFTP_ATTR_PERMISSIONS | LIBSSH2_SFTP_ATTR_SIZE;
+	LIBSSH2_SFTP_HANDLE *d;
+	*sts = NULL;
+	NB_PTR(fs, d, libssh2_sftp_open_ex(fs->sftp, path, (unsigned)strlen(path), 0, 0,
+					   LIBSSH2_SFTP_OPENDIR));
 	if (!d)
 		return r_err(fs, err, "open directory", path);
 	char name[4096];
 	LIBSSH2_SFTP_ATTRIBUTES a;
-	int n, r = 0;
-	while ((n = libssh2_sftp_readdir(d, name, sizeof(name), &a)) > 0)
-		if (!streq(name, ".") && !streq(name, ".."))
-			strv_add(names, name);
-	if (n < 0)
+	struct entry *e = NULL;
+	size_t n = 0;
+	bool all = true;                /* every entry came with its type and size */
+	int rc, r = 0;
+	for (;;) {
+		NB(fs, rc, libssh2_sftp_readdir_ex(d, name, sizeof(name), NULL, 0, &a));
+		if (rc <= 0)
+			break;
+		if (streq(name, ".") || streq(name, ".."))
+			continue;
+		e = xrealloc(e, (n + 1) * sizeof(*e));
+		e[n].name = xstrdup(name);
+		stat_from_attrs(&e[n].st, &a);
+		all = all && (a.flags & need) == need;
+		n++;
+	}
+	if (rc < 0)
 		r = r_err(fs, err, "read directory", path);
-	libssh2_sftp_closedir(d);
-	if (*names)
-		qsort(*names, strv_len(*names), sizeof(char *), cmp_str);
+	NB(fs, rc, libssh2_sftp_close_handle(d));
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_entry);
+	if (all && n)
+		*sts = xmalloc(n * sizeof(**sts));
+	for (size_t i = 0; i < n; i++) {
+		strv_push(names, e[i].name);
+		if (*sts)
+			(*sts)[i] = e[i].st;
+	}
+	free(e);
 	return r;
 }
 
 static int r_readlink(struct fs *fs, const char *path, char **target, struct dp_error *err)
 {
 	char buf[4096];
-	int n = libssh2_sftp_readlink(fs->sftp, path, buf, sizeof(buf) - 1);
+	int n;
+	NB(fs, n, libssh2_sftp_symlink_ex(fs->sftp, path, (unsigned)strlen(path), buf,
+					  sizeof(buf) - 1, LIBSSH2_SFTP_READLINK));
 	if (n < 0)
 		return r_err(fs, err, "read link", path);
 	*target = xstrndup(buf, (size_t)n);
@@ -333,7 +410,9 @@ static int r_readlink(struct fs *fs, const char *path, char **target, struct dp_
 static bool r_link_is(struct fs *fs, const char *path, const char *target)
 {
 	char buf[4096];
-	int n = libssh2_sftp_readlink(fs->sftp, path, buf, sizeof(buf) - 1);
+	int n;
+	NB(fs, n, libssh2_sftp_symlink_ex(fs->sftp, path, (unsigned)strlen(path), buf,
+					  sizeof(buf) - 1, LIBSSH2_SFTP_READLINK));
 	return n >= 0 && (size_t)n == strlen(target) && memcmp(buf, target, (size_t)n) == 0;
 }
 
@@ -345,19 +424,24 @@ static int r_symlink(struct fs *fs, const char *target, const char *path, struct
 {
 	struct fstat_ st;
 	struct dp_error ignored;
+	int rc;
 	if (r_stat(fs, path, false, &st, &ignored) == 0 && st.type != T_DIR)
-		libssh2_sftp_unlink(fs->sftp, path);
+		NB(fs, rc, libssh2_sftp_unlink_ex(fs->sftp, path, (unsigned)strlen(path)));
 	if (fs->dead)
 		return dp_err(err, ignored.kind, "%s", ignored.msg);
-	if (libssh2_sftp_symlink(fs->sftp, target, (char *)path) == 0 || r_link_is(fs, path, target))
+	NB(fs, rc, libssh2_sftp_symlink_ex(fs->sftp, target, (unsigned)strlen(target), (char *)path,
+					   (unsigned)strlen(path), LIBSSH2_SFTP_SYMLINK));
+	if (rc == 0 || r_link_is(fs, path, target))
 		return 0;
 	return r_err(fs, err, "create symlink", path);
 }
 
 static int r_mkdir(struct fs *fs, const char *path, struct dp_error *err)
 {
-	if (libssh2_sftp_mkdir(fs->sftp, path, 0700) == 0)
-		return 0;
+	int rc;
+	NB(fs, rc, libssh2_sftp_mkdir_ex(fs->sftp, path, (unsigned)strlen(path), 0700));
+	if (rc == 0)
+		return 1;
 	struct fstat_ st;
 	struct dp_error ignored;
 	if (!fs->dead && r_stat(fs, path, true, &st, &ignored) == 0 && st.type == T_DIR)
@@ -365,54 +449,93 @@ static int r_mkdir(struct fs *fs, const char *path, struct dp_error *err)
 	return r_err(fs, err, "create directory", path);
 }
 
+/* An open remote file: read, or written under a temporary name. */
+struct r_file {
+	LIBSSH2_SFTP_HANDLE *h;
+	char *path;
+	unsigned mode;                  /* what the open asked for */
+	int step;                       /* finish: how far it got */
+	bool failed;
+};
+
+static struct r_file *r_file_new(LIBSSH2_SFTP_HANDLE *h, const char *path, unsigned mode)
+{
+	struct r_file *f = xcalloc(1, sizeof(*f));
+	f->h = h;
+	f->path = xstrdup(path);
+	f->mode = mode;
+	return f;
+}
+
+static void r_file_free(struct r_file *f)
+{
+	free(f->path);
+	free(f);
+}
+
 static int r_open_read(struct fs *fs, const char *path, void **h, struct dp_error *err)
 {
-	LIBSSH2_SFTP_HANDLE *f = libssh2_sftp_open(fs->sftp, path, LIBSSH2_FXF_READ, 0);
+	LIBSSH2_SFTP_HANDLE *f;
+	NB_PTR(fs, f, libssh2_sftp_open_ex(fs->sftp, path, (unsigned)strlen(path), LIBSSH2_FXF_READ, 0,
+					   LIBSSH2_SFTP_OPENFILE));
+	if (AGAIN_PTR(fs, f))
+		return FS_AGAIN;
 	if (!f)
 		return r_err(fs, err, "open", path);
-	*h = f;
+	*h = r_file_new(f, path, 0);
 	return 0;
 }
 
 static ssize_t r_read(struct fs *fs, void *h, char *buf, size_t len, struct dp_error *err)
 {
-	ssize_t n = libssh2_sftp_read(h, buf, len);
+	struct r_file *f = h;
+	ssize_t n;
+	NB(fs, n, libssh2_sftp_read(f->h, buf, len));
+	if (AGAIN(fs, n))
+		return FS_AGAIN;
 	if (n < 0)
-		return r_err(fs, err, "read", "");
+		return r_err(fs, err, "read", f->path);
 	return n;
 }
 
 /* Handles are closed even on a dead connection: libssh2 frees them only there. */
-static void r_close_read(struct fs *fs, void *h)
+static int r_close_read(struct fs *fs, void *h)
 {
-	(void)fs;
-	libssh2_sftp_close(h);
+	struct r_file *f = h;
+	int rc;
+	NB(fs, rc, libssh2_sftp_close_handle(f->h));
+	if (AGAIN(fs, rc))
+		return FS_AGAIN;
+	r_file_free(f);
+	return 0;
 }
 
-struct r_file {
-	LIBSSH2_SFTP_HANDLE *h;
-	char *path;
-};
-
-static int r_open_temp(struct fs *fs, const char *path, char **tmp, void **h, struct dp_error *err)
+/* The file has its mode from the open (OpenSSH's sftp-server creates it with the
+ * mode the request carries, less its umask): finish sees whether the umask took bits
+ * away, and sets the mode only then. */
+static int r_open_temp(struct fs *fs, const char *path, unsigned mode, char **tmp, void **h,
+		       struct dp_error *err)
 {
 	static unsigned counter;
 	for (int i = 0; i < 10; i++) {
-		char suffix[32];
-		snprintf(suffix, sizeof(suffix), "%06x", (unsigned)(getpid() * 7919u + (unsigned)time(NULL) * 31u + counter++) & 0xffffff);
-		char *t = sftp_temp_name(path, suffix);
-		LIBSSH2_SFTP_HANDLE *f = libssh2_sftp_open(fs->sftp, t,
-			LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, 0600);
+		if (!*tmp) {
+			char suffix[32];
+			snprintf(suffix, sizeof(suffix), "%06x", (unsigned)(getpid() * 7919u + (unsigned)time(NULL) * 31u + counter++) & 0xffffff);
+			*tmp = sftp_temp_name(path, suffix);
+		}
+		LIBSSH2_SFTP_HANDLE *f;
+		NB_PTR(fs, f, libssh2_sftp_open_ex(fs->sftp, *tmp, (unsigned)strlen(*tmp),
+			LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, mode & 0777,
+			LIBSSH2_SFTP_OPENFILE));
+		if (AGAIN_PTR(fs, f))
+			return FS_AGAIN;
 		if (f) {
-			struct r_file *rf = xmalloc(sizeof(*rf));
-			rf->h = f;
-			rf->path = t;
-			*tmp = xstrdup(t);
-			*h = rf;
+			*h = r_file_new(f, *tmp, mode & 0777);
 			return 0;
 		}
 		r_err(fs, err, "create a file beside", path);
-		free(t);
+		free(*tmp);
+		*tmp = NULL;
 		if (fs->dead || libssh2_sftp_last_error(fs->sftp) != LIBSSH2_FX_FAILURE)
 			break;          /* FAILURE is how sftp-server says EEXIST */
 	}
@@ -422,7 +545,10 @@ static int r_open_temp(struct fs *fs, const char *path, char **tmp, void **h, st
 static ssize_t r_write(struct fs *fs, void *h, const char *buf, size_t len, struct dp_error *err)
 {
 	struct r_file *f = h;
-	ssize_t n = libssh2_sftp_write(f->h, buf, len);
+	ssize_t n;
+	NB(fs, n, libssh2_sftp_write(f->h, buf, len));
+	if (AGAIN(fs, n))
+		return FS_AGAIN;
 	if (n < 0)
 		return r_err(fs, err, "write", f->path);
 	return n;
@@ -440,35 +566,79 @@ static void attrs_of(LIBSSH2_SFTP_ATTRIBUTES *a, const struct fstat_ *st)
 	}
 }
 
+/* What a copy learnt of the server's umask: the permission bits a new file was seen
+ * to keep, and those it lost. A file whose bits were all kept before needs neither
+ * an fstat nor an fsetstat (a round trip each). */
+struct umask_seen {
+	unsigned kept, dropped;
+};
+
+static struct umask_seen *umask_seen_of(struct fs *fs);
+
+enum { FIN_DECIDE, FIN_FSTAT, FIN_FSETSTAT, FIN_CLOSE };
+
 static int r_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_error *err)
 {
 	struct r_file *f = h;
+	struct umask_seen *u = umask_seen_of(fs);
 	LIBSSH2_SFTP_ATTRIBUTES a;
-	int r = 0;
-	attrs_of(&a, st);
-	if (libssh2_sftp_fsetstat(f->h, &a) != 0)
-		r = r_err(fs, err, "set the mode of", f->path);
-	if (libssh2_sftp_close(f->h) != 0 && r == 0)
-		r = r_err(fs, err, "write", f->path);
-	free(f->path);
-	free(f);
-	return r;
+	int rc;
+	switch (f->step) {
+	case FIN_DECIDE:
+		f->step = FIN_FSETSTAT;
+		if (st->mtime < 0 && st->mode == f->mode && u && !(st->mode & u->dropped))
+			f->step = st->mode & ~u->kept ? FIN_FSTAT : FIN_CLOSE;
+		return r_finish(fs, h, st, err);
+	case FIN_FSTAT:
+		NB(fs, rc, libssh2_sftp_fstat_ex(f->h, &a, 0));
+		if (AGAIN(fs, rc))
+			return FS_AGAIN;
+		f->step = FIN_FSETSTAT;
+		if (rc == 0 && (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)) {
+			unsigned got = (unsigned)(a.permissions & 07777);
+			u->kept |= got & f->mode;
+			u->dropped |= f->mode & ~got;
+			if (got == st->mode)
+				f->step = FIN_CLOSE;
+		}
+		return r_finish(fs, h, st, err);
+	case FIN_FSETSTAT:
+		attrs_of(&a, st);
+		NB(fs, rc, libssh2_sftp_fstat_ex(f->h, &a, 1));
+		if (AGAIN(fs, rc))
+			return FS_AGAIN;
+		if (rc != 0) {
+			r_err(fs, err, "set the mode of", f->path);
+			f->failed = true;
+		}
+		f->step = FIN_CLOSE;
+		/* fall through */
+	default:
+		NB(fs, rc, libssh2_sftp_close_handle(f->h));
+		if (AGAIN(fs, rc))
+			return FS_AGAIN;
+		if (rc != 0 && !f->failed) {
+			r_err(fs, err, "write", f->path);
+			f->failed = true;
+		}
+		rc = f->failed ? -1 : 0;
+		r_file_free(f);
+		return rc;
+	}
 }
 
-static void r_abandon(struct fs *fs, void *h)
+static int r_abandon(struct fs *fs, void *h)
 {
-	struct r_file *f = h;
-	(void)fs;
-	libssh2_sftp_close(f->h);
-	free(f->path);
-	free(f);
+	return r_close_read(fs, h);
 }
 
 static int r_set_attrs(struct fs *fs, const char *path, const struct fstat_ *st, struct dp_error *err)
 {
 	LIBSSH2_SFTP_ATTRIBUTES a;
+	int rc;
 	attrs_of(&a, st);
-	if (libssh2_sftp_setstat(fs->sftp, path, &a) != 0)
+	NB(fs, rc, libssh2_sftp_stat_ex(fs->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_SETSTAT, &a));
+	if (rc != 0)
 		return r_err(fs, err, "set the mode of", path);
 	return 0;
 }
@@ -477,27 +647,61 @@ static int r_set_attrs(struct fs *fs, const char *path, const struct fstat_ *st,
  * fails when it exists), so the temporary file takes the final name through OpenSSH's
  * posix-rename@openssh.com extension: rename(2), atomic, replacing what was there.
  * A server without the extension gets the plain rename, after removing an existing
- * file: for a moment the final name is absent there, but never partial. */
+ * file: for a moment the final name is absent there, but never partial. The steps
+ * (fs->step) go on where a slot's FS_AGAIN left them. */
+enum { REN_POSIX, REN_PLAIN, REN_UNLINK, REN_AGAIN };
+
 static int r_rename(struct fs *fs, const char *from, const char *to, struct dp_error *err)
 {
 	long flags = LIBSSH2_SFTP_RENAME_OVERWRITE | LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE;
-	if (libssh2_sftp_posix_rename_ex(fs->sftp, from, strlen(from), to, strlen(to)) == 0)
-		return 0;
-	if (libssh2_session_last_errno(fs->ls) != LIBSSH2_ERROR_SFTP_PROTOCOL)
-		return r_err(fs, err, "rename a temporary file to", to); /* the connection */
-	if (libssh2_sftp_rename_ex(fs->sftp, from, (unsigned)strlen(from), to, (unsigned)strlen(to), flags) == 0)
-		return 0;
-	if (!fs->dead && libssh2_sftp_unlink(fs->sftp, to) == 0 &&
-	    libssh2_sftp_rename_ex(fs->sftp, from, (unsigned)strlen(from), to, (unsigned)strlen(to), flags) == 0)
-		return 0;
-	return r_err(fs, err, "rename a temporary file to", to);
+	unsigned lf = (unsigned)strlen(from), lt = (unsigned)strlen(to);
+	int rc;
+	switch (fs->step) {
+	case REN_POSIX:
+		NB(fs, rc, libssh2_sftp_posix_rename_ex(fs->sftp, from, lf, to, lt));
+		if (AGAIN(fs, rc))
+			return FS_AGAIN;
+		if (rc == 0 || rc != LIBSSH2_ERROR_SFTP_PROTOCOL)
+			break;          /* done, or the connection */
+		fs->step = REN_PLAIN;
+		/* fall through */
+	case REN_PLAIN:
+		NB(fs, rc, libssh2_sftp_rename_ex(fs->sftp, from, lf, to, lt, flags));
+		if (AGAIN(fs, rc))
+			return FS_AGAIN;
+		if (rc == 0 || rc != LIBSSH2_ERROR_SFTP_PROTOCOL)
+			break;
+		fs->step = REN_UNLINK;
+		/* fall through */
+	case REN_UNLINK:
+		NB(fs, rc, libssh2_sftp_unlink_ex(fs->sftp, to, lt));
+		if (AGAIN(fs, rc))
+			return FS_AGAIN;
+		if (rc != 0)
+			break;
+		fs->step = REN_AGAIN;
+		/* fall through */
+	default:
+		NB(fs, rc, libssh2_sftp_rename_ex(fs->sftp, from, lf, to, lt, flags));
+		if (AGAIN(fs, rc))
+			return FS_AGAIN;
+		break;
+	}
+	fs->step = 0;
+	if (rc != 0)
+		return r_err(fs, err, "rename a temporary file to", to);
+	return 0;
 }
 
 static int r_unlink(struct fs *fs, const char *path, struct dp_error *err)
 {
+	int rc;
 	if (fs->dead)
 		return dp_err(err, DPE_CONNECT, "connection lost");
-	if (libssh2_sftp_unlink(fs->sftp, path) != 0)
+	NB(fs, rc, libssh2_sftp_unlink_ex(fs->sftp, path, (unsigned)strlen(path)));
+	if (AGAIN(fs, rc))
+		return FS_AGAIN;
+	if (rc != 0)
 		return r_err(fs, err, "remove", path);
 	return 0;
 }
@@ -509,10 +713,66 @@ static const struct fs_ops remote_ops = {
 
 /* ---- the copy ---- */
 
+/* SFTP channels for the files in flight, beside the walk's own: OpenSSH lets a
+ * connection have 10 sessions (MaxSessions); a server that refuses one more ends
+ * the growing there. A channel costs three round trips to open (channel, subsystem,
+ * SFTP version), one at a time (libssh2 keeps one opening per session), so they
+ * open as the walk finds no free one. */
+#define SLOTS 8
+
+/* A regular file on its way. file_step takes it as far as it goes without waiting
+ * for a server, on the walk's file systems or on a slot's channel. */
+enum fstep { F_CHECK, F_OPEN_READ, F_OPEN_TEMP, F_COPY, F_FINISH, F_RENAME, F_ABANDON, F_UNLINK,
+	     F_CLOSE_READ };
+
+struct job {
+	char *src, *dest, *tmp;
+	struct fstat_ st, want;         /* the source's; what the copy gets */
+	struct fs *from, *to;
+	void *in, *out;
+	enum fstep step;
+	char *buf;
+	size_t cap, off, have;          /* the bytes not yet taken: buf[off, off + have) */
+	uint64_t got, done;
+	bool eof, failed;
+	struct dp_error err;
+};
+
+struct slot {
+	struct fs fs;                   /* the remote file system on a channel of its own */
+	struct job *job;                /* NULL: free */
+};
+
+struct copy;
+struct pool {
+	struct copy *cp;
+	struct fs *remote;              /* the walk's */
+	struct slot slot[SLOTS];
+	int n;                          /* channels open */
+	bool opening;                   /* the next one is being opened */
+	bool full;                      /* the server refused one: no more */
+	struct job *queue[SLOTS];       /* files the walk found, waiting for a channel */
+	int queued;
+	int idle_ms;                    /* waited with nothing arriving */
+	int rounds;                     /* passes in a row without a wait on the socket */
+	struct umask_seen umask;
+};
+
+/* A directory gets its mode and times once the files in it are all in place: the
+ * mode may forbid writing there, and a file's arrival would change the times. */
+struct dir_attrs {
+	char *src, *dest;
+	struct fstat_ want;
+};
+
 struct copy {
 	const struct sftp_copy *c;
 	struct fs *from, *to;
-	char *buf;
+	struct pool *pool;              /* NULL: one file at a time on the walk's file systems */
+	bool stop;                      /* a failure ended the whole copy */
+	bool many;                      /* several sources */
+	struct dir_attrs *dirs;         /* with a pool: the directories' modes, set at the end */
+	size_t ndirs;
 	int result;                     /* 0, or the first failure, in first_err */
 	struct dp_error first_err;
 };
@@ -535,6 +795,8 @@ static int item_failed(struct copy *cp, struct dp_error *e)
 	}
 	if (cp->c->failed)
 		cp->c->failed(cp->c->data, e);
+	if (fatal)
+		cp->stop = true;
 	return fatal ? -1 : 0;
 }
 
@@ -554,108 +816,401 @@ static void done_item(struct copy *cp, const char *src, const char *dest, enum s
 		cp->c->copied(cp->c->data, &it);
 }
 
-static int copy_file(struct copy *cp, const char *src, const char *dest, const struct fstat_ *st,
-		     struct dp_error *err)
+/* What a failed file left is removed: the temporary file, open or not. */
+static int job_fail(struct job *j)
 {
-	void *in = NULL, *out = NULL;
-	_cleanup_free_ char *tmp = NULL;
-	uint64_t done = 0, got = 0;
-	size_t off = 0, have = 0;       /* the bytes not yet taken: buf[off, off + have) */
-	bool eof = false;
-
-	if (cp->from->ops->open_read(cp->from, src, &in, err) < 0)
-		return -1;
-	if (cp->to->ops->open_temp(cp->to, dest, &tmp, &out, err) < 0)
-		goto fail;
-	if (cp->c->progress)
-		cp->c->progress(cp->c->data, src, 0, st->size);
-	while (!eof || have) {
-		if (cancelled(cp)) {
-			dp_err(err, DPE_FAIL, "interrupted");
-			goto fail;
-		}
-		/* Top the buffer up once half of it was taken: the bytes left (at most half)
-		 * move to its start, so each byte is moved at most once, where moving the
-		 * rest after every write (an SFTP write returns as soon as one 30 kB request
-		 * is acknowledged) moved the whole buffer per request. The writer is always
-		 * offered at least COPY_BUF / 2 (the SFTP requests kept in flight) until the
-		 * end of the file. */
-		if (!eof && have <= COPY_BUF / 2) {
-			if (off) {
-				memmove(cp->buf, cp->buf + off, have);
-				off = 0;
-			}
-			/* The size the source had when it was looked at is copied, as scp
-			 * does (a file that shrinks ends early). Asking for no more than that
-			 * matters: libssh2 keeps four times the length asked for in read
-			 * requests in flight, so a 5 kB file read into the whole buffer had
-			 * 8 MiB of requests answered before its handle could close, and
-			 * reading on to see the end cost a round trip per file. */
-			size_t room = COPY_BUF - have;
-			if (st->size - got < room)
-				room = (size_t)(st->size - got);
-			ssize_t n = room ? cp->from->ops->read(cp->from, in, cp->buf + have, room, err) : 0;
-			if (n < 0)
-				goto fail;
-			have += (size_t)n;
-			got += (uint64_t)n;
-			if (n == 0 || got == st->size)
-				eof = true;
-		}
-		if (!have)
-			continue;
-		ssize_t w = cp->to->ops->write(cp->to, out, cp->buf + off, have, err);
-		if (w < 0)
-			goto fail;
-		off += (size_t)w;
-		have -= (size_t)w;
-		done += (uint64_t)w;
-		if (cp->c->progress && w > 0)
-			cp->c->progress(cp->c->data, src, done, st->size);
-	}
-	struct fstat_ want = *st;
-	if (!cp->c->preserve) {
-		want.mode &= 0777;
-		want.mtime = -1;
-	}
-	int r = cp->to->ops->finish(cp->to, out, &want, err);
-	out = NULL;
-	if (r < 0 || cp->to->ops->rename(cp->to, tmp, dest, err) < 0)
-		goto fail;
-	cp->from->ops->close_read(cp->from, in);
-	done_item(cp, src, dest, SFTP_FILE, done, want.mode);
-	return 0;
-fail:
-	if (out)
-		cp->to->ops->abandon(cp->to, out);
-	if (tmp) {
-		struct dp_error ignored;
-		cp->to->ops->unlink(cp->to, tmp, &ignored);
-	}
-	cp->from->ops->close_read(cp->from, in);
-	return -1;
+	j->failed = true;
+	j->step = j->out ? F_ABANDON : j->tmp ? F_UNLINK : F_CLOSE_READ;
+	return 1;
 }
 
-static int copy_item(struct copy *cp, const char *src, const char *dest, bool top);
+/* One round of the copy loop. The buffer is topped up once half of it was taken:
+ * the bytes left (at most half) move to its start, so each byte is moved at most
+ * once, where moving the rest after every write (an SFTP write returns as soon as
+ * one 30 kB request is acknowledged) moved the whole buffer per request. The writer
+ * is always offered at least half the buffer (the SFTP requests kept in flight)
+ * until the end of the file. */
+static int copy_step(struct copy *cp, struct job *j)
+{
+	bool moved = false;
+	if (!j->buf)            /* allocated once the file is on its way */
+		j->buf = xmalloc(j->cap ? j->cap : 1);
+	if (cancelled(cp)) {
+		dp_err(&j->err, DPE_FAIL, "interrupted");
+		return job_fail(j);
+	}
+	if (!j->eof && j->have <= j->cap / 2) {
+		if (j->off) {
+			memmove(j->buf, j->buf + j->off, j->have);
+			j->off = 0;
+		}
+		/* The size the source had when it was looked at is copied, as scp does (a
+		 * file that shrinks ends early). Asking for no more than that matters:
+		 * libssh2 keeps four times the length asked for in read requests in
+		 * flight, and reading on to see the end would cost a round trip. */
+		size_t room = j->cap - j->have;
+		if (j->st.size - j->got < room)
+			room = (size_t)(j->st.size - j->got);
+		ssize_t n = room ? j->from->ops->read(j->from, j->in, j->buf + j->have, room, &j->err) : 0;
+		if (n < 0 && n != FS_AGAIN)
+			return job_fail(j);
+		if (n >= 0) {
+			j->have += (size_t)n;
+			j->got += (uint64_t)n;
+			j->eof = n == 0 || j->got == j->st.size;
+			moved = true;
+		}
+	}
+	if (j->have) {
+		ssize_t w = j->to->ops->write(j->to, j->out, j->buf + j->off, j->have, &j->err);
+		if (w < 0 && w != FS_AGAIN)
+			return job_fail(j);
+		if (w > 0) {
+			j->off += (size_t)w;
+			j->have -= (size_t)w;
+			j->done += (uint64_t)w;
+			moved = true;
+			if (cp->c->progress)
+				cp->c->progress(cp->c->data, j->src, j->done, j->st.size);
+		}
+	}
+	if (j->eof && !j->have)
+		j->step = F_FINISH;
+	return moved || j->step == F_FINISH ? 1 : FS_AGAIN;
+}
 
+/* Moves a file on: FS_AGAIN when it waits for a server, 1 when it moved (call
+ * again), 0 when it is over (in place, or its failure reported and what it left
+ * removed). An interrupt is seen between chunks only: a step that said FS_AGAIN has
+ * a request of its channel's outstanding, and is called again until it ends. */
+static int file_step(struct copy *cp, struct job *j)
+{
+	struct fs *from = j->from, *to = j->to;
+	struct dp_error e2 = { 0 };
+	struct fstat_ dst;
+	int r;
+
+	switch (j->step) {
+	case F_CHECK:           /* what is at dest may be replaced, unless a directory */
+		r = to->ops->stat(to, j->dest, true, &dst, &e2);
+		if (r == FS_AGAIN)
+			return r;
+		if (r == 0 && dst.type == T_DIR) {
+			dp_err(&j->err, DPE_FAIL, "cannot overwrite directory '%s%s' with non-directory '%s%s'",
+			       to->name, j->dest, from->name, j->src);
+			return job_fail(j);
+		}
+		if (r < 0 && to->dead) {
+			j->err = e2;
+			return job_fail(j);
+		}
+		j->step = F_OPEN_READ;
+		return 1;
+	case F_OPEN_READ:
+		r = from->ops->open_read(from, j->src, &j->in, &j->err);
+		if (r == FS_AGAIN)
+			return r;
+		if (r < 0)
+			return job_fail(j);
+		if (cp->c->progress)
+			cp->c->progress(cp->c->data, j->src, 0, j->st.size);
+		j->step = F_OPEN_TEMP;
+		return 1;
+	case F_OPEN_TEMP:
+		r = to->ops->open_temp(to, j->dest, j->want.mode, &j->tmp, &j->out, &j->err);
+		if (r == FS_AGAIN)
+			return r;
+		if (r < 0)
+			return job_fail(j);
+		j->step = F_COPY;
+		return 1;
+	case F_COPY:
+		return copy_step(cp, j);
+	case F_FINISH:
+		r = to->ops->finish(to, j->out, &j->want, &j->err);
+		if (r == FS_AGAIN)
+			return r;
+		j->out = NULL;          /* closed, even when it failed */
+		if (r < 0)
+			return job_fail(j);
+		j->step = F_RENAME;
+		return 1;
+	case F_RENAME:
+		r = to->ops->rename(to, j->tmp, j->dest, &j->err);
+		if (r == FS_AGAIN)
+			return r;
+		if (r < 0)
+			return job_fail(j);
+		free(j->tmp);           /* the file is in place */
+		j->tmp = NULL;
+		j->step = F_CLOSE_READ;
+		return 1;
+	case F_ABANDON:
+		if (to->ops->abandon(to, j->out) == FS_AGAIN)
+			return FS_AGAIN;
+		j->out = NULL;
+		j->step = F_UNLINK;
+		return 1;
+	case F_UNLINK:
+		if (to->ops->unlink(to, j->tmp, &e2) == FS_AGAIN)
+			return FS_AGAIN;
+		j->step = F_CLOSE_READ;
+		return 1;
+	case F_CLOSE_READ:
+		if (j->in && from->ops->close_read(from, j->in) == FS_AGAIN)
+			return FS_AGAIN;
+		j->in = NULL;
+		if (j->failed && !cp->stop)     /* after a failure that ended the copy: quiet */
+			item_failed(cp, &j->err);
+		else
+			done_item(cp, j->src, j->dest, SFTP_FILE, j->done, j->want.mode);
+		return 0;
+	}
+	return 0;
+}
+
+static struct job *job_new(struct copy *cp, const char *src, const char *dest, const struct fstat_ *st,
+			   bool check)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+	j->src = xstrdup(src);
+	j->dest = xstrdup(dest);
+	j->st = *st;
+	j->want = *st;
+	if (!cp->c->preserve) {
+		j->want.mode &= 0777;
+		j->want.mtime = -1;
+	}
+	j->step = check ? F_CHECK : F_OPEN_READ;
+	j->cap = st->size < COPY_BUF ? (size_t)st->size : COPY_BUF;
+	return j;
+}
+
+static void job_free(struct job *j)
+{
+	free(j->src);
+	free(j->dest);
+	free(j->tmp);
+	free(j->buf);
+	free(j);
+}
+
+/* ---- the files in flight ---- */
+
+static struct umask_seen *umask_seen_of(struct fs *fs)
+{
+	return fs->pool ? &fs->pool->umask : NULL;
+}
+
+/* The next channel, while one is being opened: 1 when that ended. */
+static int pool_open_step(struct pool *p)
+{
+	if (!p->opening)
+		return 0;
+	LIBSSH2_SFTP *sftp = libssh2_sftp_init(p->remote->ls);
+	if (!sftp && libssh2_session_last_errno(p->remote->ls) == LIBSSH2_ERROR_EAGAIN)
+		return 0;
+	p->opening = false;
+	if (!sftp) {
+		p->full = true;
+		return 1;
+	}
+	struct slot *sl = &p->slot[p->n++];
+	sl->fs = *p->remote;
+	sl->fs.sftp = sftp;
+	sl->fs.slot = true;
+	sl->fs.step = 0;
+	sl->job = NULL;
+	return 1;
+}
+
+/* Moves every file in flight on as far as it goes, the waiting ones onto free
+ * channels, and opens the next channel while files wait: how many steps moved. */
+static int pool_step(struct pool *p)
+{
+	int moved = pool_open_step(p);
+	while (p->queued && p->cp->stop)        /* the copy ended: they stay where they are */
+		job_free(p->queue[--p->queued]);
+	for (int i = 0; i < p->n; i++) {
+		struct slot *sl = &p->slot[i];
+		int r;
+		if (!sl->job && p->queued) {
+			struct job *j = p->queue[0];
+			memmove(p->queue, p->queue + 1, (size_t)--p->queued * sizeof(*p->queue));
+			j->from = p->cp->from == p->remote ? &sl->fs : p->cp->from;
+			j->to = p->cp->to == p->remote ? &sl->fs : p->cp->to;
+			sl->job = j;
+		}
+		while (sl->job && (r = file_step(p->cp, sl->job)) != FS_AGAIN) {
+			moved++;
+			if (r == 0) {
+				job_free(sl->job);
+				sl->job = NULL;
+			}
+		}
+	}
+	if (p->queued && !p->opening && !p->full && p->n < SLOTS)
+		p->opening = true;
+	return moved;
+}
+
+/* Whether a channel with a request outstanding holds data that libssh2 read off
+ * the socket while serving another one: no wakeup would come for it. */
+static bool pool_queued(struct pool *p)
+{
+	unsigned long avail = 0;
+	libssh2_channel_window_read_ex(libssh2_sftp_get_channel(p->remote->sftp), &avail, NULL);
+	for (int i = 0; !avail && i < p->n; i++)
+		if (p->slot[i].job)
+			libssh2_channel_window_read_ex(libssh2_sftp_get_channel(p->slot[i].fs.sftp),
+						       &avail, NULL);
+	return avail > 0;
+}
+
+/* Something waits for the server: the files in flight move on, and when none moved,
+ * the socket is waited on. -1 when nothing arrived for SFTP_TIMEOUT_S or a ProxyJump
+ * hop failed: the connection is lost. */
+static int pool_wait(struct pool *p)
+{
+	struct ssh_session *s = p->remote->s;
+	if (pool_step(p) > 0) {
+		p->idle_ms = 0;
+		return 0;
+	}
+	int q = ssh_session_pump(s);
+	if (q != 0)
+		return q;       /* a hop failed (-1), or holds data already (1): at once */
+	if (pool_queued(p) && p->rounds++ < 4)
+		return 0;
+	p->rounds = 0;
+	int r = ssh_session_wait(s, 100);
+	if (r < 0)
+		return -1;
+	p->idle_ms = r > 0 ? 0 : p->idle_ms + 100;
+	return p->idle_ms >= SFTP_TIMEOUT_S * 1000 ? -1 : 0;
+}
+
+static bool nb_wait(struct fs *fs)
+{
+	return !fs->slot && fs->pool && pool_wait(fs->pool) >= 0;
+}
+
+/* Sets a file going: it waits for a channel with at most SLOTS - 1 others; when
+ * that many wait already, or no channel opens at all, it goes on the walk's own
+ * channel (the walk goes on when it is copied). */
+static void run_here(struct copy *cp, struct job *j)
+{
+	j->from = cp->from;
+	j->to = cp->to;
+	while (file_step(cp, j) != 0)
+		;
+	job_free(j);
+}
+
+/* No channel opened: the files that waited for one are copied on the walk's. */
+static void pool_fallback(struct pool *p)
+{
+	while (p->full && !p->n && p->queued) {
+		struct job *j = p->queue[0];
+		memmove(p->queue, p->queue + 1, (size_t)--p->queued * sizeof(*p->queue));
+		run_here(p->cp, j);
+	}
+}
+
+static void pool_add(struct copy *cp, struct job *j)
+{
+	struct pool *p = cp->pool;
+	if (p)
+		pool_fallback(p);
+	if (p && !(p->full && !p->n) && p->queued < SLOTS) {
+		p->queue[p->queued++] = j;
+		pool_step(p);
+		return;
+	}
+	run_here(cp, j);
+}
+
+static bool pool_busy(const struct pool *p)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->slot[i].job)
+			return true;
+	return p->opening || p->queued;
+}
+
+/* Until every file in flight is over (and the channel being opened, open). */
+static void pool_drain(struct pool *p)
+{
+	while (p && pool_busy(p)) {
+		pool_fallback(p);
+		if (pool_wait(p) >= 0)
+			continue;
+		while (p->queued)
+			job_free(p->queue[--p->queued]);
+		for (int i = 0; i < p->n; i++) {        /* the connection is lost */
+			struct job *j = p->slot[i].job;
+			if (!j)
+				continue;
+			p->slot[i].fs.dead = true;
+			dp_err(&j->err, DPE_CONNECT, "connection to '%s' lost while copying '%s%s'",
+			       ssh_session_name(p->remote->s), j->from->name, j->src);
+			item_failed(p->cp, &j->err);
+			job_free(j);
+			p->slot[i].job = NULL;
+		}
+		p->opening = false;
+	}
+}
+
+/* The channels end at once, in one round trip rather than one each. */
+static void pool_close(struct pool *p)
+{
+	pool_drain(p);
+	double deadline = monotonic_seconds() + (p->remote->dead ? 1 : 10);
+	int left;
+	do {
+		left = 0;
+		for (int i = 0; i < p->n; i++) {
+			if (!p->slot[i].fs.sftp)
+				continue;
+			if (libssh2_sftp_shutdown(p->slot[i].fs.sftp) == LIBSSH2_ERROR_EAGAIN)
+				left++;
+			else
+				p->slot[i].fs.sftp = NULL;
+		}
+		if (left && ssh_session_pump(p->remote->s) == 0)
+			ssh_session_wait(p->remote->s, 100);
+	} while (left && monotonic_seconds() < deadline);
+	free(p);
+}
+
+/* ---- the walk ---- */
+
+static int copy_item(struct copy *cp, const char *src, const char *dest, bool top,
+		     const struct fstat_ *known, bool fresh);
+
+/* fresh: dest's parent was just made, so nothing is at dest. */
 static int copy_dir(struct copy *cp, const char *src, const char *dest, const struct fstat_ *st,
-		    struct dp_error *err)
+		    bool fresh, struct dp_error *err)
 {
 	_cleanup_strv_free_ char **names = NULL;
+	_cleanup_free_ struct fstat_ *sts = NULL;
 	struct fstat_ dst;
 	struct dp_error e2;
 
-	if (cp->to->ops->stat(cp->to, dest, true, &dst, &e2) == 0 && dst.type != T_DIR)
+	if (!fresh && cp->to->ops->stat(cp->to, dest, true, &dst, &e2) == 0 && dst.type != T_DIR)
 		return dp_err(err, DPE_FAIL, "cannot overwrite non-directory '%s%s' with directory '%s%s'",
 			      cp->to->name, dest, cp->from->name, src);
 	if (cp->to->dead)
 		return dp_err(err, e2.kind, "%s", e2.msg);
-	if (cp->from->ops->list(cp->from, src, &names, err) < 0 ||
-	    cp->to->ops->mkdir(cp->to, dest, err) < 0)
+	if (cp->from->ops->list(cp->from, src, &names, &sts, err) < 0)
 		return -1;
-	for (char **n = names; n && *n; n++) {
-		_cleanup_free_ char *s = join(src, *n), *d = join(dest, *n);
-		if (copy_item(cp, s, d, false) < 0)
+	int made = cp->to->ops->mkdir(cp->to, dest, err);
+	if (made < 0)
+		return -1;
+	for (size_t i = 0; names && names[i]; i++) {
+		_cleanup_free_ char *s = join(src, names[i]), *d = join(dest, names[i]);
+		if (copy_item(cp, s, d, false, sts ? &sts[i] : NULL, made == 1) < 0)
 			return -2;      /* fatal, already recorded */
 	}
 	struct fstat_ want = *st;
@@ -663,24 +1218,54 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 		want.mode &= 0777;
 		want.mtime = -1;
 	}
+	if (cp->pool) {         /* files of it may still be on their way: at the end */
+		cp->dirs = xrealloc(cp->dirs, (cp->ndirs + 1) * sizeof(*cp->dirs));
+		cp->dirs[cp->ndirs++] = (struct dir_attrs){ xstrdup(src), xstrdup(dest), want };
+		return 0;
+	}
 	if (cp->to->ops->set_attrs(cp->to, dest, &want, err) < 0)
 		return -1;
 	done_item(cp, src, dest, SFTP_DIR, 0, want.mode);
 	return 0;
 }
 
-/* Copies src to dest; returns -1 only when the whole copy must stop. */
-static int copy_item(struct copy *cp, const char *src, const char *dest, bool top)
+/* The directories' modes and times, deepest first (the order they were left in),
+ * once every file is in place. */
+static void set_dir_attrs(struct copy *cp)
+{
+	for (size_t i = 0; i < cp->ndirs; i++) {
+		struct dir_attrs *d = &cp->dirs[i];
+		struct dp_error err = { 0 };
+		if (cp->stop)
+			;
+		else if (cp->to->ops->set_attrs(cp->to, d->dest, &d->want, &err) < 0)
+			item_failed(cp, &err);
+		else
+			done_item(cp, d->src, d->dest, SFTP_DIR, 0, d->want.mode);
+		free(d->src);
+		free(d->dest);
+	}
+	free(cp->dirs);
+}
+
+/* Copies src to dest (st: src's lstat when known already); returns -1 only when the
+ * whole copy must stop. */
+static int copy_item(struct copy *cp, const char *src, const char *dest, bool top,
+		     const struct fstat_ *known, bool fresh)
 {
 	struct dp_error err = { 0 };
 	struct fstat_ st;
 	int r = 0;
 
+	if (cp->stop)
+		return -1;
 	if (cancelled(cp)) {
 		dp_err(&err, DPE_FAIL, "interrupted");
 		return item_failed(cp, &err);
 	}
-	if (cp->from->ops->stat(cp->from, src, top, &st, &err) < 0)
+	if (known)
+		st = *known;
+	else if (cp->from->ops->stat(cp->from, src, top, &st, &err) < 0)
 		return item_failed(cp, &err);
 	switch (st.type) {
 	case T_LINK: {
@@ -697,22 +1282,18 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 			r = dp_err(&err, DPE_FAIL, "omitting directory '%s%s' (use -r to copy directories)",
 				   cp->from->name, src);
 		else
-			r = copy_dir(cp, src, dest, &st, &err);
+			r = copy_dir(cp, src, dest, &st, fresh, &err);
 		if (r == -2)
 			return -1;
 		break;
-	case T_FILE: {
-		struct fstat_ dst;
-		struct dp_error e2;
-		if (cp->to->ops->stat(cp->to, dest, true, &dst, &e2) == 0 && dst.type == T_DIR)
-			r = dp_err(&err, DPE_FAIL, "cannot overwrite directory '%s%s' with non-directory '%s%s'",
-				   cp->to->name, dest, cp->from->name, src);
-		else if (cp->to->dead)
-			r = dp_err(&err, e2.kind, "%s", e2.msg);
+	case T_FILE:
+		/* one file alone goes on the walk's channel at once: a channel of its own
+		 * would cost three round trips first */
+		if (top && !cp->many)
+			run_here(cp, job_new(cp, src, dest, &st, true));
 		else
-			r = copy_file(cp, src, dest, &st, &err);
-		break;
-	}
+			pool_add(cp, job_new(cp, src, dest, &st, !fresh));
+		return cp->stop ? -1 : 0;
 	case T_OTHER:
 		r = dp_err(&err, DPE_FAIL, "skipping '%s%s': not a regular file", cp->from->name, src);
 		break;
@@ -737,19 +1318,33 @@ static char *base_name(const char *path)
 static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const char *dest,
 		    const struct sftp_copy *c, struct dp_error *err)
 {
-	struct copy cp = { .c = c, .from = from, .to = to };
+	struct copy cp = { .c = c, .from = from, .to = to, .many = strv_len(srcs) > 1 };
+	struct fs *remote = from->sftp ? from : to->sftp ? to : NULL;
 	struct fstat_ st;
 	struct dp_error e2;
 	bool into = false;
 
+	if (remote) {   /* libssh2's SFTP: several files in flight */
+		cp.pool = xcalloc(1, sizeof(*cp.pool));
+		cp.pool->cp = &cp;
+		cp.pool->remote = remote;
+		remote->pool = cp.pool;
+		libssh2_session_set_blocking(remote->ls, 0);
+		/* files to come: the first channel opens while the walk starts */
+		cp.pool->opening = c->recursive || cp.many;
+	}
+	int r = -1;
 	if (to->ops->stat(to, dest, true, &st, &e2) == 0)
 		into = st.type == T_DIR;
-	else if (e2.kind != DPE_NOTFOUND)
-		return dp_err(err, e2.kind, "%s", e2.msg);
-	if (!into && strv_len(srcs) > 1)
-		return dp_err(err, DPE_FAIL, "target '%s%s' is not a directory", to->name, dest);
+	else if (e2.kind != DPE_NOTFOUND) {
+		dp_err(err, e2.kind, "%s", e2.msg);
+		goto out;
+	}
+	if (!into && strv_len(srcs) > 1) {
+		dp_err(err, DPE_FAIL, "target '%s%s' is not a directory", to->name, dest);
+		goto out;
+	}
 
-	cp.buf = xmalloc(COPY_BUF);
 	for (char *const *s = srcs; *s; s++) {
 		_cleanup_free_ char *base = base_name(*s);
 		_cleanup_free_ char *d = NULL;
@@ -759,15 +1354,23 @@ static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const cha
 			d = xstrdup(dest);      /* "cp -r . host:dir" merges into dir */
 		else
 			d = join(dest, base);
-		if (copy_item(&cp, *s, d, true) < 0)
+		if (copy_item(&cp, *s, d, true, NULL, false) < 0)
 			break;
 	}
-	free(cp.buf);
+	pool_drain(cp.pool);
+	set_dir_attrs(&cp);
+	r = 0;
 	if (cp.result < 0) {
 		*err = cp.first_err;
-		return -1;
+		r = -1;
 	}
-	return 0;
+out:
+	if (cp.pool) {
+		pool_close(cp.pool);
+		remote->pool = NULL;
+		libssh2_session_set_blocking(remote->ls, 1);
+	}
+	return r;
 }
 
 /* "~" and "~/x" are the home directory, which is where relative SFTP paths start. */

@@ -20,31 +20,45 @@ struct fstat_ {
 	long atime, mtime;
 };
 
+/* What an operation on a file system that does not block returns instead of
+ * waiting for its server (libssh2 said EAGAIN): its caller comes back later with the
+ * same arguments. Only the SFTP channels of the files in flight (sftp.c's pool) say
+ * it; the local file system, the walk's SFTP session and SFTP through a master wait. */
+#define FS_AGAIN (-2)
+
 struct fs;
 struct fs_ops {
 	/* -1 with DPE_NOTFOUND when path does not exist */
 	int (*stat)(struct fs *fs, const char *path, bool follow, struct fstat_ *st, struct dp_error *err);
-	int (*list)(struct fs *fs, const char *path, char ***names, struct dp_error *err);
+	/* the names in path, sorted, and where the listing holds them (SFTP's does), each
+	 * one's lstat in *sts (else *sts is left NULL) */
+	int (*list)(struct fs *fs, const char *path, char ***names, struct fstat_ **sts,
+		    struct dp_error *err);
 	int (*readlink)(struct fs *fs, const char *path, char **target, struct dp_error *err);
 	int (*symlink)(struct fs *fs, const char *target, const char *path, struct dp_error *err);
+	/* 1 when it made the directory, 0 when one was there already */
 	int (*mkdir)(struct fs *fs, const char *path, struct dp_error *err);
 	int (*open_read)(struct fs *fs, const char *path, void **h, struct dp_error *err);
 	/* 0 at the end */
 	ssize_t (*read)(struct fs *fs, void *h, char *buf, size_t len, struct dp_error *err);
-	void (*close_read)(struct fs *fs, void *h);
-	/* a new file beside path, under a temporary name */
-	int (*open_temp)(struct fs *fs, const char *path, char **tmp, void **h, struct dp_error *err);
+	int (*close_read)(struct fs *fs, void *h);
+	/* a new file beside path, under a temporary name (*tmp: NULL at the first call,
+	 * kept by a call that says FS_AGAIN, NULL again after a failure); mode: the one
+	 * it will have, which the file may have from the start */
+	int (*open_temp)(struct fs *fs, const char *path, unsigned mode, char **tmp, void **h,
+			 struct dp_error *err);
 	/* may take less than len; the rest must be offered again, first */
 	ssize_t (*write)(struct fs *fs, void *h, const char *buf, size_t len, struct dp_error *err);
 	/* sets mode (and times when st->mtime >= 0) on an open file, then closes it */
 	int (*finish)(struct fs *fs, void *h, const struct fstat_ *st, struct dp_error *err);
-	void (*abandon)(struct fs *fs, void *h);
+	int (*abandon)(struct fs *fs, void *h);
 	int (*set_attrs)(struct fs *fs, const char *path, const struct fstat_ *st, struct dp_error *err);
 	int (*rename)(struct fs *fs, const char *from, const char *to, struct dp_error *err);
 	int (*unlink)(struct fs *fs, const char *path, struct dp_error *err);
 };
 
 struct msftp;
+struct pool;
 struct fs {
 	const struct fs_ops *ops;
 	const char *name;               /* "" locally; "host:" remotely, for messages */
@@ -53,6 +67,9 @@ struct fs {
 	LIBSSH2_SFTP *sftp;
 	struct msftp *msftp;            /* through a master (sftp_mux.c) instead of ls, sftp */
 	bool dead;                      /* the connection is gone */
+	struct pool *pool;              /* sftp.c: the files in flight beside the walk */
+	bool slot;                      /* one of the pool's channels: says FS_AGAIN */
+	int step;                       /* how far an operation of several requests got */
 };
 
 /* ".NAME.dispatch-SUFFIX" in the directory of path (sftp.c) */

@@ -482,11 +482,13 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int m_list(struct fs *fs, const char *path, char ***names, struct dp_error *err)
+static int m_list(struct fs *fs, const char *path, char ***names, struct fstat_ **sts,
+		  struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, h = STRBUF_INIT;
 	struct reply rp = { .pkt = STRBUF_INIT };
 	struct dp_error ignored;
+	*sts = NULL;
 	uint32_t id = begin(fs->msftp, &sb, FXP_OPENDIR);
 	put_str(&sb, path);
 	if (open_handle(fs, &sb, id, "open directory", path, &h, NULL, err) < 0)
@@ -571,7 +573,7 @@ static int m_mkdir(struct fs *fs, const char *path, struct dp_error *err)
 	put_str(&sb, path);
 	put_attrs(&sb, NULL, 0700);
 	if (simple(fs, &sb, id, "create directory", path, NULL, err) == 0)
-		return 0;
+		return 1;
 	struct fstat_ st;
 	struct dp_error ignored;
 	if (!fs->dead && m_stat(fs, path, true, &st, &ignored) == 0 && st.type == T_DIR)
@@ -667,13 +669,14 @@ static ssize_t m_read(struct fs *fs, void *h, char *buf, size_t len, struct dp_e
 	return (ssize_t)got;
 }
 
-static void m_close_read(struct fs *fs, void *h)
+static int m_close_read(struct fs *fs, void *h)
 {
 	struct m_file *f = h;
 	struct dp_error ignored;
 	if (!fs->dead)
 		close_handle(fs, &f->h, f->path, &ignored);
 	m_file_free(f);
+	return 0;
 }
 
 static int open_new(struct fs *fs, const char *path, unsigned mode, struct m_file **out,
@@ -695,8 +698,11 @@ static int open_new(struct fs *fs, const char *path, unsigned mode, struct m_fil
 	return 0;
 }
 
-static int m_open_temp(struct fs *fs, const char *path, char **tmp, void **h, struct dp_error *err)
+/* The file is made private (0600) and finish sets its mode. */
+static int m_open_temp(struct fs *fs, const char *path, unsigned mode, char **tmp, void **h,
+		       struct dp_error *err)
 {
+	(void)mode;
 	static unsigned counter;
 	for (int i = 0; i < 10; i++) {
 		char suffix[32];
@@ -780,9 +786,9 @@ static int m_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_e
 	return r;
 }
 
-static void m_abandon(struct fs *fs, void *h)
+static int m_abandon(struct fs *fs, void *h)
 {
-	m_close_read(fs, h);
+	return m_close_read(fs, h);
 }
 
 static int plain_rename(struct fs *fs, const char *from, const char *to, long *code,

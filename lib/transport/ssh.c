@@ -181,7 +181,9 @@ int ssh_session_wait(struct ssh_session *s, int ms)
 	if (root->out_blocked)
 		p.events |= POLLOUT;
 	int r = poll(&p, 1, ms);
-	return r < 0 && errno != EINTR ? -1 : 0;
+	if (r < 0)
+		return errno == EINTR ? 0 : -1;
+	return r;
 }
 
 int ssh_session_pump(struct ssh_session *s)

@@ -72,7 +72,8 @@ bool ssh_key_is_encrypted(const char *text, size_t len);
 LIBSSH2_SESSION *ssh_session_libssh2(struct ssh_session *s);
 int ssh_session_fd(const struct ssh_session *s);
 /* Wait (up to ms milliseconds, -1 forever) until the session can make progress in
- * the direction libssh2 last blocked on. Returns -1 on a poll error. */
+ * the direction libssh2 last blocked on. Returns 1 when it can, 0 when the time ran
+ * out (or a signal came), -1 on a poll error. */
 int ssh_session_wait(struct ssh_session *s, int ms);
 /* For a poll loop over a non-blocking session: push what ProxyJump hops have queued
  * towards the server. Returns 1 when a hop already holds data read off the socket

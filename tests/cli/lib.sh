@@ -116,3 +116,45 @@ testbed_up() {
 		[ -n "$TB_SLURM_VERSION" ] || fail_rest "sinfo --version names no release"
 	fi
 }
+
+# testbed_own NAME SETTINGS-22.05 SETTINGS-24.11 SETTINGS-26.05: for a file that
+# disturbs its cluster (stops daemons, counts RPCs): its own test bed instance,
+# /tmp/dispatch-testbed-NAME (-s2411, -s2605 for the release DISPATCH_TESTBED_SLURM
+# names), each SETTINGS "PORT_BASE PREFIX NET"; the runs of the file (build and
+# build-san) take turns through the lock on fd 8 (nothing started may keep it: up()
+# closes it for up's daemons). Brings the instance up (up(), again to restart what
+# a test stopped) and evals its exports; skips or fails the rest as testbed_up.
+testbed_own() {
+	local name=$1 settings exports
+	[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd, SLURM and network namespaces"
+	unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
+	case ${DISPATCH_TESTBED_SLURM:-1} in
+	24.11 | trixie) name=$name-s2411 settings=$3 ;;
+	26.05 | forky) name=$name-s2605 settings=$4 ;;
+	*) settings=$2 ;;
+	esac
+	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-$name
+	# shellcheck disable=SC2086 # three words
+	set -- $settings
+	export DISPATCH_TESTBED_PORT_BASE=$1 DISPATCH_TESTBED_PREFIX=$2 DISPATCH_TESTBED_NET=$3
+	export DISPATCH_TESTBED_FAN=2
+	exec 8>"$DISPATCH_TESTBED_DIR.run.lock"
+	flock -w 280 8 || fail_rest "another run of this file holds $DISPATCH_TESTBED_DIR.run.lock"
+	exports=$(up) || fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
+	eval "$exports"
+	grep -q "^  hpc:" "$DISPATCH_INVENTORY" || fail_rest "the testbed inventory has no SLURM host hpc"
+	export DISPATCH_STATE_DIR="$TRASH/state"
+}
+up() { bash "$TEST_SRCDIR/tests/testbed/up" 8>&- 2>>"$TRASH/up.log"; }
+
+# node_pids NODE: the processes in NODE's network namespace (its slurmd, slurmstepd and
+# job processes), as `ip netns pids` finds them; the namespaces of a chroot release
+# are in the chroot's /run/netns
+node_pids() {
+	local f=/run/netns/$DISPATCH_TESTBED_PREFIX-$1 ino p
+	[ -e "$f" ] || f=${DISPATCH_TESTBED_ROOT:-}/run/netns/$DISPATCH_TESTBED_PREFIX-$1
+	ino=$(stat -L -c %i "$f") || return 1
+	for p in /proc/[0-9]*; do
+		[ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" != "$ino" ] || echo "${p#/proc/}"
+	done
+}

@@ -14,32 +14,7 @@
 # tests/testbed/down removes the instance.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip_rest "not root: the testbed starts sshd, SLURM and network namespaces"
-unshare --net true 2>/dev/null || skip_rest "cannot create network namespaces here"
-
-case ${DISPATCH_TESTBED_SLURM:-1} in
-24.11 | trixie)
-	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210-s2411
-	export DISPATCH_TESTBED_PORT_BASE=30500 DISPATCH_TESTBED_PREFIX=dsw24 DISPATCH_TESTBED_NET=10.125
-	;;
-26.05 | forky)
-	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210-s2605
-	export DISPATCH_TESTBED_PORT_BASE=34500 DISPATCH_TESTBED_PREFIX=dsw26 DISPATCH_TESTBED_NET=10.127
-	;;
-*)
-	export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t7210
-	export DISPATCH_TESTBED_PORT_BASE=29000 DISPATCH_TESTBED_PREFIX=dsw7 DISPATCH_TESTBED_NET=10.171
-	;;
-esac
-export DISPATCH_TESTBED_FAN=2
-# fd 8 is the run lock: nothing this file starts may keep it (up's daemons get 8>&-).
-exec 8>"$DISPATCH_TESTBED_DIR.run.lock"
-flock -w 240 8 || fail_rest "another run of t7210 holds $DISPATCH_TESTBED_DIR.run.lock"
-up() { bash "$TEST_SRCDIR/tests/testbed/up" 8>&- 2>>"$TRASH/up.log"; }
-exports=$(up) || fail_rest "tests/testbed/up failed: $(tail -1 "$TRASH/up.log")"
-eval "$exports"
-grep -q "^  hpc:" "$DISPATCH_INVENTORY" || fail_rest "the testbed inventory has no SLURM host hpc"
-export DISPATCH_STATE_DIR="$TRASH/state"
+testbed_own t7210 "29000 dsw7 10.171" "30500 dsw24 10.125" "34500 dsw26 10.127"
 TB=$DISPATCH_TESTBED_DIR
 S=$TB/slurm
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec("print(" + sys.argv[2] + ")")' "$@"; }

@@ -56,8 +56,8 @@ test_expect_success 'the table: its columns, a held job and a running one' '
 	head -1 out | tr -s " " >head &&
 	echo "JOBID PARTITION NAME USER STATE ELAPSED NODES NODELIST(REASON)" >want &&
 	test_cmp want head &&
-	test_grep -E "^$a@hpc +cpu +$tag a b\|c +$TBUSER +PENDING +0:00 +1 +\(JobHeldUser\)$" out &&
-	test_grep -E "^$b@hpc +gpu +$tag\|two +$TBUSER +PENDING +0:00 +1 +\(JobHeldUser\)$" out &&
+	test_grep -E "^$a@hpc +cpu +$tag a b\|c +$TBUSER +PENDING +0:00 +1 +\(JobHeldUser\) release it with: scontrol release $a$" out &&
+	test_grep -E "^$b@hpc +gpu +$tag\|two +$TBUSER +PENDING +0:00 +1 +\(JobHeldUser\) release it with: scontrol release $b$" out &&
 	test_grep -E "^$r@hpc +cpu +$tag-run +$TBUSER +RUNNING +[0-9]+:[0-9][0-9] +1 +node[12]$" out
 '
 

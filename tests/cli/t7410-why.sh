@@ -47,7 +47,7 @@ test_expect_success 'a cancelled job' '
 	id=$(sb --wrap "$SLEEP60") &&
 	dispatch run -H hpc -- scancel "$id" &&
 	test_expect_code 1 dispatch wait -H hpc --interval 1 "$id" >out &&
-	test_grep "^$id@hpc CANCELLED.*: cancelled \(by uid $(id -u "$DISPATCH_TESTBED_USER") (scancel)\|(scancel, or an administrator)\)$" out
+	test_grep "^$id@hpc CANCELLED.*: cancelled \(by $DISPATCH_TESTBED_USER (uid $(id -u "$DISPATCH_TESTBED_USER"))\|(scancel, or an administrator)\)$" out
 '
 
 LOGDIR="$DISPATCH_TESTBED_DIR/cluster/log"

@@ -27,7 +27,7 @@ SQSH=$DISPATCH_TESTBED_SQSH
 # hpc-nopyxis2 (the plugin off on node2), in an inventory of our own.
 cp "$DISPATCH_INVENTORY" inv.yaml &&
 for h in hpc hpc-nopyxis hpc-nopyxis2; do
-	printf '  %s:\n    ssh: %s\n    cluster: testbed\n    type: slurm\n    partitions: [gpu, cpu]\n    cpu_partitions: [cpu]\n    mem: 500M\n    container_runtime: pyxis\n' \
+	printf '  %s:\n    ssh: %s\n    cluster: testbed\n    type: slurm\n    partitions: [gpu, cpu]\n    cpu_partitions: [cpu]\n    mem: 1000M\n    container_runtime: pyxis\n' \
 		"px-$h" "$h"
 done >>inv.yaml
 export DISPATCH_INVENTORY=$PWD/inv.yaml

@@ -10,12 +10,18 @@
  *   slurm-commands sacct ID...           wait's sacct half
  *   slurm-commands queue json|text [EOR] dispatch queue -t all
  *   slurm-commands paths ID              logs (scontrol show job)
+ *   slurm-commands pending [--limits] ID...  why pending jobs wait (status, queue)
+ *   slurm-commands end ID... [-- UID... [-- NODES...]]
+ *                                        how failed jobs ended (steps, cancellers,
+ *                                        NODE_FAIL jobs' nodes)
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "host_facts.h"
 #include "slurm/slurm.h"
+#include "slurm/slurm_end.h"
+#include "slurm/slurm_pending.h"
 #include "slurm/slurm_queue.h"
 
 int main(int argc, char **argv)
@@ -36,9 +42,23 @@ int main(int argc, char **argv)
 				    argc > 3 ? argv[3] : NULL);
 	} else if (!strcmp(what, "paths") && argc == 3) {
 		slurm_job_paths_command(&sb, argv[2]);
+	} else if (!strcmp(what, "end") && argc > 2) {
+		/* ID... [-- UID... [-- NODES...]]: each "--" ends the list before it */
+		char **lists[3] = { argv + 2, NULL, NULL };
+		for (int i = 2, k = 0; i < argc && k < 2; i++) {
+			if (strcmp(argv[i], "--"))
+				continue;
+			argv[i] = NULL;
+			lists[++k] = argv + i + 1;
+		}
+		slurm_end_command(&sb, lists[0], lists[1], lists[2]);
+	} else if (!strcmp(what, "pending") && argc > 2) {
+		bool limits = !strcmp(argv[2], "--limits");
+		slurm_pending_command(&sb, argv + 2 + limits, limits);
 	} else {
 		fprintf(stderr, "usage: slurm-commands probe | status|squeue|sacct ID... | "
-				"queue json|text [EOR] | paths ID\n");
+				"queue json|text [EOR] | paths ID | pending [--limits] ID... | "
+				"end ID... [-- UID... [-- NODES...]]\n");
 		return 2;
 	}
 	fputs(sb.buf ? sb.buf : "", stdout);

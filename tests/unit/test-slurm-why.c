@@ -28,7 +28,7 @@ int main(void)
 	check("RUNNING", "None", -1, -1, "node1", NULL);
 	check("COMPLETED", "None", 0, 0, "node1", NULL);
 	check("FAILED", "NonZeroExitCode", 3, 0, "node1", "its script exited with code 3");
-	check("FAILED", "None", 0, 9, "node1", "killed by signal 9 (KILL)");
+	check("FAILED", "None", 0, 9, "node1", "killed by signal 9 (SIGKILL)");
 	check("FAILED", "None", 0, 64, "node1", "killed by signal 64");
 	check("NODE_FAIL", "None", 0, 0, "node2", "a node it ran on failed (node2)");
 	check("OUT_OF_MEMORY", "None", 0, 125, "node1", "ran out of memory: killed for using more than its --mem");
