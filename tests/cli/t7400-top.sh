@@ -120,10 +120,16 @@ test_expect_success '--health: each node'"'"'s GPU health and XID source from th
 
 # The job of --procs: a step on both nodes whose sleep holds a GPU (the stand-in
 # lists a process whose CUDA_VISIBLE_DEVICES names a fixture GPU's UUID, here both:
-# the row shown is the one the step got), beside the batch script on node1.
+# the row shown is the one the step got), beside the batch script on node1; top
+# starts once squeue shows that step (bounded).
 test_expect_success '--procs: the job'"'"'s processes on both nodes, each on its GPU, one step per session' '
 	fake_smi hpc "$DATA/a100-node.query" all &&
 	pjob=$(WRAP="srun env CUDA_VISIBLE_DEVICES=$U0,$U1 DISPATCH_FAKE_GPU_MIB=555 sleep 200 & sleep 200; wait" run_job -N2 --gres=gpu:1) &&
+	for _ in $(seq 120); do
+		dispatch run -H hpc -- squeue -h -s -j "$pjob" -o %i >st && grep -qx "$pjob\.0" st && break
+		sleep 0.5
+	done &&
+	grep -qx "$pjob\.0" st &&
 	dispatch top -H hpc --interval 1 -n 3 --procs "$pjob" >out &&
 	test_grep "^node1  *00000000:[0-9A-F:.]*  *[0-9][0-9]*  *555  *[0-9]*%  *[0-9]*  *$DISPATCH_TESTBED_USER  *sleep$" out &&
 	test_grep "^node2  *00000000:[0-9A-F:.]*  *[0-9][0-9]*  *555  *[0-9]*%  *[0-9]*  *$DISPATCH_TESTBED_USER  *sleep$" out &&
