@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch top JOB: the GPUs of a running SLURM job, per node, sampled by
- * nvidia-smi through one overlap step per session (lib/slurm/gpu_top.h), over one
+ * nvidia-smi through one overlap step per session (lib/slurm/gpu_top.h), with
+ * --procs the job's processes from the same step (lib/slurm/slurm_procs.h), over one
  * connection: a refreshing table on a TTY, else one sample per interval as lines,
  * or one JSON document (one line) per sample.
  */
@@ -20,6 +21,7 @@
 #include "slurm/node_health.h"
 #include "slurm/plain_top.h"
 #include "slurm/plainjob.h"
+#include "slurm/slurm_procs.h"
 #include "transport/ssh.h"
 
 enum { OPT_HOST = 1, OPT_INTERVAL, OPT_COUNT, OPT_NODE, OPT_PROCS, OPT_HEALTH };
@@ -31,7 +33,7 @@ static const struct dp_option top_options[] = {
 	{ OPT_COUNT, 'n', "count", "N", "stop after N samples (default: until interrupted or the job ends)", NULL,
 	  .kind = DP_OPT_INT, .min = 1, .max = 1000000 },
 	{ OPT_NODE, 0, "node", "NODES", "only these nodes of the job (hostlist)", NULL },
-	{ OPT_PROCS, 0, "procs", NULL, "plain hosts: the job's processes on each GPU, with their GPU memory", NULL },
+	{ OPT_PROCS, 0, "procs", NULL, "the job's processes on each node (CPU, memory, user) and the GPU each holds", NULL },
 	{ OPT_HEALTH, 0, "health", NULL, "GPU health (ECC, row remaps, recovery action) and XID errors of each node, asked once", NULL },
 	{ 0 },
 };
@@ -45,7 +47,16 @@ struct session {
 	long count, samples;
 	bool tty, stopped, procs, health;
 	struct plain_top *plain;        /* a plain host's job: its processes */
+	struct slurm_procs *nodeprocs;  /* a SLURM job with --procs: each node's */
 };
+
+/* The job's processes on node i, when known. */
+static const struct plain_top *node_procs(const struct session *s, size_t i)
+{
+	if (s->plain)
+		return i == 0 ? s->plain : NULL;
+	return s->nodeprocs ? slurm_procs_node(s->nodeprocs, i) : NULL;
+}
 
 static const char *node_flag(const struct gpu_node *n, size_t nrows, double now, double interval)
 {
@@ -95,53 +106,94 @@ static void json_num(cJSON *o, const char *key, double v)
 		cJSON_AddNumberToObject(o, key, v);
 }
 
-/* --procs: the job's processes on GPU r (plain hosts). */
+static cJSON *proc_json(const struct top_proc *pr, long pid, double mem_mib, bool gpu)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "pid", (double)pid);
+	if (gpu)
+		json_num(o, "memory_used_mib", mem_mib);
+	json_add_str_or_null(o, "command", pr ? pr->command : NULL);
+	json_add_str_or_null(o, "user", pr ? pr->user : NULL);
+	json_num(o, "cpu_pct", pr ? pr->cpu : NAN);
+	json_num(o, "rss_kib", pr ? (double)pr->rss_kib : NAN);
+	return o;
+}
+
+/* --procs: the job's processes on GPU r. */
 static void procs_json(const struct plain_top *p, const struct gpu_row *r, cJSON *arr)
 {
 	const struct top_app **apps;
 	size_t na = plain_top_gpu_procs(p, r->uuid, &apps);
-	for (size_t a = 0; a < na; a++) {
-		const struct top_proc *pr = plain_top_proc(p, apps[a]->pid);
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "pid", (double)apps[a]->pid);
-		json_num(o, "memory_used_mib", apps[a]->mem_mib);
-		json_add_str_or_null(o, "command", pr ? pr->command : NULL);
-		cJSON_AddItemToArray(arr, o);
-	}
+	for (size_t a = 0; a < na; a++)
+		cJSON_AddItemToArray(arr, proc_json(plain_top_proc(p, apps[a]->pid), apps[a]->pid,
+						    apps[a]->mem_mib, true));
 	free(apps);
 }
 
+/* Whether the job's process pid holds one of the GPUs shown (rows). */
+static bool on_shown_gpu(const struct plain_top *p, long pid, const struct gpu_row **rows, size_t nr)
+{
+	for (size_t a = 0; a < p->napps; a++)
+		for (size_t k = 0; p->apps[a].pid == pid && k < nr; k++)
+			if (rows[k]->uuid && streq(rows[k]->uuid, p->apps[a].uuid))
+				return true;
+	return false;
+}
+
+static void proc_row(struct table *t, const char *node, const char *gpu, const struct top_proc *pr,
+		     long pid, double mem_mib)
+{
+	_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
+	num(&m, mem_mib, "");
+	table_add(t, node);
+	table_add(t, gpu);
+	table_addf(t, "%ld", pid);
+	table_add(t, m.buf);
+	if (pr) {
+		table_addf(t, "%.0f%%", pr->cpu);
+		table_addf(t, "%.0f", (double)pr->rss_kib / 1024);
+		if (pr->user)
+			table_add(t, pr->user);
+		else
+			table_addf(t, "%ld", pr->uid);
+	} else {
+		table_add(t, "-");
+		table_add(t, "-");
+		table_add(t, "-");
+	}
+	table_add(t, pr ? pr->command : "?");
+}
+
+/* --procs: the job's processes on each GPU of each node, then those holding none. */
 static void procs_text(const struct session *s)
 {
-	struct table t = { .ncols = 6, .trim = true };
-	table_row(&t, "NODE", "GPU", "PID", "GPU-MEM(MiB)", "CPU", "COMMAND", NULL);
-	const struct gpu_node *n = &s->top.nodes[0];
-	const struct gpu_row **rows;
-	size_t nr = gpu_top_node_rows(&s->top, n, &rows);
-	for (size_t k = 0; k < nr; k++) {
-		const struct top_app **apps;
-		size_t na = plain_top_gpu_procs(s->plain, rows[k]->uuid, &apps);
-		for (size_t a = 0; a < na; a++) {
-			const struct top_proc *pr = plain_top_proc(s->plain, apps[a]->pid);
-			_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
-			num(&m, apps[a]->mem_mib, "");
-			table_add(&t, n->name);
-			table_add(&t, rows[k]->bus_id ? rows[k]->bus_id : rows[k]->key);
-			table_addf(&t, "%ld", apps[a]->pid);
-			table_add(&t, m.buf);
-			table_addf(&t, "%.0f%%", pr ? pr->cpu : 0);
-			table_add(&t, pr ? pr->command : "?");
+	struct table t = { .ncols = 8, .trim = true };
+	table_row(&t, "NODE", "GPU", "PID", "GPU-MEM(MiB)", "CPU", "RSS(MiB)", "USER", "COMMAND", NULL);
+	for (size_t i = 0; i < s->top.nnodes; i++) {
+		const struct gpu_node *n = &s->top.nodes[i];
+		const struct plain_top *p = node_procs(s, i);
+		if (!p)
+			continue;
+		const struct gpu_row **rows;
+		size_t nr = gpu_top_node_rows(&s->top, n, &rows), held = 0;
+		for (size_t k = 0; k < nr; k++) {
+			const struct top_app **apps;
+			size_t na = plain_top_gpu_procs(p, rows[k]->uuid, &apps);
+			for (size_t a = 0; a < na; a++)
+				proc_row(&t, n->name, rows[k]->bus_id ? rows[k]->bus_id : rows[k]->key,
+					 plain_top_proc(p, apps[a]->pid), apps[a]->pid, apps[a]->mem_mib);
+			held += na;
+			free(apps);
 		}
-		free(apps);
+		for (size_t k = 0; k < p->njob; k++)
+			if (!on_shown_gpu(p, p->job[k]->pid, rows, nr))
+				proc_row(&t, n->name, "-", p->job[k], p->job[k]->pid, NAN);
+		free(rows);
+		if (nr > 0 && held == 0) /* GPUs shown (nvidia-smi answers), none held */
+			printf("%s: none of the job's processes holds a GPU\n", n->name);
 	}
-	free(rows);
-	if (t.n > t.ncols) {
-		putchar('\n');
-		table_print(&t);
-	} else {
-		printf("%s: none of the job's processes holds a GPU\n", n->name);
-		table_print(&t); /* frees the header */
-	}
+	putchar('\n');
+	table_print(&t);
 }
 
 static void show_json(struct session *s, double now)
@@ -184,23 +236,36 @@ static void show_json(struct session *s, double now)
 							: r->shared ? "shared" : NULL);
 			if (s->plain)
 				cJSON_AddBoolToObject(g, "shared", r->shared);
-			if (s->plain && s->procs)
-				procs_json(s->plain, r, cJSON_AddArrayToObject(g, "processes"));
+			if (s->procs && node_procs(s, i))
+				procs_json(node_procs(s, i), r, cJSON_AddArrayToObject(g, "processes"));
 			cJSON_AddItemToArray(gpus, g);
 		}
-		free(rows);
 		if (s->health) {
 			struct gpu_health_report hr;
 			gpu_health_parse(n->health ? n->health : "", &hr);
 			cJSON_AddItemToObject(o, "health", n->health ? gpu_health_json(&hr) : cJSON_CreateNull());
 			gpu_health_release(&hr);
 		}
-		if (s->plain) {
+		const struct plain_top *p = node_procs(s, i);
+		if (p) {
 			cJSON *pr = cJSON_AddObjectToObject(o, "processes");
-			cJSON_AddNumberToObject(pr, "count", (double)s->plain->njob);
-			cJSON_AddNumberToObject(pr, "cpu_pct", s->plain->cpu);
-			cJSON_AddNumberToObject(pr, "rss_kib", (double)s->plain->rss_kib);
+			cJSON_AddNumberToObject(pr, "count", (double)p->njob);
+			cJSON_AddNumberToObject(pr, "cpu_pct", p->cpu);
+			cJSON_AddNumberToObject(pr, "rss_kib", (double)p->rss_kib);
+			if (s->nodeprocs)
+				cJSON_AddStringToObject(pr, "found_by", s->nodeprocs->how[i]);
+			if (s->procs) {
+				/* the job's processes holding none of the GPUs above */
+				cJSON *none = cJSON_AddArrayToObject(pr, "without_gpu");
+				for (size_t k = 0; k < p->njob; k++)
+					if (!on_shown_gpu(p, p->job[k]->pid, rows, nr))
+						cJSON_AddItemToArray(none, proc_json(p->job[k], p->job[k]->pid,
+										     NAN, false));
+			}
+		} else if (s->nodeprocs) {
+			cJSON_AddNullToObject(o, "processes"); /* not reported yet */
 		}
+		free(rows);
 		cJSON_AddItemToArray(nodes, o);
 	}
 	char *text = cJSON_PrintUnformatted(doc);
@@ -261,7 +326,7 @@ static void show_text(struct session *s, double now)
 			       "asked for with --gpus; before SLURM 22.05 an --overlap step shares no "
 			       "GRES (SLURM_STEP_GPUS='%s')\n", n->name, n->allocated,
 			       n->step_gpus ? n->step_gpus : "");
-		else if (flag && streq(flag, "no-gpus-allocated") && !s->plain)
+		else if (flag && streq(flag, "no-gpus-allocated") && !s->plain && !s->nodeprocs)
 			printf("%s: the job holds no GPUs there\n", n->name);
 	}
 	for (size_t i = 0; s->health && (s->tty || s->samples == 1) && i < s->top.nnodes; i++) {
@@ -274,13 +339,18 @@ static void show_text(struct session *s, double now)
 		gpu_health_print(n->name, &hr);
 		gpu_health_release(&hr);
 	}
-	if (!s->plain)
-		return;
-	const struct gpu_node *n = &s->top.nodes[0];
-	printf("%s: %zu processes of the job, CPU %.0f%%, RSS %.0f MiB%s\n", n->name,
-	       s->plain->njob, s->plain->cpu, (double)s->plain->rss_kib / 1024,
-	       n->allocated == 0 ? " (the job holds no GPUs: its processes' CPU and memory only)" : "");
-	if (s->procs && n->allocated > 0)
+	for (size_t i = 0; (s->plain || s->nodeprocs) && i < s->top.nnodes; i++) {
+		const struct gpu_node *n = &s->top.nodes[i];
+		const struct plain_top *p = node_procs(s, i);
+		if (!p)
+			printf("%s: the job's processes: not reported yet\n", n->name);
+		else
+			printf("%s: %zu processes of the job, CPU %.0f%%, RSS %.0f MiB%s\n", n->name,
+			       p->njob, p->cpu, (double)p->rss_kib / 1024,
+			       n->allocated == 0 ? " (the job holds no GPUs: its processes' CPU and memory only)"
+						 : "");
+	}
+	if (s->procs)
 		procs_text(s);
 }
 
@@ -305,6 +375,8 @@ static int on_stdout(void *data, const char *buf, size_t len)
 		bool tick = gpu_top_feed(&s->top, start, monotonic_seconds());
 		if (s->plain)
 			plain_top_feed(s->plain, start);
+		if (s->nodeprocs)
+			slurm_procs_feed(s->nodeprocs, &s->top, start);
 		if (tick) {
 			if (s->plain)
 				plain_top_settle(s->plain, &s->top);
@@ -484,10 +556,6 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 					   ref->host);
 		return top_plain(ctx, ss, ref, interval, count, procs, health);
 	}
-	if (procs)
-		return usage_error(ctx, "--procs: job '%s' runs on SLURM, where dispatch top does not "
-				   "list processes yet (plain hosts only)", ref->arg);
-
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
 	int status;
 	_cleanup_(gpu_top_job_release) struct gpu_top_job j = { 0 };
@@ -506,14 +574,18 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	/* a step outlives nothing: the tick loop ends it when the connection goes, and
 	 * with --count it is bounded besides */
 	long minutes = count ? (count * interval + 59) / 60 + 1 : 0;
-	gpu_top_slurm_command(&cmd, ref->id, &j, (int)interval, minutes, health);
+	gpu_top_slurm_command(&cmd, ref->id, &j, (int)interval, minutes, health, procs);
+	struct slurm_procs nodeprocs;
 	struct session s = {
 		.ctx = ctx, .job = ref->id, .host = ref->host,
 		.partial = STRBUF_INIT, .err = STRBUF_INIT,
-		.interval = (int)interval, .count = count, .health = health,
+		.interval = (int)interval, .count = count, .health = health, .procs = procs,
+		.nodeprocs = procs ? &nodeprocs : NULL,
 		.tty = stdout_is_tty() && !ctx->json,
 	};
 	gpu_top_init(&s.top, &j);
+	if (procs)
+		slurm_procs_init(&nodeprocs, &s.top);
 	struct ssh_exec x = {
 		.command = cmd.buf,
 		.in_fd = -1,
@@ -533,6 +605,8 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 		note_msg("the steps of job '%s' ended (the job may have ended)", ref->arg);
 		ret = count ? DPE_FAIL : 0;
 	}
+	if (procs)
+		slurm_procs_release(&nodeprocs);
 	gpu_top_release(&s.top);
 	strbuf_release(&s.partial);
 	strbuf_release(&s.err);
@@ -553,10 +627,12 @@ const struct dispatch_cmd dispatch_cmd_top = {
 		"--json. GPUs are those SLURM gave the job (SLURM_STEP_GPUS), keyed by bus id\n"
 		"and UUID; values nvidia-smi cannot give are '-' (null in JSON). A node is\n"
 		"flagged no-nvidia-smi, stale (silent past two intervals), no-gpus-visible or\n"
-		"nvidia-smi-failed while the others keep updating. On a plain host, one script\n"
-		"per refresh: the job's processes (its process group and their descendants),\n"
-		"its GPUs (leased, or held by its processes; 'shared' when another user's\n"
-		"process holds one too) and, with --procs, its processes on each GPU.",
+		"nvidia-smi-failed while the others keep updating. With --procs, the same step\n"
+		"lists the job's processes on each node every interval (scontrol listpids, the\n"
+		"top step's own left out): CPU, memory, user, and the GPU each holds. On a\n"
+		"plain host, one script per refresh: the job's processes (its process group\n"
+		"and their descendants), its GPUs (leased, or held by its processes; 'shared'\n"
+		"when another user's process holds one too) and, with --procs, the processes.",
 	.opts = top_options,
 	.min_args = 1,
 	.max_args = 1,

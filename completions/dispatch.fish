@@ -222,7 +222,7 @@ complete -c dispatch -n '__fish_seen_subcommand_from top' -s H -l host -x -a '(d
 complete -c dispatch -n '__fish_seen_subcommand_from top' -l interval -x -d 'seconds between samples (default 2)'
 complete -c dispatch -n '__fish_seen_subcommand_from top' -s n -l count -x -d 'stop after N samples (default  until interrupted or the job ends)'
 complete -c dispatch -n '__fish_seen_subcommand_from top' -l node -x -d 'only these nodes of the job (hostlist)'
-complete -c dispatch -n '__fish_seen_subcommand_from top' -l procs -d 'plain hosts  the job'\''s processes on each GPU, with their GPU memory'
+complete -c dispatch -n '__fish_seen_subcommand_from top' -l procs -d 'the job'\''s processes on each node (CPU, memory, user) and the GPU each holds'
 complete -c dispatch -n '__fish_seen_subcommand_from top' -l health -d 'GPU health (ECC, row remaps, recovery action) and XID errors of each node, asked once'
 complete -c dispatch -n '__fish_seen_subcommand_from wait' -s H -l host -x -a '(dispatch hosts --names 2>/dev/null)' -d 'the host of jobs given by bare ID (settles an ambiguous ID)'
 complete -c dispatch -n '__fish_seen_subcommand_from wait' -l interval -x -d 'the longest time between polls, in seconds (default 30; polls start at 2 s and back off)'

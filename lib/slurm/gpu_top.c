@@ -10,6 +10,7 @@
 #include "base/shquote.h"
 #include "slurm/hostlist.h"
 #include "slurm/node_health.h"
+#include "slurm/slurm_procs.h"
 
 void gpu_top_job_command(struct strbuf *sb, const char *id)
 {
@@ -189,7 +190,7 @@ void gpu_top_probe_script(struct strbuf *sb)
 }
 
 /* The script each step runs on its node (sh -c). */
-static void node_script(struct strbuf *sb, int interval, bool health)
+static void node_script(struct strbuf *sb, int interval, bool health, bool procs)
 {
 	strbuf_adds(sb, "n=${SLURMD_NODENAME:-$(hostname)}\n"
 			"p() { printf '" MARK_TOP " %s %s\\n' \"$n\" \"$*\"; }\n"
@@ -200,19 +201,26 @@ static void node_script(struct strbuf *sb, int interval, bool health)
 		gpu_health_command(sb);
 		strbuf_adds(sb, ") 2>/dev/null | while IFS= read -r l; do p health \"$l\"; done\n");
 	}
+	if (procs) {
+		/* the processes every interval, beside nvidia-smi, whatever it does */
+		slurm_procs_script(sb, interval);
+		strbuf_adds(sb, "(\n");
+	}
 	strbuf_adds(sb, "command -v nvidia-smi >/dev/null 2>&1 || { p no-nvidia-smi; exit 0; }\n");
 	gpu_top_probe_script(sb);
 	strbuf_addf(sb, "nvidia-smi --query-gpu=\"$q\" --format=csv,noheader,nounits -l %d 2>&1 | "
 			"while IFS= read -r l; do p row \"$l\"; done\n"
 			"p ended\n",
 		    interval);
+	if (procs)
+		strbuf_adds(sb, ")\nwait\n");
 }
 
 void gpu_top_slurm_command(struct strbuf *sb, const char *id, const struct gpu_top_job *j,
-			   int interval, long minutes, bool health)
+			   int interval, long minutes, bool health, bool procs)
 {
 	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT;
-	node_script(&script, interval, health);
+	node_script(&script, interval, health, procs);
 	strbuf_adds(sb, "trap '' PIPE\npids=\n");
 	bool *done = xcalloc(j->n ? j->n : 1, sizeof(bool));
 	for (size_t i = 0; i < j->n; i++) {
@@ -295,14 +303,6 @@ void gpu_top_release(struct gpu_top *t)
 		row_release(&t->rows[i]);
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
-}
-
-static struct gpu_node *node_named(struct gpu_top *t, const char *name, size_t len)
-{
-	for (size_t i = 0; i < t->nnodes; i++)
-		if (strlen(t->nodes[i].name) == len && memcmp(t->nodes[i].name, name, len) == 0)
-			return &t->nodes[i];
-	return NULL;
 }
 
 static void set_str(char **dst, const char *s)
@@ -486,7 +486,7 @@ out:
 	free(v);
 }
 
-bool gpu_top_feed(struct gpu_top *t, const char *line, double now)
+long gpu_top_line_node(const struct gpu_top *t, const char *line, const char **kind)
 {
 	/* srun -l: "12: " */
 	const char *s = line;
@@ -497,21 +497,34 @@ bool gpu_top_feed(struct gpu_top *t, const char *line, double now)
 		d++;
 	if (d > s && d[0] == ':' && d[1] == ' ')
 		s = d + 2;
-	if (marker_value(s, MARK_TOP_TICK)) {
+	*kind = s;
+	if (marker_value(s, MARK_TOP_TICK))
+		return GPU_TOP_TICK;
+	const char *rest = marker_value(s, MARK_TOP);
+	const char *sp = rest ? strchr(rest, ' ') : NULL;
+	if (!sp)
+		return -1;
+	for (size_t i = 0; i < t->nnodes; i++)
+		if (strlen(t->nodes[i].name) == (size_t)(sp - rest) &&
+		    memcmp(t->nodes[i].name, rest, (size_t)(sp - rest)) == 0) {
+			*kind = sp + 1;
+			return (long)i;
+		}
+	return -1;
+}
+
+bool gpu_top_feed(struct gpu_top *t, const char *line, double now)
+{
+	const char *kind, *arg;
+	long i = gpu_top_line_node(t, line, &kind);
+	if (i == GPU_TOP_TICK) {
 		t->ticks++;
 		return true;
 	}
-	const char *rest = marker_value(s, MARK_TOP);
-	if (!rest || !*rest)
+	if (i < 0)
 		return false;
-	const char *sp = strchr(rest, ' ');
-	if (!sp)
-		return false;
-	struct gpu_node *n = node_named(t, rest, (size_t)(sp - rest));
-	if (!n)
-		return false;
+	struct gpu_node *n = &t->nodes[i];
 	n->seen = now;
-	const char *kind = sp + 1, *arg;
 	if ((arg = after_prefix(kind, "step-gpus")) && (!*arg || *arg == ' ')) {
 		set_str(&n->step_gpus, *arg ? arg + 1 : "");
 	} else if ((arg = after_prefix(kind, "cuda")) && (!*arg || *arg == ' ')) {

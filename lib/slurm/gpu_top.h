@@ -57,9 +57,11 @@ void gpu_top_job_release(struct gpu_top_job *j);
 /* The login-node command: the sruns and the tick. interval in seconds (>= 1);
  * minutes > 0 bounds each step (srun -t). With health, each node first runs
  * gpu_health_command (lib/slurm/node_health.h) once, its lines sent as
- * "dispatch-top NODE health LINE" (kept in the node's health). */
+ * "dispatch-top NODE health LINE" (kept in the node's health). With procs, each
+ * node also lists the job's processes every interval, beside nvidia-smi, in the same
+ * step (lib/slurm/slurm_procs.h). */
 void gpu_top_slurm_command(struct strbuf *sb, const char *id, const struct gpu_top_job *j,
-			   int interval, long minutes, bool health);
+			   int interval, long minutes, bool health, bool procs);
 
 /* Shell text that sets q to the fields of gpu_field_name nvidia-smi has here
  * (--help-query-gpu) and prints "fields Q" through p (p KIND ARGS prints one line
@@ -121,6 +123,11 @@ struct gpu_top {
 
 void gpu_top_init(struct gpu_top *t, const struct gpu_top_job *j);
 void gpu_top_release(struct gpu_top *t);
+/* The node a line of the session's output is about (srun -l's "N: " prefix
+ * allowed): its index in t->nodes, with *kind at what follows the node's name;
+ * GPU_TOP_TICK for the tick line; -1 for any other line (or another node). */
+#define GPU_TOP_TICK (-2L)
+long gpu_top_line_node(const struct gpu_top *t, const char *line, const char **kind);
 /* One line of the session's output (srun -l's "N: " prefix allowed), at time now.
  * Returns true for a tick line (time to show a sample). Other lines are ignored. */
 bool gpu_top_feed(struct gpu_top *t, const char *line, double now);

@@ -47,8 +47,10 @@ void plain_top_init(struct plain_top *p, long pgid)
 
 void plain_top_reset(struct plain_top *p)
 {
-	for (size_t i = 0; i < p->nps; i++)
+	for (size_t i = 0; i < p->nps; i++) {
 		free(p->ps[i].command);
+		free(p->ps[i].user);
+	}
 	free(p->ps);
 	for (size_t i = 0; i < p->napps; i++)
 		free(p->apps[i].uuid);
@@ -81,8 +83,9 @@ static bool whole_long(const char *s, long *v)
 	return true;
 }
 
-/* "PID PPID PGID UID %CPU RSS COMMAND" (blanks between, the command may hold some) */
-static void feed_ps(struct plain_top *p, const char *s)
+/* "PID PPID PGID UID %CPU RSS COMMAND" (blanks between, the command may hold
+ * some); with_user, "... COMMAND USER": the user is the last word. */
+static void feed_ps(struct plain_top *p, const char *s, bool with_user)
 {
 	long v[4], rss;
 	char *end;
@@ -109,9 +112,25 @@ static void feed_ps(struct plain_top *p, const char *s)
 	q = end;
 	while (*q == ' ')
 		q++;
+	size_t len = strlen(q);
+	char *user = NULL;
+	if (with_user) {
+		while (len && q[len - 1] == ' ')
+			len--;
+		size_t u = len;
+		while (u && q[u - 1] != ' ')
+			u--;
+		if (u == 0 || u == len)
+			return; /* no user, or no command before it */
+		user = xstrndup(q + u, len - u);
+		len = u;
+		while (len && q[len - 1] == ' ')
+			len--;
+	}
 	p->ps = xrealloc(p->ps, (p->nps + 1) * sizeof(*p->ps));
 	p->ps[p->nps++] = (struct top_proc){ .pid = v[0], .ppid = v[1], .pgid = v[2], .uid = v[3],
-					     .cpu = cpu, .rss_kib = rss, .command = xstrdup(q) };
+					     .cpu = cpu, .rss_kib = rss, .command = xstrndup(q, len),
+					     .user = user };
 }
 
 /* "PID, UUID, MIB" ("[N/A]" for the memory under MIG or WSL) */
@@ -140,9 +159,14 @@ bool plain_top_feed(struct plain_top *p, const char *line)
 		return true;
 	const char *rest = marker_value(line, MARK_TOP);
 	const char *sp = rest ? strchr(rest, ' ') : NULL;
-	if (!sp)
-		return false;
-	const char *kind = sp + 1, *arg;
+	if (sp)
+		plain_top_feed_kind(p, sp + 1);
+	return false;
+}
+
+void plain_top_feed_kind(struct plain_top *p, const char *kind)
+{
+	const char *arg;
 	long v;
 	if ((arg = after_prefix(kind, "me ")) && whole_long(arg, &v)) {
 		p->me = v;
@@ -152,11 +176,12 @@ bool plain_top_feed(struct plain_top *p, const char *line)
 	} else if (streq(kind, "ended")) {
 		p->ended = true;
 	} else if ((arg = after_prefix(kind, "ps "))) {
-		feed_ps(p, arg);
+		feed_ps(p, arg, false);
+	} else if ((arg = after_prefix(kind, "proc "))) {
+		feed_ps(p, arg, true);
 	} else if ((arg = after_prefix(kind, "app "))) {
 		feed_app(p, arg);
 	}
-	return false;
 }
 
 const struct top_proc *plain_top_proc(const struct plain_top *p, long pid)
@@ -189,13 +214,13 @@ static bool listed(const char *list, long index)
 	return false;
 }
 
-void plain_top_settle(struct plain_top *p, struct gpu_top *t)
+void plain_top_settle_procs(struct plain_top *p)
 {
 	/* the group, then descendants until nothing is added */
 	bool *in = xcalloc(p->nps ? p->nps : 1, sizeof(bool));
 	for (size_t i = 0; i < p->nps; i++)
-		in[i] = p->pgid > 1 && p->ps[i].pgid == p->pgid;
-	for (bool more = true; more;) {
+		in[i] = p->job_only || (p->pgid > 1 && p->ps[i].pgid == p->pgid);
+	for (bool more = !p->job_only; more;) {
 		more = false;
 		for (size_t i = 0; i < p->nps; i++) {
 			if (in[i])
@@ -220,6 +245,11 @@ void plain_top_settle(struct plain_top *p, struct gpu_top *t)
 		p->rss_kib += p->ps[i].rss_kib;
 	}
 	free(in);
+}
+
+void plain_top_settle(struct plain_top *p, struct gpu_top *t)
+{
+	plain_top_settle_procs(p);
 
 	int count = 0;
 	for (size_t r = 0; r < t->nrows; r++) {

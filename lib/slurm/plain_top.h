@@ -7,6 +7,8 @@
  *   lease GPUS              the GPUs the launcher leased for the job (indices, "-": none)
  *   ended                   the job has its exit_status: it ended
  *   ps PID PPID PGID UID %CPU RSS_KIB COMMAND    every process of the host (ps -e)
+ *   proc PID PPID PGID UID %CPU RSS_KIB COMMAND USER    the same with the user's name
+ *                          last (ps pads every column but the last; SLURM nodes)
  *   app PID, UUID, MIB      nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory
  *   fields ... / row ...    nvidia-smi --query-gpu, as on a SLURM node (gpu_top.h)
  *   no-nvidia-smi, failed MSG
@@ -34,6 +36,7 @@ struct top_proc {
 	double cpu;             /* %CPU as ps gives it */
 	long rss_kib;
 	char *command;
+	char *user;             /* "proc" lines (SLURM nodes); NULL from "ps" lines */
 };
 
 struct top_app {
@@ -44,6 +47,8 @@ struct top_app {
 
 struct plain_top {
 	long pgid;
+	bool job_only;          /* every process line is the job's (a SLURM node's list,
+				   lib/slurm/slurm_procs.h): no group to follow */
 	long me;                /* -1 until said */
 	char *lease;            /* "0,1", "" none, NULL not said */
 	bool ended;
@@ -63,6 +68,11 @@ void plain_top_release(struct plain_top *p);
 /* A line of the script's output: the plain kinds are kept here; gpu_top_feed takes
  * the others (call both). Returns true for the tick. */
 bool plain_top_feed(struct plain_top *p, const char *line);
+/* The same, from what follows the node's name ("ps ...", "app ..."). */
+void plain_top_feed_kind(struct plain_top *p, const char *kind);
+/* The job's processes (its group and their descendants, or every line when listed),
+ * their CPU and RSS summed. */
+void plain_top_settle_procs(struct plain_top *p);
 /* At the tick: the job's processes, its GPUs (rows of t marked in_step, shared), and
  * node 0's allocated count set to them; then ready for the next refresh (ps and apps
  * are kept until then, for plain_top_gpu_procs). */

@@ -3,16 +3,20 @@
  * dispatch top's parsers on any bytes, aborting on a broken property: scontrol's
  * record gives nodes with GPU counts >= 0; the session's lines, fed to a two-node
  * session, keep every row on a known node with a non-empty key, and the rows a node
- * shows are its own; fed to a plain host's session (lib/slurm/plain_top.h), the
+ * shows are its own, and each node's --procs list (lib/slurm/slurm_procs.h) holds
+ * whole process lines (a command, a user), sums not negative, the GPU processes
+ * its own; fed to a plain host's session (lib/slurm/plain_top.h), the
  * job's processes are the group's and their descendants, sums are not negative, a
  * GPU flagged shared is the job's, and the GPUs counted are the ones marked.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/marker.h"
 #include "slurm/gpu_top.h"
 #include "slurm/plain_top.h"
+#include "slurm/slurm_procs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,11 +36,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gpu_top_parse_job(two, &j);
 	struct gpu_top t;
 	gpu_top_init(&t, &j);
+	struct slurm_procs sp;
+	slurm_procs_init(&sp, &t);
 	struct line_iter it = LINE_ITER_INIT(text);
 	double now = 1;
-	for (char *l; (l = line_next(&it));)
+	for (char *l; (l = line_next(&it));) {
 		gpu_top_feed(&t, l, now++);
+		slurm_procs_feed(&sp, &t, l);
+	}
 	line_iter_release(&it);
+	for (size_t k = 0; k < t.nnodes; k++) {
+		const struct plain_top *p = slurm_procs_node(&sp, k);
+		if (!p)
+			continue;
+		if (p->njob != p->nps || p->cpu < 0 || p->rss_kib < 0 || !sp.how[k])
+			abort();
+		for (size_t i = 0; i < p->njob; i++)
+			if (!*p->job[i]->command || !p->job[i]->user || !*p->job[i]->user ||
+			    strchr(p->job[i]->user, ' '))
+				abort();
+		for (size_t a = 0; a < p->napps; a++) {
+			const struct top_app **apps;
+			size_t n = plain_top_gpu_procs(p, p->apps[a].uuid, &apps);
+			for (size_t i = 0; i < n; i++)
+				if (!plain_top_proc(p, apps[i]->pid))
+					abort();
+			free(apps);
+		}
+	}
+	slurm_procs_release(&sp);
 	for (size_t i = 0; i < t.nrows; i++)
 		if (!t.rows[i].key || !*t.rows[i].key ||
 		    (!streq(t.rows[i].node, "n1") && !streq(t.rows[i].node, "n2")))

@@ -36,7 +36,7 @@ static void test_job(void)
 	CHECK_INT(j.alloc[0].gpus, 2);
 	CHECK_INT(j.alloc[1].gpus, 1);
 	struct strbuf sb = STRBUF_INIT;
-	gpu_top_slurm_command(&sb, "7", &j, 2, 3, false);
+	gpu_top_slurm_command(&sb, "7", &j, 2, 3, false, false);
 	CHECK_CONTAINS(sb.buf, "srun --jobid='7' --overlap --nodes=1 --ntasks-per-node=1 --nodelist='node1' --gpus=2 -l -u --input=none -t 3 sh -c");
 	CHECK_CONTAINS(sb.buf, "--nodelist='node2' --gpus=1");
 	CHECK_CONTAINS(sb.buf, "echo dispatch-top-tick");
