@@ -345,8 +345,8 @@ static void show_text(struct session *s, double now)
 		if (!p)
 			printf("%s: the job's processes: not reported yet\n", n->name);
 		else
-			printf("%s: %zu processes of the job, CPU %.0f%%, RSS %.0f MiB%s\n", n->name,
-			       p->njob, p->cpu, (double)p->rss_kib / 1024,
+			printf("%s: %zu process%s of the job, CPU %.0f%%, RSS %.0f MiB%s\n", n->name,
+			       p->njob, p->njob == 1 ? "" : "es", p->cpu, (double)p->rss_kib / 1024,
 			       n->allocated == 0 ? " (the job holds no GPUs: its processes' CPU and memory only)"
 						 : "");
 	}

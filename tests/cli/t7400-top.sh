@@ -134,7 +134,7 @@ test_expect_success '--procs: the job'"'"'s processes on both nodes, each on its
 	test_grep "^node1  *00000000:[0-9A-F:.]*  *[0-9][0-9]*  *555  *[0-9]*%  *[0-9]*  *$DISPATCH_TESTBED_USER  *sleep$" out &&
 	test_grep "^node2  *00000000:[0-9A-F:.]*  *[0-9][0-9]*  *555  *[0-9]*%  *[0-9]*  *$DISPATCH_TESTBED_USER  *sleep$" out &&
 	test_grep "^node1  *-  *[0-9][0-9]*  *-  *[0-9]*%  *[0-9]*  *$DISPATCH_TESTBED_USER  *slurm_script$" out &&
-	test_grep "^node2: 1 processes of the job, CPU [0-9]*%, RSS [0-9]* MiB$" out &&
+	test_grep "^node2: 1 process of the job, CPU [0-9]*%, RSS [0-9]* MiB$" out &&
 	! grep -q "^node2 .*slurm_script$" out &&
 	! grep -q " \(sh\|nvidia-smi\|scontrol\|awk\|ps\)$" out &&
 	dispatch --json top -H hpc --interval 1 -n 3 --procs "$pjob" >j &&

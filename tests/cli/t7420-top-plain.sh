@@ -61,7 +61,7 @@ test_expect_success 'the leased GPU, the job processes, --procs with their GPU m
 	dispatch top -n 1 "$job" >out &&
 	test "$(grep -c "^inner " out)" = 1 &&
 	test_grep "^$row$" out &&
-	test_grep "^inner: [0-9]* processes of the job, CPU [0-9]*%, RSS [0-9]* MiB$" out &&
+	test_grep "^inner: [0-9]* process[es]* of the job, CPU [0-9]*%, RSS [0-9]* MiB$" out &&
 	dispatch top -n 1 --procs "$job" >out &&
 	test "$(grep -c "^inner  $(cat bus)  [0-9]*  *777  .*sleep$" out)" = 2
 '
@@ -88,7 +88,7 @@ test_expect_success 'a job without GPUs: its processes'"'"' CPU and memory, with
 	job=$(run_job t7420c -- "sleep 60") &&
 	dispatch top -n 1 "$job" >out &&
 	test_grep "^inner  *-  *-  *-  *-  *-  *-  *no-gpus-allocated$" out &&
-	test_grep "^inner: [0-9]* processes of the job, CPU [0-9]*%, RSS [0-9]* MiB (the job holds no GPUs: its processes. CPU and memory only)$" out &&
+	test_grep "^inner: [0-9]* process[es]* of the job, CPU [0-9]*%, RSS [0-9]* MiB (the job holds no GPUs: its processes. CPU and memory only)$" out &&
 	dispatch --json top -n 1 "$job" >j &&
 	test "$(jq_ "d[\"nodes\"][0][\"gpus\"]" j)" = "[]" &&
 	test "$(jq_ "d[\"nodes\"][0][\"allocated_gpus\"]" j)" = 0 &&
@@ -100,7 +100,7 @@ test_expect_success 'no nvidia-smi on the host: flagged, the processes still sho
 	fake_gpus_off inner &&
 	dispatch top -n 1 "$job" >out &&
 	test_grep "^inner  *-  .*no-nvidia-smi$" out &&
-	test_grep "^inner: [0-9]* processes of the job" out &&
+	test_grep "^inner: [0-9]* process[es]* of the job" out &&
 	fake_smi inner "$TEST_SRCDIR/tests/unit/data/nvidia-smi/a100-node.query" all
 '
 
