@@ -39,12 +39,9 @@ bool slurm_pending_wants_limits(const char *reason)
 
 void slurm_pending_command(struct strbuf *sb, char *const *ids, bool limits)
 {
-	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
-	for (size_t i = 0; ids && ids[i]; i++)
-		strbuf_addf(&list, "%s%s", i ? "," : "", ids[i]);
 	marker_echo(sb, SEC_JOBS);
 	strbuf_adds(sb, "q=$(squeue --start -h -j ");
-	sh_quote(sb, list.buf);
+	slurm_id_list(sb, ids);
 	strbuf_adds(sb, " -o '" JOB_FORMAT "' 2>/dev/null)\nprintf '%s\\n' \"$q\"\n");
 	/* the jobs the dependencies name: "afterok:4(unfulfilled),afterany:5_1(...)" */
 	strbuf_adds(sb, "d=$(printf '%s\\n' \"$q\" | awk -F'|' 'NF>=13{print $13}' | tr ',?' '\\n\\n' |"
@@ -99,21 +96,6 @@ struct answer {
 	struct limits *qos, *assoc;
 	size_t nqos, nassoc;
 };
-
-/* Splits line at '|' into exactly n fields, the last taking the rest. */
-static bool split(char *line, char **f, size_t n)
-{
-	for (size_t i = 0; i + 1 < n; i++) {
-		char *bar = strchr(line, '|');
-		if (!bar)
-			return false;
-		*bar = 0;
-		f[i] = line;
-		line = bar + 1;
-	}
-	f[n - 1] = line;
-	return true;
-}
 
 /* The value of KEY in scontrol's one-line "K=V K=V" record (values without spaces);
  * the first one counts. A copy, or NULL. */
@@ -190,7 +172,7 @@ static void add_part(struct answer *a, char *line)
 static void add_limits(struct limits **v, size_t *n, char *line)
 {
 	char *f[NLIMIT];
-	if (!split(line, f, NLIMIT) || strchr(f[NLIMIT - 1], '|'))
+	if (!slurm_split_fields(line, f, NLIMIT) || strchr(f[NLIMIT - 1], '|'))
 		return;
 	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
 	for (size_t i = 0; i < NLIMIT; i++)
@@ -219,7 +201,7 @@ static void parse_answer(const char *out, struct answer *a)
 		char *f[J_N];
 		switch (sec) {
 		case JOBS:
-			if (!split(l, f, J_N) || !*f[J_ID] || !*f[J_REASON])
+			if (!slurm_split_fields(l, f, J_N) || !*f[J_ID] || !*f[J_REASON])
 				break;
 			a->jobs = xrealloc(a->jobs, (a->njobs + 1) * sizeof(*a->jobs));
 			for (size_t i = 0; i < J_N; i++)
@@ -227,7 +209,7 @@ static void parse_answer(const char *out, struct answer *a)
 			a->njobs++;
 			break;
 		case DEPS:
-			if (!split(l, f, 3) || !*f[0])
+			if (!slurm_split_fields(l, f, 3) || !*f[0])
 				break;
 			a->deps = xrealloc(a->deps, (a->ndeps + 1) * sizeof(*a->deps));
 			a->deps[a->ndeps++] = (struct dep){ .id = xstrdup(f[0]), .state = xstrdup(f[1]),
