@@ -171,11 +171,13 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	_cleanup_strv_free_ char **ids = NULL, **dirs = NULL;
 	_cleanup_free_ struct plainjob_ref *plain = NULL;
 	size_t nplain = 0;
+	bool awaiting = false; /* a job's end waits for sacct: squeue's rows every poll */
 	for (size_t i = 0; i < n; i++) {
 		struct wjob *j = &jobs[i];
 		if (j->w.done || !streq(j->ref->host, h->host))
 			continue;
 		if (!j->w.plain) {
+			awaiting |= j->w.awaiting_sacct;
 			if (!strv_contains(ids, j->ref->id))
 				strv_add(&ids, j->ref->id);
 			continue;
@@ -195,7 +197,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 	}
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
 	if (ids)
-		slurm_squeue_poll_command(&cmd, ids, h->states);
+		slurm_squeue_poll_command(&cmd, ids, awaiting ? NULL : h->states);
 	if (nplain)
 		plainjob_status_command(&cmd, plain, nplain);
 	int status;
@@ -226,6 +228,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 
 	/* sacct for the jobs squeue no longer has active */
 	_cleanup_strv_free_ char **gone = same ? NULL : jobwait_gone(ids, rows, nrows);
+	bool sacct_answered = false;
 	if (gone) {
 		_cleanup_strbuf_ struct strbuf c2 = STRBUF_INIT, o2 = STRBUF_INIT, e2 = STRBUF_INIT;
 		slurm_sacct_command(&c2, gone);
@@ -244,6 +247,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 			host_failed(ctx, h, why, false);
 			return;
 		}
+		sacct_answered = sa == 0;
 		struct slurm_job *more = NULL;
 		size_t nmore = 0;
 		slurm_parse_status(o2.buf, &more, &nmore);
@@ -264,6 +268,7 @@ static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jo
 		if (j->w.done || !streq(j->ref->host, h->host) || (same && !j->w.plain))
 			continue;
 		const char *detail;
+		j->w.sacct_answered = sacct_answered;
 		enum jobwait_event ev = j->w.plain ? jobwait_plain(&j->w, ps, nps, &detail)
 						   : jobwait_slurm(&j->w, rows, nrows, &detail);
 		decided(ctx, j, ev, detail);

@@ -138,6 +138,12 @@ enum jobwait_event jobwait_slurm(struct jobwait *j, const struct slurm_job *rows
 	 * when the next poll still says so */
 	if (streq(worst->state, "PREEMPTED") && ++j->preempted < 2)
 		return ev;
+	/* squeue's end while sacct answers without it: accounting lags a poll or two
+	 * behind, and the exit code and the canceller come with its row */
+	j->awaiting_sacct = !worst->from_sacct && j->sacct_answered &&
+			    ++j->sacct_lag < JOBWAIT_LAG_POLLS;
+	if (j->awaiting_sacct)
+		return ev;
 	settle(j);
 	return ev;
 }

@@ -7,8 +7,9 @@
  * active (its worst end shown); PREEMPTED is taken as an end only when the next poll
  * still says so (a requeue comes back PENDING); a job seen once and then named by
  * neither squeue nor sacct, or squeue and sacct disagreeing, waits JOBWAIT_LAG_POLLS
- * polls before squeue's last word (or UNKNOWN) is taken; a job no answer ever named
- * is not found.
+ * polls before squeue's last word (or UNKNOWN) is taken; so does an end that only
+ * squeue gives while sacct answers (accounting lags: the exit code, the canceller
+ * come with sacct's row); a job no answer ever named is not found.
  */
 #ifndef DISPATCH_JOBWAIT_H
 #define DISPATCH_JOBWAIT_H
@@ -33,6 +34,10 @@ struct jobwait {
 	bool seen;              /* some answer named it */
 	bool seen_running;
 	int lag, preempted;
+	bool sacct_answered;    /* set by the caller for each poll: sacct ran and answered
+				   (false without accounting: squeue's end is all there is) */
+	bool awaiting_sacct;    /* ended in squeue, waiting for sacct's row of the end */
+	int sacct_lag;          /* polls it has waited for it */
 	char *state, *reason, *elapsed, *nodes; /* NULL until an answer said */
 	char *time_limit, *cancelled_by;        /* for slurm_why; NULL until said */
 	char *first_node;       /* where it was first seen running */

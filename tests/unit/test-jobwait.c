@@ -203,6 +203,66 @@ static void test_lag(void)
 	slurm_jobs_free(rows, n);
 }
 
+/* squeue has the end, sacct still the job running (accounting lags): wait for sacct's
+ * end and its exit code, LAG_POLLS polls at most; without accounting, squeue's end at
+ * once (the t7200 failure under load: "FAILED ... SLURM gave no exit code"). */
+static void test_sacct_lag(void)
+{
+	const char *sq = "7|FAILED|0:01|UNLIMITED|node2|NonZeroExitCode\n"
+			 "dispatch-squeue-exit 0\n";
+	char *lag_text = xasprintf("%sdispatch-sacct\n7|RUNNING|00:00:01|UNLIMITED|node2|0:0|None\n"
+				   "dispatch-sacct-exit 0\n", sq);
+	char *end_text = xasprintf("%sdispatch-sacct\n7|FAILED|00:00:01|UNLIMITED|node2|3:0|None\n"
+				   "dispatch-sacct-exit 0\n", sq);
+	size_t nl, ne, ns;
+	struct slurm_job *lag = rows_of(lag_text, &nl), *end = rows_of(end_text, &ne);
+	struct slurm_job *squeue_only = rows_of(sq, &ns);
+	struct jobwait j;
+	const char *detail;
+
+	jobwait_init(&j, "7", "hpc", false, false);
+	j.sacct_answered = true;
+	CHECK_INT(jobwait_slurm(&j, lag, nl, &detail), JOBWAIT_CHANGED);
+	CHECK_STR(j.state, "FAILED");
+	CHECK(!j.settled && !j.done && j.awaiting_sacct);
+	CHECK_INT(jobwait_slurm(&j, end, ne, &detail), JOBWAIT_SAME);
+	CHECK(j.settled && !j.awaiting_sacct);
+	CHECK_INT(j.exit_code, 3);
+	jobwait_release(&j);
+
+	/* sacct answers without the job's row at all: the same wait */
+	jobwait_init(&j, "7", "hpc", false, false);
+	j.sacct_answered = true;
+	jobwait_slurm(&j, squeue_only, ns, &detail);
+	CHECK(!j.settled && j.awaiting_sacct);
+	jobwait_release(&j);
+
+	/* accounting never catches up: squeue's end after LAG_POLLS polls */
+	jobwait_init(&j, "7", "hpc", false, false);
+	j.sacct_answered = true;
+	for (int i = 1; i < JOBWAIT_LAG_POLLS; i++) {
+		jobwait_slurm(&j, lag, nl, &detail);
+		CHECK(!j.settled);
+	}
+	jobwait_slurm(&j, lag, nl, &detail);
+	CHECK(j.settled && !j.awaiting_sacct);
+	CHECK_STR(j.state, "FAILED");
+	CHECK_INT(j.exit_code, -1);
+	jobwait_release(&j);
+
+	/* no accounting (sacct did not answer): squeue's end is all there is, at once */
+	jobwait_init(&j, "7", "hpc", false, false);
+	jobwait_slurm(&j, squeue_only, ns, &detail);
+	CHECK(j.settled && !j.awaiting_sacct);
+	jobwait_release(&j);
+
+	slurm_jobs_free(lag, nl);
+	slurm_jobs_free(end, ne);
+	slurm_jobs_free(squeue_only, ns);
+	free(lag_text);
+	free(end_text);
+}
+
 static void test_plain(void)
 {
 	struct plainjob_status running[] = {
@@ -256,6 +316,7 @@ int main(void)
 	test_array();
 	test_preempted();
 	test_lag();
+	test_sacct_lag();
 	test_plain();
 	return unit_done();
 }
