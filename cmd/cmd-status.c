@@ -13,7 +13,6 @@
 #include "jobref.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
-#include "slurm/slurm_end.h"
 #include "slurm/slurm_pending.h"
 #include "slurm/slurm_why.h"
 #include "slurm/slurm_steps.h"
@@ -214,29 +213,26 @@ static void plain_row(struct answer *a, const struct jobref *r, const char *host
 /* Ended, and not COMPLETED. */
 static bool ended_failed(const struct row *r)
 {
-	return !streq(r->state, "COMPLETED") && !streq(r->state, "RUNNING") &&
-	       !slurm_state_active(r->state);
+	return !streq(r->state, "COMPLETED") && !slurm_state_active(r->state);
 }
-
-#define END_OF(r) { .id = (r)->id, .state = (r)->state, .cancelled_by = (r)->cancelled_by, \
-		    .nodes = (r)->nodes }
 
 /* The SLURM rows from first on that ended without COMPLETED: how they ended, in one
  * command over ss. */
 static void fetch_ends(const struct dp_ctx *ctx, struct answer *a, size_t first,
 		       struct ssh_session *ss)
 {
-	_cleanup_strv_free_ char **ids = NULL, **uids = NULL, **nodes = NULL;
-	for (size_t i = first; i < a->n; i++)
-		if (!a->rows[i].plain && ended_failed(&a->rows[i]))
-			job_end_want(&(struct job_end_of)END_OF(&a->rows[i]), &ids, &uids, &nodes);
-	if (!ids)
-		return;
-	_cleanup_(slurm_end_release) struct slurm_end e;
-	job_end_fetch(ctx, ss, ids, uids, nodes, &e);
-	for (size_t i = first; i < a->n; i++)
-		if (!a->rows[i].plain && ended_failed(&a->rows[i]))
-			job_end_take(&e, &(struct job_end_of)END_OF(&a->rows[i]), &a->rows[i].end);
+	_cleanup_free_ struct job_end_of *of = xcalloc(a->n - first + 1, sizeof(*of));
+	_cleanup_free_ struct job_end **d = xcalloc(a->n - first + 1, sizeof(*d));
+	size_t n = 0;
+	for (size_t i = first; i < a->n; i++) {
+		struct row *r = &a->rows[i];
+		if (r->plain || !ended_failed(r))
+			continue;
+		of[n] = (struct job_end_of){ .id = r->id, .state = r->state,
+					     .cancelled_by = r->cancelled_by, .nodes = r->nodes };
+		d[n++] = &r->end;
+	}
+	job_end_fetch(ctx, ss, of, d, n);
 }
 
 /* The rows from first on that ended without COMPLETED: their log tails, over ss. */

@@ -22,7 +22,6 @@
 #include "slurm/jobwait.h"
 #include "slurm/plainjob.h"
 #include "slurm/slurm.h"
-#include "slurm/slurm_end.h"
 #include "slurm/slurm_why.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
@@ -445,26 +444,25 @@ static bool ended_here(const struct wjob *j, const char *host)
 	return streq(j->ref->host, host) && !j->w.plain && ended_failed(&j->w);
 }
 
-#define END_OF(w) { .id = (w)->id, .state = (w)->state, .cancelled_by = (w)->cancelled_by, \
-		    .nodes = (w)->nodes }
-
 /* How each host's SLURM jobs that ended without COMPLETED ended: one command per host. */
 static void fetch_ends(const struct dp_ctx *ctx, struct wjob *jobs, size_t n, struct whost *hosts,
 		       size_t nh)
 {
+	_cleanup_free_ struct job_end_of *of = xcalloc(n + 1, sizeof(*of));
+	_cleanup_free_ struct job_end **d = xcalloc(n + 1, sizeof(*d));
 	for (size_t h = 0; h < nh; h++) {
-		_cleanup_strv_free_ char **ids = NULL, **uids = NULL, **nodes = NULL;
-		for (size_t i = 0; i < n; i++)
-			if (ended_here(&jobs[i], hosts[h].host))
-				job_end_want(&(struct job_end_of)END_OF(&jobs[i].w), &ids, &uids, &nodes);
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct jobwait *w = &jobs[i].w;
+			if (!ended_here(&jobs[i], hosts[h].host))
+				continue;
+			of[k] = (struct job_end_of){ .id = w->id, .state = w->state,
+						     .cancelled_by = w->cancelled_by, .nodes = w->nodes };
+			d[k++] = &jobs[i].end;
+		}
 		struct dp_error err = { 0 };
-		if (!ids || host_connect(ctx, &hosts[h], &err) < 0)
-			continue;
-		_cleanup_(slurm_end_release) struct slurm_end e;
-		job_end_fetch(ctx, hosts[h].ss, ids, uids, nodes, &e);
-		for (size_t i = 0; i < n; i++)
-			if (ended_here(&jobs[i], hosts[h].host))
-				job_end_take(&e, &(struct job_end_of)END_OF(&jobs[i].w), &jobs[i].end);
+		if (k && host_connect(ctx, &hosts[h], &err) == 0)
+			job_end_fetch(ctx, hosts[h].ss, of, d, k);
 	}
 }
 

@@ -233,26 +233,21 @@ void job_tail_release(struct job_tail *t);
 
 /* cmd/job-end.c: how SLURM jobs that ended without COMPLETED ended, beyond their
  * state row (lib/slurm/slurm_end.h): the step that used the most of its memory
- * limit, the name of the user who cancelled it, which of its nodes is down; one
- * command over ss for a host's jobs (ids), cancellers (uids) and NODE_FAIL jobs'
- * nodes (strvs, may be NULL). Nothing is filled in when it cannot be asked (said
- * with -v). */
-struct slurm_end;
+ * limit, the name of the user who cancelled it, which of its nodes is down. */
 struct slurm_why_job;
 struct job_end {
 	long long max_rss, mem_limit;   /* bytes; 0 when not known */
 	char *rss_node, *rss_step, *cancelled_by_name, *failed_nodes;
 };
-void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, char *const *ids,
-		   char *const *uids, char *const *nodes, struct slurm_end *e);
-/* The details from e of a job in that state, cancelled by uid (NULL: none), that ran
+/* A job that ended without COMPLETED: in that state, cancelled by uid (NULL: none),
  * on nodes. */
 struct job_end_of {
 	const char *id, *state, *cancelled_by, *nodes;
 };
-void job_end_take(const struct slurm_end *e, const struct job_end_of *of, struct job_end *d);
-/* Adds what job_end_fetch needs to know of a job that ended without COMPLETED. */
-void job_end_want(const struct job_end_of *of, char ***ids, char ***uids, char ***nodes);
+/* How the n jobs of one host (of) ended, into d[i]: one command over ss for all of
+ * them. Nothing is filled in when it cannot be asked (said with -v). */
+void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, const struct job_end_of *of,
+		   struct job_end *const *d, size_t n);
 void job_end_release(struct job_end *d);
 /* w's fields from d (borrowed). */
 void job_end_apply(const struct job_end *d, struct slurm_why_job *w);

@@ -15,7 +15,8 @@
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 
-void job_end_want(const struct job_end_of *of, char ***ids, char ***uids, char ***nodes)
+/* What the command must ask of a job that ended without COMPLETED. */
+static void want(const struct job_end_of *of, char ***ids, char ***uids, char ***nodes)
 {
 	if (!strv_contains(*ids, of->id))
 		strv_add(ids, of->id);
@@ -26,27 +27,8 @@ void job_end_want(const struct job_end_of *of, char ***ids, char ***uids, char *
 		strv_add(nodes, of->nodes);
 }
 
-void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, char *const *ids,
-		   char *const *uids, char *const *nodes, struct slurm_end *e)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	int status;
-	slurm_end_parse("", e);
-	if (!ids || !ss)
-		return;
-	slurm_end_command(&cmd, ids, uids, nodes);
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
-		info_msg(ctx, "cannot ask how the jobs ended: %s", err.msg);
-		return;
-	}
-	slurm_end_parse(out.buf, e);
-	if (e->sacct_exit != 0)
-		info_msg(ctx, "sacct for the failed jobs' steps: exit status %d%s%.*s", e->sacct_exit,
-			 errout.len ? ": " : "", (int)strcspn(errout.buf, "\n"), errout.buf);
-}
-
-void job_end_take(const struct slurm_end *e, const struct job_end_of *of, struct job_end *d)
+/* The details from e of one job. */
+static void take(const struct slurm_end *e, const struct job_end_of *of, struct job_end *d)
 {
 	*d = (struct job_end){ 0 };
 	const struct slurm_end_row *m = slurm_end_memory(e, of->id);
@@ -60,6 +42,31 @@ void job_end_take(const struct slurm_end *e, const struct job_end_of *of, struct
 	d->cancelled_by_name = name ? xstrdup(name) : NULL;
 	if (streq(of->state, "NODE_FAIL"))
 		d->failed_nodes = slurm_end_failed_nodes(e, of->nodes);
+}
+
+void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, const struct job_end_of *of,
+		   struct job_end *const *d, size_t n)
+{
+	_cleanup_strv_free_ char **ids = NULL, **uids = NULL, **nodes = NULL;
+	for (size_t i = 0; i < n; i++)
+		want(&of[i], &ids, &uids, &nodes);
+	if (!ids || !ss)
+		return;
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	int status;
+	slurm_end_command(&cmd, ids, uids, nodes);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
+		info_msg(ctx, "cannot ask how the jobs ended: %s", err.msg);
+		return;
+	}
+	_cleanup_(slurm_end_release) struct slurm_end e;
+	slurm_end_parse(out.buf, &e);
+	if (e.sacct_exit != 0)
+		info_msg(ctx, "sacct for the failed jobs' steps: exit status %d%s%.*s", e.sacct_exit,
+			 errout.len ? ": " : "", (int)strcspn(errout.buf, "\n"), errout.buf);
+	for (size_t i = 0; i < n; i++)
+		take(&e, &of[i], d[i]);
 }
 
 void job_end_release(struct job_end *d)
