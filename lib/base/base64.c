@@ -1,52 +1,40 @@
 /* SPDX-License-Identifier: MIT */
-#include "base/base64.h"
+/* OpenSSL's block coder (EVP_EncodeBlock, EVP_DecodeBlock) does the work; this file
+ * adds what OpenSSH's files need around it: unpadded output for fingerprints, and
+ * input with whitespace and without padding. */
+#include <openssl/evp.h>
 
-static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+#include "base/base64.h"
+#include "base/util.h"
 
 void base64_encode(struct strbuf *sb, const void *data, size_t len, bool pad)
 {
-	const unsigned char *p = data;
-	size_t i;
-
-	for (i = 0; i + 2 < len; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-		strbuf_addch(sb, alphabet[v >> 18 & 63]);
-		strbuf_addch(sb, alphabet[v >> 12 & 63]);
-		strbuf_addch(sb, alphabet[v >> 6 & 63]);
-		strbuf_addch(sb, alphabet[v & 63]);
+	for (size_t off = 0; off < len;) {
+		/* In pieces, so that EVP's int lengths never overflow. */
+		size_t n = len - off < 3 << 20 ? len - off : 3 << 20;
+		strbuf_grow(sb, n / 3 * 4 + 5);
+		int w = EVP_EncodeBlock((unsigned char *)sb->buf + sb->len,
+					(const unsigned char *)data + off, (int)n);
+		sb->len += (size_t)w;
+		off += n;
 	}
-	if (i < len) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0);
-		strbuf_addch(sb, alphabet[v >> 18 & 63]);
-		strbuf_addch(sb, alphabet[v >> 12 & 63]);
-		if (i + 1 < len)
-			strbuf_addch(sb, alphabet[v >> 6 & 63]);
-		else if (pad)
-			strbuf_addch(sb, '=');
-		if (pad)
-			strbuf_addch(sb, '=');
-	}
+	while (!pad && sb->len && sb->buf[sb->len - 1] == '=')
+		sb->len--;
+	sb->buf[sb->len] = '\0';
 }
 
-/* By ranges, not strchr over the alphabet: known_hosts checking decodes tens of
- * thousands of characters per connection. */
-static int value_of(char c)
+static bool is_b64(char c)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '+' || c == '/';
 }
 
+/* The text without whitespace and padding must be whole characters of the alphabet,
+ * padding only at the end; then it is padded to a multiple of four for OpenSSL. */
 int base64_decode(struct strbuf *sb, const char *text, size_t len)
 {
-	unsigned v = 0;
-	int bits = 0;
+	_cleanup_strbuf_ struct strbuf clean = STRBUF_INIT;
 	bool padding = false;
-
 	for (size_t i = 0; i < len; i++) {
 		char c = text[i];
 		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
@@ -55,15 +43,25 @@ int base64_decode(struct strbuf *sb, const char *text, size_t len)
 			padding = true;
 			continue;
 		}
-		int d = value_of(c);
-		if (d < 0 || padding)
+		if (!is_b64(c) || padding)
 			return -1;
-		v = v << 6 | (unsigned)d;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			strbuf_addch(sb, (char)(v >> bits & 0xff));
-		}
+		strbuf_addch(&clean, c);
 	}
-	return bits >= 6 ? -1 : 0;
+	size_t rest = clean.len % 4;
+	if (rest == 1)
+		return -1;
+	if (clean.len > (size_t)1 << 30)
+		return -1;
+	size_t npad = rest ? 4 - rest : 0;
+	for (size_t i = 0; i < npad; i++)
+		strbuf_addch(&clean, '=');
+	strbuf_grow(sb, clean.len / 4 * 3 + 1);
+	int n = EVP_DecodeBlock((unsigned char *)sb->buf + sb->len, (const unsigned char *)clean.buf,
+				(int)clean.len);
+	if (n < 0)
+		return -1;
+	/* EVP_DecodeBlock counts the padding's bytes as zeros: take them off. */
+	sb->len += (size_t)n - npad;
+	sb->buf[sb->len] = '\0';
+	return 0;
 }

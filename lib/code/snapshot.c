@@ -135,6 +135,7 @@ static void writer_free(struct writer *w)
 	if (w->a)
 		archive_write_free(w->a);
 	pgzip_free(w->z);
+	sha256_release(&w->sha);
 }
 
 enum kind { K_FILE, K_EXEC, K_LINK, K_DIR };

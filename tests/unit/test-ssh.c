@@ -461,6 +461,31 @@ static void test_base64(void)
 	base64_encode(&sb, "fo", 2, false);
 	CHECK_STR(sb.buf, "Zm8");
 	CHECK_INT(base64_decode(&sb, "Zm9v!", 5), -1);
+	/* What OpenSSH's files hold: wrapped lines, and no padding (fingerprints). */
+	static const char *const lenient[][2] = {
+		{ "Zm9v\nYmFy\n", "foobar" }, { " Zm9v YmE= ", "fooba" }, { "Zm8", "fo" },
+		{ "Zg", "f" }, { "Zm9vYg", "foob" }, { "Zm8=\r\n", "fo" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(lenient); i++) {
+		strbuf_reset(&sb);
+		CHECK_INT(base64_decode(&sb, lenient[i][0], strlen(lenient[i][0])), 0);
+		CHECK_STR(sb.buf, lenient[i][1]);
+		CHECK_INT((int)sb.len, (int)strlen(lenient[i][1]));
+	}
+	/* One character left over, padding inside, characters outside the alphabet. */
+	static const char *const bad[] = { "Z", "Zm9vY", "Zg==Zg==", "Zm9v-_", "Zm\x01" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK_INT(base64_decode(&sb, bad[i], strlen(bad[i])), -1);
+	/* Binary data, every byte value, both ways. */
+	unsigned char all[256];
+	for (int i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	strbuf_reset(&sb);
+	base64_encode(&sb, all, sizeof(all), true);
+	_cleanup_strbuf_ struct strbuf back = STRBUF_INIT;
+	CHECK_INT(base64_decode(&back, sb.buf, sb.len), 0);
+	CHECK_INT((int)back.len, 256);
+	CHECK_INT(memcmp(back.buf, all, sizeof(all)), 0);
 }
 
 static void test_line_prefix(void)
