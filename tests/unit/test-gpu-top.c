@@ -136,6 +136,31 @@ static void test_session(void)
 	gpu_top_job_release(&j);
 }
 
+/* A real H200's row (driver 580.159.04, bench/gpu-capture.sh): that driver has no
+ * minor_number field, so the probe leaves it out and the row is the step's. */
+static void test_h200(void)
+{
+	struct gpu_top_job j;
+	gpu_top_parse_job(job_gpus, &j);
+	struct gpu_top t;
+	gpu_top_init(&t, &j);
+	feed_fixture(&t, "node1", "h200-driver580.query", "0");
+	const struct gpu_row **rows;
+	size_t n = gpu_top_node_rows(&t, &t.nodes[0], &rows);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK_STR(rows[0]->uuid, "GPU-6d4a7155-b2bb-2dea-81ff-1126d2fc677c");
+		CHECK_STR(rows[0]->name, "NVIDIA H200");
+		CHECK(rows[0]->minor == -1 && rows[0]->index == 0 && rows[0]->in_step);
+		CHECK(rows[0]->util == 0 && rows[0]->mem_total == 143771 && rows[0]->power == 85.19);
+		CHECK(rows[0]->power_limit == 700 && rows[0]->temp == 42);
+		CHECK_STR(rows[0]->throttle, "gpu_idle");
+	}
+	free(rows);
+	gpu_top_release(&t);
+	gpu_top_job_release(&j);
+}
+
 static void test_fields(void)
 {
 	CHECK_INT(gpu_field_of("clocks_throttle_reasons.active"), GF_THROTTLE);
@@ -151,6 +176,7 @@ static void test_fields(void)
 
 int main(void)
 {
+	test_h200();
 	test_job();
 	test_session();
 	test_fields();

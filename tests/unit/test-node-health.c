@@ -109,8 +109,41 @@ static void test_gpus(void)
 	strbuf_release(&sb);
 }
 
+/* A real H200's health row (driver 580.159.04, bench/gpu-capture.sh): an H200 remaps
+ * rows, so retired_pages.pending is [N/A]; gpu_recovery_action says None. */
+static void test_h200(void)
+{
+	_cleanup_free_ char *q = unit_fixture("nvidia-smi", "h200-driver580-health.query");
+	struct strbuf out = STRBUF_INIT;
+	struct line_iter it = LINE_ITER_INIT(q);
+	char *l = line_next(&it);
+	strbuf_adds(&out, "dispatch-health fields ");
+	for (const char *p = l; *p; p++)
+		if (*p != ' ')
+			strbuf_addch(&out, *p);
+	strbuf_addch(&out, '\n');
+	while ((l = line_next(&it)))
+		if (*l)
+			strbuf_addf(&out, "dispatch-health row %s\n", l);
+	line_iter_release(&it);
+	struct gpu_health_report r;
+	gpu_health_parse(out.buf, &r);
+	CHECK(!r.no_smi && !r.error);
+	CHECK_INT((int)r.ngpus, 1);
+	if (r.ngpus == 1) {
+		CHECK_STR(r.gpus[0].v[GH_BUS_ID], "00000000:00:06.0");
+		CHECK_STR(r.gpus[0].v[GH_ECC_VOLATILE], "0");
+		CHECK(r.gpus[0].v[GH_RETIRED_PENDING] == NULL);
+		CHECK_STR(r.gpus[0].v[GH_RECOVERY], "None");
+		CHECK(!r.gpus[0].unhealthy);
+	}
+	gpu_health_release(&r);
+	strbuf_release(&out);
+}
+
 int main(void)
 {
+	test_h200();
 	test_sinfo();
 	test_gpus();
 	return unit_done();

@@ -113,6 +113,26 @@ static void test_dgx(void)
 	nvidia_gpus_release(&g);
 }
 
+/* Captured on a real H200 (driver 580.159.04, bench/gpu-capture.sh): idle, then with
+ * a PyTorch process holding 1130 MiB. */
+static void test_h200(void)
+{
+	_cleanup_free_ char *gpus = fixture("h200-driver580.gpus");
+	_cleanup_free_ char *apps = fixture("h200-driver580-busy.apps");
+	struct nvidia_gpus g;
+	struct dp_error err;
+	CHECK_INT(nvidia_smi_parse(gpus, "", &g, &err), 0);
+	CHECK_INT((int)g.n, 1);
+	CHECK_STR(g.gpus[0].chip, "h200");
+	CHECK_STR(g.gpus[0].name, "NVIDIA H200");
+	CHECK_INT(g.gpus[0].memory_mib, 143771);
+	CHECK(!g.gpus[0].busy && g.gpus[0].processes == 0);
+	nvidia_gpus_release(&g);
+	CHECK_INT(nvidia_smi_parse(gpus, apps, &g, &err), 0);
+	CHECK(g.gpus[0].busy && g.gpus[0].processes == 1 && g.gpus[0].used_mib == 1130);
+	nvidia_gpus_release(&g);
+}
+
 static void test_many(void)
 {
 	_cleanup_free_ char *gpus = fixture("many-models.gpus");
@@ -146,6 +166,7 @@ static void test_errors(void)
 
 int main(void)
 {
+	test_h200();
 	test_names();
 	test_dgx();
 	test_many();
