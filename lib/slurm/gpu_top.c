@@ -207,6 +207,13 @@ static void node_script(struct strbuf *sb, int interval, bool health, bool procs
 		strbuf_adds(sb, "(\n");
 	}
 	strbuf_adds(sb, "command -v nvidia-smi >/dev/null 2>&1 || { p no-nvidia-smi; exit 0; }\n");
+	/* Each GPU's minor number as the driver lists it: drivers from 580 on have no
+	 * minor_number query field, and SLURM_STEP_GPUS names minor numbers. */
+	strbuf_adds(sb, "for f in /proc/driver/nvidia/gpus/*/information; do\n"
+			"\t[ -r \"$f\" ] || continue\n"
+			"\tb=${f%/information}\n"
+			"\tp minor \"${b##*/} $(sed -n 's/^Device Minor:[[:space:]]*//p' \"$f\")\"\n"
+			"done\n");
 	gpu_top_probe_script(sb);
 	strbuf_addf(sb, "nvidia-smi --query-gpu=\"$q\" --format=csv,noheader,nounits -l %d 2>&1 | "
 			"while IFS= read -r l; do p row \"$l\"; done\n"
@@ -297,6 +304,7 @@ void gpu_top_release(struct gpu_top *t)
 		free(t->nodes[i].step_gpus);
 		free(t->nodes[i].cuda);
 		free(t->nodes[i].health);
+		free(t->nodes[i].minors);
 	}
 	free(t->nodes);
 	for (size_t i = 0; i < t->nrows; i++)
@@ -415,6 +423,39 @@ static void node_failed(struct gpu_node *n, const char *msg)
 	set_str(&n->message, msg);
 }
 
+/* Whether two PCI addresses name one device: nvidia-smi writes "00000000:2A:00.0",
+ * the driver's /proc directory "0000:2a:00.0". */
+static bool same_bus(const char *a, const char *b)
+{
+	unsigned d1, b1, s1, f1, d2, b2, s2, f2;
+	char end1, end2;
+	return sscanf(a, "%x:%x:%x.%x%c", &d1, &b1, &s1, &f1, &end1) == 4 &&
+	       sscanf(b, "%x:%x:%x.%x%c", &d2, &b2, &s2, &f2, &end2) == 4 && d1 == d2 && b1 == b2 &&
+	       s1 == s2 && f1 == f2;
+}
+
+/* The minor number the driver's /proc files give the GPU at bus, or -1. */
+static long minor_of_bus(const struct gpu_node *n, const char *bus)
+{
+	if (!n->minors || !bus)
+		return -1;
+	for (const char *l = n->minors; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		_cleanup_free_ char *line = xstrndup(l, len);
+		char *sp = strchr(line, ' ');
+		if (sp) {
+			*sp = '\0';
+			char *end;
+			long m = strtol(sp + 1, &end, 10);
+			if (end > sp + 1 && !*end && m >= 0 && same_bus(line, bus))
+				return m;
+		}
+		l += len + (e ? 1 : 0);
+	}
+	return -1;
+}
+
 static void feed_row(struct gpu_top *t, struct gpu_node *n, const char *csv, double now)
 {
 	if (n->nfields == 0) {
@@ -464,7 +505,7 @@ static void feed_row(struct gpu_top *t, struct gpu_node *n, const char *csv, dou
 	double d = number(FIELD(GF_INDEX));
 	r->index = isnan(d) ? -1 : (long)d;
 	d = number(FIELD(GF_MINOR));
-	r->minor = isnan(d) ? -1 : (long)d;
+	r->minor = isnan(d) ? minor_of_bus(n, r->bus_id) : (long)d;
 	r->util = number(FIELD(GF_UTIL));
 	r->mem_used = number(FIELD(GF_MEM_USED));
 	r->mem_total = number(FIELD(GF_MEM_TOTAL));
@@ -533,6 +574,10 @@ bool gpu_top_feed(struct gpu_top *t, const char *line, double now)
 		char *h = xasprintf("%s%s\n", n->health ? n->health : "", arg);
 		free(n->health);
 		n->health = h;
+	} else if ((arg = after_prefix(kind, "minor ")) && strlen(n->minors ? n->minors : "") < 4096) {
+		char *m = xasprintf("%s%s\n", n->minors ? n->minors : "", arg);
+		free(n->minors);
+		n->minors = m;
 	} else if (streq(kind, "no-nvidia-smi")) {
 		n->state = GPU_NODE_NO_SMI;
 	} else if ((arg = after_prefix(kind, "failed")) && (!*arg || *arg == ' ')) {

@@ -108,6 +108,8 @@ struct gpu_node {
 	char *message;          /* GPU_NODE_FAILED: what nvidia-smi said */
 	char *step_gpus, *cuda; /* as the step saw them; NULL until said */
 	char *health;           /* the node's health lines (gpu_health_parse reads them) */
+	char *minors;           /* "BUS MINOR" lines from the driver's /proc files, for a
+				   driver without the minor_number field (580 and later) */
 	int fields[GF_N];       /* column of each field in a row, -1 when not asked */
 	int nfields;
 	double seen;            /* last line from it; 0 never */

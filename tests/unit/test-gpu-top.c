@@ -158,6 +158,22 @@ static void test_h200(void)
 	}
 	free(rows);
 	gpu_top_release(&t);
+
+	/* the driver's /proc files give the minor number instead (as captured there:
+	 * "0000:00:06.0"): SLURM_STEP_GPUS filters again */
+	static const char *const steps[] = { "3", "0-2" };
+	for (int k = 0; k < 2; k++) {
+		gpu_top_init(&t, &j);
+		gpu_top_feed(&t, "dispatch-top node1 minor 0000:00:05.0 0", 1);
+		gpu_top_feed(&t, "dispatch-top node1 minor 0000:00:06.0 3", 1);
+		feed_fixture(&t, "node1", "h200-driver580.query", steps[k]);
+		CHECK_INT(t.nrows, 1);
+		if (t.nrows == 1) {
+			CHECK_INT(t.rows[0].minor, 3);
+			CHECK(t.rows[0].in_step == (k == 0));
+		}
+		gpu_top_release(&t);
+	}
 	gpu_top_job_release(&j);
 }
 
