@@ -489,6 +489,81 @@ int ssh_parse_destination(const char *dest, char **user, char **host, int *port,
 	return 0;
 }
 
+/* ---- names that reach a shell ------------------------------------------------ */
+
+/* A name in a message: a control character, or a byte past ASCII, as \xNN. */
+static char *printable(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (iscntrl(c) || c >= 0x7f)
+			strbuf_addf(&sb, "\\x%02x", c);
+		else
+			strbuf_addch(&sb, (char)c);
+	}
+	return strbuf_detach(&sb);
+}
+
+/* The rules of OpenSSH's valid_hostname() and valid_ruser(), which ssh applies to the
+ * host and user it is given before any %-token is expanded: a host name starts with no
+ * '-' and holds no blank, no control character and none of '`"$\;&<>|(){},; a user name
+ * starts with no '-', holds no control character and none of '`";&<>|(){}, no '-'
+ * right after a blank and no '\' at the end. 0 when name passes; else the 0-based
+ * index of the first character at fault. */
+static ssize_t bad_name_at(const char *name, bool user)
+{
+	const char *banned = user ? "'`\";&<>|(){}" : "'`\"$\\;&<>|(){},";
+	if (*name == '-')
+		return 0;
+	for (size_t i = 0; name[i]; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (iscntrl(c) || strchr(banned, c) || (!user && isspace(c)))
+			return (ssize_t)i;
+		if (user && isspace(c) && name[i + 1] == '-')
+			return (ssize_t)i + 1;
+		if (user && c == '\\' && !name[i + 1])
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+static int check_name(const char *name, bool user, struct dp_error *err)
+{
+	ssize_t at = bad_name_at(name, user);
+	if (at < 0)
+		return 0;
+	unsigned char c = (unsigned char)name[at];
+	char what[32];
+	if (iscntrl(c))
+		snprintf(what, sizeof(what), "control character \\x%02x", c);
+	else if (isspace(c))
+		snprintf(what, sizeof(what), "a blank");
+	else
+		snprintf(what, sizeof(what), "'%c'", c);
+	_cleanup_free_ char *shown = printable(name);
+	const char *kind = user ? "user" : "host";
+	return dp_err(err, DPE_INPUT,
+		      "invalid %s name '%s': %s at position %zd%s (%s names reach the shell "
+		      "of ProxyCommand and Match exec through %s, so ssh refuses such names "
+		      "too: give the %s name without it)",
+		      kind, shown, what, at + 1,
+		      c == '-' ? (at == 0 ? ", at the start" : ", after a blank")
+			       : c == '\\' ? ", at the end" : "",
+		      kind,
+		      user ? "%r" : "%h and %n", kind);
+}
+
+int ssh_check_hostname(const char *host, struct dp_error *err)
+{
+	return check_name(host, false, err);
+}
+
+int ssh_check_user(const char *user, struct dp_error *err)
+{
+	return check_name(user, true, err);
+}
+
 /* A hop as `[user@]host[:port]` (ssh -G prints the last one so), IPv6 in brackets. */
 static char *normalize_hop(const char *hop)
 {
@@ -1620,6 +1695,9 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 	*out = (struct ssh_host_config){ 0 };
 	if (!host || !*host)
 		return dp_err(err, DPE_INPUT, "empty host name");
+	/* Before any %-token: the host and user given here reach Match exec's shell. */
+	if (ssh_check_hostname(host, err) < 0 || (user && ssh_check_user(user, err) < 0))
+		return -1;
 	struct parse p;
 	parse_init(&p);
 	_cleanup_free_ char *home = home_dir();

@@ -99,6 +99,13 @@ int ssh_config_resolve_buffer(const char *name, const char *buf, size_t len, con
 int ssh_config_aliases_buffer(const char *name, const char *buf, size_t len, char ***aliases,
 			      struct dp_error *err);
 
+/* A host or user name as ssh takes one on its command line (OpenSSH's valid_hostname
+ * and valid_ruser): one that could reach a shell through %h, %n or %r in ProxyCommand
+ * or Match exec is DPE_INPUT, with the character at fault and its position. Every
+ * resolution checks the host and the destination's user so, before reading any config. */
+int ssh_check_hostname(const char *host, struct dp_error *err);
+int ssh_check_user(const char *user, struct dp_error *err);
+
 /* Split `[user@]host[:port]`, `[user@][v6addr]:port` or `ssh://[user@]host[:port][/]`
  * (also a ProxyJump hop). *user is NULL and *port 0 when absent. A bad port, an empty
  * user or host is DPE_INPUT. */
