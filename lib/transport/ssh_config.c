@@ -12,13 +12,15 @@
  *    matches the host as typed (case-sensitive, * and ?) and none of its !patterns does.
  *    Match is evaluated as ssh's match_cfg_line does: all, host (HostName so far, %h
  *    expanded), originalhost, user (the destination's, else User so far, else the local
- *    one), localuser, exec (run with $SHELL -c, never from a buffer), canonical and
- *    final (true in a second pass over the files, made when a Match final is seen), each
- *    negatable; localnetwork, tagged, version, sessiontype and command never match.
+ *    one), localuser, exec (run with $SHELL -c, never from a buffer; the tokens of
+ *    ssh 9.2's, %C included), canonical and final (true in a second pass over the
+ *    files, made when a Match final is seen or CanonicalizeHostname is yes or always),
+ *    each negatable; localnetwork, tagged, version, sessiontype and command never match.
  *  - CanonicalizeHostname (yes: direct connections only; always), CanonicalDomains,
  *    CanonicalizeMaxDots, CanonicalizeFallbackLocal and CanonicalizePermittedCNAMEs as
  *    ssh.c applies them after the first pass (through getaddrinfo; never from a
- *    buffer); a canonical name makes the second pass, where Host and Match host see it.
+ *    buffer). In the second pass Host and Match host see the host as the first pass
+ *    left it: HostName applied, lower case, the canonical name where there is one.
  *  - The first value found wins, except IdentityFile and CertificateFile which
  *    accumulate (duplicates dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
  *  - Include takes globs, relative to ~/.ssh (user configs) or /etc/ssh (the system
@@ -826,7 +828,7 @@ static int do_match(const struct ctx *c, char **args, int flags, int *active)
 			_cleanup_free_ char *cmd = NULL;
 			struct dp_error e;
 			if (match_exec_expand(p, arg, h, port, ruser, &cmd, &e) < 0)
-				return conf_err(c, "match exec '%s': %s", arg, e.msg);
+				return conf_err(c, "%s", e.msg);
 			r = match_exec(p, cmd);
 		} /* localnetwork, tagged, version, sessiontype, command: never match here */
 		if (r == neg)
@@ -1347,26 +1349,31 @@ struct tokens {
 	const char *C; /* ControlPath only */
 };
 
-/* ssh's percent/dollar expansion: %x from t (NULL entries are unknown), %%, ${VAR}. */
+/* ssh's percent/dollar expansion: %x from t (NULL entries are unknown), %%, ${VAR}.
+ * Errors start "WHERE: WHAT 'IN': ", or "WHAT 'IN': " where where_ is NULL (the caller
+ * says where). */
 static int expand_tokens(const char *in, const struct tokens *t, bool dollar, char **out,
 			 const char *what, const char *where_, struct dp_error *err)
 {
+	const char *sep = where_ ? ": " : "";
+	if (!where_)
+		where_ = "";
 	struct strbuf sb = STRBUF_INIT;
 	for (const char *s = in; *s; s++) {
 		if (dollar && s[0] == '$' && s[1] == '{') {
 			const char *close = strchr(s + 2, '}');
 			if (!close) {
 				strbuf_release(&sb);
-				return dp_err(err, DPE_INPUT, "%s: %s '%s': unterminated '${'",
-					      where_, what, in);
+				return dp_err(err, DPE_INPUT, "%s%s%s '%s': unterminated '${'",
+					      where_, sep, what, in);
 			}
 			_cleanup_free_ char *name = xstrndup(s + 2, (size_t)(close - s - 2));
 			const char *val = getenv(name);
 			if (!val) {
 				strbuf_release(&sb);
 				return dp_err(err, DPE_INPUT,
-					      "%s: %s '%s': environment variable '%s' is not set",
-					      where_, what, in, name);
+					      "%s%s%s '%s': environment variable '%s' is not set",
+					      where_, sep, what, in, name);
 			}
 			strbuf_adds(&sb, val);
 			s = close;
@@ -1396,10 +1403,10 @@ static int expand_tokens(const char *in, const struct tokens *t, bool dollar, ch
 		if (!val) {
 			strbuf_release(&sb);
 			if (!s[1])
-				return dp_err(err, DPE_INPUT, "%s: %s '%s': '%%' at the end", where_,
-					      what, in);
-			return dp_err(err, DPE_INPUT, "%s: %s '%s': unknown token '%%%c'", where_,
-				      what, in, s[1]);
+				return dp_err(err, DPE_INPUT, "%s%s%s '%s': '%%' at the end", where_,
+					      sep, what, in);
+			return dp_err(err, DPE_INPUT, "%s%s%s '%s': unknown token '%%%c'", where_,
+				      sep, what, in, s[1]);
 		}
 		strbuf_adds(&sb, val);
 		s++;
@@ -1442,6 +1449,23 @@ static char *match_host_now(const struct parse *p)
 	return out;
 }
 
+/* %C: the SHA-1 of %l%h%p%r in hex, as OpenSSH 9.2 names a connection (ControlPath,
+ * Match exec). 9.6 and later also hash the ProxyJump in (%l%h%p%r%j). */
+static int connection_hash(const char *l, const char *h, const char *p, const char *r,
+			   char hex[2 * EVP_MAX_MD_SIZE + 1], struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf lhpr = STRBUF_INIT;
+	strbuf_addf(&lhpr, "%s%s%s%s", l, h, p, r);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	hex[0] = '\0';
+	if (!EVP_Digest(lhpr.buf, lhpr.len, md, &mdlen, EVP_sha1(), NULL))
+		return dp_err(err, DPE_FAIL, "cannot expand %%C: no SHA-1 in libcrypto");
+	for (unsigned i = 0; i < mdlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return 0;
+}
+
 static int match_exec_expand(const struct parse *p, const char *arg, const char *host,
 			     const char *port, const char *ruser, char **out, struct dp_error *err)
 {
@@ -1451,10 +1475,14 @@ static int match_exec_expand(const struct parse *p, const char *arg, const char 
 	snprintf(shost, sizeof(shost), "%.*s", (int)strcspn(lhost, "."), lhost);
 	char uid[32];
 	snprintf(uid, sizeof(uid), "%lu", (unsigned long)getuid());
-	struct tokens t = { .h = host, .n = p->host, .p = port, .r = ruser, .u = p->local_user,
+	char hash[2 * EVP_MAX_MD_SIZE + 1];
+	if (connection_hash(lhost, host, port, ruser, hash, err) < 0)
+		return -1;
+	struct tokens t = { .h = host, .n = p->original_host, .p = port, .r = ruser,
+			    .u = p->local_user,
 			    .d = p->home, .l = lhost, .L = shost, .i = uid,
-			    .k = p->host_key_alias ? p->host_key_alias : host };
-	return expand_tokens(arg, &t, false, out, "match exec", "", err);
+			    .k = p->host_key_alias ? p->host_key_alias : host, .C = hash };
+	return expand_tokens(arg, &t, false, out, "match exec", NULL, err);
 }
 
 static char *local_user(void)
@@ -1491,16 +1519,9 @@ static int finish_control(const struct parse *p, const char *host, const struct 
 	const char *raw = p->control_path.value;
 	if (!raw || !strcasecmp(raw, "none"))
 		return 0;
-	/* %C: the SHA-1 of %l%h%p%r, as OpenSSH 9.2 names its sockets */
-	_cleanup_strbuf_ struct strbuf lhpr = STRBUF_INIT;
-	strbuf_addf(&lhpr, "%s%s%s%s", t->l, t->h, t->p, t->r);
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
-	char hash[2 * EVP_MAX_MD_SIZE + 1] = "";
-	if (!EVP_Digest(lhpr.buf, lhpr.len, md, &mdlen, EVP_sha1(), NULL))
-		return dp_err(err, DPE_FAIL, "cannot expand %%C in ControlPath: no SHA-1 in libcrypto");
-	for (unsigned i = 0; i < mdlen; i++)
-		snprintf(hash + 2 * i, 3, "%02x", md[i]);
+	char hash[2 * EVP_MAX_MD_SIZE + 1];
+	if (connection_hash(t->l, t->h, t->p, t->r, hash, err) < 0)
+		return -1;
 	struct tokens ct = *t;
 	ct.C = hash;
 	ct.k = c->host_key_alias ? c->host_key_alias : host;
@@ -1707,11 +1728,13 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 	p.local_user = luser;
 	p.dest_user = user;
 	p.original_host = host;
-	_cleanup_free_ char *canonical = NULL;
+	_cleanup_free_ char *final_host = NULL;
 	int r;
-	/* A canonicalized host name, or a Match final, makes a second pass, as ssh makes
-	 * it: Host and Match host see the canonical name, HostName is what the first pass
-	 * made of it, and first values still win. */
+	/* As ssh.c's main(): with CanonicalizeHostname yes or always (whether or not the
+	 * name canonicalized), or a Match final, the config is read a second time. Host
+	 * and Match host then see the host as the first pass left it (HostName applied,
+	 * lower case, canonicalized where it did), HostName is that, and first values
+	 * still win. */
 	for (int pass = 0; pass < 2; pass++) {
 		if (buf) {
 			int active = 1;
@@ -1722,22 +1745,27 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 		}
 		if (r < 0 || p.final_pass)
 			break;
-		_cleanup_free_ char *h = match_host_now(&p);
-		for (char *q = h; *q; q++)
-			*q = (char)tolower((unsigned char)*q);
+		_cleanup_free_ char *h = match_host_now(&p), *canonical = NULL;
+		if (!is_address(h))
+			for (char *q = h; *q; q++)
+				*q = (char)tolower((unsigned char)*q);
 		if (!buf && (r = canonicalize(&p, h, &canonical, err)) < 0)
 			break;
 		if (!buf && !canonical && (r = resolve_bare(&p, h, &canonical, err)) < 0)
 			break;
-		if (!canonical && !p.want_final)
+		if (p.canon <= 0 && !p.want_final)
 			break;
 		p.final_pass = true;
+		final_host = canonical ? canonical : h;
 		if (canonical)
-			p.host = canonical;
+			canonical = NULL;
+		else
+			h = NULL;
+		p.host = final_host;
 		if (!p.hostname.value)
 			p.hostname.where = xstrdup("(the host)");
 		free(p.hostname.value);
-		p.hostname.value = xstrdup(canonical ? canonical : h);
+		p.hostname.value = xstrdup(final_host);
 	}
 	if (r == 0)
 		r = finish(&p, host, user, port, out, err);

@@ -570,6 +570,65 @@ test_expect_success 'CanonicalizeHostname, CanonicalDomains, MaxDots, FallbackLo
 	test_grep "^port 2022$" out
 '
 
+cat >"$TRASH/canon-second" <<'CONF'
+# The second pass comes with CanonicalizeHostname yes or always whether or not the name
+# canonicalized, through a ProxyCommand too; Host then sees the host as the first pass
+# left it (HostName applied, lower case)
+Host web1
+  HostName WEB1.example.org
+Host web1.example.org
+  User second-pass
+Match canonical
+  Port 2001
+Match canonical host web1.example.org
+  ServerAliveInterval 44
+Host proxied
+  ProxyCommand nc %h %p
+Host *
+  CanonicalizeHostname yes
+  CanonicalDomains nowhere.invalid
+CONF
+printf 'Host web1\n  HostName WEB1.example.org\nMatch final\n  Port 2000\nHost web1.example.org\n  User fromfinal\n' >"$TRASH/final-second"
+test_expect_success 'the second pass: a name that does not canonicalize, a proxied one, Match final' '
+	CANON_HOSTS=$TRASH/canon-hosts compare "$TRASH/canon-second" web1 nothere proxied &&
+	CANON_HOSTS=$TRASH/canon-hosts compare "$TRASH/final-second" web1 other &&
+	dispatch -F "$TRASH/canon-second" hosts resolve web1 >out &&
+	test_grep "^user second-pass$" out &&
+	test_grep "^port 2001$" out &&
+	test_grep "^serveraliveinterval 44$" out &&
+	dispatch -F "$TRASH/canon-second" hosts resolve proxied >out &&
+	test_grep "^port 2001$" out &&
+	dispatch -F "$TRASH/final-second" hosts resolve web1 >out &&
+	test_grep "^user fromfinal$" out
+'
+
+# Match exec's %C is ssh's connection hash (the SHA-1 of %l%h%p%r); each side writes it
+cat >"$TRASH/exec-C" <<CONF
+Match exec "echo %C >>$TRASH/exec-C.out"
+  User hashed
+Match exec "test %C = %C && test %n = web1"
+  Port 2003
+CONF
+test_expect_success 'Match exec takes %C as ssh does' '
+	rm -f exec-C.out &&
+	compare "$TRASH/exec-C" web1 &&
+	test $(wc -l <exec-C.out) = 2 &&
+	test $(sort -u exec-C.out | wc -l) = 1 &&
+	printf "%s%s%s%s" "$(hostname)" web1 22 "$me" | sha1sum | cut -d" " -f1 >want &&
+	head -1 exec-C.out >got &&
+	test_cmp want got &&
+	dispatch -F "$TRASH/exec-C" hosts resolve web1 >out &&
+	test_grep "^user hashed$" out &&
+	test_grep "^port 2003$" out
+'
+
+printf 'Match exec "true %%Z"\n  User x\n' >"$TRASH/exec-bad"
+test_expect_success 'an unknown token in Match exec is named once' '
+	test_expect_code 2 dispatch -F "$TRASH/exec-bad" hosts resolve web1 2>err &&
+	echo "dispatch: $TRASH/exec-bad:1: match exec '"'true %Z'"': unknown token '"'%Z'"'" >want &&
+	test_cmp want err
+'
+
 printf 'Include loop.conf\nHost *\n  Port 2\n' >"$HOME/.ssh/loop.conf"
 printf 'Host *\n  Include loop.conf\n' >"$TRASH/loop"
 printf 'Include ~/.ssh/none-such-*.conf missing.conf\nMatch originalhost x exec "test -d %%d"\n  Include nested/level2.conf\nHost x\n  User after\n' >"$TRASH/missing"
