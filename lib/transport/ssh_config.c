@@ -754,7 +754,7 @@ static bool match_exec(const struct parse *p, const char *cmd)
 	if (pid < 0)
 		return false;
 	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (fd >= 0) {
 			dup2(fd, STDIN_FILENO);
 			dup2(fd, STDOUT_FILENO);
