@@ -75,7 +75,7 @@ enum opcode {
 	O_USERKNOWNHOSTSFILE, O_GLOBALKNOWNHOSTSFILE, O_BATCHMODE, O_HOSTKEYALIAS,
 	O_IGNOREUNKNOWN, O_CERTIFICATEFILE, O_KEXALGORITHMS, O_CIPHERS, O_MACS,
 	O_HOSTKEYALGORITHMS, O_PUBKEYACCEPTEDALGORITHMS,
-	O_CONTROLMASTER, O_CONTROLPATH, O_CONTROLPERSIST,
+	O_CONTROLMASTER, O_CONTROLPATH, O_CONTROLPERSIST, O_SENDENV, O_SETENV,
 };
 
 /* Every keyword of OpenSSH's client (up to 10.x, with Debian's GSSAPI key exchange
@@ -135,10 +135,10 @@ static const struct keyword {
 	{ "requesttty", O_IGNORE }, { "requestty", O_IGNORE }, { "requiredrsasize", O_IGNORE },
 	{ "revokedhostkeys", O_IGNORE }, { "rhostsauthentication", O_IGNORE },
 	{ "rhostsrsaauthentication", O_IGNORE }, { "rsaauthentication", O_IGNORE },
-	{ "securitykeyprovider", O_IGNORE }, { "sendenv", O_IGNORE },
+	{ "securitykeyprovider", O_IGNORE }, { "sendenv", O_SENDENV },
 	{ "serveralivecountmax", O_SERVERALIVECOUNTMAX },
 	{ "serveraliveinterval", O_SERVERALIVEINTERVAL }, { "sessiontype", O_IGNORE },
-	{ "setenv", O_IGNORE }, { "skeyauthentication", O_IGNORE },
+	{ "setenv", O_SETENV }, { "skeyauthentication", O_IGNORE },
 	{ "smartcarddevice", O_IGNORE }, { "stdinnull", O_IGNORE },
 	{ "streamlocalbindmask", O_IGNORE }, { "streamlocalbindunlink", O_IGNORE },
 	{ "stricthostkeychecking", O_STRICTHOSTKEYCHECKING }, { "syslogfacility", O_IGNORE },
@@ -206,6 +206,10 @@ struct parse {
 	int control_master;
 	struct located control_path;   /* raw, "none" included */
 	int control_persist;           /* -2 unset, else as ssh_host_config's */
+
+	char **send_env;               /* SendEnv patterns, accumulated ("-PAT" removes) */
+	char **set_env;                /* SetEnv: the first active line's NAME=value */
+	bool set_env_seen;
 };
 
 static void parse_init(struct parse *p)
@@ -244,6 +248,8 @@ static void parse_release(struct parse *p)
 	}
 	free(p->control_path.value);
 	free(p->control_path.where);
+	strv_free(p->send_env);
+	strv_free(p->set_env);
 }
 
 /* ---- matching ---------------------------------------------------------------- */
@@ -1114,6 +1120,52 @@ static int canonicalize(const struct parse *p, const char *host, char **out, str
 	return 0;
 }
 
+/* ---- SendEnv and SetEnv ------------------------------------------------------ */
+
+/* As readconf.c: SendEnv patterns accumulate over every active line, a "-PATTERN"
+ * drops those already listed that it matches; SetEnv takes the first active line's
+ * NAME=value words (a name repeated on it: the first). */
+static int do_env(const struct ctx *c, enum opcode op, char **args, bool on)
+{
+	struct parse *p = c->p;
+	if (op == O_SENDENV) {
+		for (size_t i = 0; args[i]; i++) {
+			if (!*args[i] || strchr(args[i], '='))
+				return conf_err(c, "invalid environment name '%s' in 'sendenv'", args[i]);
+			if (!on)
+				continue;
+			if (args[i][0] != '-') {
+				strv_add(&p->send_env, args[i]);
+				continue;
+			}
+			size_t k = 0;
+			for (size_t j = 0; p->send_env && p->send_env[j]; j++) {
+				if (match_pattern(p->send_env[j], args[i] + 1))
+					free(p->send_env[j]);
+				else
+					p->send_env[k++] = p->send_env[j];
+			}
+			if (p->send_env)
+				p->send_env[k] = NULL;
+		}
+		return 0;
+	}
+	bool first = on && !p->set_env_seen;
+	for (size_t i = 0; args[i]; i++) {
+		const char *eq = strchr(args[i], '=');
+		if (!eq)
+			return conf_err(c, "invalid 'setenv' '%s' (use NAME=value)", args[i]);
+		bool dup = false;
+		for (size_t j = 0; p->set_env && p->set_env[j] && !dup; j++)
+			dup = !strncmp(p->set_env[j], args[i], (size_t)(eq - args[i]) + 1);
+		if (first && !dup)
+			strv_add(&p->set_env, args[i]);
+	}
+	if (on)
+		p->set_env_seen = true;
+	return 0;
+}
+
 static int process_line(struct ctx *c, char *line, int flags, int *active, int depth)
 {
 	struct parse *p = c->p;
@@ -1182,6 +1234,8 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 					&p->user_known_hosts_where);
 	if (key->op == O_GLOBALKNOWNHOSTSFILE)
 		return known_hosts_list(c, kw, args, on, &p->global_known_hosts, NULL);
+	if (key->op == O_SENDENV || key->op == O_SETENV)
+		return do_env(c, key->op, args, on);
 
 	/* The rest take exactly one argument. */
 	if (!nargs || !*args[0])
@@ -1660,6 +1714,8 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 		goto fail;
 	if (finish_control(p, host, &t, &c, err) < 0)
 		goto fail;
+	c.send_env = strv_copy(p->send_env);
+	c.set_env = strv_copy(p->set_env);
 	*out = c;
 	return 0;
 fail:
@@ -1686,6 +1742,8 @@ void ssh_host_config_release(struct ssh_host_config *c)
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
 		free(c->algs[k]);
 	free(c->control_path);
+	strv_free(c->send_env);
+	strv_free(c->set_env);
 	*c = (struct ssh_host_config){ 0 };
 }
 
@@ -1863,6 +1921,27 @@ char *ssh_host_config_proxy_command(const struct ssh_host_config *c)
 	return strbuf_detach(&sb);
 }
 
+char **ssh_host_config_env(const struct ssh_host_config *c)
+{
+	extern char **environ;
+	char **out = NULL;
+	for (size_t i = 0; c->send_env && environ && environ[i]; i++) {
+		const char *eq = strchr(environ[i], '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(environ[i], (size_t)(eq - environ[i]));
+		for (size_t j = 0; c->send_env[j]; j++) {
+			if (match_pattern(name, c->send_env[j])) {
+				strv_add(&out, environ[i]);
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; c->set_env && c->set_env[i]; i++)
+		strv_add(&out, c->set_env[i]);
+	return out;
+}
+
 const char *ssh_host_config_agent_socket(const struct ssh_host_config *c)
 {
 	const char *a = c->identity_agent;
@@ -1951,6 +2030,10 @@ void ssh_config_dump(const struct ssh_host_config *c, struct strbuf *sb)
 		dump_list(sb, "canonicalizepermittedcnames", c->canonicalize_permitted_cnames, ",");
 	else
 		strbuf_adds(sb, "canonicalizepermittedcnames none\n");
+	for (size_t i = 0; c->send_env && c->send_env[i]; i++)
+		strbuf_addf(sb, "sendenv %s\n", c->send_env[i]);
+	for (size_t i = 0; c->set_env && c->set_env[i]; i++)
+		strbuf_addf(sb, "setenv %s\n", c->set_env[i]);
 	if (c->unused_keywords)
 		dump_list(sb, "# not used by dispatch:", c->unused_keywords, " ");
 }

@@ -71,7 +71,17 @@ struct ssh_host_config {
 	char *control_path;             /* ~, %-tokens (%C included) and ${VAR} expanded;
 					   NULL when unset or none */
 	int control_persist;            /* -1 no (default), 0 yes (forever), else seconds */
+
+	/* The environment each session carries (ssh's SendEnv and SetEnv) */
+	char **send_env;                /* patterns of local variables; NULL when none */
+	char **set_env;                 /* "NAME=value", the first line that applies */
 };
+
+/* The "NAME=value" list a session sends, as ssh sends it before a command: first
+ * the local environment's variables that a SendEnv pattern names (in environ's
+ * order), then the SetEnv ones. NULL when none; free with strv_free. The values
+ * may be secrets: never log them. */
+char **ssh_host_config_env(const struct ssh_host_config *c);
 
 /* Resolve host through the config at path; path NULL means ~/.ssh/config followed by
  * /etc/ssh/ssh_config, as ssh does without -F. A missing default file is fine; a

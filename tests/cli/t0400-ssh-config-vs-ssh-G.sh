@@ -22,7 +22,7 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist|canonicalizehostname|canonicaldomains|canonicalizemaxdots|canonicalizefallbacklocal|canonicalizepermittedcnames'
+KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist|canonicalizehostname|canonicaldomains|canonicalizemaxdots|canonicalizefallbacklocal|canonicalizepermittedcnames|sendenv|setenv'
 
 # ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
@@ -468,7 +468,9 @@ test_expect_success 'keywords dispatch does not use are listed, the matching blo
 	compare "$TRASH/unused" u &&
 	dispatch -F "$TRASH/unused" hosts resolve u >out &&
 	test_grep "^hostkeyalias u-key$" out &&
-	test "$(grep "^#" out)" = "# not used by dispatch: sendenv setenv connectionattempts forwardagent" &&
+	test "$(grep "^#" out)" = "# not used by dispatch: connectionattempts forwardagent" &&
+	test_grep "^sendenv LC_\*$" out &&
+	test_grep "^setenv A=1$" out &&
 	test_grep "^controlmaster auto$" out &&
 	dispatch -F "$TRASH/unused" --json hosts resolve u >out.json &&
 	python3 -c "
@@ -476,7 +478,9 @@ import json
 d = json.load(open(\"out.json\"))
 assert d[\"host\"] == \"u\" and d[\"settings\"][\"hostname\"] == \"u.example.org\", d
 assert isinstance(d[\"settings\"][\"identityfile\"], list), d
-assert d[\"not_used\"] == [\"sendenv\", \"setenv\", \"connectionattempts\", \"forwardagent\"], d
+assert d[\"not_used\"] == [\"connectionattempts\", \"forwardagent\"], d
+assert d[\"settings\"][\"sendenv\"] == [\"LANG\", \"LC_*\"], d
+assert d[\"settings\"][\"setenv\"] == [\"A=1\"], d
 " &&
 	dispatch -F "$TRASH/unused" hosts resolve other >out &&
 	test "$(grep "^#" out)" = "# not used by dispatch: compression"
@@ -627,6 +631,30 @@ test_expect_success 'an unknown token in Match exec is named once' '
 	test_expect_code 2 dispatch -F "$TRASH/exec-bad" hosts resolve web1 2>err &&
 	echo "dispatch: $TRASH/exec-bad:1: match exec '"'true %Z'"': unknown token '"'%Z'"'" >want &&
 	test_cmp want err
+'
+
+cat >"$TRASH/env" <<'CONF'
+# SendEnv accumulates over lines and blocks, -PATTERN drops what it matches; SetEnv:
+# the first line's words, a repeated name the first
+Host e1
+  SendEnv LANG LC_* DISPATCH_T*
+  SetEnv A=1 "B=two words" A=3
+Host e*
+  SendEnv -LC_* FOO
+  SetEnv C=4
+Match final
+  SendEnv BAR
+CONF
+test_expect_success 'SendEnv and SetEnv' '
+	compare "$TRASH/env" e1 e2 other &&
+	printf "Host *\n  SetEnv novalue\n" >bad-setenv &&
+	compare bad-setenv x &&
+	test_expect_code 2 dispatch -F bad-setenv hosts resolve x 2>err &&
+	test_grep "bad-setenv:2: invalid .setenv. .novalue. (use NAME=value)" err &&
+	printf "Host *\n  SendEnv A=b\n" >bad-sendenv &&
+	compare bad-sendenv x &&
+	test_expect_code 2 dispatch -F bad-sendenv hosts resolve x 2>err &&
+	test_grep "bad-sendenv:2: invalid environment name .A=b. in .sendenv." err
 '
 
 printf 'Include loop.conf\nHost *\n  Port 2\n' >"$HOME/.ssh/loop.conf"

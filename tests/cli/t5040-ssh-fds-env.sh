@@ -42,4 +42,49 @@ test_expect_success 'Match exec and ProxyCommand children of a fan-out hold only
 	done
 '
 
+# envN: the fan sshd (AcceptEnv DISPATCH_TEST_ENV_*) with SendEnv and SetEnv
+cat >env.cfg <<EOF
+Host env*
+    HostName 127.0.0.1
+    Port $((DISPATCH_TESTBED_PORT_BASE + 10))
+    User $DISPATCH_TESTBED_USER
+    IdentityFile $TB/keys/id_ed25519
+    UserKnownHostsFile $TB/known_hosts
+    BatchMode yes
+    SendEnv DISPATCH_TEST_ENV_SEND* DISPATCH_TEST_ENV_NOT
+    SendEnv -DISPATCH_TEST_ENV_NOT
+    SetEnv DISPATCH_TEST_ENV_SET="set value" DISPATCH_TEST_ENV_REFUSED_BY_NONE=x OTHER_REFUSED=1
+EOF
+show_env='env | grep "^DISPATCH_TEST_ENV_\|^OTHER_REFUSED" | sort'
+
+test_expect_success 'SendEnv and SetEnv reach the remote command; values never logged' '
+	DISPATCH_TEST_ENV_SEND1=s3cr3t-one DISPATCH_TEST_ENV_SEND2="two words" \
+	DISPATCH_TEST_ENV_NOT=dropped \
+		dispatch -v -F env.cfg run -H env1 -- "$show_env" >out 2>err &&
+	cat >want <<-\EOT &&
+	DISPATCH_TEST_ENV_REFUSED_BY_NONE=x
+	DISPATCH_TEST_ENV_SEND1=s3cr3t-one
+	DISPATCH_TEST_ENV_SEND2=two words
+	DISPATCH_TEST_ENV_SET=set value
+	EOT
+	test_cmp want out &&
+	test_grep "env1: sending environment variables DISPATCH_TEST_ENV_SEND1, DISPATCH_TEST_ENV_SEND2, DISPATCH_TEST_ENV_SET, DISPATCH_TEST_ENV_REFUSED_BY_NONE, OTHER_REFUSED (" err &&
+	! grep "s3cr3t\|set value\|two words" err
+'
+
+test_expect_success 'through a ControlMaster: the variables travel in the new-session request' '
+	cat env.cfg >mux.cfg &&
+	printf "    ControlPath $TRASH/cm-%%n\n" >>mux.cfg &&
+	ssh -F mux.cfg -fN -o ControlMaster=yes -o ControlPersist=60 env1 </dev/null &&
+	rc=0 &&
+	{ DISPATCH_TEST_ENV_SEND1=via-mux dispatch -v -F mux.cfg run -H env1 -- "$show_env" \
+		>out 2>err || rc=$?; } &&
+	ssh -F mux.cfg -O exit env1 2>/dev/null &&
+	test $rc = 0 &&
+	test_grep "env1: via master" err &&
+	test_grep "env1: sending environment variables DISPATCH_TEST_ENV_SEND1, DISPATCH_TEST_ENV_SET," err &&
+	! grep via-mux err &&
+	test_grep "^DISPATCH_TEST_ENV_SEND1=via-mux$" out
+'
+
 test_done

@@ -501,6 +501,38 @@ static void test_names(void)
 	CHECK_INT(err.kind, DPE_INPUT);
 }
 
+/* SendEnv and SetEnv: what a session sends, in ssh's order. */
+static void test_env(void)
+{
+	static const char conf[] = "Host *\n"
+				   "  SendEnv DP_UNIT_A* DP_UNIT_GONE\n"
+				   "  SetEnv DP_UNIT_SET=v1 \"DP_UNIT_SP=a b\" DP_UNIT_SET=v2\n"
+				   "  SendEnv -DP_UNIT_GONE\n"
+				   "  SetEnv DP_UNIT_LATER=x\n";
+	setenv("DP_UNIT_A1", "one", 1);
+	setenv("DP_UNIT_GONE", "no", 1);
+	struct ssh_host_config c;
+	struct dp_error err;
+	CHECK_INT(ssh_config_resolve_buffer("env", conf, sizeof(conf) - 1, "h", &c, &err), 0);
+	CHECK_INT(strv_len(c.send_env), 1);
+	CHECK_STR(c.send_env[0], "DP_UNIT_A*");
+	CHECK_INT(strv_len(c.set_env), 2);
+	_cleanup_strv_free_ char **env = ssh_host_config_env(&c);
+	CHECK_INT(strv_len(env), 3);
+	if (strv_len(env) == 3) {
+		CHECK_STR(env[0], "DP_UNIT_A1=one");
+		CHECK_STR(env[1], "DP_UNIT_SET=v1");
+		CHECK_STR(env[2], "DP_UNIT_SP=a b");
+	}
+	ssh_host_config_release(&c);
+	unsetenv("DP_UNIT_A1");
+	unsetenv("DP_UNIT_GONE");
+	static const char none[] = "Host x\n  SendEnv X\n";
+	CHECK_INT(ssh_config_resolve_buffer("env", none, sizeof(none) - 1, "h", &c, &err), 0);
+	CHECK(ssh_host_config_env(&c) == NULL);
+	ssh_host_config_release(&c);
+}
+
 int main(void)
 {
 	snprintf(home, sizeof(home), "%s/dispatch-ssh-config.XXXXXX",
@@ -523,6 +555,7 @@ int main(void)
 	test_dest();
 	test_aliases();
 	test_names();
+	test_env();
 
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", home);
 	if (system(rm) != 0)
