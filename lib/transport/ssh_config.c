@@ -517,7 +517,7 @@ static char *printable(const char *s)
  * host and user it is given before any %-token is expanded: a host name starts with no
  * '-' and holds no blank, no control character and none of '`"$\;&<>|(){},; a user name
  * starts with no '-', holds no control character and none of '`";&<>|(){}, no '-'
- * right after a blank and no '\' at the end. 0 when name passes; else the 0-based
+ * right after a blank and no '\' at the end. -1 when name passes; else the 0-based
  * index of the first character at fault. */
 static ssize_t bad_name_at(const char *name, bool user)
 {
