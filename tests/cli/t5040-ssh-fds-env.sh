@@ -31,7 +31,9 @@ EOF
 
 test_expect_success 'Match exec and ProxyCommand children of a fan-out hold only 0, 1, 2' '
 	rm -f exec-fds.* proxy-fds.* &&
-	dispatch -F fds.cfg run --fanout 8 -H "fd[1-8]" -- true >out 2>err &&
+	# the lists are written before the connection goes on: whether every login
+	# made it in time on a loaded machine does not matter here
+	{ dispatch -F fds.cfg run --fanout 8 -H "fd[1-8]" -- true >out 2>err || cat err; } &&
 	for i in $(seq 1 8); do
 		for f in exec-fds.fd$i proxy-fds.fd$i; do
 			test -s $f &&
