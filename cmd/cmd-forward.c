@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "transport/forward.h"
 #include "transport/ssh.h"
+#include "base/cloexec.h"
 
 enum {
 	OPT_BACKGROUND = 1,
@@ -47,11 +48,8 @@ static void log_line(void *data, const char *msg)
 
 volatile sig_atomic_t *forward_catch_signals(void)
 {
-	if (wake[0] < 0 && pipe(wake) == 0) {
+	if (wake[0] < 0 && cloexec_pipe(wake) == 0)
 		fcntl(wake[1], F_SETFL, fcntl(wake[1], F_GETFL) | O_NONBLOCK);
-		fcntl(wake[0], F_SETFD, FD_CLOEXEC);
-		fcntl(wake[1], F_SETFD, FD_CLOEXEC);
-	}
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -103,7 +101,7 @@ static void announce(const struct dp_ctx *ctx, const char *host, int local, int 
 static void detach_stdio(void)
 {
 	setsid();
-	int fd = open("/dev/null", O_RDWR);
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	dup2(fd, STDIN_FILENO);

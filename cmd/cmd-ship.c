@@ -16,6 +16,7 @@
 #include "code/snapshot.h"
 #include "ship.h"
 #include "transport/ssh.h"
+#include "base/cloexec.h"
 
 enum { OPT_OUTPUT = 1, OPT_REPO, OPT_REF, OPT_DIRTY, OPT_FILES };
 
@@ -57,7 +58,7 @@ static int outfile_open(struct outfile *o, const char *path, struct dp_error *er
 		o->tmp = xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
 	else
 		o->tmp = xasprintf(".%s.XXXXXX", path);
-	o->fd = mkstemp(o->tmp);
+	o->fd = cloexec_mkstemp(o->tmp);
 	if (o->fd < 0) {
 		free(o->tmp);
 		o->tmp = NULL;

@@ -15,7 +15,8 @@
 /* Keywords that ssh -G may print several times: arrays in --json. */
 static bool repeated(const char *key)
 {
-	return streq(key, "identityfile") || streq(key, "certificatefile");
+	return streq(key, "identityfile") || streq(key, "certificatefile") ||
+	       streq(key, "sendenv") || streq(key, "setenv");
 }
 
 static cJSON *resolve_json(const char *host, const char *dest, const char *dump)

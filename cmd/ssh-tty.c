@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "transport/ssh.h"
+#include "base/cloexec.h"
 
 static pthread_mutex_t tty_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -172,12 +173,10 @@ static int resize_fd(void)
 {
 	if (resize_pipe[0] >= 0)
 		return resize_pipe[0];
-	if (pipe(resize_pipe) < 0)
+	if (cloexec_pipe(resize_pipe) < 0)
 		return -1;
-	for (int i = 0; i < 2; i++) {
-		fcntl(resize_pipe[i], F_SETFD, FD_CLOEXEC);
+	for (int i = 0; i < 2; i++)
 		fcntl(resize_pipe[i], F_SETFL, fcntl(resize_pipe[i], F_GETFL) | O_NONBLOCK);
-	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_winch;

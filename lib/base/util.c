@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "base/util.h"
+#include "base/cloexec.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -176,7 +177,7 @@ int write_all(int fd, const void *buf, size_t len)
 
 char *read_file(const char *path, size_t *len)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "rb");
+	_cleanup_fclose_ FILE *f = cloexec_fopen_read(path);
 	if (!f)
 		return NULL;
 	size_t cap = 4096, n = 0;

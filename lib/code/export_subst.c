@@ -11,6 +11,7 @@
 
 #include "code/export_subst.h"
 #include "base/util.h"
+#include "base/cloexec.h"
 
 void export_subst_release(struct export_subst *xs)
 {
@@ -33,7 +34,7 @@ static unsigned long packed_objects(git_repository *repo)
 		if (n < 4 || strcmp(de->d_name + n - 4, ".idx") != 0)
 			continue;
 		_cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
-		FILE *f = fopen(path, "rb");
+		FILE *f = cloexec_fopen_read(path);
 		unsigned char head[8], last[4];
 		if (!f)
 			continue;

@@ -536,7 +536,7 @@ static int put_parents(struct writer *w, const char *path)
 static int put_disk_file(struct writer *w, const char *full, const char *path,
 			 const struct stat *st, enum kind k)
 {
-	_cleanup_close_ int fd = open(full, O_RDONLY | O_NOCTTY);
+	_cleanup_close_ int fd = open(full, O_RDONLY | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return dp_err(w->err, DPE_FAIL, "cannot read '%s': %s", path, strerror(errno));
 	if (put_header(w, path, k, st->st_size, NULL) < 0)

@@ -23,6 +23,7 @@
 #include "transport/forward.h"
 #include "transport/ssh_internal.h"
 #include "base/strbuf.h"
+#include "base/cloexec.h"
 
 #define BUF 32768
 #define DEFAULT_MAX_CONNS 256
@@ -74,10 +75,9 @@ int forward_listen(int port, int *fd, int *bound, struct dp_error *err)
 	int one = 1;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	*fd = cloexec_socket(AF_INET, SOCK_STREAM, 0);
 	if (*fd < 0)
 		return dp_err(err, DPE_FAIL, "cannot create a socket: %s", strerror(errno));
-	fcntl(*fd, F_SETFD, FD_CLOEXEC);
 	setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(*fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		int e = errno;
@@ -152,10 +152,9 @@ static void accept_clients(struct loop *l)
 	while (l->n < l->max) {
 		struct sockaddr_in a;
 		socklen_t len = sizeof(a);
-		int fd = accept(l->f->listen_fd, (struct sockaddr *)&a, &len);
+		int fd = cloexec_accept(l->f->listen_fd, (struct sockaddr *)&a, &len);
 		if (fd < 0)
 			return;         /* EAGAIN, or a client that went away already */
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		struct conn *c = xcalloc(1, sizeof(*c));
 		c->id = ++l->next_id;

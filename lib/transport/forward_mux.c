@@ -14,6 +14,7 @@
 
 #include "transport/forward.h"
 #include "transport/ssh_internal.h"
+#include "base/cloexec.h"
 
 #define DEFAULT_MAX_CONNS 256
 
@@ -83,10 +84,9 @@ int forward_run_mux(struct ssh_session *s, const struct forward *f, struct dp_er
 		while (n < max && !lost) {
 			struct sockaddr_in a;
 			socklen_t len = sizeof(a);
-			int fd = accept(f->listen_fd, (struct sockaddr *)&a, &len);
+			int fd = cloexec_accept(f->listen_fd, (struct sockaddr *)&a, &len);
 			if (fd < 0)
 				break;  /* EAGAIN, or a client that went away already */
-			fcntl(fd, F_SETFD, FD_CLOEXEC);
 			unsigned id = ++next_id;
 			logf_(f, "connection %u from 127.0.0.1 port %d", id, ntohs(a.sin_port));
 			struct mconn c = { 0 };

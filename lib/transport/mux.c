@@ -31,6 +31,7 @@
 #include <sys/un.h>
 
 #include "base/shquote.h"
+#include "base/cloexec.h"
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* macOS: SO_NOSIGPIPE is set on the socket instead */
@@ -315,11 +316,10 @@ static int conn_connect(struct conn *c, const char *path, int timeout_ms, enum m
 			    sizeof(sa.sun_path) - 1);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 
-	c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	c->fd = cloexec_socket(AF_UNIX, SOCK_STREAM, 0);
 	if (c->fd < 0)
 		return fail(why, MUX_FAILED_OTHER, err, DPE_CONNECT, "cannot make a socket: %s",
 			    strerror(errno));
-	fcntl(c->fd, F_SETFD, FD_CLOEXEC);
 	fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
 #ifdef SO_NOSIGPIPE
 	int one = 1;
@@ -650,9 +650,8 @@ struct mux_session {
 	struct dp_error why_broken;
 };
 
-static void set_nonblock_cloexec(int fd)
+static void set_nonblock(int fd)
 {
-	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
@@ -695,7 +694,7 @@ int mux_exec_start(struct mux *m, const struct mux_exec *x, struct mux_session *
 		if (theirs[i] >= 0)
 			continue;
 		int p[2];
-		if (pipe(p) < 0) {
+		if (cloexec_pipe(p) < 0) {
 			fail(why, MUX_FAILED_OTHER, err, DPE_CONNECT, "cannot make a pipe: %s",
 			     strerror(errno));
 			goto out;
@@ -703,8 +702,7 @@ int mux_exec_start(struct mux *m, const struct mux_exec *x, struct mux_session *
 		/* stdin: the master reads p[0]; stdout, stderr: it writes p[1] */
 		made[i] = i == 0 ? p[0] : p[1];
 		*ours[i] = i == 0 ? p[1] : p[0];
-		set_nonblock_cloexec(*ours[i]);
-		fcntl(made[i], F_SETFD, FD_CLOEXEC);
+		set_nonblock(*ours[i]);
 		theirs[i] = made[i];
 	}
 	if (mux_connect(s->path, m->timeout_ms, &s->c, why, err) < 0)
@@ -1077,11 +1075,9 @@ int mux_stdio_forward(struct mux *m, const char *host, int port, struct mux_forw
 	if (port <= 0 || port > 65535)
 		return fail(why, MUX_FAILED_OTHER, err, DPE_INPUT, "bad port %d", port);
 	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
+	if (cloexec_socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
 		return fail(why, MUX_FAILED_OTHER, err, DPE_CONNECT, "cannot make a socket pair: %s",
 			    strerror(errno));
-	fcntl(sp[0], F_SETFD, FD_CLOEXEC);
-	fcntl(sp[1], F_SETFD, FD_CLOEXEC);
 	struct mux_forward *f = xcalloc(1, sizeof(*f));
 	f->c.fd = -1;
 	f->fd = sp[0];

@@ -30,6 +30,7 @@
 #include "transport/sftp_fs.h"
 #include "transport/ssh_internal.h"
 #include "base/strbuf.h"
+#include "base/cloexec.h"
 
 /* The copy buffer: an upload keeps at least half of it in write requests, which must
  * be more than the server's channel window (OpenSSH's is 2 MiB) or the pipe drains
@@ -169,7 +170,7 @@ static int l_open_temp(struct fs *fs, const char *path, unsigned mode, char **tm
 	(void)fs;
 	(void)mode;
 	char *t = sftp_temp_name(path, "XXXXXX");
-	int fd = mkstemp(t);
+	int fd = cloexec_mkstemp(t);
 	if (fd < 0) {
 		local_err(err, "create a file beside", path);
 		free(t);

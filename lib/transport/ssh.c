@@ -78,6 +78,36 @@ static bool timed_out(LIBSSH2_SESSION *ls)
 	return libssh2_session_last_errno(ls) == LIBSSH2_ERROR_TIMEOUT;
 }
 
+/* SendEnv and SetEnv, as ssh sends them before the command: one "env" request per
+ * variable. A server that does not accept one (no AcceptEnv for it) refuses it and
+ * the session goes on, as with ssh. Names are logged, never values. */
+static int send_env(struct ssh_session *s, LIBSSH2_CHANNEL *ch, struct dp_error *err)
+{
+	_cleanup_strv_free_ char **env = ssh_host_config_env(&s->cfg);
+	for (size_t i = 0; env && env[i]; i++) {
+		const char *eq = strchr(env[i], '=');
+		unsigned nlen = (unsigned)(eq - env[i]);
+		int rc = libssh2_channel_setenv_ex(ch, env[i], nlen, eq + 1, (unsigned)strlen(eq + 1));
+		if (rc != 0 && rc != LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED)
+			return dp_err(err, DPE_CONNECT, "cannot send environment variable %.*s to "
+				      "'%s': %s", (int)nlen, env[i], s->name, session_error(s));
+	}
+	return 0;
+}
+
+/* For -v, once the session is open: the names of the variables its commands carry. */
+void ssh_log_env(const struct ssh_ctx *ctx, const struct ssh_session *s)
+{
+	_cleanup_strv_free_ char **env = ssh_host_config_env(&s->cfg);
+	if (!env)
+		return;
+	_cleanup_strbuf_ struct strbuf names = STRBUF_INIT;
+	for (size_t i = 0; env[i]; i++)
+		strbuf_addf(&names, "%s%.*s", i ? ", " : "", (int)strcspn(env[i], "="), env[i]);
+	logf_(ctx, "%s: sending environment variables %s (SendEnv, SetEnv; the server "
+	      "takes those its AcceptEnv names)", s->name, names.buf);
+}
+
 /* ---- destinations ---- */
 
 static int resolve(const struct ssh_ctx *ctx, const char *dest, struct ssh_host_config *cfg,
@@ -651,6 +681,7 @@ static int open_chain(const struct ssh_ctx *ctx, const char *name, char **jumps_
 		goto fail;
 	}
 	logf_(ctx, "%s: logged in as %s", name, s->cfg.user);
+	ssh_log_env(ctx, s);
 	s->connect_seconds = monotonic_seconds() - start;
 	s->ctx = NULL;
 	*why = SSH_FAILED_NOT;
@@ -1093,6 +1124,8 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 		dp_err(err, DPE_CONNECT, "cannot get a terminal on '%s': %s", s->name, last_error(s->ls));
 		goto fail;
 	}
+	if (send_env(s, ch, err) < 0)
+		goto fail;
 	if (x->raw)
 		strbuf_adds(&cmd, x->command);
 	else

@@ -18,6 +18,7 @@
 #include "base/base64.h"
 #include "transport/ssh_internal.h"
 #include "transport/sshcert.h"
+#include "base/cloexec.h"
 
 #define PROMPT_TRIES 3           /* as ssh's NumberOfPasswordPrompts */
 
@@ -324,7 +325,7 @@ static bool agent_request(const char *sock, const struct strbuf *req, struct str
 	if (strlen(sock) >= sizeof(sa.sun_path))
 		return false;
 	memcpy(sa.sun_path, sock, strlen(sock) + 1);
-	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	_cleanup_close_ int fd = cloexec_socket(AF_UNIX, SOCK_STREAM, 0);
 	if (fd < 0)
 		return false;
 	struct timeval tv = { .tv_sec = 30 };   /* an agent that asks for confirmation */

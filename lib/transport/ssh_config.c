@@ -12,13 +12,15 @@
  *    matches the host as typed (case-sensitive, * and ?) and none of its !patterns does.
  *    Match is evaluated as ssh's match_cfg_line does: all, host (HostName so far, %h
  *    expanded), originalhost, user (the destination's, else User so far, else the local
- *    one), localuser, exec (run with $SHELL -c, never from a buffer), canonical and
- *    final (true in a second pass over the files, made when a Match final is seen), each
- *    negatable; localnetwork, tagged, version, sessiontype and command never match.
+ *    one), localuser, exec (run with $SHELL -c, never from a buffer; the tokens of
+ *    ssh 9.2's, %C included), canonical and final (true in a second pass over the
+ *    files, made when a Match final is seen or CanonicalizeHostname is yes or always),
+ *    each negatable; localnetwork, tagged, version, sessiontype and command never match.
  *  - CanonicalizeHostname (yes: direct connections only; always), CanonicalDomains,
  *    CanonicalizeMaxDots, CanonicalizeFallbackLocal and CanonicalizePermittedCNAMEs as
  *    ssh.c applies them after the first pass (through getaddrinfo; never from a
- *    buffer); a canonical name makes the second pass, where Host and Match host see it.
+ *    buffer). In the second pass Host and Match host see the host as the first pass
+ *    left it: HostName applied, lower case, the canonical name where there is one.
  *  - The first value found wins, except IdentityFile and CertificateFile which
  *    accumulate (duplicates dropped). ProxyJump and ProxyCommand exclude each other: the first one wins.
  *  - Include takes globs, relative to ~/.ssh (user configs) or /etc/ssh (the system
@@ -73,7 +75,7 @@ enum opcode {
 	O_USERKNOWNHOSTSFILE, O_GLOBALKNOWNHOSTSFILE, O_BATCHMODE, O_HOSTKEYALIAS,
 	O_IGNOREUNKNOWN, O_CERTIFICATEFILE, O_KEXALGORITHMS, O_CIPHERS, O_MACS,
 	O_HOSTKEYALGORITHMS, O_PUBKEYACCEPTEDALGORITHMS,
-	O_CONTROLMASTER, O_CONTROLPATH, O_CONTROLPERSIST,
+	O_CONTROLMASTER, O_CONTROLPATH, O_CONTROLPERSIST, O_SENDENV, O_SETENV,
 };
 
 /* Every keyword of OpenSSH's client (up to 10.x, with Debian's GSSAPI key exchange
@@ -133,10 +135,10 @@ static const struct keyword {
 	{ "requesttty", O_IGNORE }, { "requestty", O_IGNORE }, { "requiredrsasize", O_IGNORE },
 	{ "revokedhostkeys", O_IGNORE }, { "rhostsauthentication", O_IGNORE },
 	{ "rhostsrsaauthentication", O_IGNORE }, { "rsaauthentication", O_IGNORE },
-	{ "securitykeyprovider", O_IGNORE }, { "sendenv", O_IGNORE },
+	{ "securitykeyprovider", O_IGNORE }, { "sendenv", O_SENDENV },
 	{ "serveralivecountmax", O_SERVERALIVECOUNTMAX },
 	{ "serveraliveinterval", O_SERVERALIVEINTERVAL }, { "sessiontype", O_IGNORE },
-	{ "setenv", O_IGNORE }, { "skeyauthentication", O_IGNORE },
+	{ "setenv", O_SETENV }, { "skeyauthentication", O_IGNORE },
 	{ "smartcarddevice", O_IGNORE }, { "stdinnull", O_IGNORE },
 	{ "streamlocalbindmask", O_IGNORE }, { "streamlocalbindunlink", O_IGNORE },
 	{ "stricthostkeychecking", O_STRICTHOSTKEYCHECKING }, { "syslogfacility", O_IGNORE },
@@ -204,6 +206,10 @@ struct parse {
 	int control_master;
 	struct located control_path;   /* raw, "none" included */
 	int control_persist;           /* -2 unset, else as ssh_host_config's */
+
+	char **send_env;               /* SendEnv patterns, accumulated ("-PAT" removes) */
+	char **set_env;                /* SetEnv: the first active line's NAME=value */
+	bool set_env_seen;
 };
 
 static void parse_init(struct parse *p)
@@ -242,6 +248,8 @@ static void parse_release(struct parse *p)
 	}
 	free(p->control_path.value);
 	free(p->control_path.where);
+	strv_free(p->send_env);
+	strv_free(p->set_env);
 }
 
 /* ---- matching ---------------------------------------------------------------- */
@@ -489,6 +497,81 @@ int ssh_parse_destination(const char *dest, char **user, char **host, int *port,
 	return 0;
 }
 
+/* ---- names that reach a shell ------------------------------------------------ */
+
+/* A name in a message: a control character, or a byte past ASCII, as \xNN. */
+static char *printable(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (iscntrl(c) || c >= 0x7f)
+			strbuf_addf(&sb, "\\x%02x", c);
+		else
+			strbuf_addch(&sb, (char)c);
+	}
+	return strbuf_detach(&sb);
+}
+
+/* The rules of OpenSSH's valid_hostname() and valid_ruser(), which ssh applies to the
+ * host and user it is given before any %-token is expanded: a host name starts with no
+ * '-' and holds no blank, no control character and none of '`"$\;&<>|(){},; a user name
+ * starts with no '-', holds no control character and none of '`";&<>|(){}, no '-'
+ * right after a blank and no '\' at the end. -1 when name passes; else the 0-based
+ * index of the first character at fault. */
+static ssize_t bad_name_at(const char *name, bool user)
+{
+	const char *banned = user ? "'`\";&<>|(){}" : "'`\"$\\;&<>|(){},";
+	if (*name == '-')
+		return 0;
+	for (size_t i = 0; name[i]; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (iscntrl(c) || strchr(banned, c) || (!user && isspace(c)))
+			return (ssize_t)i;
+		if (user && isspace(c) && name[i + 1] == '-')
+			return (ssize_t)i + 1;
+		if (user && c == '\\' && !name[i + 1])
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+static int check_name(const char *name, bool user, struct dp_error *err)
+{
+	ssize_t at = bad_name_at(name, user);
+	if (at < 0)
+		return 0;
+	unsigned char c = (unsigned char)name[at];
+	char what[32];
+	if (iscntrl(c))
+		snprintf(what, sizeof(what), "control character \\x%02x", c);
+	else if (isspace(c))
+		snprintf(what, sizeof(what), "a blank");
+	else
+		snprintf(what, sizeof(what), "'%c'", c);
+	_cleanup_free_ char *shown = printable(name);
+	const char *kind = user ? "user" : "host";
+	return dp_err(err, DPE_INPUT,
+		      "invalid %s name '%s': %s at position %zd%s (%s names reach the shell "
+		      "of ProxyCommand and Match exec through %s, so ssh refuses such names "
+		      "too: give the %s name without it)",
+		      kind, shown, what, at + 1,
+		      c == '-' ? (at == 0 ? ", at the start" : ", after a blank")
+			       : c == '\\' ? ", at the end" : "",
+		      kind,
+		      user ? "%r" : "%h and %n", kind);
+}
+
+int ssh_check_hostname(const char *host, struct dp_error *err)
+{
+	return check_name(host, false, err);
+}
+
+int ssh_check_user(const char *user, struct dp_error *err)
+{
+	return check_name(user, true, err);
+}
+
 /* A hop as `[user@]host[:port]` (ssh -G prints the last one so), IPv6 in brackets. */
 static char *normalize_hop(const char *hop)
 {
@@ -677,7 +760,7 @@ static bool match_exec(const struct parse *p, const char *cmd)
 	if (pid < 0)
 		return false;
 	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (fd >= 0) {
 			dup2(fd, STDIN_FILENO);
 			dup2(fd, STDOUT_FILENO);
@@ -751,7 +834,7 @@ static int do_match(const struct ctx *c, char **args, int flags, int *active)
 			_cleanup_free_ char *cmd = NULL;
 			struct dp_error e;
 			if (match_exec_expand(p, arg, h, port, ruser, &cmd, &e) < 0)
-				return conf_err(c, "match exec '%s': %s", arg, e.msg);
+				return conf_err(c, "%s", e.msg);
 			r = match_exec(p, cmd);
 		} /* localnetwork, tagged, version, sessiontype, command: never match here */
 		if (r == neg)
@@ -1037,6 +1120,52 @@ static int canonicalize(const struct parse *p, const char *host, char **out, str
 	return 0;
 }
 
+/* ---- SendEnv and SetEnv ------------------------------------------------------ */
+
+/* As readconf.c: SendEnv patterns accumulate over every active line, a "-PATTERN"
+ * drops those already listed that it matches; SetEnv takes the first active line's
+ * NAME=value words (a name repeated on it: the first). */
+static int do_env(const struct ctx *c, enum opcode op, char **args, bool on)
+{
+	struct parse *p = c->p;
+	if (op == O_SENDENV) {
+		for (size_t i = 0; args[i]; i++) {
+			if (!*args[i] || strchr(args[i], '='))
+				return conf_err(c, "invalid environment name '%s' in 'sendenv'", args[i]);
+			if (!on)
+				continue;
+			if (args[i][0] != '-') {
+				strv_add(&p->send_env, args[i]);
+				continue;
+			}
+			size_t k = 0;
+			for (size_t j = 0; p->send_env && p->send_env[j]; j++) {
+				if (match_pattern(p->send_env[j], args[i] + 1))
+					free(p->send_env[j]);
+				else
+					p->send_env[k++] = p->send_env[j];
+			}
+			if (p->send_env)
+				p->send_env[k] = NULL;
+		}
+		return 0;
+	}
+	bool first = on && !p->set_env_seen;
+	for (size_t i = 0; args[i]; i++) {
+		const char *eq = strchr(args[i], '=');
+		if (!eq)
+			return conf_err(c, "invalid 'setenv' '%s' (use NAME=value)", args[i]);
+		bool dup = false;
+		for (size_t j = 0; p->set_env && p->set_env[j] && !dup; j++)
+			dup = !strncmp(p->set_env[j], args[i], (size_t)(eq - args[i]) + 1);
+		if (first && !dup)
+			strv_add(&p->set_env, args[i]);
+	}
+	if (on)
+		p->set_env_seen = true;
+	return 0;
+}
+
 static int process_line(struct ctx *c, char *line, int flags, int *active, int depth)
 {
 	struct parse *p = c->p;
@@ -1105,6 +1234,8 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 					&p->user_known_hosts_where);
 	if (key->op == O_GLOBALKNOWNHOSTSFILE)
 		return known_hosts_list(c, kw, args, on, &p->global_known_hosts, NULL);
+	if (key->op == O_SENDENV || key->op == O_SETENV)
+		return do_env(c, key->op, args, on);
 
 	/* The rest take exactly one argument. */
 	if (!nargs || !*args[0])
@@ -1272,26 +1403,31 @@ struct tokens {
 	const char *C; /* ControlPath only */
 };
 
-/* ssh's percent/dollar expansion: %x from t (NULL entries are unknown), %%, ${VAR}. */
+/* ssh's percent/dollar expansion: %x from t (NULL entries are unknown), %%, ${VAR}.
+ * Errors start "WHERE: WHAT 'IN': ", or "WHAT 'IN': " where where_ is NULL (the caller
+ * says where). */
 static int expand_tokens(const char *in, const struct tokens *t, bool dollar, char **out,
 			 const char *what, const char *where_, struct dp_error *err)
 {
+	const char *sep = where_ ? ": " : "";
+	if (!where_)
+		where_ = "";
 	struct strbuf sb = STRBUF_INIT;
 	for (const char *s = in; *s; s++) {
 		if (dollar && s[0] == '$' && s[1] == '{') {
 			const char *close = strchr(s + 2, '}');
 			if (!close) {
 				strbuf_release(&sb);
-				return dp_err(err, DPE_INPUT, "%s: %s '%s': unterminated '${'",
-					      where_, what, in);
+				return dp_err(err, DPE_INPUT, "%s%s%s '%s': unterminated '${'",
+					      where_, sep, what, in);
 			}
 			_cleanup_free_ char *name = xstrndup(s + 2, (size_t)(close - s - 2));
 			const char *val = getenv(name);
 			if (!val) {
 				strbuf_release(&sb);
 				return dp_err(err, DPE_INPUT,
-					      "%s: %s '%s': environment variable '%s' is not set",
-					      where_, what, in, name);
+					      "%s%s%s '%s': environment variable '%s' is not set",
+					      where_, sep, what, in, name);
 			}
 			strbuf_adds(&sb, val);
 			s = close;
@@ -1321,10 +1457,10 @@ static int expand_tokens(const char *in, const struct tokens *t, bool dollar, ch
 		if (!val) {
 			strbuf_release(&sb);
 			if (!s[1])
-				return dp_err(err, DPE_INPUT, "%s: %s '%s': '%%' at the end", where_,
-					      what, in);
-			return dp_err(err, DPE_INPUT, "%s: %s '%s': unknown token '%%%c'", where_,
-				      what, in, s[1]);
+				return dp_err(err, DPE_INPUT, "%s%s%s '%s': '%%' at the end", where_,
+					      sep, what, in);
+			return dp_err(err, DPE_INPUT, "%s%s%s '%s': unknown token '%%%c'", where_,
+				      sep, what, in, s[1]);
 		}
 		strbuf_adds(&sb, val);
 		s++;
@@ -1367,6 +1503,23 @@ static char *match_host_now(const struct parse *p)
 	return out;
 }
 
+/* %C: the SHA-1 of %l%h%p%r in hex, as OpenSSH 9.2 names a connection (ControlPath,
+ * Match exec). 9.6 and later also hash the ProxyJump in (%l%h%p%r%j). */
+static int connection_hash(const char *l, const char *h, const char *p, const char *r,
+			   char hex[2 * EVP_MAX_MD_SIZE + 1], struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf lhpr = STRBUF_INIT;
+	strbuf_addf(&lhpr, "%s%s%s%s", l, h, p, r);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	hex[0] = '\0';
+	if (!EVP_Digest(lhpr.buf, lhpr.len, md, &mdlen, EVP_sha1(), NULL))
+		return dp_err(err, DPE_FAIL, "cannot expand %%C: no SHA-1 in libcrypto");
+	for (unsigned i = 0; i < mdlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return 0;
+}
+
 static int match_exec_expand(const struct parse *p, const char *arg, const char *host,
 			     const char *port, const char *ruser, char **out, struct dp_error *err)
 {
@@ -1376,10 +1529,14 @@ static int match_exec_expand(const struct parse *p, const char *arg, const char 
 	snprintf(shost, sizeof(shost), "%.*s", (int)strcspn(lhost, "."), lhost);
 	char uid[32];
 	snprintf(uid, sizeof(uid), "%lu", (unsigned long)getuid());
-	struct tokens t = { .h = host, .n = p->host, .p = port, .r = ruser, .u = p->local_user,
+	char hash[2 * EVP_MAX_MD_SIZE + 1];
+	if (connection_hash(lhost, host, port, ruser, hash, err) < 0)
+		return -1;
+	struct tokens t = { .h = host, .n = p->original_host, .p = port, .r = ruser,
+			    .u = p->local_user,
 			    .d = p->home, .l = lhost, .L = shost, .i = uid,
-			    .k = p->host_key_alias ? p->host_key_alias : host };
-	return expand_tokens(arg, &t, false, out, "match exec", "", err);
+			    .k = p->host_key_alias ? p->host_key_alias : host, .C = hash };
+	return expand_tokens(arg, &t, false, out, "match exec", NULL, err);
 }
 
 static char *local_user(void)
@@ -1416,16 +1573,9 @@ static int finish_control(const struct parse *p, const char *host, const struct 
 	const char *raw = p->control_path.value;
 	if (!raw || !strcasecmp(raw, "none"))
 		return 0;
-	/* %C: the SHA-1 of %l%h%p%r, as OpenSSH 9.2 names its sockets */
-	_cleanup_strbuf_ struct strbuf lhpr = STRBUF_INIT;
-	strbuf_addf(&lhpr, "%s%s%s%s", t->l, t->h, t->p, t->r);
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
-	char hash[2 * EVP_MAX_MD_SIZE + 1] = "";
-	if (!EVP_Digest(lhpr.buf, lhpr.len, md, &mdlen, EVP_sha1(), NULL))
-		return dp_err(err, DPE_FAIL, "cannot expand %%C in ControlPath: no SHA-1 in libcrypto");
-	for (unsigned i = 0; i < mdlen; i++)
-		snprintf(hash + 2 * i, 3, "%02x", md[i]);
+	char hash[2 * EVP_MAX_MD_SIZE + 1];
+	if (connection_hash(t->l, t->h, t->p, t->r, hash, err) < 0)
+		return -1;
 	struct tokens ct = *t;
 	ct.C = hash;
 	ct.k = c->host_key_alias ? c->host_key_alias : host;
@@ -1564,6 +1714,8 @@ static int finish(struct parse *p, const char *host, const char *dest_user, int 
 		goto fail;
 	if (finish_control(p, host, &t, &c, err) < 0)
 		goto fail;
+	c.send_env = strv_copy(p->send_env);
+	c.set_env = strv_copy(p->set_env);
 	*out = c;
 	return 0;
 fail:
@@ -1590,6 +1742,8 @@ void ssh_host_config_release(struct ssh_host_config *c)
 	for (int k = 0; k < SSH_ALGS_NKINDS; k++)
 		free(c->algs[k]);
 	free(c->control_path);
+	strv_free(c->send_env);
+	strv_free(c->set_env);
 	*c = (struct ssh_host_config){ 0 };
 }
 
@@ -1620,6 +1774,9 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 	*out = (struct ssh_host_config){ 0 };
 	if (!host || !*host)
 		return dp_err(err, DPE_INPUT, "empty host name");
+	/* Before any %-token: the host and user given here reach Match exec's shell. */
+	if (ssh_check_hostname(host, err) < 0 || (user && ssh_check_user(user, err) < 0))
+		return -1;
 	struct parse p;
 	parse_init(&p);
 	_cleanup_free_ char *home = home_dir();
@@ -1629,11 +1786,13 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 	p.local_user = luser;
 	p.dest_user = user;
 	p.original_host = host;
-	_cleanup_free_ char *canonical = NULL;
+	_cleanup_free_ char *final_host = NULL;
 	int r;
-	/* A canonicalized host name, or a Match final, makes a second pass, as ssh makes
-	 * it: Host and Match host see the canonical name, HostName is what the first pass
-	 * made of it, and first values still win. */
+	/* As ssh.c's main(): with CanonicalizeHostname yes or always (whether or not the
+	 * name canonicalized), or a Match final, the config is read a second time. Host
+	 * and Match host then see the host as the first pass left it (HostName applied,
+	 * lower case, canonicalized where it did), HostName is that, and first values
+	 * still win. */
 	for (int pass = 0; pass < 2; pass++) {
 		if (buf) {
 			int active = 1;
@@ -1644,22 +1803,27 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 		}
 		if (r < 0 || p.final_pass)
 			break;
-		_cleanup_free_ char *h = match_host_now(&p);
-		for (char *q = h; *q; q++)
-			*q = (char)tolower((unsigned char)*q);
+		_cleanup_free_ char *h = match_host_now(&p), *canonical = NULL;
+		if (!is_address(h))
+			for (char *q = h; *q; q++)
+				*q = (char)tolower((unsigned char)*q);
 		if (!buf && (r = canonicalize(&p, h, &canonical, err)) < 0)
 			break;
 		if (!buf && !canonical && (r = resolve_bare(&p, h, &canonical, err)) < 0)
 			break;
-		if (!canonical && !p.want_final)
+		if (p.canon <= 0 && !p.want_final)
 			break;
 		p.final_pass = true;
+		final_host = canonical ? canonical : h;
 		if (canonical)
-			p.host = canonical;
+			canonical = NULL;
+		else
+			h = NULL;
+		p.host = final_host;
 		if (!p.hostname.value)
 			p.hostname.where = xstrdup("(the host)");
 		free(p.hostname.value);
-		p.hostname.value = xstrdup(canonical ? canonical : h);
+		p.hostname.value = xstrdup(final_host);
 	}
 	if (r == 0)
 		r = finish(&p, host, user, port, out, err);
@@ -1757,6 +1921,27 @@ char *ssh_host_config_proxy_command(const struct ssh_host_config *c)
 	return strbuf_detach(&sb);
 }
 
+char **ssh_host_config_env(const struct ssh_host_config *c)
+{
+	extern char **environ;
+	char **out = NULL;
+	for (size_t i = 0; c->send_env && environ && environ[i]; i++) {
+		const char *eq = strchr(environ[i], '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xstrndup(environ[i], (size_t)(eq - environ[i]));
+		for (size_t j = 0; c->send_env[j]; j++) {
+			if (match_pattern(name, c->send_env[j])) {
+				strv_add(&out, environ[i]);
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; c->set_env && c->set_env[i]; i++)
+		strv_add(&out, c->set_env[i]);
+	return out;
+}
+
 const char *ssh_host_config_agent_socket(const struct ssh_host_config *c)
 {
 	const char *a = c->identity_agent;
@@ -1845,6 +2030,10 @@ void ssh_config_dump(const struct ssh_host_config *c, struct strbuf *sb)
 		dump_list(sb, "canonicalizepermittedcnames", c->canonicalize_permitted_cnames, ",");
 	else
 		strbuf_adds(sb, "canonicalizepermittedcnames none\n");
+	for (size_t i = 0; c->send_env && c->send_env[i]; i++)
+		strbuf_addf(sb, "sendenv %s\n", c->send_env[i]);
+	for (size_t i = 0; c->set_env && c->set_env[i]; i++)
+		strbuf_addf(sb, "setenv %s\n", c->set_env[i]);
 	if (c->unused_keywords)
 		dump_list(sb, "# not used by dispatch:", c->unused_keywords, " ");
 }

@@ -71,7 +71,17 @@ struct ssh_host_config {
 	char *control_path;             /* ~, %-tokens (%C included) and ${VAR} expanded;
 					   NULL when unset or none */
 	int control_persist;            /* -1 no (default), 0 yes (forever), else seconds */
+
+	/* The environment each session carries (ssh's SendEnv and SetEnv) */
+	char **send_env;                /* patterns of local variables; NULL when none */
+	char **set_env;                 /* "NAME=value", the first line that applies */
 };
+
+/* The "NAME=value" list a session sends, as ssh sends it before a command: first
+ * the local environment's variables that a SendEnv pattern names (in environ's
+ * order), then the SetEnv ones. NULL when none; free with strv_free. The values
+ * may be secrets: never log them. */
+char **ssh_host_config_env(const struct ssh_host_config *c);
 
 /* Resolve host through the config at path; path NULL means ~/.ssh/config followed by
  * /etc/ssh/ssh_config, as ssh does without -F. A missing default file is fine; a
@@ -98,6 +108,13 @@ int ssh_config_resolve_buffer(const char *name, const char *buf, size_t len, con
 			      struct ssh_host_config *out, struct dp_error *err);
 int ssh_config_aliases_buffer(const char *name, const char *buf, size_t len, char ***aliases,
 			      struct dp_error *err);
+
+/* A host or user name as ssh takes one on its command line (OpenSSH's valid_hostname
+ * and valid_ruser): one that could reach a shell through %h, %n or %r in ProxyCommand
+ * or Match exec is DPE_INPUT, with the character at fault and its position. Every
+ * resolution checks the host and the destination's user so, before reading any config. */
+int ssh_check_hostname(const char *host, struct dp_error *err);
+int ssh_check_user(const char *user, struct dp_error *err);
 
 /* Split `[user@]host[:port]`, `[user@][v6addr]:port` or `ssh://[user@]host[:port][/]`
  * (also a ProxyJump hop). *user is NULL and *port 0 when absent. A bad port, an empty

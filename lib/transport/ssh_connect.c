@@ -17,10 +17,10 @@
 
 #include "transport/ssh_internal.h"
 #include "base/strbuf.h"
+#include "base/cloexec.h"
 
 static void set_flags(int fd)
 {
-	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 #ifdef SO_NOSIGPIPE
 	int one = 1;
@@ -31,7 +31,7 @@ static void set_flags(int fd)
 /* 0 connected, -1 with errno (ETIMEDOUT when the deadline passed). */
 static int connect_one(const struct addrinfo *ai, double deadline, int *out)
 {
-	int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+	int fd = cloexec_socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
 	if (fd < 0)
 		return -1;
 	set_flags(fd);
@@ -117,12 +117,7 @@ static int spawn_proxy(const struct ssh_host_config *cfg, int *fd, pid_t *pid, s
 
 	/* Close-on-exec, so that what other threads start (their own ProxyCommands) does
 	 * not hold this pair open; dup2 onto the child's 0 and 1 drops the flag there. */
-#ifdef SOCK_CLOEXEC
-	int type = SOCK_STREAM | SOCK_CLOEXEC;
-#else
-	int type = SOCK_STREAM;
-#endif
-	if (socketpair(AF_UNIX, type, 0, sp) < 0)
+	if (cloexec_socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
 		return dp_err(err, DPE_CONNECT, "cannot start ProxyCommand for '%s': %s",
 			      cfg->alias, strerror(errno));
 	pid_t child = fork();
@@ -144,7 +139,6 @@ static int spawn_proxy(const struct ssh_host_config *cfg, int *fd, pid_t *pid, s
 		_exit(127);
 	}
 	close(sp[1]);
-	fcntl(sp[0], F_SETFD, FD_CLOEXEC); /* where SOCK_CLOEXEC is missing */
 	set_flags(sp[0]);
 	*fd = sp[0];
 	*pid = child;

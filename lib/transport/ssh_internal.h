@@ -39,6 +39,10 @@ struct ssh_session {
 					   share of it was taken): which keys may be tried */
 };
 
+/* ssh.c: for -v, the names (never the values) of the variables that SendEnv and
+ * SetEnv make s's commands carry. */
+void ssh_log_env(const struct ssh_ctx *ctx, const struct ssh_session *s);
+
 /* ssh_connect.c: a connected descriptor for cfg (TCP with ConnectTimeout, or the
  * ProxyCommand over a socketpair). *retry says whether trying again may help, *why
  * whether it timed out (SSH_FAILED_TIMEOUT) or not (SSH_FAILED_CONNECT). */

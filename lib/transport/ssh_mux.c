@@ -60,6 +60,7 @@ int ssh_mux_open(const struct ssh_ctx *ctx, const char *host, const char *dest,
 	s->timeout_ms = (long)timeout * 1000;
 	s->connect_seconds = monotonic_seconds() - start;
 	logf_(ctx, "%s: via master %s (pid %ld)", host, mux_path(m), (long)mux_master_pid(m));
+	ssh_log_env(ctx, s);
 	*out = s;
 	return 1;
 }
@@ -256,8 +257,10 @@ static int interactive(struct ssh_mux_channel *c, int *status, struct dp_error *
 	int st = MUX_NO_STATUS, r;
 
 	command_for(x, false, &cmd);
+	_cleanup_strv_free_ char **env = ssh_host_config_env(&c->s->cfg);
 	struct mux_exec mx = { .command = cmd.buf, .pty = true, .term = x->term,
-			       .in_fd = x->in_fd, .out_fd = x->out_fd, .err_fd = x->err_fd };
+			       .in_fd = x->in_fd, .out_fd = x->out_fd, .err_fd = x->err_fd,
+			       .env = (const char *const *)env };
 	if (mux_exec_start(c->s->mux, &mx, &ms, &why, err) < 0)
 		return -1;
 	if (x->on_started)
@@ -302,8 +305,10 @@ int ssh_mux_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, s
 
 	*status = -1;
 	command_for(x, c->marked, &cmd);
+	_cleanup_strv_free_ char **env = ssh_host_config_env(&s->cfg);
 	struct mux_exec mx = { .command = cmd.buf, .pty = x->pty, .term = x->term,
-			       .in_fd = -1, .out_fd = -1, .err_fd = -1 };
+			       .in_fd = -1, .out_fd = -1, .err_fd = -1,
+			       .env = (const char *const *)env };
 	c->r.in_fd = x->in_fd;
 	c->r.in_buf = x->in_buf;
 	c->r.in_len = x->in_len;
@@ -322,8 +327,10 @@ int ssh_mux_exec_start(struct ssh_session *s, const struct ssh_exec *x,
 
 	*out = NULL;
 	command_for(x, c->marked, &cmd);
+	_cleanup_strv_free_ char **env = ssh_host_config_env(&s->cfg);
 	struct mux_exec mx = { .command = cmd.buf, .pty = x->pty, .term = x->term,
-			       .in_fd = -1, .out_fd = -1, .err_fd = -1 };
+			       .in_fd = -1, .out_fd = -1, .err_fd = -1,
+			       .env = (const char *const *)env };
 	if (mux_exec_start(s->mux, &mx, &c->ms, &why, err) < 0) {
 		channel_free(c);
 		return -1;

@@ -22,7 +22,7 @@ me=$(id -un)
 printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
 printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
 
-KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist|canonicalizehostname|canonicaldomains|canonicalizemaxdots|canonicalizefallbacklocal|canonicalizepermittedcnames'
+KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist|canonicalizehostname|canonicaldomains|canonicalizemaxdots|canonicalizefallbacklocal|canonicalizepermittedcnames|sendenv|setenv'
 
 # ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
@@ -468,7 +468,9 @@ test_expect_success 'keywords dispatch does not use are listed, the matching blo
 	compare "$TRASH/unused" u &&
 	dispatch -F "$TRASH/unused" hosts resolve u >out &&
 	test_grep "^hostkeyalias u-key$" out &&
-	test "$(grep "^#" out)" = "# not used by dispatch: sendenv setenv connectionattempts forwardagent" &&
+	test "$(grep "^#" out)" = "# not used by dispatch: connectionattempts forwardagent" &&
+	test_grep "^sendenv LC_\*$" out &&
+	test_grep "^setenv A=1$" out &&
 	test_grep "^controlmaster auto$" out &&
 	dispatch -F "$TRASH/unused" --json hosts resolve u >out.json &&
 	python3 -c "
@@ -476,7 +478,9 @@ import json
 d = json.load(open(\"out.json\"))
 assert d[\"host\"] == \"u\" and d[\"settings\"][\"hostname\"] == \"u.example.org\", d
 assert isinstance(d[\"settings\"][\"identityfile\"], list), d
-assert d[\"not_used\"] == [\"sendenv\", \"setenv\", \"connectionattempts\", \"forwardagent\"], d
+assert d[\"not_used\"] == [\"connectionattempts\", \"forwardagent\"], d
+assert d[\"settings\"][\"sendenv\"] == [\"LANG\", \"LC_*\"], d
+assert d[\"settings\"][\"setenv\"] == [\"A=1\"], d
 " &&
 	dispatch -F "$TRASH/unused" hosts resolve other >out &&
 	test "$(grep "^#" out)" = "# not used by dispatch: compression"
@@ -568,6 +572,89 @@ test_expect_success 'CanonicalizeHostname, CanonicalDomains, MaxDots, FallbackLo
 	test_grep "^hostname login.cluster.example.edu$" out &&
 	test_grep "^serveraliveinterval 33$" out &&
 	test_grep "^port 2022$" out
+'
+
+cat >"$TRASH/canon-second" <<'CONF'
+# The second pass comes with CanonicalizeHostname yes or always whether or not the name
+# canonicalized, through a ProxyCommand too; Host then sees the host as the first pass
+# left it (HostName applied, lower case)
+Host web1
+  HostName WEB1.example.org
+Host web1.example.org
+  User second-pass
+Match canonical
+  Port 2001
+Match canonical host web1.example.org
+  ServerAliveInterval 44
+Host proxied
+  ProxyCommand nc %h %p
+Host *
+  CanonicalizeHostname yes
+  CanonicalDomains nowhere.invalid
+CONF
+printf 'Host web1\n  HostName WEB1.example.org\nMatch final\n  Port 2000\nHost web1.example.org\n  User fromfinal\n' >"$TRASH/final-second"
+test_expect_success 'the second pass: a name that does not canonicalize, a proxied one, Match final' '
+	CANON_HOSTS=$TRASH/canon-hosts compare "$TRASH/canon-second" web1 nothere proxied &&
+	CANON_HOSTS=$TRASH/canon-hosts compare "$TRASH/final-second" web1 other &&
+	dispatch -F "$TRASH/canon-second" hosts resolve web1 >out &&
+	test_grep "^user second-pass$" out &&
+	test_grep "^port 2001$" out &&
+	test_grep "^serveraliveinterval 44$" out &&
+	dispatch -F "$TRASH/canon-second" hosts resolve proxied >out &&
+	test_grep "^port 2001$" out &&
+	dispatch -F "$TRASH/final-second" hosts resolve web1 >out &&
+	test_grep "^user fromfinal$" out
+'
+
+# Match exec's %C is ssh's connection hash (the SHA-1 of %l%h%p%r); each side writes it
+cat >"$TRASH/exec-C" <<CONF
+Match exec "echo %C >>$TRASH/exec-C.out"
+  User hashed
+Match exec "test %C = %C && test %n = web1"
+  Port 2003
+CONF
+test_expect_success 'Match exec takes %C as ssh does' '
+	rm -f exec-C.out &&
+	compare "$TRASH/exec-C" web1 &&
+	test $(wc -l <exec-C.out) = 2 &&
+	test $(sort -u exec-C.out | wc -l) = 1 &&
+	printf "%s%s%s%s" "$(hostname)" web1 22 "$me" | sha1sum | cut -d" " -f1 >want &&
+	head -1 exec-C.out >got &&
+	test_cmp want got &&
+	dispatch -F "$TRASH/exec-C" hosts resolve web1 >out &&
+	test_grep "^user hashed$" out &&
+	test_grep "^port 2003$" out
+'
+
+printf 'Match exec "true %%Z"\n  User x\n' >"$TRASH/exec-bad"
+test_expect_success 'an unknown token in Match exec is named once' '
+	test_expect_code 2 dispatch -F "$TRASH/exec-bad" hosts resolve web1 2>err &&
+	echo "dispatch: $TRASH/exec-bad:1: match exec '"'true %Z'"': unknown token '"'%Z'"'" >want &&
+	test_cmp want err
+'
+
+cat >"$TRASH/env" <<'CONF'
+# SendEnv accumulates over lines and blocks, -PATTERN drops what it matches; SetEnv:
+# the first line's words, a repeated name the first
+Host e1
+  SendEnv LANG LC_* DISPATCH_T*
+  SetEnv A=1 "B=two words" A=3
+Host e*
+  SendEnv -LC_* FOO
+  SetEnv C=4
+Match final
+  SendEnv BAR
+CONF
+test_expect_success 'SendEnv and SetEnv' '
+	compare "$TRASH/env" e1 e2 other &&
+	printf "Host *\n  SetEnv novalue\n" >bad-setenv &&
+	compare bad-setenv x &&
+	test_expect_code 2 dispatch -F bad-setenv hosts resolve x 2>err &&
+	test_grep "bad-setenv:2: invalid .setenv. .novalue. (use NAME=value)" err &&
+	printf "Host *\n  SendEnv A=b\n" >bad-sendenv &&
+	compare bad-sendenv x &&
+	test_expect_code 2 dispatch -F bad-sendenv hosts resolve x 2>err &&
+	test_grep "bad-sendenv:2: invalid environment name .A=b. in .sendenv." err
 '
 
 printf 'Include loop.conf\nHost *\n  Port 2\n' >"$HOME/.ssh/loop.conf"

@@ -433,6 +433,106 @@ static void test_aliases(void)
 	CHECK(v == NULL);
 }
 
+/* Host and user names as ssh's valid_hostname() and valid_ruser() take them. */
+static void test_names(void)
+{
+	struct dp_error err;
+	static const char *const good_hosts[] = {
+		"host", "host-1.example.org", "10.0.0.1", "fe80::1%eth0", "h_x", "a/b", "h@x",
+		"ünï", "a-", "x*?[]~!#%^=+:.",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(good_hosts); i++)
+		CHECK_INT(ssh_check_hostname(good_hosts[i], NULL), 0);
+	/* each banned character, in the middle of a name, is named with its position */
+	for (const char *c = "'`\"$\\;&<>|(){},"; *c; c++) {
+		char name[8] = { 'a', 'b', *c, 'd', 0 };
+		dp_error_clear(&err);
+		CHECK_INT(ssh_check_hostname(name, &err), -1);
+		CHECK_INT(err.kind, DPE_INPUT);
+		char want[32];
+		snprintf(want, sizeof(want), "'%c' at position 3", *c);
+		CHECK_CONTAINS(err.msg, want);
+	}
+	const struct { const char *name, *msg; } bad_hosts[] = {
+		{ "-oProxyCommand=x", "'-' at position 1, at the start" },
+		{ "a b", "a blank at position 2" },
+		{ "a\tb", "control character \\x09 at position 2" },
+		{ "ab\n", "invalid host name 'ab\\x0a': control character \\x0a at position 3" },
+		{ "\x7f", "control character \\x7f at position 1" },
+		{ "a;touch${IFS}x;b", "invalid host name 'a;touch${IFS}x;b': ';' at position 2" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad_hosts); i++) {
+		dp_error_clear(&err);
+		CHECK_INT(ssh_check_hostname(bad_hosts[i].name, &err), -1);
+		CHECK_CONTAINS(err.msg, bad_hosts[i].msg);
+	}
+
+	/* users: '$', ',', '\\' and blanks are fine (as in ssh), but not a '-' after a
+	 * blank nor a '\\' at the end */
+	static const char *const good_users[] = {
+		"root", "first.last", "DOMAIN\\user", "john smith", "a$b", "a,b", "u-", "a- b",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(good_users); i++)
+		CHECK_INT(ssh_check_user(good_users[i], NULL), 0);
+	const struct { const char *name, *msg; } bad_users[] = {
+		{ "-l", "invalid user name '-l': '-' at position 1, at the start" },
+		{ "a -x", "'-' at position 3, after a blank" },
+		{ "a\\", "'\\' at position 2, at the end" },
+		{ "u;id", "';' at position 2" },
+		{ "u`id`", "'`' at position 2" },
+		{ "u\x1b", "control character \\x1b at position 2" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad_users); i++) {
+		dp_error_clear(&err);
+		CHECK_INT(ssh_check_user(bad_users[i].name, &err), -1);
+		CHECK_CONTAINS(err.msg, bad_users[i].msg);
+	}
+
+	/* resolution checks both, before reading any config */
+	struct ssh_host_config c;
+	dp_error_clear(&err);
+	CHECK_INT(ssh_config_resolve_dest(NULL, "u;x@host", &c, &err), -1);
+	CHECK_CONTAINS(err.msg, "invalid user name 'u;x'");
+	dp_error_clear(&err);
+	CHECK_INT(ssh_config_resolve(NULL, "h|x", &c, &err), -1);
+	CHECK_CONTAINS(err.msg, "invalid host name 'h|x': '|' at position 2");
+	dp_error_clear(&err);
+	CHECK_INT(ssh_config_resolve_buffer("buf", "Host *\n", 8, "h(x", &c, &err), -1);
+	CHECK_INT(err.kind, DPE_INPUT);
+}
+
+/* SendEnv and SetEnv: what a session sends, in ssh's order. */
+static void test_env(void)
+{
+	static const char conf[] = "Host *\n"
+				   "  SendEnv DP_UNIT_A* DP_UNIT_GONE\n"
+				   "  SetEnv DP_UNIT_SET=v1 \"DP_UNIT_SP=a b\" DP_UNIT_SET=v2\n"
+				   "  SendEnv -DP_UNIT_GONE\n"
+				   "  SetEnv DP_UNIT_LATER=x\n";
+	setenv("DP_UNIT_A1", "one", 1);
+	setenv("DP_UNIT_GONE", "no", 1);
+	struct ssh_host_config c;
+	struct dp_error err;
+	CHECK_INT(ssh_config_resolve_buffer("env", conf, sizeof(conf) - 1, "h", &c, &err), 0);
+	CHECK_INT(strv_len(c.send_env), 1);
+	CHECK_STR(c.send_env[0], "DP_UNIT_A*");
+	CHECK_INT(strv_len(c.set_env), 2);
+	_cleanup_strv_free_ char **env = ssh_host_config_env(&c);
+	CHECK_INT(strv_len(env), 3);
+	if (strv_len(env) == 3) {
+		CHECK_STR(env[0], "DP_UNIT_A1=one");
+		CHECK_STR(env[1], "DP_UNIT_SET=v1");
+		CHECK_STR(env[2], "DP_UNIT_SP=a b");
+	}
+	ssh_host_config_release(&c);
+	unsetenv("DP_UNIT_A1");
+	unsetenv("DP_UNIT_GONE");
+	static const char none[] = "Host x\n  SendEnv X\n";
+	CHECK_INT(ssh_config_resolve_buffer("env", none, sizeof(none) - 1, "h", &c, &err), 0);
+	CHECK(ssh_host_config_env(&c) == NULL);
+	ssh_host_config_release(&c);
+}
+
 int main(void)
 {
 	snprintf(home, sizeof(home), "%s/dispatch-ssh-config.XXXXXX",
@@ -454,6 +554,8 @@ int main(void)
 	test_errors();
 	test_dest();
 	test_aliases();
+	test_names();
+	test_env();
 
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", home);
 	if (system(rm) != 0)
