@@ -294,6 +294,10 @@ static int r_err(struct fs *fs, struct dp_error *err, const char *what, const ch
 	}
 	fs->dead = true;
 	libssh2_session_set_timeout(fs->ls, 1000);     /* what follows is cleanup only */
+	if (code == LIBSSH2_ERROR_EAGAIN && ssh_session_closed(fs->s))  /* the copy's wait saw it */
+		return dp_err(err, DPE_CONNECT, "connection to '%s' lost while trying to %s '%s': "
+			      "the connection was closed by the server or the network",
+			      ssh_session_name(fs->s), what, path);
 	if (code == LIBSSH2_ERROR_EAGAIN)       /* the copy's wait gave up */
 		return dp_err(err, DPE_CONNECT, "connection to '%s' lost while trying to %s '%s': "
 			      "no answer for %d s", ssh_session_name(fs->s), what, path, SFTP_TIMEOUT_S);
@@ -820,6 +824,8 @@ static int item_failed(struct copy *cp, struct dp_error *e)
 	if (cancelled(cp))
 		dp_err(e, DPE_FAIL, "interrupted");
 	bool fatal = e->kind == DPE_CONNECT || cancelled(cp);
+	if (e->kind == DPE_CONNECT && cp->pool)
+		cp->pool->remote->dead = true;  /* what follows is cleanup, in bounded waits */
 	if (!cp->result) {
 		cp->result = -1;
 		cp->first_err = *e;
@@ -1123,6 +1129,11 @@ static int pool_wait(struct pool *p)
 	if (pool_queued(p) && p->rounds++ < 4)
 		return 0;
 	p->rounds = 0;
+	/* Nothing moved, nothing is queued: a socket at its end would wake every wait
+	 * at once, for ever (libssh2 may answer EAGAIN on it again and again), and the
+	 * idle count below would never grow. */
+	if (ssh_session_closed(s))
+		return -1;
 	int r = ssh_session_wait(s, 100);
 	if (r < 0)
 		return -1;
