@@ -4,7 +4,8 @@
  * count and entries, and what sftp_listing_check takes of them and says of the rest,
  * 2 an ATTRS block), the rest is its input. The corpus holds
  * OpenSSH 9.2's sftp-server's own answers (version-*, name-*, attrs-*: captured by
- * speaking SFTP to it over pipes) with that byte in front. */
+ * speaking SFTP to it over pipes) with that byte in front, and name-hostile, made
+ * by hand: a listing with ".", "..", "../x", a NUL, an empty name, a name twice. */
 #include <stdint.h>
 
 #include "transport/sftp_fs.h"
