@@ -17,7 +17,7 @@ enum {
 
 static const struct dp_option cp_options[] = {
 	{ OPT_RECURSIVE, 'r', "recursive", NULL, "copy directories and their contents", NULL },
-	{ OPT_PRESERVE, 'p', "preserve", NULL, "keep modification times (and set-id bits) too", NULL },
+	{ OPT_PRESERVE, 'p', "preserve", NULL, "keep modes exactly (no umask) and modification times", NULL },
 	{ 0 },
 };
 

@@ -28,7 +28,7 @@ complete -c dispatch -n __fish_use_subcommand -a top -d 'per-GPU utilisation, me
 complete -c dispatch -n __fish_use_subcommand -a wait -d 'wait until jobs end (or run), polling each host once per round'
 complete -c dispatch -n '__fish_seen_subcommand_from cancel' -s H -l host -x -a '(dispatch hosts --names 2>/dev/null)' -d 'the host of jobs given by bare ID (settles an ambiguous ID)'
 complete -c dispatch -n '__fish_seen_subcommand_from cp' -s r -l recursive -d 'copy directories and their contents'
-complete -c dispatch -n '__fish_seen_subcommand_from cp' -s p -l preserve -d 'keep modification times (and set-id bits) too'
+complete -c dispatch -n '__fish_seen_subcommand_from cp' -s p -l preserve -d 'keep modes exactly (no umask) and modification times'
 complete -c dispatch -n '__fish_seen_subcommand_from forward' -l background -d 'detach once the forward works, and print its PID'
 complete -c dispatch -n '__fish_seen_subcommand_from hostlist' -l expand -d 'one host a line, as scontrol show hostnames'
 complete -c dispatch -n '__fish_seen_subcommand_from hostlist' -l fold -d 'one hostlist for all the hosts, as scontrol show hostlist'

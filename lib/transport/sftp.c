@@ -31,6 +31,7 @@
 #include "transport/ssh_internal.h"
 #include "base/strbuf.h"
 #include "base/cloexec.h"
+#include "base/termesc.h"
 
 /* The copy buffer: an upload keeps at least half of it in write requests, which must
  * be more than the server's channel window (OpenSSH's is 2 MiB) or the pipe drains
@@ -74,9 +75,10 @@ static int cmp_str(const void *a, const void *b)
 }
 
 static int l_list(struct fs *fs, const char *path, char ***names, struct fstat_ **sts,
-		  struct dp_error *err)
+		  char ***refused, struct dp_error *err)
 {
 	(void)fs;
+	(void)refused;
 	*sts = NULL;            /* a local stat costs no round trip */
 	DIR *d = opendir(path);
 	if (!d)
@@ -293,6 +295,10 @@ static int r_err(struct fs *fs, struct dp_error *err, const char *what, const ch
 	}
 	fs->dead = true;
 	libssh2_session_set_timeout(fs->ls, 1000);     /* what follows is cleanup only */
+	if (code == LIBSSH2_ERROR_EAGAIN && ssh_session_closed(fs->s))  /* the copy's wait saw it */
+		return dp_err(err, DPE_CONNECT, "connection to '%s' lost while trying to %s '%s': "
+			      "the connection was closed by the server or the network",
+			      ssh_session_name(fs->s), what, path);
 	if (code == LIBSSH2_ERROR_EAGAIN)       /* the copy's wait gave up */
 		return dp_err(err, DPE_CONNECT, "connection to '%s' lost while trying to %s '%s': "
 			      "no answer for %d s", ssh_session_name(fs->s), what, path, SFTP_TIMEOUT_S);
@@ -339,20 +345,11 @@ static int r_stat(struct fs *fs, const char *path, bool follow, struct fstat_ *s
 	return 0;
 }
 
-struct entry {
-	char *name;
-	struct fstat_ st;
-};
-
-static int cmp_entry(const void *a, const void *b)
-{
-	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
-}
-
 /* The listing carries each entry's lstat (OpenSSH's sftp-server sends it): a tree
- * downloads without a stat per entry. */
+ * downloads without a stat per entry. Every entry goes to sftp_listing_check as
+ * sent ("." and ".." too). */
 static int r_list(struct fs *fs, const char *path, char ***names, struct fstat_ **sts,
-		  struct dp_error *err)
+		  char ***refused, struct dp_error *err)
 {
 	const unsigned long need = LIBSSH2_SFTP_ATTR_PERMISSIONS | LIBSSH2_SFTP_ATTR_SIZE;
 	LIBSSH2_SFTP_HANDLE *d;
@@ -363,34 +360,28 @@ static int r_list(struct fs *fs, const char *path, char ***names, struct fstat_ 
 		return r_err(fs, err, "open directory", path);
 	char name[4096];
 	LIBSSH2_SFTP_ATTRIBUTES a;
-	struct entry *e = NULL;
+	struct sftp_dirent *e = NULL;
 	size_t n = 0;
-	bool all = true;                /* every entry came with its type and size */
 	int rc, r = 0;
 	for (;;) {
+		/* rc: the length of the name as sent, a NUL inside it included; 0 for an
+		 * empty name, which (unlike the end) fills in the attributes */
+		a.flags = ~0UL;
 		NB(fs, rc, libssh2_sftp_readdir_ex(d, name, sizeof(name), NULL, 0, &a));
-		if (rc <= 0)
+		if (rc < 0 || (rc == 0 && a.flags == ~0UL))
 			break;
-		if (streq(name, ".") || streq(name, ".."))
-			continue;
 		e = xrealloc(e, (n + 1) * sizeof(*e));
-		e[n].name = xstrdup(name);
+		e[n].name = xmalloc((size_t)rc + 1);
+		memcpy(e[n].name, name, (size_t)rc + 1);
+		e[n].len = (size_t)rc;
 		stat_from_attrs(&e[n].st, &a);
-		all = all && (a.flags & need) == need;
+		e[n].has_st = (a.flags & need) == need;
 		n++;
 	}
 	if (rc < 0)
 		r = r_err(fs, err, "read directory", path);
 	NB(fs, rc, libssh2_sftp_close_handle(d));
-	if (n)
-		qsort(e, n, sizeof(*e), cmp_entry);
-	if (all && n)
-		*sts = xmalloc(n * sizeof(**sts));
-	for (size_t i = 0; i < n; i++) {
-		strv_push(names, e[i].name);
-		if (*sts)
-			(*sts)[i] = e[i].st;
-	}
+	sftp_listing_check(ssh_session_name(fs->s), path, e, n, names, sts, refused);
 	free(e);
 	return r;
 }
@@ -512,8 +503,7 @@ static int r_close_read(struct fs *fs, void *h)
 }
 
 /* The file has its mode from the open (OpenSSH's sftp-server creates it with the
- * mode the request carries, less its umask): finish sees whether the umask took bits
- * away, and sets the mode only then. */
+ * mode the request carries, less its umask); with -p, finish sets it exactly. */
 static int r_open_temp(struct fs *fs, const char *path, unsigned mode, char **tmp, void **h,
 		       struct dp_error *err)
 {
@@ -567,41 +557,19 @@ static void attrs_of(LIBSSH2_SFTP_ATTRIBUTES *a, const struct fstat_ *st)
 	}
 }
 
-/* What a copy learnt of the server's umask: the permission bits a new file was seen
- * to keep, and those it lost. A file whose bits were all kept before needs neither
- * an fstat nor an fsetstat (a round trip each). */
-struct umask_seen {
-	unsigned kept, dropped;
-};
-
-static struct umask_seen *umask_seen_of(struct fs *fs);
-
-enum { FIN_DECIDE, FIN_FSTAT, FIN_FSETSTAT, FIN_CLOSE };
+/* Without -p (st->mtime < 0) the file keeps the mode its open gave it, the server's
+ * umask applied (as scp's and sftp's uploads); with -p it gets st's mode exactly and
+ * its times. */
+enum { FIN_FSETSTAT = 1, FIN_CLOSE };
 
 static int r_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_error *err)
 {
 	struct r_file *f = h;
-	struct umask_seen *u = umask_seen_of(fs);
 	LIBSSH2_SFTP_ATTRIBUTES a;
 	int rc;
 	switch (f->step) {
-	case FIN_DECIDE:
-		f->step = FIN_FSETSTAT;
-		if (st->mtime < 0 && st->mode == f->mode && u && !(st->mode & u->dropped))
-			f->step = st->mode & ~u->kept ? FIN_FSTAT : FIN_CLOSE;
-		return r_finish(fs, h, st, err);
-	case FIN_FSTAT:
-		NB(fs, rc, libssh2_sftp_fstat_ex(f->h, &a, 0));
-		if (AGAIN(fs, rc))
-			return FS_AGAIN;
-		f->step = FIN_FSETSTAT;
-		if (rc == 0 && (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)) {
-			unsigned got = (unsigned)(a.permissions & 07777);
-			u->kept |= got & f->mode;
-			u->dropped |= f->mode & ~got;
-			if (got == st->mode)
-				f->step = FIN_CLOSE;
-		}
+	case 0:
+		f->step = st->mtime >= 0 ? FIN_FSETSTAT : FIN_CLOSE;
 		return r_finish(fs, h, st, err);
 	case FIN_FSETSTAT:
 		attrs_of(&a, st);
@@ -712,6 +680,73 @@ static const struct fs_ops remote_ops = {
 	r_write, r_finish, r_abandon, r_set_attrs, r_rename, r_unlink,
 };
 
+/* ---- what a listing may hold ---- */
+
+static int cmp_dirent(const void *a, const void *b)
+{
+	const struct sftp_dirent *x = *(const struct sftp_dirent *const *)a;
+	const struct sftp_dirent *y = *(const struct sftp_dirent *const *)b;
+	int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x < y ? -1 : x > y;      /* the same name: in the order listed */
+}
+
+static bool dirent_is(const struct sftp_dirent *e, const char *name)
+{
+	return e->len == strlen(name) && memcmp(e->name, name, e->len) == 0;
+}
+
+void sftp_listing_check(const char *host, const char *dir, struct sftp_dirent *e, size_t n,
+			char ***names, struct fstat_ **sts, char ***refused)
+{
+	_cleanup_free_ const struct sftp_dirent **p = xcalloc(n ? n : 1, sizeof(*p));
+	bool all = true, quiet[2] = { false, false };   /* "." and ".." left out */
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		p[i] = &e[i];
+		all = all && e[i].has_st;
+	}
+	qsort(p, n, sizeof(*p), cmp_dirent);
+	*sts = all && n ? xmalloc(n * sizeof(**sts)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct sftp_dirent *d = p[i];
+		bool again = i > 0 && p[i - 1]->len == d->len && memcmp(p[i - 1]->name, d->name, d->len) == 0;
+		bool dots = dirent_is(d, ".") || dirent_is(d, "..");
+		const char *why = NULL;
+		if (dots && !quiet[d->len - 1] && (!d->has_st || d->st.type == T_DIR)) {
+			quiet[d->len - 1] = true;
+			continue;       /* the directory's own entries */
+		}
+		if (d->len == 0)
+			why = "it is empty";
+		else if (memchr(d->name, '\0', d->len))
+			why = "it holds a NUL byte";
+		else if (memchr(d->name, '/', d->len))
+			why = "it holds a '/'";
+		else if (dots)
+			why = d->len == 1 ? "it names the directory itself" : "it names the directory above";
+		else if (again)
+			why = "it was listed before";
+		if (why) {
+			_cleanup_free_ char *name = term_escape(d->name, d->len);
+			_cleanup_free_ char *where = term_escape(dir, strlen(dir));
+			strv_push(refused, xasprintf("skipping the name '%s' that '%s' listed in '%s': %s "
+						     "(a listing names entries of its directory only: "
+						     "is the server compromised?)", name, host, where, why));
+			continue;
+		}
+		if (*sts)
+			(*sts)[kept] = d->st;
+		strv_add(names, d->name);
+		kept++;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(e[i].name);
+}
+
 /* ---- the copy ---- */
 
 /* SFTP channels for the files in flight, beside the walk's own: OpenSSH lets a
@@ -756,7 +791,6 @@ struct pool {
 	int queued;
 	int idle_ms;                    /* waited with nothing arriving */
 	int rounds;                     /* passes in a row without a wait on the socket */
-	struct umask_seen umask;
 };
 
 /* A directory gets its mode and times once the files in it are all in place: the
@@ -774,6 +808,7 @@ struct copy {
 	bool many;                      /* several sources */
 	struct dir_attrs *dirs;         /* with a pool: the directories' modes, set at the end */
 	size_t ndirs;
+	unsigned umask;                 /* the process's, which a download applies without -p */
 	int result;                     /* 0, or the first failure, in first_err */
 	struct dp_error first_err;
 };
@@ -790,6 +825,8 @@ static int item_failed(struct copy *cp, struct dp_error *e)
 	if (cancelled(cp))
 		dp_err(e, DPE_FAIL, "interrupted");
 	bool fatal = e->kind == DPE_CONNECT || cancelled(cp);
+	if (e->kind == DPE_CONNECT && cp->pool)
+		cp->pool->remote->dead = true;  /* what follows is cleanup, in bounded waits */
 	if (!cp->result) {
 		cp->result = -1;
 		cp->first_err = *e;
@@ -799,6 +836,24 @@ static int item_failed(struct copy *cp, struct dp_error *e)
 	if (fatal)
 		cp->stop = true;
 	return fatal ? -1 : 0;
+}
+
+/* The mode and times a copy of st gets. With -p (preserve), st's: its mode bits
+ * exactly (set-id bits too) and its times. Without, as scp and sftp: the permission
+ * bits less the local umask on a download, and times left to the clock. An upload
+ * sends the permission bits with the new file, and the server's umask applies as it
+ * creates it (finish sets nothing more); a directory gets them exactly (as sftp's
+ * upload does). */
+static struct fstat_ wanted(const struct copy *cp, const struct fstat_ *st)
+{
+	struct fstat_ want = *st;
+	if (cp->c->preserve)
+		return want;
+	want.mode &= 0777;
+	if (cp->to->ops == &local_ops)
+		want.mode &= ~cp->umask;
+	want.mtime = -1;
+	return want;
 }
 
 static char *join(const char *dir, const char *name)
@@ -977,11 +1032,7 @@ static struct job *job_new(struct copy *cp, const char *src, const char *dest, c
 	j->src = xstrdup(src);
 	j->dest = xstrdup(dest);
 	j->st = *st;
-	j->want = *st;
-	if (!cp->c->preserve) {
-		j->want.mode &= 0777;
-		j->want.mtime = -1;
-	}
+	j->want = wanted(cp, st);
 	j->step = check ? F_CHECK : F_OPEN_READ;
 	j->cap = st->size < COPY_BUF ? (size_t)st->size : COPY_BUF;
 	return j;
@@ -997,11 +1048,6 @@ static void job_free(struct job *j)
 }
 
 /* ---- the files in flight ---- */
-
-static struct umask_seen *umask_seen_of(struct fs *fs)
-{
-	return fs->pool ? &fs->pool->umask : NULL;
-}
 
 /* The next channel, while one is being opened: 1 when that ended. */
 static int pool_open_step(struct pool *p)
@@ -1084,6 +1130,11 @@ static int pool_wait(struct pool *p)
 	if (pool_queued(p) && p->rounds++ < 4)
 		return 0;
 	p->rounds = 0;
+	/* Nothing moved, nothing is queued: a socket at its end would wake every wait
+	 * at once, for ever (libssh2 may answer EAGAIN on it again and again), and the
+	 * idle count below would never grow. */
+	if (ssh_session_closed(s))
+		return -1;
 	int r = ssh_session_wait(s, 100);
 	if (r < 0)
 		return -1;
@@ -1190,22 +1241,34 @@ static void pool_close(struct pool *p)
 static int copy_item(struct copy *cp, const char *src, const char *dest, bool top,
 		     const struct fstat_ *known, bool fresh);
 
-/* fresh: dest's parent was just made, so nothing is at dest. */
+/* fresh: dest's parent was just made, so nothing is at dest. top: dest is what the
+ * command line named. A local symbolic link where a directory goes is followed only
+ * there: below the top it is refused, whether the copy found it or made it (from a
+ * link of another source merged into the same directory), so that nothing a server
+ * lists can lead a download out of its destination. */
 static int copy_dir(struct copy *cp, const char *src, const char *dest, const struct fstat_ *st,
-		    bool fresh, struct dp_error *err)
+		    bool fresh, bool top, struct dp_error *err)
 {
-	_cleanup_strv_free_ char **names = NULL;
+	_cleanup_strv_free_ char **names = NULL, **refused = NULL;
 	_cleanup_free_ struct fstat_ *sts = NULL;
 	struct fstat_ dst;
 	struct dp_error e2;
+	bool local = cp->to->ops == &local_ops;
+	bool follow = !local || top;
 
-	if (!fresh && cp->to->ops->stat(cp->to, dest, true, &dst, &e2) == 0 && dst.type != T_DIR)
+	if ((!fresh || local) && cp->to->ops->stat(cp->to, dest, follow, &dst, &e2) == 0 &&
+	    dst.type != T_DIR)
 		return dp_err(err, DPE_FAIL, "cannot overwrite non-directory '%s%s' with directory '%s%s'",
 			      cp->to->name, dest, cp->from->name, src);
 	if (cp->to->dead)
 		return dp_err(err, e2.kind, "%s", e2.msg);
-	if (cp->from->ops->list(cp->from, src, &names, &sts, err) < 0)
+	if (cp->from->ops->list(cp->from, src, &names, &sts, &refused, err) < 0)
 		return -1;
+	for (char **m = refused; m && *m; m++) {
+		dp_err(&e2, DPE_FAIL, "%s", *m);
+		if (item_failed(cp, &e2) < 0)
+			return -2;
+	}
 	int made = cp->to->ops->mkdir(cp->to, dest, err);
 	if (made < 0)
 		return -1;
@@ -1214,11 +1277,7 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 		if (copy_item(cp, s, d, false, sts ? &sts[i] : NULL, made == 1) < 0)
 			return -2;      /* fatal, already recorded */
 	}
-	struct fstat_ want = *st;
-	if (!cp->c->preserve) {
-		want.mode &= 0777;
-		want.mtime = -1;
-	}
+	struct fstat_ want = wanted(cp, st);
 	if (cp->pool) {         /* files of it may still be on their way: at the end */
 		cp->dirs = xrealloc(cp->dirs, (cp->ndirs + 1) * sizeof(*cp->dirs));
 		cp->dirs[cp->ndirs++] = (struct dir_attrs){ xstrdup(src), xstrdup(dest), want };
@@ -1283,7 +1342,7 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 			r = dp_err(&err, DPE_FAIL, "omitting directory '%s%s' (use -r to copy directories)",
 				   cp->from->name, src);
 		else
-			r = copy_dir(cp, src, dest, &st, fresh, &err);
+			r = copy_dir(cp, src, dest, &st, fresh, top, &err);
 		if (r == -2)
 			return -1;
 		break;
@@ -1320,6 +1379,10 @@ static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const cha
 		    const struct sftp_copy *c, struct dp_error *err)
 {
 	struct copy cp = { .c = c, .from = from, .to = to, .many = strv_len(srcs) > 1 };
+	mode_t mask = umask(022);
+
+	umask(mask);
+	cp.umask = (unsigned)mask;
 	struct fs *remote = from->sftp ? from : to->sftp ? to : NULL;
 	struct fstat_ st;
 	struct dp_error e2;

@@ -31,9 +31,10 @@ struct fs_ops {
 	/* -1 with DPE_NOTFOUND when path does not exist */
 	int (*stat)(struct fs *fs, const char *path, bool follow, struct fstat_ *st, struct dp_error *err);
 	/* the names in path, sorted, and where the listing holds them (SFTP's does), each
-	 * one's lstat in *sts (else *sts is left NULL) */
+	 * one's lstat in *sts (else *sts is left NULL); a remote one's names are those
+	 * sftp_listing_check takes, the message of each name it refused in *refused */
 	int (*list)(struct fs *fs, const char *path, char ***names, struct fstat_ **sts,
-		    struct dp_error *err);
+		    char ***refused, struct dp_error *err);
 	int (*readlink)(struct fs *fs, const char *path, char **target, struct dp_error *err);
 	int (*symlink)(struct fs *fs, const char *target, const char *path, struct dp_error *err);
 	/* 1 when it made the directory, 0 when one was there already */
@@ -72,6 +73,28 @@ struct fs {
 	int step;                       /* how far an operation of several requests got */
 };
 
+/* An entry of a directory as its server listed it: the name as sent (len bytes,
+ * which may hold anything, NUL included), its lstat where the listing carried one
+ * (has_st: its type and size at least). */
+struct sftp_dirent {
+	char *name;
+	size_t len;
+	struct fstat_ st;
+	bool has_st;
+};
+
+/* What a copy takes of the listing e[0..n) of dir that host's server sent: the
+ * names, sorted, into *names, with their lstats into *sts when every entry carried
+ * one (else *sts stays NULL); and for each name it refuses, a message saying so
+ * (host, dir and the name, escaped for a terminal) into *refused. A name is refused
+ * that, joined to a local path, could name anything but a new entry of that
+ * directory: an empty one, ".", "..", one holding a '/' or a NUL, and one listed
+ * before in the same listing (the first is taken). The "." and ".." that every
+ * listing holds (directories, once each) are left out quietly, as sftp does. Frees
+ * e's names (not e). The same for both remote file systems (sftp.c, sftp_mux.c). */
+void sftp_listing_check(const char *host, const char *dir, struct sftp_dirent *e, size_t n,
+			char ***names, struct fstat_ **sts, char ***refused);
+
 /* ".NAME.dispatch-SUFFIX" in the directory of path (sftp.c) */
 char *sftp_temp_name(const char *path, const char *suffix);
 
@@ -85,11 +108,12 @@ int msftp_put_new(struct fs *fs, const char *path, const void *buf, size_t len, 
 int msftp_rename_new(struct fs *fs, const char *from, const char *to, struct dp_error *err);
 
 /* sftp_mux.c's parsers of what the server sends, pure (fuzz-sftp-reply): an ATTRS
- * block (its size, -1 when malformed); an SSH_FXP_NAME's count and entries, the
- * names but "." and ".." added to *names (-1 when malformed, names added so far
- * stay); an SSH_FXP_VERSION packet from its type byte on (-1 when malformed). */
+ * block (its size, -1 when malformed); an SSH_FXP_NAME's count and entries, each
+ * added to *e (*n of them) as sent, for sftp_listing_check (-1 when malformed,
+ * entries added so far stay); an SSH_FXP_VERSION packet from its type byte on (-1
+ * when malformed). */
 ssize_t msftp_parse_attrs(const void *buf, size_t len, struct fstat_ *st);
-int msftp_parse_names(const void *buf, size_t len, char ***names);
+int msftp_parse_names(const void *buf, size_t len, struct sftp_dirent **e, size_t *n);
 int msftp_parse_version(const void *body, size_t len, uint32_t *version, bool *posix_rename);
 
 #endif

@@ -184,7 +184,7 @@ ssize_t msftp_parse_attrs(const void *buf, size_t len, struct fstat_ *st)
 	return (ssize_t)(len - r.n);
 }
 
-int msftp_parse_names(const void *buf, size_t len, char ***names)
+int msftp_parse_names(const void *buf, size_t len, struct sftp_dirent **e, size_t *n)
 {
 	struct reply r = { .p = buf, .n = len };
 	uint32_t count;
@@ -192,15 +192,21 @@ int msftp_parse_names(const void *buf, size_t len, char ***names)
 		return -1;
 	for (uint32_t i = 0; i < count; i++) {
 		const uint8_t *s, *l;
-		uint32_t sl, ll;
+		uint32_t sl, ll, flags;
 		struct fstat_ st;
-		if (!get_str(&r, &s, &sl) || !get_str(&r, &l, &ll) || !get_attrs(&r, &st))
+		if (!get_str(&r, &s, &sl) || !get_str(&r, &l, &ll))
 			return -1;
-		if (memchr(s, '\0', sl))
-			return -1;      /* no name of a file holds one */
-		_cleanup_free_ char *name = xstrndup((const char *)s, sl);
-		if (!streq(name, ".") && !streq(name, ".."))
-			strv_add(names, name);
+		struct reply peek = r;
+		if (!get_u32(&peek, &flags) || !get_attrs(&r, &st))
+			return -1;
+		*e = xrealloc(*e, (*n + 1) * sizeof(**e));
+		struct sftp_dirent *d = &(*e)[(*n)++];
+		d->name = xmalloc((size_t)sl + 1);
+		memcpy(d->name, s, sl);
+		d->name[sl] = '\0';
+		d->len = sl;
+		d->st = st;
+		d->has_st = (flags & (ATTR_SIZE | ATTR_PERMISSIONS)) == (ATTR_SIZE | ATTR_PERMISSIONS);
 	}
 	return 0;
 }
@@ -477,17 +483,16 @@ static int close_handle(struct fs *fs, const struct strbuf *h, const char *path,
 	return simple(fs, &sb, id, "write", path, NULL, err);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
+/* Every entry goes to sftp_listing_check as sent ("." and ".." too), with the lstat
+ * the listing carries (OpenSSH's sftp-server sends it): no stat per entry. */
 static int m_list(struct fs *fs, const char *path, char ***names, struct fstat_ **sts,
-		  struct dp_error *err)
+		  char ***refused, struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, h = STRBUF_INIT;
 	struct reply rp = { .pkt = STRBUF_INIT };
 	struct dp_error ignored;
+	struct sftp_dirent *e = NULL;
+	size_t n = 0;
 	*sts = NULL;
 	uint32_t id = begin(fs->msftp, &sb, FXP_OPENDIR);
 	put_str(&sb, path);
@@ -499,7 +504,7 @@ static int m_list(struct fs *fs, const char *path, char ***names, struct fstat_ 
 		put_strn(&sb, h.buf, h.len);
 		int c = call(fs->msftp, &sb, id, &rp, err);
 		if (c == 0 && rp.type == FXP_NAME) {
-			if (msftp_parse_names(rp.p, rp.n, names) == 0)
+			if (msftp_parse_names(rp.p, rp.n, &e, &n) == 0)
 				continue;
 			fs->dead = true;
 			r = lost(fs->msftp, err, "a malformed directory listing of '%s'", path);
@@ -514,8 +519,8 @@ static int m_list(struct fs *fs, const char *path, char ***names, struct fstat_ 
 	reply_release(&rp);
 	if (!fs->dead)
 		close_handle(fs, &h, path, &ignored);
-	if (*names)
-		qsort(*names, strv_len(*names), sizeof(char *), cmp_str);
+	sftp_listing_check(ssh_session_name(fs->s), path, e, n, names, sts, refused);
+	free(e);
 	return r;
 }
 
@@ -698,11 +703,11 @@ static int open_new(struct fs *fs, const char *path, unsigned mode, struct m_fil
 	return 0;
 }
 
-/* The file is made private (0600) and finish sets its mode. */
+/* As sftp.c's: the file has its mode from the open, the server's umask applied;
+ * with -p, finish sets it exactly. */
 static int m_open_temp(struct fs *fs, const char *path, unsigned mode, char **tmp, void **h,
 		       struct dp_error *err)
 {
-	(void)mode;
 	static unsigned counter;
 	for (int i = 0; i < 10; i++) {
 		char suffix[32];
@@ -710,7 +715,7 @@ static int m_open_temp(struct fs *fs, const char *path, unsigned mode, char **tm
 		_cleanup_free_ char *t = sftp_temp_name(path, suffix);
 		struct m_file *f;
 		long code;
-		if (open_new(fs, t, 0600, &f, &code, err) == 0) {
+		if (open_new(fs, t, mode & 0777, &f, &code, err) == 0) {
 			*tmp = xstrdup(t);
 			*h = f;
 			return 0;
@@ -771,14 +776,18 @@ static int m_set_attrs(struct fs *fs, const char *path, const struct fstat_ *st,
 	return simple(fs, &sb, id, "set the mode of", path, NULL, err);
 }
 
+/* With -p (st->mtime >= 0) the mode and times exactly; without, nothing more. */
 static int m_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_error *err)
 {
 	struct m_file *f = h;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	uint32_t id = begin(fs->msftp, &sb, FXP_FSETSTAT);
-	put_strn(&sb, f->h.buf, f->h.len);
-	put_attrs(&sb, st, 0);
-	int r = simple(fs, &sb, id, "set the mode of", f->path, NULL, err);
+	int r = 0;
+	if (st->mtime >= 0) {
+		uint32_t id = begin(fs->msftp, &sb, FXP_FSETSTAT);
+		put_strn(&sb, f->h.buf, f->h.len);
+		put_attrs(&sb, st, 0);
+		r = simple(fs, &sb, id, "set the mode of", f->path, NULL, err);
+	}
 	struct dp_error e2;
 	if (!fs->dead && close_handle(fs, &f->h, f->path, r < 0 ? &e2 : err) < 0 && r == 0)
 		r = -1;

@@ -229,6 +229,29 @@ int ssh_session_pump(struct ssh_session *s)
 	return 0;
 }
 
+bool ssh_session_closed(struct ssh_session *s)
+{
+	for (struct ssh_session *h = s; h->via; h = h->via) {
+		unsigned long avail = 0;
+		libssh2_channel_window_read_ex(h->via_chan, &avail, NULL);
+		if (!avail && libssh2_channel_eof(h->via_chan))
+			return true;
+	}
+	struct ssh_session *root = root_of(s);
+	char c;
+	ssize_t n = recv(root->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n >= 0)
+		return n == 0;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return false;
+	if (errno == ENOTSOCK) {        /* a ProxyCommand's pipe: ended when it hangs up empty */
+		struct pollfd p = { .fd = root->fd, .events = POLLIN };
+		return poll(&p, 1, 0) == 1 && !(p.revents & POLLIN) &&
+		       (p.revents & (POLLHUP | POLLERR | POLLNVAL));
+	}
+	return true;                    /* ECONNRESET and the like */
+}
+
 /* ---- opening ---- */
 
 /* Ends what a session holds of its connection: the libssh2 session, the hop channel

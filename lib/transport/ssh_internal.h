@@ -84,6 +84,11 @@ int ssh_session_wait(struct ssh_session *s, int ms);
  * (poll would not wake up for it: go round again at once), 0 when not, -1 when a hop
  * failed (the connection is lost). */
 int ssh_session_pump(struct ssh_session *s);
+/* Whether the server (or a ProxyJump hop) closed the connection and everything it
+ * sent was read: its socket (or the hop's channel) is at its end, or reset. A poll
+ * loop that sees nothing move while this is true will never see anything move: the
+ * socket stays readable (at its end), so a wait on it never blocks again. */
+bool ssh_session_closed(struct ssh_session *s);
 
 /* ssh_mux.c: the session through host's OpenSSH master (ControlPath) when one
  * answers and is trusted: 1 with *out; 0 (and -v says why) to connect directly. */

@@ -2,8 +2,8 @@
 # t5220: dispatch cp of trees with several files in flight (lib/transport/sftp.c's
 # pool of SFTP channels) against real sshd (tests/testbed): many small files of
 # assorted modes with a few large ones among them, both ways, byte for byte, each
-# file once, modes kept (a mode the server's umask drops too), through more than one
-# channel; -p's times on a tree; through ProxyJump; an unreadable file in the middle
+# file once, modes kept with -p (a mode either umask drops too), through more than
+# one channel; -p's times on a tree; through ProxyJump; an unreadable file in the middle
 # of a download and an unwritable directory in the middle of an upload (the error
 # names each file, the others arrive, exit 1, no temporary file left); servers that
 # allow 1 and 3 sessions (MaxSessions: the copy uses what it gets); and sshd killed
@@ -53,16 +53,16 @@ test_expect_success 'setup: 400 files in 4 directories, modes of all kinds, 4 la
 	test "$(find tree -type f | wc -l)" = 400
 '
 
-test_expect_success 'a tree up: every file once, the same bytes and modes, on several channels' '
+test_expect_success 'a tree up: every file once, the same bytes and modes (-p), on several channels' '
 	before=$(subsystems) &&
-	dispatch cp -r tree box1:$R/up &&
+	dispatch cp -rp tree box1:$R/up &&
 	after=$(subsystems) &&
 	listing tree >want && rlisting $R/up >got && test_cmp want got &&
 	{ test $((after - before)) -gt 2 || { echo "only $((after - before)) SFTP channels"; false; }; }
 '
 
 test_expect_success 'the tree down: every file once, the same bytes and modes' '
-	dispatch cp -r box1:$R/up back &&
+	dispatch cp -rp box1:$R/up back &&
 	listing back >got && test_cmp want got
 '
 
@@ -76,14 +76,14 @@ test_expect_success '-p keeps the times of every file in a tree, both ways' '
 '
 
 test_expect_success 'through ProxyJump both ways' '
-	dispatch cp -r tree inner:$R/via &&
-	dispatch cp -r inner:$R/via via &&
+	dispatch cp -rp tree inner:$R/via &&
+	dispatch cp -rp inner:$R/via via &&
 	listing via >got && test_cmp want got
 '
 
 test_expect_success 'an unreadable file in the middle of a download: named, the others copied, exit 1' '
 	chmod 000 "$RHOME/$R/up/d1/f201" &&
-	test_expect_code 1 dispatch cp -r box1:$R/up part 2>err &&
+	test_expect_code 1 dispatch cp -rp box1:$R/up part 2>err &&
 	chmod 644 "$RHOME/$R/up/d1/f201" &&
 	test_grep "cannot open .box1:$R/up/d1/f201.: Permission denied" err &&
 	test "$(wc -l <err)" = 1 &&
@@ -133,8 +133,8 @@ test_expect_success 'a server that refuses more sessions: the copy goes on with 
 	own_sshd cpmax3 $((DISPATCH_TESTBED_PORT_BASE + 33)) "MaxSessions 3" &&
 	for h in cpmax1 cpmax3; do
 		before=$(subsystems $h) &&
-		dispatch -F kcfg cp -r tree $h:$R/$h &&
-		dispatch -F kcfg cp -r $h:$R/$h $h.back &&
+		dispatch -F kcfg cp -rp tree $h:$R/$h &&
+		dispatch -F kcfg cp -rp $h:$R/$h $h.back &&
 		listing $h.back >got && test_cmp want got &&
 		echo "$h $(($(subsystems $h) - before))" >>channels ||
 		return 1
