@@ -332,7 +332,8 @@ static void print_text(const struct answer *a)
 		else
 			table_add(&t, "-");
 		table_row(&t, r->elapsed[0] ? r->elapsed : "-", r->time_limit[0] ? r->time_limit : "-",
-			  r->nodes[0] ? r->nodes : "-", r->reason[0] ? r->reason : "-", NULL);
+			  r->nodes[0] ? r->nodes : "-", NULL);
+		table_take(&t, printable(r->reason[0] ? r->reason : "-"));
 	}
 	table_print(&t);
 	print_why(a);

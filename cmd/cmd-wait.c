@@ -345,10 +345,10 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 		} else if (j->not_found) {
 			printf("%s NOT_FOUND\n", job);
 		} else {
+			bool why = j->reason && j->reason[0] && !streq(j->reason, "None");
+			_cleanup_free_ char *reason = printable(why ? j->reason : "");
 			printf("%s %s%s%s%s (still waiting after %.0f s)\n", job, state,
-			       j->reason && j->reason[0] && !streq(j->reason, "None") ? " (" : "",
-			       j->reason && j->reason[0] && !streq(j->reason, "None") ? j->reason : "",
-			       j->reason && j->reason[0] && !streq(j->reason, "None") ? ")" : "", waited);
+			       why ? " (" : "", reason, why ? ")" : "", waited);
 		}
 	}
 }

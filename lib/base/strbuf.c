@@ -88,3 +88,26 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	strbuf_vaddf(sb, fmt, ap);
 	va_end(ap);
 }
+
+void strbuf_add_printable(struct strbuf *sb, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '\n')
+			strbuf_adds(sb, "\\n");
+		else if (c == '\t')
+			strbuf_adds(sb, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			strbuf_addf(sb, "\\x%02x", c);
+		else
+			strbuf_addch(sb, (char)c);
+	}
+}
+
+char *printable(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "");
+	strbuf_add_printable(&sb, s);
+	return strbuf_detach(&sb);
+}
