@@ -18,8 +18,14 @@
  * must be sticky (then only a file's owner can rename or remove it). Prints nothing
  * when it can be trusted.
  *
- * dp_held FILE: who holds FILE's lock (the processes /proc/locks names, with their
- * users), and whose the file is: what a bounded flock that timed out says.
+ * dp_pids FILE: the processes /proc/locks names as holding (or having taken) a lock
+ * on FILE: a lock that flock(1) took for a shell names that flock, gone since.
+ * dp_held FILE: who holds FILE's lock (those processes that are still there, with
+ * their users), and whose the file is: what a bounded wait that gave up says.
+ *
+ * dp_lock FD FILE [-s]: flock FD (FILE's), waiting while the lock changes hands (the
+ * launchers' scans take turns), but not once one holder kept it $lw seconds, nor
+ * over 60 seconds in all: then 1.
  *
  * dp_list LOCKDIR: the live records, "NAME|OWNER|RECORD" (OWNER: the file's owner,
  * whom the record must name as its USER to count). A record is live while its
@@ -44,16 +50,29 @@ static const char lease_fns_sh[] =
 	"\t\tfi\n"
 	"\tdone < <(stat -c '%u|%a|%U|%F|%n' -- \"${c[@]}\" 2>/dev/null)\n"
 	"}\n"
+	"dp_pids() {\n"
+	"\tlocal dev ino key\n"
+	"\tread -r dev ino < <(stat -c '%d %i' -- \"$1\" 2>/dev/null)\n"
+	"\t[ -n \"$ino\" ] && [ -r /proc/locks ] || return 0\n"
+	"\tkey=$(printf '%02x:%02x:%s' $(((dev >> 8) & 0xfff)) $(((dev & 0xff) | ((dev >> 12) & 0xfff00))) \"$ino\")\n"
+	"\tawk -v k=\"$key\" '$2 != \"->\" && $6 == k { print $5 }' /proc/locks | sort -un | tr '\\n' ' '\n"
+	"}\n"
 	"dp_held() {\n"
-	"\tlocal o dev ino key p who=\n"
-	"\tread -r o dev ino < <(stat -c '%U %d %i' -- \"$1\" 2>/dev/null)\n"
-	"\tif [ -n \"$ino\" ] && [ -r /proc/locks ]; then\n"
-	"\t\tkey=$(printf '%02x:%02x:%s' $(((dev >> 8) & 0xfff)) $(((dev & 0xff) | ((dev >> 12) & 0xfff00))) \"$ino\")\n"
-	"\t\tfor p in $(awk -v k=\"$key\" '$2 != \"->\" && $6 == k { print $5 }' /proc/locks | sort -un); do\n"
-	"\t\t\twho=\"$who${who:+, }$(stat -c %U \"/proc/$p\" 2>/dev/null || echo '?')'s process $p\"\n"
-	"\t\tdone\n"
-	"\tfi\n"
-	"\tprintf '%s (the file is %s'\"'\"'s)' \"${who:-a process that /proc/locks does not show}\" \"${o:-?}\"\n"
+	"\tlocal p u who=\n"
+	"\tfor p in $(dp_pids \"$1\"); do\n"
+	"\t\tu=$(stat -c %U \"/proc/$p\" 2>/dev/null) && who=\"$who${who:+, }$u's process $p\"\n"
+	"\tdone\n"
+	"\tprintf '%s (the file is %s'\"'\"'s)' \"${who:-a process that /proc/locks does not name}\" \\\n"
+	"\t\t\"$(stat -c %U -- \"$1\" 2>/dev/null || echo '?')\"\n"
+	"}\n"
+	"dp_lock() {\n"
+	"\tlocal same=0 all=0 last= cur\n"
+	"\tuntil flock $3 -w 1 \"$1\"; do\n"
+	"\t\tcur=$(dp_pids \"$2\")\n"
+	"\t\tif [ \"$cur\" = \"$last\" ]; then same=$((same + 1)); else same=1 last=$cur; fi\n"
+	"\t\tall=$((all + 1))\n"
+	"\t\t[ \"$same\" -lt \"$lw\" ] && [ \"$all\" -lt 60 ] || return 1\n"
+	"\tdone\n"
 	"}\n"
 	"dp_list() {\n"
 	"\tlocal o y n f line\n"
@@ -147,7 +166,7 @@ static const char launcher_sh[] =
 	"		dp_fail \"the GPU lock directory $L is refused: $why, so another user could swap the records there (set gpu_lock_dir to a directory of yours, or have an admin make $L root-owned with mode 1777, as /tmp is)\"\n"
 	"	fi\n"
 	"	dp_open gfd \"$L/.lock\"\n"
-	"	flock -w \"$lw\" \"$gfd\" ||\n"
+	"	dp_lock \"$gfd\" \"$L/.lock\" ||\n"
 	"		dp_fail \"the lock of the GPU lock directory, $L/.lock, is held for over $lw s by $(dp_held \"$L/.lock\"): the job was not queued\"\n"
 	"	t=0\n"
 	"	for f in \"$L\"/job.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9].*; do\n"
@@ -221,7 +240,9 @@ static const char launcher_sh[] =
 	"if [ -n \"$queue\" ]; then\n"
 	"	while :; do\n"
 	"		dp_cancelled\n"
-	"		if ! flock -w \"$lw\" \"$gfd\"; then\n"
+	"		busy=\n"
+	"		[ \"$ng\" -gt 0 ] && [ \"$share\" != 1 ] && busy=$(dp_busy)\n"
+	"		if ! dp_lock \"$gfd\" \"$L/.lock\"; then\n"
 	"			dp_pending \"waiting for the lock of the GPU lock directory, $L/.lock, held for over $lw s by $(dp_held \"$L/.lock\")\"\n"
 	"			continue\n"
 	"		fi\n"
@@ -231,8 +252,6 @@ static const char launcher_sh[] =
 	"		elif [ \"$maxj\" -gt 0 ] && [ \"$nrun\" -ge \"$maxj\" ]; then\n"
 	"			reason=\"waiting for a job slot: max_jobs $maxj, $nrun running\"\n"
 	"		elif [ \"$ng\" -gt 0 ]; then\n"
-	"			busy=\n"
-	"			[ \"$share\" = 1 ] || busy=$(dp_busy)\n"
 	"			got=0 lease_idx= lease_uuid= lfds= nheld=0 nbusy=0 nall=0 held_jobs= outside=\n"
 	"			while read -r i u; do\n"
 	"				[ -n \"$u\" ] || continue\n"
@@ -574,7 +593,7 @@ static const char queue_sh[] =
 	"\texit 1\n"
 	"fi\n"
 	"exec 8<\"$L/.lock\" || exit 1\n"
-	"if ! flock -s -w \"$lw\" 8; then\n"
+	"if ! dp_lock 8 \"$L/.lock\" -s; then\n"
 	"\techo \"dispatch: the lock of the GPU lock directory, $L/.lock, is held for over $lw s by $(dp_held \"$L/.lock\"): cannot list the jobs there\" >&2\n"
 	"\texit 1\n"
 	"fi\n"
