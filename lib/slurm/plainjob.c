@@ -194,6 +194,8 @@ static const char launcher_sh[] =
 	"dp_scan() {\n"
 	"	nrun=0 ahead=0 held_by= scan_err=\n"
 	"	local out n o line u st g x tk\n"
+	"	# (a job without GPUs and max_jobs waits for nothing: no scan)\n"
+	"	[ \"$ng\" -gt 0 ] || [ \"$maxj\" -gt 0 ] || return 0\n"
 	"	if ! out=$(timeout -k 1 \"$lw\" bash -c \"$(declare -f dp_list); dp_list \\\"\\$1\\\"\" dp-list \"$L\"); then\n"
 	"		scan_err=\"the job records in $L could not be read within $lw s\"\n"
 	"		return 1\n"
