@@ -76,13 +76,13 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slu
 	}
 	if (plain ? plainjob_parse_queue(out.buf, f, &a->q, &err) < 0
 		  : slurm_parse_queue(out.buf, f, eor, &a->q, &err) < 0) {
-		fputs(errout.buf, stderr);
+		print_remote_text(stderr, errout.buf);
 		a->error = xasprintf("%s", err.msg);
 		error_msg("cannot list the queue of '%s': %s", host, err.msg);
 		return DPE_FAIL;
 	}
 	if (a->q.squeue_status != 0) {
-		fputs(errout.buf, stderr); /* squeue's own words */
+		print_remote_text(stderr, errout.buf); /* squeue's own words */
 		a->error = xasprintf("squeue failed (exit status %d)", a->q.squeue_status);
 		error_msg("cannot list the queue of '%s': squeue failed (exit status %d)", host,
 			  a->q.squeue_status);
@@ -103,26 +103,6 @@ static const char *where(const struct slurm_qjob *j)
 	return streq(j->state, "PENDING") || !j->nodes[0] ? NULL : j->nodes;
 }
 
-/* A name for the table: control characters (a newline in a job name) shown escaped,
- * so that each job stays on one line. */
-static char *printable(const char *s)
-{
-	struct strbuf sb = STRBUF_INIT;
-	strbuf_adds(&sb, "");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '\n')
-			strbuf_adds(&sb, "\\n");
-		else if (c == '\t')
-			strbuf_adds(&sb, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			strbuf_addf(&sb, "\\x%02x", c);
-		else
-			strbuf_addch(&sb, (char)c);
-	}
-	return strbuf_detach(&sb);
-}
-
 /* A pending job's (REASON), then why with the numbers where known (SLURM's jobs: a
  * plain host's have gpus set, and their reason says it all). */
 static char *reason_text(const struct slurm_qjob *j, const struct host_answer *a)
@@ -130,7 +110,8 @@ static char *reason_text(const struct slurm_qjob *j, const struct host_answer *a
 	const struct slurm_pending *p = streq(j->state, "PENDING") && !j->gpus
 						? slurm_pending_find(a->pending, a->npending, j->id)
 						: NULL;
-	return p && p->text ? xasprintf("(%s) %s", j->reason, p->text) : xasprintf("(%s)", j->reason);
+	_cleanup_free_ char *r = printable(j->reason);
+	return p && p->text ? xasprintf("(%s) %s", r, p->text) : xasprintf("(%s)", r);
 }
 
 /* Columns as wide as their widest value; the last one is not padded. */
@@ -145,18 +126,21 @@ static void print_text(const struct host_answer *a, size_t n)
 	for (size_t h = 0; h < n; h++) {
 		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++) {
 			const struct slurm_qjob *j = &a[h].q.jobs[i];
-			table_addf(&t, "%s@%s", j->id, a[h].host);
+			_cleanup_free_ char *id = printable(j->id);
+			table_addf(&t, "%s@%s", id, a[h].host);
 			table_take(&t, printable(j->partition));
 			table_take(&t, printable(j->name));
 			table_take(&t, printable(j->user));
-			table_add(&t, j->state);
-			table_add(&t, j->elapsed);
+			table_take(&t, printable(j->state));
+			table_take(&t, printable(j->elapsed));
 			if (j->node_count >= 0)
 				table_addf(&t, "%ld", j->node_count);
 			else
 				table_add(&t, "-");
-			if (j->gpus && streq(j->state, "RUNNING")) /* a plain host's: its GPUs */
-				table_addf(&t, "%s%s", j->gpus[0] ? "gpu:" : "", j->gpus[0] ? j->gpus : "-");
+			if (j->gpus && streq(j->state, "RUNNING")) { /* a plain host's: its GPUs */
+				_cleanup_free_ char *g = printable(j->gpus);
+				table_addf(&t, "%s%s", g[0] ? "gpu:" : "", g[0] ? g : "-");
+			}
 			else if (where(j))
 				table_take(&t, printable(where(j)));
 			else

@@ -18,6 +18,7 @@
 #include "slurm/slurm_steps.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
+#include "base/termesc.h"
 
 enum { OPT_HOST = 1, OPT_STEPS, OPT_NO_TAIL };
 
@@ -332,7 +333,8 @@ static void print_text(const struct answer *a)
 		else
 			table_add(&t, "-");
 		table_row(&t, r->elapsed[0] ? r->elapsed : "-", r->time_limit[0] ? r->time_limit : "-",
-			  r->nodes[0] ? r->nodes : "-", r->reason[0] ? r->reason : "-", NULL);
+			  r->nodes[0] ? r->nodes : "-", NULL);
+		table_take(&t, printable(r->reason[0] ? r->reason : "-"));
 	}
 	table_print(&t);
 	print_why(a);

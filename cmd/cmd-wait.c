@@ -25,6 +25,7 @@
 #include "slurm/slurm_why.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
+#include "base/termesc.h"
 
 enum { OPT_HOST = 1, OPT_INTERVAL, OPT_TIMEOUT, OPT_UNTIL, OPT_NO_TAIL };
 
@@ -345,10 +346,10 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 		} else if (j->not_found) {
 			printf("%s NOT_FOUND\n", job);
 		} else {
+			bool why = j->reason && j->reason[0] && !streq(j->reason, "None");
+			_cleanup_free_ char *reason = printable(why ? j->reason : "");
 			printf("%s %s%s%s%s (still waiting after %.0f s)\n", job, state,
-			       j->reason && j->reason[0] && !streq(j->reason, "None") ? " (" : "",
-			       j->reason && j->reason[0] && !streq(j->reason, "None") ? j->reason : "",
-			       j->reason && j->reason[0] && !streq(j->reason, "None") ? ")" : "", waited);
+			       why ? " (" : "", reason, why ? ")" : "", waited);
 		}
 	}
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "base/termesc.h"
 #include "base/util.h"
 
 struct inventory;
@@ -153,6 +154,9 @@ void table_print(struct table *t);                       /* prints and empties t
 bool stdout_is_tty(void);
 /* Output callbacks (struct ssh_exec) that pass a remote command's output through. */
 int pass_stdout(void *data, const char *buf, size_t len);
+/* Text from a remote host (its stderr), line by line with control characters
+ * escaped (printable()). */
+void print_remote_text(FILE *f, const char *text);
 int pass_stderr(void *data, const char *buf, size_t len);
 bool stderr_is_tty(void);
 

@@ -16,6 +16,7 @@
 #include "slurm/slurm.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
+#include "base/termesc.h"
 
 #define FACTS_TIMEOUT 60
 
@@ -177,9 +178,13 @@ static void show_gpus_text(const char *host, const struct host_facts *f)
 		nfree += !f->gpus.gpus[i].busy;
 	printf("%s: nvidia-smi, %zu GPU%s (%zu free now)\n", host, f->gpus.n,
 	       f->gpus.n == 1 ? "" : "s", nfree);
-	if (f->jobs_running >= 0)
+	if (f->jobs_running >= 0) {
 		printf("dispatch jobs: %ld running, %ld pending (dispatch queue -H %s)\n",
 		       f->jobs_running, f->jobs_pending, host);
+	} else if (f->jobs_error) {
+		_cleanup_free_ char *why = printable(f->jobs_error);
+		printf("dispatch jobs: not known: %s\n", why);
+	}
 	printf("\n");
 	struct table t = { .ncols = 7, .trim = true };
 	table_row(&t, "GPU", "CHIP", "MEMORY", "PROCESSES", "USED", "STATE", "NAME", NULL);
@@ -395,6 +400,7 @@ static cJSON *show_json(const char *host, const struct host_facts *f)
 	} else {
 		cJSON_AddNullToObject(doc, "dispatch_jobs");
 	}
+	json_add_str_or_null(doc, "dispatch_jobs_error", f->jobs_error);
 	return doc;
 }
 

@@ -11,6 +11,7 @@
 
 #include "dispatch.h"
 #include "base/strbuf.h"
+#include "base/termesc.h"
 #include "slurm/hostlist.h"
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap) _printf_(2, 0);
@@ -216,6 +217,20 @@ int pass_stdout(void *data, const char *buf, size_t len)
 {
 	(void)data;
 	return write_all(STDOUT_FILENO, buf, len);
+}
+
+void print_remote_text(FILE *f, const char *text)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *p = text; p && *p;) {
+		size_t n = strcspn(p, "\n");
+		_cleanup_free_ char *line = xstrndup(p, n);
+		strbuf_add_printable(&sb, line);
+		strbuf_addch(&sb, '\n');
+		p += n + (p[n] == '\n');
+	}
+	fputs(sb.buf ? sb.buf : "", f);
+	strbuf_release(&sb);
 }
 
 int pass_stderr(void *data, const char *buf, size_t len)

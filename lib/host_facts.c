@@ -43,7 +43,7 @@ void host_facts_command_at(struct strbuf *sb, enum host_facts_ask ask, const cha
 	if (ask != HOST_FACTS_SLURM) {
 		strbuf_addf(sb, "command -v nvidia-smi >/dev/null 2>&1; then %s", gpus_part);
 		/* the leases: a subshell, whatever it does to fds and exits */
-		strbuf_addf(sb, "echo '" MARK "leases'; (\n%s\n) 2>/dev/null; echo \"" MARK
+		strbuf_addf(sb, "echo '" MARK "leases'; (\n%s\n) 2>&1; echo \"" MARK
 			    "status $?\"; fi; ", leases.buf);
 	}
 	strbuf_adds(sb, "echo '" MARK "end'");
@@ -162,6 +162,12 @@ int host_facts_parse(const char *out, const char *errout, enum host_facts_ask as
 			goto out;
 	}
 	f->jobs_running = f->jobs_pending = -1;
+	if (f->gpu_tool && sec[4].status > 0) {
+		/* its message (a lock held by another user, ...), without the prefix */
+		_cleanup_free_ char *line = last_line(sec[4].text.buf, NULL);
+		const char *m = after_prefix(line, "dispatch: ");
+		f->jobs_error = xstrdup(m ? m : *line ? line : "the listing failed");
+	}
 	if (f->gpu_tool && sec[4].status == 0) {
 		/* GPUs that dispatch jobs lease are taken, processes or not */
 		struct slurm_queue_filter all = { 0 };
@@ -170,10 +176,12 @@ int host_facts_parse(const char *out, const char *errout, enum host_facts_ask as
 		if (plainjob_parse_queue(sec[4].text.buf, &all, &q, &e2) == 0) {
 			f->jobs_running = f->jobs_pending = 0;
 			for (size_t i = 0; i < q.n; i++) {
-				if (!streq(q.jobs[i].state, "RUNNING")) {
+				if (streq(q.jobs[i].state, "PENDING")) {
 					f->jobs_pending++;
 					continue;
 				}
+				if (!streq(q.jobs[i].state, "RUNNING"))
+					continue; /* IGNORED: a record that claims another user */
 				f->jobs_running++;
 				for (const char *p = q.jobs[i].gpus; p && *p;) {
 					long idx;
@@ -201,6 +209,7 @@ out:
 void host_facts_release(struct host_facts *f)
 {
 	free(f->slurm_error);
+	free(f->jobs_error);
 	slurm_facts_release(&f->sl);
 	nvidia_gpus_release(&f->gpus);
 	memset(f, 0, sizeof(*f));

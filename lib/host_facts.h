@@ -36,6 +36,7 @@ struct host_facts {
 	/* A plain host's dispatch jobs (its GPU lock directory, lib/slurm/plainjob.h):
 	 * their leased GPUs are busy (and leased) in gpus; -1 when not known. */
 	long jobs_running, jobs_pending;
+	char *jobs_error;       /* why they are not known (the listing's last line), or NULL */
 };
 
 struct ssh_session;

@@ -25,8 +25,6 @@ static const char job_command[] =
 	"else\n"
 	"\tdnb_addr=127.0.0.1\n"
 	"fi\n"
-	"export JUPYTER_RUNTIME_DIR=\"${TMPDIR:-/tmp}/dispatch-notebook-$DISPATCH_JOB_ID\"\n"
-	"mkdir -p -m 700 -- \"$JUPYTER_RUNTIME_DIR\"\n"
 	"if command -v uv >/dev/null 2>&1 && [ -f pyproject.toml ]; then\n"
 	"\tset -- uv run --with jupyterlab jupyter lab\n"
 	"elif command -v jupyter >/dev/null 2>&1; then\n"
@@ -38,18 +36,27 @@ static const char job_command[] =
 	"\t\t\"(jupyter-server or notebook), or give the code a pyproject.toml and uv\" >&2\n"
 	"\techo 'dispatch-notebook-exit 127'; exit 127\n"
 	"fi\n"
+	/* Kernel connection files and the server's token: a new directory (0700, a
+	 * random name: mktemp fails rather than reuse one that another user made). */
+	"JUPYTER_RUNTIME_DIR=$(mktemp -d \"${TMPDIR:-/tmp}/dispatch-notebook-$DISPATCH_JOB_ID.XXXXXXXX\") || {\n"
+	"\techo \"dispatch notebook: cannot create a private runtime directory in ${TMPDIR:-/tmp} on $(hostname)\" >&2\n"
+	"\techo 'dispatch-notebook-exit 1'; exit 1; }\n"
+	"export JUPYTER_RUNTIME_DIR\n"
 	"echo \"dispatch notebook: starting $* on $(hostname), port $dnb_port\" >&2\n"
 	"\"$@\" --no-browser --ip=\"$dnb_addr\" --port=\"$dnb_port\" --port-retries=0 --log-level=WARN &\n"
 	"dnb_pid=$!\n"
 	"until \"$dnb_py\" -c 'import sys, urllib.request; urllib.request.build_opener(urllib.request.ProxyHandler({})).open(\"http://%s:%s/api\" % (sys.argv[1], sys.argv[2]), timeout=2)' \"$dnb_addr\" \"$dnb_port\" 2>/dev/null; do\n"
 	"\tif ! kill -0 \"$dnb_pid\" 2>/dev/null; then\n"
-	"\t\twait \"$dnb_pid\"; dnb_status=$?\n"
+	"\t\twait \"$dnb_pid\"; dnb_status=$?; rm -rf -- \"$JUPYTER_RUNTIME_DIR\"\n"
 	"\t\techo \"dispatch-notebook-exit $dnb_status\"; exit \"$dnb_status\"\n"
 	"\tfi\n"
 	"\tsleep 1\n"
 	"done\n"
 	"echo \"dispatch-notebook $(hostname) $dnb_addr $dnb_port\"\n"
-	"wait \"$dnb_pid\"\n";
+	"wait \"$dnb_pid\"\n"
+	"dnb_status=$?\n"
+	"rm -rf -- \"$JUPYTER_RUNTIME_DIR\"\n"
+	"exit \"$dnb_status\"\n";
 
 #define MARK_NOTEBOOK MARKER("notebook")
 #define MARK_NOTEBOOK_EXIT MARKER("notebook-exit")

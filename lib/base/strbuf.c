@@ -88,3 +88,4 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	strbuf_vaddf(sb, fmt, ap);
 	va_end(ap);
 }
+

@@ -28,6 +28,9 @@ void strbuf_addch(struct strbuf *sb, char c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) _printf_(2, 3);
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) _printf_(2, 0);
 
+/* s with its control characters escaped (\n, \t, \xHH; DEL too): the one way text
+ * from a remote host or another user (job names, records, reasons) reaches a
+ * terminal, so that it can neither forge lines nor send escape sequences. */
 static inline void strbuf_releasep(struct strbuf *sb) { strbuf_release(sb); }
 #define _cleanup_strbuf_ _cleanup_(strbuf_releasep)
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include <string.h>
+
 #include "base/termesc.h"
 #include "base/strbuf.h"
 #include "base/util.h"
@@ -22,7 +24,7 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	return len;
 }
 
-char *term_escape(const char *s, size_t len)
+void strbuf_add_escaped(struct strbuf *out, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	struct strbuf sb = STRBUF_INIT;
@@ -48,5 +50,25 @@ char *term_escape(const char *s, size_t len)
 		}
 		i++;
 	}
+	strbuf_add(out, sb.buf ? sb.buf : "", sb.len);
+	strbuf_release(&sb);
+}
+
+char *term_escape(const char *s, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "");
+	strbuf_add_escaped(&sb, s, len);
 	return strbuf_detach(&sb);
+}
+
+char *printable(const char *s)
+{
+	return term_escape(s ? s : "", s ? strlen(s) : 0);
+}
+
+void strbuf_add_printable(struct strbuf *sb, const char *s)
+{
+	if (s)
+		strbuf_add_escaped(sb, s, strlen(s));
 }

@@ -324,8 +324,13 @@ static int load_cluster(struct loader *l, const char *name, const struct ynode *
 	}
 	size_t i = 0;
 	const char *secret_name, *secret_value;
-	_cleanup_free_ char *password = NULL;
-	_cleanup_free_ char *bare = c->mount ? inv_meta_url_split(c->mount, &password) : NULL;
+	_cleanup_free_ char *password = NULL, *bare = NULL, *why = NULL;
+	if (c->mount && inv_meta_url_split(c->mount, &bare, &password, &why) < 0) {
+		/* never the URL itself: it holds the secret */
+		l->inv->has_secrets = true;
+		return fail(l, ynode_get(n, "mount"), "%s.mount: the JuiceFS metadata URL is "
+			    "refused: %s", path, why);
+	}
 	if (inv_cluster_secret(c, &i, &secret_name, &secret_value) || (password && *password))
 		l->inv->has_secrets = true;
 	return 0;
@@ -872,6 +877,10 @@ static int load(struct loader *l, const struct ynode *root)
 	if (get_string(l, ynode_get(root, "mount"), "mount", &inv->mount) < 0 ||
 	    get_string(l, ynode_get(root, "proxy"), "proxy", &inv->proxy) < 0)
 		return -1;
+	/* The reference's notebook sync: not used here, but a metadata URL with a
+	 * password is a credential in the file all the same. */
+	if (inv->mount && inv_meta_url_secret(inv->mount))
+		inv->has_secrets = true;
 	if (inv->mount && inv->proxy) {
 		const struct ynode *m = ynode_get(root, "mount"), *p = ynode_get(root, "proxy");
 		const struct ynode *later = m->line > p->line || (m->line == p->line && m->col > p->col) ? m : p;
@@ -1187,32 +1196,132 @@ char *inv_cluster_dir(const struct inv_cluster *c, const char *which)
 	return set ? xstrdup(set) : xasprintf("%s/%s", c->root, which);
 }
 
-char *inv_meta_url_split(const char *url, char **password)
+static int hexval(char c)
 {
-	*password = NULL;
-	const char *auth = strstr(url, "://");
-	if (!auth)
-		return xstrdup(url);
-	auth += 3;
-	size_t alen = strcspn(auth, "/?#");
-	const char *at = NULL;
-	for (const char *p = auth; p < auth + alen; p++)
-		if (*p == '@')
-			at = p; /* the last one: a password may hold '@' */
-	if (!at)
-		return xstrdup(url);
-	const char *colon = memchr(auth, ':', (size_t)(at - auth));
-	if (!colon)
-		return xstrdup(url);
-	*password = xstrndup(colon + 1, (size_t)(at - colon - 1));
+	return c >= '0' && c <= '9' ? c - '0'
+	     : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	     : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* s[0..n) with its %XX escapes decoded (as Go's url package reads a password);
+ * NULL when a %00 would cut it short. */
+static char *percent_decode(const char *s, size_t n)
+{
 	struct strbuf sb = STRBUF_INIT;
-	strbuf_add(&sb, url, (size_t)(auth - url));
-	if (colon > auth) {
-		strbuf_add(&sb, auth, (size_t)(colon - auth));
+	strbuf_adds(&sb, "");
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+		if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
+			if (hi == 0 && lo == 0) {
+				strbuf_release(&sb);
+				return NULL;
+			}
+			strbuf_addch(&sb, (char)(hi * 16 + lo));
+			i += 2;
+		} else {
+			strbuf_addch(&sb, s[i]);
+		}
+	}
+	return strbuf_detach(&sb);
+}
+
+/* A query parameter's name that may carry a credential (password=, token=,
+ * secret_key=, ...); allowCleartextPasswords=true and the like (MySQL's switches)
+ * do not. */
+static bool secret_param(const char *name, size_t n)
+{
+	_cleanup_free_ char *raw = percent_decode(name, n);
+	if (!raw)
+		return true;
+	for (char *p = raw; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (startswith(raw, "allow"))
+		return false;
+	static const char *const parts[] = { "pass", "pwd", "secret", "token", "credential", "auth" };
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+		if (strstr(raw, parts[i]))
+			return true;
+	static const char *const keys[] = { "key", "apikey", "api_key", "api-key", "access_key",
+					    "access-key", "accesskey" };
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (streq(raw, keys[i]))
+			return true;
+	return false;
+}
+
+int inv_meta_url_split(const char *url, char **bare, char **password, char **why)
+{
+	*bare = *password = *why = NULL;
+	const char *scheme_end = strstr(url, "://");
+	const char *rest = scheme_end ? scheme_end + 3 : url; /* none: juicefs reads redis:// */
+	/* The userinfo ends at the last '@' (a password may hold '@'), and holds no '/',
+	 * '?' or '#': Go's URL parser (juicefs's) would end the host there, and the
+	 * password would stay on the command line. */
+	const char *at = strrchr(rest, '@');
+	const char *after = rest;
+	const char *user_end = rest;
+	if (at) {
+		size_t ulen = (size_t)(at - rest);
+		if (strcspn(rest, "/?#") < ulen) {
+			*why = xstrdup("it has an '@' after a '/', '?' or '#': dispatch cannot tell "
+				       "the password from the rest, and would leave it on juicefs's "
+				       "command line (percent-encode '@', '/', '?' and '#' in the user "
+				       "and password: %40, %2F, %3F, %23)");
+			return -1;
+		}
+		const char *colon = memchr(rest, ':', ulen);
+		user_end = colon ? colon : at;
+		if (colon && colon + 1 < at) {
+			*password = percent_decode(colon + 1, (size_t)(at - colon - 1));
+			if (!*password) {
+				*why = xstrdup("its password holds %00, which no environment variable can "
+					       "carry");
+				return -1;
+			}
+		}
+		after = at + 1;
+	}
+	/* The query: a parameter that can carry a credential cannot go to META_PASSWORD. */
+	const char *q = strchr(after, '?');
+	for (const char *p = q ? q + 1 : NULL; p && *p && *p != '#';) {
+		size_t len = strcspn(p, "&;#");
+		size_t nlen = strcspn(p, "=&;#");
+		if (nlen > len)
+			nlen = len;
+		if (secret_param(p, nlen)) {
+			free(*password);
+			*password = NULL;
+			char name[48];
+			snprintf(name, sizeof(name), "%.*s", (int)(nlen < 40 ? nlen : 40), p);
+			for (char *c = name; *c; c++)
+				if (iscntrl((unsigned char)*c) || *c == '\'')
+					*c = '?';
+			*why = xasprintf("its query parameter '%s' may carry a secret, which dispatch "
+					 "cannot keep off juicefs's command line: give the password in "
+					 "the URL's user part instead (redis://:PASSWORD@host:6379/0), "
+					 "which goes to juicefs in META_PASSWORD", name);
+			return -1;
+		}
+		p += len;
+		if (*p == '&' || *p == ';')
+			p++;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_add(&sb, url, (size_t)(rest - url));
+	if (at && user_end > rest) {
+		strbuf_add(&sb, rest, (size_t)(user_end - rest));
 		strbuf_addch(&sb, '@');
 	}
-	strbuf_adds(&sb, at + 1);
-	return strbuf_detach(&sb);
+	strbuf_adds(&sb, after);
+	*bare = strbuf_detach(&sb);
+	return 0;
+}
+
+bool inv_meta_url_secret(const char *url)
+{
+	_cleanup_free_ char *bare = NULL, *password = NULL, *why = NULL;
+	return inv_meta_url_split(url, &bare, &password, &why) < 0 || (password && *password);
 }
 
 bool inventory_secrets_exposed(const struct inventory *inv)

@@ -50,11 +50,16 @@ struct inv_cluster {
  * returns false. Only set values are returned. */
 bool inv_cluster_secret(const struct inv_cluster *c, size_t *i, const char **name,
 			const char **value);
-/* A JuiceFS metadata URL without its password (scheme://user:PASSWORD@host... gives
- * scheme://user@host..., scheme://:PASSWORD@host... gives scheme://host...), for
- * juicefs mount with the password in META_PASSWORD. *password is the password (NULL
- * when the URL has none). Caller frees both. */
-char *inv_meta_url_split(const char *url, char **password);
+/* A JuiceFS metadata URL without its password, for juicefs mount with the password in
+ * META_PASSWORD: scheme://user:PASSWORD@host... gives scheme://user@host...,
+ * scheme://:PASSWORD@host... gives scheme://host... (the userinfo ends at the last '@';
+ * its %XX escapes are decoded, as juicefs's URL parser would). 0 with *bare and
+ * *password (NULL when the URL has none); -1 with *why (no URL text in it) for a URL
+ * whose secret cannot be moved into META_PASSWORD: a query parameter that may carry
+ * one (password=, token=, ...), an '@' after a '/', '?' or '#'. Caller frees all. */
+int inv_meta_url_split(const char *url, char **bare, char **password, char **why);
+/* Whether a metadata URL carries a credential (a password, or a refused form). */
+bool inv_meta_url_secret(const char *url);
 
 /* The cluster's data directories as the reference names them: which is "data",
  * "checkpoints", "results" or "status"; the configured path, else {root}/WHICH.

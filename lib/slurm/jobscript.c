@@ -435,8 +435,12 @@ static void boot_juicefs(struct strbuf *sb, const struct jobscript_target *t)
 	const struct inv_cluster *c = t->host->cluster;
 	if (!c || !c->mount || !c->root)
 		return;
-	_cleanup_free_ char *password = NULL;
-	_cleanup_free_ char *url = inv_meta_url_split(c->mount, &password);
+	_cleanup_free_ char *password = NULL, *url = NULL, *why = NULL;
+	if (inv_meta_url_split(c->mount, &url, &password, &why) < 0) {
+		/* the inventory's loader refuses such a URL: never its text on a command line */
+		strbuf_adds(sb, "\necho 'dispatch: the cluster'\\''s JuiceFS metadata URL is refused' >&2\nexit 1\n");
+		return;
+	}
 	strbuf_adds(sb, "\n# The cluster's JuiceFS volume (left mounted for the jobs after this one);\n"
 			"# the metadata password goes in the environment, never on the command line.\n"
 			"if ! mountpoint -q ");

@@ -10,15 +10,100 @@
 #include "slurm/slurm_queue.h"
 
 
+/* Shell functions of the launcher and of the queue's listing (bash), about a lock
+ * directory that other users of the box share, none of them trusted:
+ *
+ * dp_trust PATH: why PATH (or a directory above it) would let another user swap the
+ * files in it: it must belong to root or to us, and a directory that others can write
+ * must be sticky (then only a file's owner can rename or remove it). Prints nothing
+ * when it can be trusted.
+ *
+ * dp_pids FILE: the processes /proc/locks names as holding (or having taken) a lock
+ * on FILE: a lock that flock(1) took for a shell names that flock, gone since.
+ * dp_held FILE: who holds FILE's lock (those processes that are still there, with
+ * their users), and whose the file is: what a bounded wait that gave up says.
+ *
+ * dp_lock FD FILE [-s]: flock FD (FILE's), waiting while the lock changes hands (the
+ * launchers' scans take turns), but not once one holder kept it $lw seconds, nor
+ * over 60 seconds in all: then 1.
+ *
+ * dp_list LOCKDIR: the live records, "NAME|OWNER|RECORD" (OWNER: the file's owner,
+ * whom the record must name as its USER to count). A record is live while its
+ * launcher holds its lock; a stale one is removed where we may. Only regular files
+ * with a record's name are opened, one line of at most 4096 bytes read. Run under
+ * timeout: a file swapped for a FIFO after the check would block the open. */
+static const char lease_fns_sh[] =
+	"dp_trust() {\n"
+	"\tlocal p=$1 c=() uid mode owner type name\n"
+	"\twhile :; do\n"
+	"\t\tc+=(\"$p\")\n"
+	"\t\t[ \"$p\" = / ] && break\n"
+	"\t\tp=${p%/*}\n"
+	"\t\t[ -n \"$p\" ] || p=/\n"
+	"\tdone\n"
+	"\twhile IFS='|' read -r uid mode owner type name; do\n"
+	"\t\tif [ \"$uid\" != 0 ] && [ \"$uid\" != \"$EUID\" ]; then\n"
+	"\t\t\techo \"$name belongs to $owner, not to root or you\"; return\n"
+	"\t\tfi\n"
+	"\t\tif [ \"$type\" = directory ] && (((8#$mode & 8#022) && !(8#$mode & 8#1000))); then\n"
+	"\t\t\techo \"$name is writable by other users and not sticky\"; return\n"
+	"\t\tfi\n"
+	"\tdone < <(stat -c '%u|%a|%U|%F|%n' -- \"${c[@]}\" 2>/dev/null)\n"
+	"}\n"
+	"dp_pids() {\n"
+	"\tlocal dev ino key\n"
+	"\tread -r dev ino < <(stat -c '%d %i' -- \"$1\" 2>/dev/null)\n"
+	"\t[ -n \"$ino\" ] && [ -r /proc/locks ] || return 0\n"
+	"\tkey=$(printf '%02x:%02x:%s' $(((dev >> 8) & 0xfff)) $(((dev & 0xff) | ((dev >> 12) & 0xfff00))) \"$ino\")\n"
+	"\tawk -v k=\"$key\" '$2 != \"->\" && $6 == k { print $5 }' /proc/locks | sort -un | tr '\\n' ' '\n"
+	"}\n"
+	"dp_held() {\n"
+	"\tlocal p u who=\n"
+	"\tfor p in $(dp_pids \"$1\"); do\n"
+	"\t\tu=$(stat -c %U \"/proc/$p\" 2>/dev/null) && who=\"$who${who:+, }$u's process $p\"\n"
+	"\tdone\n"
+	"\tprintf '%s (the file is %s'\"'\"'s)' \"${who:-a process that /proc/locks does not name}\" \\\n"
+	"\t\t\"$(stat -c %U -- \"$1\" 2>/dev/null || echo '?')\"\n"
+	"}\n"
+	"dp_lock() {\n"
+	"\tlocal same=0 all=0 last= cur\n"
+	"\tuntil flock $3 -w 1 \"$1\"; do\n"
+	"\t\tcur=$(dp_pids \"$2\")\n"
+	"\t\tif [ \"$cur\" = \"$last\" ]; then same=$((same + 1)); else same=1 last=$cur; fi\n"
+	"\t\tall=$((all + 1))\n"
+	"\t\t[ \"$same\" -lt \"$lw\" ] && [ \"$all\" -lt 60 ] || return 1\n"
+	"\tdone\n"
+	"}\n"
+	"dp_list() {\n"
+	"\tlocal o y n f line\n"
+	"\twhile IFS='|' read -r -d '' o y n; do\n"
+	"\t\t[ \"$y\" = f ] || continue\n"
+	"\t\tcase $n in job.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9].?*) ;; *) continue ;; esac\n"
+	"\t\tcase ${n#job.??????????.} in *[!A-Za-z0-9._+@-]*) continue ;; esac\n"
+	"\t\tf=$1/$n\n"
+	"\t\t[ -f \"$f\" ] && [ ! -L \"$f\" ] || continue\n"
+	"\t\t{ exec 7<\"$f\"; } 2>/dev/null || continue\n"
+	"\t\tif flock -n 7; then\n"
+	"\t\t\texec 7<&-\n"
+	"\t\t\trm -f -- \"$f\" 2>/dev/null\n"
+	"\t\t\tcontinue\n"
+	"\t\tfi\n"
+	"\t\tline=\n"
+	"\t\tIFS= read -r -n 4096 line <&7\n"
+	"\t\texec 7<&-\n"
+	"\t\tprintf '%s|%s|%s\\n' \"$n\" \"$o\" \"$line\"\n"
+	"\tdone < <(find \"$1\" -mindepth 1 -maxdepth 1 -name 'job.*' -printf '%u|%y|%f\\0' 2>/dev/null)\n"
+	"}\n";
+
 /* The launcher (bash: lease fds are more than sh's ten): the group leader of the job.
  * It records its pid (= the group id, setsid made it a session leader), ignores HUP as
  * nohup does, survives TERM (a handler, reset in the bootstrap, which forwards TERM to
  * the command) to record the exit status; queues for its lease (plainjob.h) and runs
  * the bootstrap with none of its lock fds, so that the locks last exactly as long as
- * the launcher. Arguments: STAGE ID NGPUS SHARE LOCKDIR MAXJOBS ALLOWED BUSY_MIB. */
+ * the launcher. Arguments: STAGE ID NGPUS SHARE LOCKDIR MAXJOBS ALLOWED BUSY_MIB
+ * [LOCKWAIT]. The lease functions (lease_fns_sh) come before it. */
 static const char launcher_sh[] =
-	"# dispatch's launcher: the job's process group leader on a plain host (lib/slurm/plainjob.h)\n"
-	"d=$1 id=$2 ng=$3 share=$4 L=$5 maxj=$6 allowed=$7 busy_mib=$8\n"
+	"d=$1 id=$2 ng=$3 share=$4 L=$5 maxj=$6 allowed=$7 busy_mib=$8 lw=${9:-5}\n"
 	"echo \"$$ $(date +%s)\" >\"$d/pid.tmp\" && mv -f \"$d/pid.tmp\" \"$d/pid\"\n"
 	"trap \"\" HUP\n"
 	"trap : TERM INT\n"
@@ -51,11 +136,18 @@ static const char launcher_sh[] =
 	"	if [ -L \"$2\" ]; then dp_fail \"$2 is a symbolic link: refusing it\"; fi\n"
 	"	[ -e \"$2\" ] || (umask 022; set -C; : >\"$2\") 2>/dev/null\n"
 	"	if [ -L \"$2\" ] || [ ! -f \"$2\" ]; then dp_fail \"$2 is not a regular file: refusing it\"; fi\n"
-	"	exec {dp_fd}<\"$2\" || dp_fail \"cannot open $2\"\n"
+	"	{ exec {dp_fd}<\"$2\"; } 2>/dev/null || dp_fail \"cannot open $2 (it is $(stat -c %U -- \"$2\" 2>/dev/null)'s, mode $(stat -c %a -- \"$2\" 2>/dev/null))\"\n"
 	"	printf -v \"$1\" %s \"$dp_fd\"\n"
 	"	fds=\"$fds $dp_fd\"\n"
 	"}\n"
 	"dp_close() { eval \"exec $1<&-\"; fds=$(printf '%s\\n' $fds | grep -vx \"$1\" | tr '\\n' ' '); }\n"
+	"# The record, written only through the descriptor it was created with (a name in a\n"
+	"# shared directory is never written through): USER|STATE|NGPUS|GPUS|SINCE|REASON\n"
+	"dp_rec() { printf '%s|%s|%s|%s|%s|%s\\n' \"$me\" \"$@\" >\"/proc/self/fd/$rfd\"; }\n"
+	"dp_pending() { # REASON: for status (STAGE/pending), once it changes\n"
+	"	[ -f \"$d/pending\" ] && [ \"$(cat \"$d/pending\")\" = \"$1\" ] ||\n"
+	"		{ printf '%s\\n' \"$1\" >\"$d/pending.tmp\" && mv -f \"$d/pending.tmp\" \"$d/pending\"; }\n"
+	"}\n"
 	"queue=1\n"
 	"if ! command -v flock >/dev/null 2>&1; then\n"
 	"	if [ \"$ng\" -gt 0 ] || [ \"$maxj\" -gt 0 ]; then\n"
@@ -68,54 +160,61 @@ static const char launcher_sh[] =
 	"	[ -e \"$L\" ] || mkdir -m 1777 -- \"$L\" 2>/dev/null\n"
 	"	if [ -L \"$L\" ]; then dp_fail \"the GPU lock directory $L is a symbolic link: refusing it\"; fi\n"
 	"	[ -d \"$L\" ] || dp_fail \"cannot create the GPU lock directory $L\"\n"
-	"	if [ ! -O \"$L\" ] && [ ! -k \"$L\" ]; then\n"
-	"		dp_fail \"the GPU lock directory $L belongs to another user and is not sticky: refusing it (its owner can chmod 1777 it, or set gpu_lock_dir)\"\n"
+	"	why=$(dp_trust \"$L\")\n"
+	"	[ -n \"$why\" ] || why=$(dp_trust \"$(cd -P -- \"$L\" && pwd -P)\")\n"
+	"	if [ -n \"$why\" ]; then\n"
+	"		dp_fail \"the GPU lock directory $L is refused: $why, so another user could swap the records there (set gpu_lock_dir to a directory of yours, or have an admin make $L root-owned with mode 1777, as /tmp is)\"\n"
 	"	fi\n"
 	"	dp_open gfd \"$L/.lock\"\n"
-	"	flock \"$gfd\" || dp_fail \"cannot lock $L/.lock\"\n"
+	"	dp_lock \"$gfd\" \"$L/.lock\" ||\n"
+	"		dp_fail \"the lock of the GPU lock directory, $L/.lock, is held for over $lw s by $(dp_held \"$L/.lock\"): the job was not queued\"\n"
 	"	t=0\n"
-	"	for f in \"$L\"/job.*; do\n"
-	"		[ -e \"$f\" ] || continue\n"
+	"	for f in \"$L\"/job.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9].*; do\n"
+	"		[ -e \"$f\" ] || [ -L \"$f\" ] || continue\n"
 	"		n=${f#\"$L\"/job.}\n"
 	"		n=${n%%.*}\n"
-	"		case $n in '' | *[!0-9]*) continue ;; esac\n"
 	"		[ $((10#$n)) -gt \"$t\" ] && t=$((10#$n))\n"
 	"	done\n"
-	"	rec=$(printf '%s/job.%010d.%s' \"$L\" $((t + 1)) \"$id\")\n"
-	"	(umask 022; set -C; : >\"$rec\") 2>/dev/null || dp_fail \"cannot create $rec\"\n"
-	"	dp_open rfd \"$rec\"\n"
-	"	flock \"$rfd\" || dp_fail \"cannot lock $rec\"\n"
+	"	myt=$((t + 1))\n"
+	"	rec=$(printf '%s/job.%010d.%s' \"$L\" \"$myt\" \"$id\")\n"
+	"	# Created here (O_EXCL), mode 0600 until locked: no other process can open it first.\n"
+	"	(umask 077; set -C; : >\"$rec\") 2>/dev/null || dp_fail \"cannot create $rec\"\n"
+	"	{ exec {rfd}<>\"$rec\"; } 2>/dev/null || dp_fail \"cannot open $rec\"\n"
+	"	[ -f \"/proc/self/fd/$rfd\" ] && [ -O \"/proc/self/fd/$rfd\" ] || dp_fail \"$rec is not a file of yours: refusing it\"\n"
+	"	fds=\"$fds $rfd\"\n"
+	"	flock -n \"$rfd\" || dp_fail \"cannot lock $rec: held by $(dp_held \"$rec\")\"\n"
+	"	chmod 644 \"/proc/self/fd/$rfd\" || dp_fail \"cannot make $rec readable\"\n"
 	"	t0=$(date +%s)\n"
-	"	printf '%s|pending|%s||%s|\\n' \"$me\" \"$ng\" \"$t0\" >\"$rec\"\n"
+	"	dp_rec pending \"$ng\" \"\" \"$t0\" \"\"\n"
 	"	flock -u \"$gfd\"\n"
 	"fi\n"
-	"# who holds what, from the live records (under the global lock): fills\n"
-	"# nrun, ahead (earlier pending jobs this one competes with), holder_UUID\n"
+	"# who holds what, from the live records (under the lock directory's lock): fills\n"
+	"# nrun, ahead (earlier pending jobs this one competes with), held_by (INDEX=USER).\n"
+	"# A record that names another user than its file's owner is ignored.\n"
 	"dp_scan() {\n"
-	"	nrun=0 ahead=0 held_by=\n"
-	"	local f x line u st n g mine=\n"
-	"	for f in \"$L\"/job.*; do\n"
-	"		[ -e \"$f\" ] || continue\n"
-	"		if [ \"$f\" = \"$rec\" ]; then mine=1; continue; fi\n"
-	"		# (in braces: exec with 2>/dev/null would silence the job's stderr for good)\n"
-	"		{ exec {x}<\"$f\"; } 2>/dev/null || continue\n"
-	"		if flock -n \"$x\"; then\n"
-	"			exec {x}<&-\n"
-	"			rm -f -- \"$f\" 2>/dev/null\n"
-	"			continue\n"
-	"		fi\n"
-	"		IFS= read -r line <&\"$x\" || line=\n"
-	"		exec {x}<&-\n"
-	"		IFS='|' read -r u st n g _ <<<\"$line\"\n"
+	"	nrun=0 ahead=0 held_by= scan_err=\n"
+	"	local out n o line u st g x tk\n"
+	"	# (a job without GPUs and max_jobs waits for nothing: no scan)\n"
+	"	[ \"$ng\" -gt 0 ] || [ \"$maxj\" -gt 0 ] || return 0\n"
+	"	if ! out=$(timeout -k 1 \"$lw\" bash -c \"$(declare -f dp_list); dp_list \\\"\\$1\\\"\" dp-list \"$L\"); then\n"
+	"		scan_err=\"the job records in $L could not be read within $lw s\"\n"
+	"		return 1\n"
+	"	fi\n"
+	"	while IFS='|' read -r n o line; do\n"
+	"		[ -n \"$n\" ] && [ \"$n\" != \"${rec##*/}\" ] || continue\n"
+	"		IFS='|' read -r u st x g _ <<<\"$line\"\n"
+	"		[ \"$u\" = \"$o\" ] || continue\n"
+	"		tk=${n#job.}\n"
+	"		tk=${tk%%.*}\n"
 	"		if [ \"$st\" = running ]; then\n"
 	"			nrun=$((nrun + 1))\n"
-	"			for x in ${g//,/ }; do held_by=\"$held_by $x=$u\"; done\n"
-	"		elif [ \"$st\" = pending ] && [ -z \"$mine\" ]; then\n"
-	"			if [ \"$maxj\" -gt 0 ] || { [ \"$ng\" -gt 0 ] && [ \"${n:-0}\" -gt 0 ]; }; then\n"
+	"			for g in ${g//,/ }; do held_by=\"$held_by $g=$u\"; done\n"
+	"		elif [ \"$st\" = pending ] && [ $((10#$tk)) -lt \"$myt\" ]; then\n"
+	"			if [ \"$maxj\" -gt 0 ] || { [ \"$ng\" -gt 0 ] && [ \"${x:-0}\" -gt 0 ] 2>/dev/null; }; then\n"
 	"				ahead=$((ahead + 1))\n"
 	"			fi\n"
 	"		fi\n"
-	"	done\n"
+	"	done <<<\"$out\"\n"
 	"}\n"
 	"dp_busy() { # the UUIDs of GPUs that processes use (as solve --check counts them)\n"
 	"	nvidia-smi --query-compute-apps=gpu_uuid,used_memory --format=csv,noheader,nounits 2>/dev/null |\n"
@@ -143,15 +242,19 @@ static const char launcher_sh[] =
 	"if [ -n \"$queue\" ]; then\n"
 	"	while :; do\n"
 	"		dp_cancelled\n"
-	"		flock \"$gfd\" || continue\n"
-	"		dp_scan\n"
+	"		busy=\n"
+	"		[ \"$ng\" -gt 0 ] && [ \"$share\" != 1 ] && busy=$(dp_busy)\n"
+	"		if ! dp_lock \"$gfd\" \"$L/.lock\"; then\n"
+	"			dp_pending \"waiting for the lock of the GPU lock directory, $L/.lock, held for over $lw s by $(dp_held \"$L/.lock\")\"\n"
+	"			continue\n"
+	"		fi\n"
 	"		reason=\n"
-	"		if [ \"$maxj\" -gt 0 ] && [ \"$nrun\" -ge \"$maxj\" ]; then\n"
+	"		if ! dp_scan; then\n"
+	"			reason=$scan_err\n"
+	"		elif [ \"$maxj\" -gt 0 ] && [ \"$nrun\" -ge \"$maxj\" ]; then\n"
 	"			reason=\"waiting for a job slot: max_jobs $maxj, $nrun running\"\n"
 	"		elif [ \"$ng\" -gt 0 ]; then\n"
-	"			busy=\n"
-	"			[ \"$share\" = 1 ] || busy=$(dp_busy)\n"
-	"			got=0 lease_idx= lease_uuid= lfds= nheld=0 nbusy=0 nall=0 held_jobs=\n"
+	"			got=0 lease_idx= lease_uuid= lfds= nheld=0 nbusy=0 nall=0 held_jobs= outside=\n"
 	"			while read -r i u; do\n"
 	"				[ -n \"$u\" ] || continue\n"
 	"				dp_allowed \"$i\" \"$u\" || continue\n"
@@ -161,9 +264,11 @@ static const char launcher_sh[] =
 	"				if ! flock -n \"$x\"; then\n"
 	"					dp_close \"$x\"\n"
 	"					nheld=$((nheld + 1))\n"
+	"					h_ok=\n"
 	"					for h in $held_by; do\n"
-	"						[ \"${h%%=*}\" = \"$i\" ] && held_jobs=\"$held_jobs ${h#*=}\"\n"
+	"						[ \"${h%%=*}\" = \"$i\" ] && held_jobs=\"$held_jobs ${h#*=}\" && h_ok=1\n"
 	"					done\n"
+	"					[ -n \"$h_ok\" ] || outside=\"$outside; GPU $i is locked outside dispatch's records, by $(dp_held \"$L/gpu.$u\")\"\n"
 	"					continue\n"
 	"				fi\n"
 	"				if printf '%s\\n' \"$busy\" | grep -qxF -- \"$u\"; then\n"
@@ -184,19 +289,19 @@ static const char launcher_sh[] =
 	"				[ -n \"$held_jobs\" ] && reason=\"$reason (by $(dp_holders))\"\n"
 	"				[ \"$nbusy\" -gt 0 ] && reason=\"$reason, $nbusy busy with other processes\"\n"
 	"				[ \"$ahead\" -gt 0 ] && reason=\"$reason; $ahead earlier job(s) waiting\"\n"
+	"				reason=\"$reason$outside\"\n"
 	"			fi\n"
 	"		elif [ \"$ahead\" -gt 0 ]; then\n"
 	"			reason=\"waiting behind $ahead earlier job(s)\"\n"
 	"		fi\n"
 	"		if [ -z \"$reason\" ]; then\n"
 	"			dp_cancelled\n"
-	"			printf '%s|running|%s|%s|%s|\\n' \"$me\" \"$ng\" \"$lease_idx\" \"$(date +%s)\" >\"$rec\"\n"
+	"			dp_rec running \"$ng\" \"$lease_idx\" \"$(date +%s)\" \"\"\n"
 	"			flock -u \"$gfd\"\n"
 	"			break\n"
 	"		fi\n"
-	"		printf '%s|pending|%s||%s|%s\\n' \"$me\" \"$ng\" \"$t0\" \"$reason\" >\"$rec\"\n"
-	"		[ -f \"$d/pending\" ] && [ \"$(cat \"$d/pending\")\" = \"$reason\" ] ||\n"
-	"			{ printf '%s\\n' \"$reason\" >\"$d/pending.tmp\" && mv -f \"$d/pending.tmp\" \"$d/pending\"; }\n"
+	"		dp_rec pending \"$ng\" \"\" \"$t0\" \"$reason\"\n"
+	"		dp_pending \"$reason\"\n"
 	"		flock -u \"$gfd\"\n"
 	"		sleep 0.2 2>/dev/null || sleep 1\n"
 	"	done\n"
@@ -249,12 +354,16 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 		"\tfi\n"
 		"done\n"
 		"cat >\"$d/launcher.sh\" <<'DISPATCH_LAUNCHER_END' || exit 1\n");
+	strbuf_adds(sb, "# dispatch's launcher: the job's process group leader on a plain host "
+		    "(lib/slurm/plainjob.h)\n");
+	strbuf_adds(sb, lease_fns_sh);
 	strbuf_adds(sb, launcher_sh);
 	strbuf_adds(sb, "DISPATCH_LAUNCHER_END\n");
 	strbuf_addf(sb, "setsid bash \"$d/launcher.sh\" \"$d\" \"$id\" %ld %d \"$lockdir\" %ld "
-		    "\"$allowed\" %d </dev/null >>\"$log\" 2>&1 &\n",
+		    "\"$allowed\" %d %d </dev/null >>\"$log\" 2>&1 &\n",
 		    lease->gpus > 0 ? lease->gpus : 0, lease->gpu_share ? 1 : 0,
-		    lease->max_jobs > 0 ? lease->max_jobs : 0, NVIDIA_SMI_BUSY_MIB);
+		    lease->max_jobs > 0 ? lease->max_jobs : 0, NVIDIA_SMI_BUSY_MIB,
+		    lease->lock_wait > 0 ? lease->lock_wait : PLAINJOB_LOCK_WAIT);
 	/* Until the launcher has started the job, queued it or given up (a lock
 	 * directory refused, too many GPUs asked for): the last is the submission's
 	 * error. */
@@ -475,34 +584,55 @@ const char *plainjob_parse_cancel(const char *out, const char *id)
 	return outcome;
 }
 
+/* The listing of plainjob_queue_command (bash, run under timeout): under the lock
+ * directory's lock (shared: no launcher changes its record meanwhile, taken within
+ * LOCKWAIT seconds or refused with who holds it), each live record as
+ * "ID|OWNER|RECORD". Arguments: LOCKDIR LOCKWAIT. */
+static const char queue_sh[] =
+	"L=$1 lw=$2\n"
+	"if [ -L \"$L/.lock\" ] || [ ! -f \"$L/.lock\" ]; then\n"
+	"\techo \"dispatch: $L/.lock is not a regular file: refusing it\" >&2\n"
+	"\texit 1\n"
+	"fi\n"
+	"exec 8<\"$L/.lock\" || exit 1\n"
+	"if ! dp_lock 8 \"$L/.lock\" -s; then\n"
+	"\techo \"dispatch: the lock of the GPU lock directory, $L/.lock, is held for over $lw s by $(dp_held \"$L/.lock\"): cannot list the jobs there\" >&2\n"
+	"\texit 1\n"
+	"fi\n"
+	"dp_list \"$L\" | sort | while IFS= read -r r; do\n"
+	"\tprintf '" MARK_QJOB " %s\\n' \"${r#job.??????????.}\"\n"
+	"done\n";
+
 void plainjob_queue_command(struct strbuf *sb, const char *lock_dir)
 {
+	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT;
+	strbuf_adds(&script, lease_fns_sh);
+	strbuf_adds(&script, queue_sh);
 	strbuf_adds(sb, "L=");
 	sh_quote(sb, lock_dir && *lock_dir ? lock_dir : PLAINJOB_LOCK_DIR);
 	strbuf_adds(sb, "\n");
 	marker_print(sb, MARK_USER, "\"$(id -un)\"");
 	marker_print(sb, MARK_NOW, "\"$(date +%s)\"");
-	/* Under the lock directory's lock (shared: no launcher changes its record
-	 * meanwhile), each live record: one whose launcher holds its lock. */
+	/* bounded as a whole (a listing never hangs on what another user left there) */
 	strbuf_adds(sb,
-		"if [ -d \"$L\" ] && [ ! -L \"$L\" ] && [ -f \"$L/.lock\" ]; then\n"
-		"\tif ! command -v flock >/dev/null 2>&1; then\n"
-		"\t\techo \"dispatch: flock (util-linux) not found on $(hostname)\" >&2\n"
-		"\t\texit 1\n"
-		"\tfi\n"
-		"\texec 8<\"$L/.lock\" && flock -s 8 || exit 1\n"
-		"\tfor f in \"$L\"/job.*; do\n"
-		"\t\t[ -f \"$f\" ] && [ ! -L \"$f\" ] || continue\n"
-		"\t\texec 7<\"$f\" || continue\n"
-		"\t\tif flock -n 7; then\n"
-		"\t\t\texec 7<&-\n"
-		"\t\t\tcontinue\n"
+		"if [ -d \"$L\" ] && [ ! -L \"$L\" ] && { [ -e \"$L/.lock\" ] || [ -L \"$L/.lock\" ]; }; then\n"
+		"\tfor c in flock timeout bash; do\n"
+		"\t\tif ! command -v $c >/dev/null 2>&1; then\n"
+		"\t\t\techo \"dispatch: $c not found on $(hostname)\" >&2\n"
+		"\t\t\texit 1\n"
 		"\t\tfi\n"
-		"\t\tIFS= read -r line <&7 || line=\n"
-		"\t\texec 7<&-\n"
-		"\t\tn=${f#\"$L\"/job.}\n"
-		"\t\tprintf '" MARK_QJOB " %s|%s\\n' \"${n#*.}\" \"$line\"\n"
-		"\tdone\n"
+		"\tdone\n");
+	strbuf_addf(sb, "\ttimeout -k 1 %d bash -c ", 2 * PLAINJOB_LOCK_WAIT + 5);
+	sh_quote(sb, script.buf);
+	strbuf_addf(sb, " dispatch-queue \"$L\" %d\n", PLAINJOB_LOCK_WAIT);
+	strbuf_adds(sb,
+		"\ts=$?\n"
+		"\tif [ $s = 124 ] || [ $s = 137 ]; then\n");
+	strbuf_addf(sb, "\t\techo \"dispatch: listing the jobs in $L took over %d s: a record there may not be a regular file\" >&2\n",
+		    2 * PLAINJOB_LOCK_WAIT + 5);
+	strbuf_adds(sb,
+		"\tfi\n"
+		"\t[ $s = 0 ] || exit 1\n"
 		"fi\n");
 	marker_print(sb, MARK_END, "0");
 }
@@ -545,10 +675,10 @@ int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
 		}
 		if (!(v = marker_value(line, MARK_QJOB)) || !*v)
 			continue;
-		/* ID|USER|STATE|NGPUS|GPUS|SINCE|REASON */
-		char *fl[7], *s = line + (v - line);
+		/* ID|OWNER|USER|STATE|NGPUS|GPUS|SINCE|REASON (OWNER: the record file's) */
+		char *fl[8], *s = line + (v - line);
 		size_t k = 0;
-		for (; k < 6; k++) {
+		for (; k < 7; k++) {
 			char *bar = strchr(s, '|');
 			if (!bar)
 				break;
@@ -556,29 +686,37 @@ int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
 			fl[k] = s;
 			s = bar + 1;
 		}
-		if (k < 6 || !fl[0][0] || !fl[1][0])
+		if (k < 7 || !fl[0][0] || !fl[1][0])
 			continue;
-		fl[6] = s;
-		bool running = streq(fl[2], "running");
-		if (!running && !streq(fl[2], "pending"))
+		fl[7] = s;
+		bool running = streq(fl[3], "running");
+		if (!running && !streq(fl[3], "pending"))
 			continue;
 		long since = -1;
-		if (!parse_long(fl[5], 0, 0x7fffffffffffL, &since))
+		if (!parse_long(fl[6], 0, 0x7fffffffffffL, &since))
 			since = -1;
+		/* A record that names another user than its owner: shown as what it is (the
+		 * launchers ignore it), under its owner's name. */
+		bool forged = !streq(fl[1], fl[2]);
 		struct slurm_qjob j = {
 			.id = xstrdup(fl[0]),
 			.partition = xstrdup(""),
 			.user = xstrdup(fl[1]),
 			.name = name_of(fl[0]),
-			.state = xstrdup(running ? "RUNNING" : "PENDING"),
-			.elapsed = slurm_format_seconds(running && since >= 0 && now >= since
+			.state = xstrdup(forged ? "IGNORED" : running ? "RUNNING" : "PENDING"),
+			.elapsed = slurm_format_seconds(running && !forged && since >= 0 && now >= since
 							? now - since : 0),
 			.node_count = 1,
 			.nodes = xstrdup(""),
-			.reason = xstrdup(running ? "None" : fl[6]),
-			.gpus = xstrdup(fl[4]),
+			.reason = forged ? xasprintf("a record of %s's that claims to be %s's: ignored",
+						     fl[1], fl[2])
+				: xstrdup(running ? "None" : fl[7]),
+			.gpus = xstrdup(forged ? "" : fl[5]),
 		};
-		if (!slurm_queue_wanted(f, q, &j)) {
+		struct slurm_queue_filter g = *f;
+		if (forged && !g.states)
+			g.states = "all"; /* shown unless the states asked leave it out */
+		if (!slurm_queue_wanted(&g, q, &j)) {
 			slurm_qjob_release(&j);
 			continue;
 		}

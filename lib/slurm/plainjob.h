@@ -17,12 +17,26 @@
  *
  * GPU leases and the queue (no daemon: the launcher, the group leader, does it all):
  * a shared lock directory per host (LOCKDIR, mode 1777) holds a record per job,
- * LOCKDIR/job.TICKET.ID ("USER|STATE|NGPUS|GPUS|REASON", STATE pending or running),
- * locked (flock) by its launcher for as long as it lives, and a file per GPU,
- * LOCKDIR/gpu.UUID, locked by the launcher that leases it. Tickets are taken under
- * LOCKDIR/.lock, in order: a job starts when no earlier live job it competes with
- * (for GPUs, or for a max_jobs slot) is still pending. A record whose lock can be
- * taken is stale (its launcher died, SIGKILL included): the kernel released its locks.
+ * LOCKDIR/job.TICKET.ID ("USER|STATE|NGPUS|GPUS|SINCE|REASON", STATE pending or
+ * running), locked (flock) by its launcher for as long as it lives, and a file per
+ * GPU, LOCKDIR/gpu.UUID, locked by the launcher that leases it. Tickets are taken
+ * under LOCKDIR/.lock, in order: a job starts when no earlier live job it competes
+ * with (for GPUs, or for a max_jobs slot) is still pending. A record whose lock can
+ * be taken is stale (its launcher died, SIGKILL included): the kernel released its
+ * locks.
+ *
+ * The users of a box are not trusted by each other: they may read each other's queue,
+ * but none can make another's job write to a file of theirs, stall another's commands
+ * for good, or put text of theirs unescaped on another's terminal. So LOCKDIR (and
+ * every directory above it) must belong to root or to the user, and be sticky where
+ * others can write it (then no one else can rename or remove a user's files there);
+ * a record is created once (O_EXCL, mode 0600 until its launcher locks it) and then
+ * written only through the descriptor it was created with; a record that names
+ * another user than its file's owner counts for nothing (queue shows it IGNORED);
+ * every flock of a lock that another user could hold waits at most LOCKWAIT seconds
+ * (PLAINJOB_LOCK_WAIT) and then says who holds it (/proc/locks); the records of
+ * other users are read by a child under timeout, so a FIFO in their place blocks
+ * nothing; cmd/ prints their text through printable().
  *
  * The job's id is the stage dir's name, which is unique per submission.
  */
@@ -35,6 +49,8 @@
 #include "base/strbuf.h"
 
 #define PLAINJOB_LOCK_DIR "/tmp/dispatch-gpus"
+/* Seconds a launcher or a listing waits for a lock that another user could hold. */
+#define PLAINJOB_LOCK_WAIT 5
 
 /* What the launcher leases before the bootstrap runs. */
 struct plainjob_lease {
@@ -44,6 +60,7 @@ struct plainjob_lease {
 	long max_jobs;          /* dispatch jobs running at once on the host; 0: no cap */
 	const char *allowed;    /* the GPUs (indices or UUIDs, comma-separated) leases are
 				   taken from; NULL: all */
+	int lock_wait;          /* seconds; 0: PLAINJOB_LOCK_WAIT */
 };
 
 /* The command that starts stage_dir/bootstrap.sh in workdir (all paths absolute),
@@ -101,10 +118,13 @@ struct slurm_queue_filter;
 struct dp_error;
 
 /* Lists every user's live dispatch jobs on the host (its lock directory, NULL: the
- * default), under the directory's lock. */
+ * default), under the directory's lock (shared), within a bounded time: a lock held
+ * longer, or a listing that does not end, fails with the reason on stderr. */
 void plainjob_queue_command(struct strbuf *sb, const char *lock_dir);
 /* The listing as a queue (slurm_queue.h: partition "", nodes "" and gpus the indices
- * leased), filtered by f (user, --me, states). -1 (DPE_FAIL) when the listing did not
+ * leased), filtered by f (user, --me, states). A record that names another user
+ * than its owner is a job of its owner in state "IGNORED" (shown unless f's states
+ * leave it out), with the reason. -1 (DPE_FAIL) when the listing did not
  * reach its end. */
 int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
 			 struct slurm_queue *q, struct dp_error *err);

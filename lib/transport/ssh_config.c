@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "base/strbuf.h"
+#include "base/termesc.h"
 
 #define MAX_INCLUDE_DEPTH 16    /* ssh's READCONF_MAX_DEPTH */
 #define MAX_IDENTITY_FILES 100  /* ssh's SSH_MAX_IDENTITY_FILES */
@@ -498,20 +499,6 @@ int ssh_parse_destination(const char *dest, char **user, char **host, int *port,
 }
 
 /* ---- names that reach a shell ------------------------------------------------ */
-
-/* A name in a message: a control character, or a byte past ASCII, as \xNN. */
-static char *printable(const char *s)
-{
-	struct strbuf sb = STRBUF_INIT;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (iscntrl(c) || c >= 0x7f)
-			strbuf_addf(&sb, "\\x%02x", c);
-		else
-			strbuf_addch(&sb, (char)c);
-	}
-	return strbuf_detach(&sb);
-}
 
 /* The rules of OpenSSH's valid_hostname() and valid_ruser(), which ssh applies to the
  * host and user it is given before any %-token is expanded: a host name starts with no

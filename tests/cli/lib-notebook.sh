@@ -63,11 +63,11 @@ no_server() {
 	local i
 	for i in $(seq 1 40); do
 		pgrep -f -- "--port=$1 " >/dev/null || pgrep -f -- "--port=$1\$" >/dev/null ||
-			{ pgrep -f "dispatch-notebook-$2/kernel" >/dev/null || return 0; }
+			{ pgrep -f "dispatch-notebook-$2[.][A-Za-z0-9]*/kernel" >/dev/null || return 0; }
 		sleep 0.5
 	done
 	echo "left behind:" >&2
-	ps -eo pid,args | grep -e "--port=$1" -e "dispatch-notebook-$2/" | grep -v grep >&2
+	ps -eo pid,args | grep -e "--port=$1" -e "dispatch-notebook-$2[.][A-Za-z0-9]*/" | grep -v grep >&2
 	return 1
 }
 job_of() { sed -n 's/.*submitted job \([^ ;]*\);.*/\1/p' "$1"; }

@@ -453,4 +453,16 @@ test_expect_success 'an inventory holding a credential and readable by others: a
 	test_must_be_empty err
 '
 
+test_expect_success 'JuiceFS: a %-encoded password leaves the URL; a secret in the query is refused' '
+	sed "s|mount: \"redis://:s3cret@redis:6379/0\"|mount: \"redis://jfs:p%40ss-7f3a@redis:6379/0?db=1\"|" inv.yaml >jfs.yaml &&
+	grep -q "p%40ss-7f3a" jfs.yaml &&
+	dispatch -i jfs.yaml submit -H hpc --dry-run --emit jem -- true >out 2>err &&
+	! grep -r "ss-7f3a" out err jem &&
+	test_grep "META_PASSWORD=.<redacted>. juicefs mount --background .* .redis://jfs@redis:6379/0?db=1. " jem/bootstrap.sh &&
+	sed "s|mount: \"redis://:s3cret@redis:6379/0\"|mount: \"redis://redis:6379/0?password=qp-7f3a\"|" inv.yaml >jfsq.yaml &&
+	test_expect_code 2 dispatch -i jfsq.yaml submit -H hpc --dry-run -- true >out 2>err &&
+	test_grep "^dispatch: jfsq.yaml:7:12: clusters.hpc.mount: the JuiceFS metadata URL is refused: its query parameter .password. may carry a secret" err &&
+	! grep -r "qp-7f3a" out err
+'
+
 test_done

@@ -17,7 +17,8 @@ export DISPATCH_STATE_DIR="$TRASH/state"
 CL=$DISPATCH_TESTBED_DIR/cluster
 G=$CL/work/t7020-gates-$$
 mkdir -p "$G" && chmod 777 "$G"
-# A lock directory of this test's own.
+# A lock directory of this test's own, shared by two users: root's, mode 1777, as an
+# admin makes it (a user's own is refused to the others).
 LD=/tmp/dispatch-gpus-t7020-$$
 U0=GPU-0a0a0a0a-0000-4000-8000-000000000000
 U1=GPU-1b1b1b1b-1111-4111-8111-111111111111
@@ -32,7 +33,8 @@ awk -v ld="$LD" -v u1="$U1" '{ print }
 		print "  gboxq:\n    ssh: fan1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld "-q";
 		print "  gboxl:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-link";
 		print "  gboxs:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-nosticky";
-		print "  gboxp:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-p\n    env:\n      CUDA_VISIBLE_DEVICES: " u1 }' \
+		print "  gboxp:\n    ssh: fan1\n    cluster: testbed\n    gpu_lock_dir: " ld "-p\n    env:\n      CUDA_VISIBLE_DEVICES: " u1;
+		print "  gboxa:\n    ssh: fan1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld "-a" }' \
 	"$DISPATCH_INVENTORY" >inv.yaml
 export DISPATCH_INVENTORY=$PWD/inv.yaml
 
@@ -44,11 +46,41 @@ cleanup_t7020() {
 		$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select pid from jobs where pid > 1" 2>/dev/null); do
 		kill -KILL -- "-$p" 2>/dev/null
 	done
+	# the other user's lock holders (each a session of its own)
+	for p in $(cat "$TRASH"/holders 2>/dev/null); do
+		kill -KILL -- "-$p" 2>/dev/null
+	done
 	[ -f "$TRASH/user2-created" ] && userdel -r dispatch-t7020 >/dev/null 2>&1
-	rm -rf "$G" "$LD" "$LD-p" "$LD-q" "$LD-link" "$LD-nosticky" "$LD-target" "/tmp/t7020-user2-$$"
+	rm -rf "$G" "$LD" "$LD-p" "$LD-q" "$LD-a" "$LD-link" "$LD-nosticky" "$LD-target" "/tmp/t7020-user2-$$" "$A"
 	tb_cleanup
 }
 trap cleanup_t7020 EXIT
+mkdir -m 1777 "$LD" || exit 1
+# The box's other user (not a friend: sections "another user" below), and a directory
+# of theirs.
+if ! id -u dispatch-t7020 >/dev/null 2>&1; then
+	useradd -M -s /bin/bash -c "dispatch t7020" dispatch-t7020 && touch "$TRASH/user2-created"
+fi
+A=/tmp/t7020-attacker-$$
+mkdir -m 755 "$A" && chown dispatch-t7020 "$A" || exit 1
+# as2 CMD...: CMD as the other user
+as2() { runuser -u dispatch-t7020 -- "$@"; }
+# hold2 FILE [CONTENT]: the other user writes CONTENT into FILE (when given) and holds
+# FILE's lock from then on (a session of its own, killed at the end); returns once held.
+hold2() {
+	local r=$A/held.$RANDOM
+	# (python3: the process that takes the lock holds it, as /proc/locks names it)
+	setsid runuser -u dispatch-t7020 -- bash -c '
+		if [ $# = 3 ]; then printf "%b" "$3" >"$1" || exit 1; fi
+		exec python3 -c "import fcntl, sys, time
+f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], \"w\"); time.sleep(600)" "$1" "$2"' \
+		hold2 "$1" "$r" ${2+"$2"} </dev/null >/dev/null 2>&1 &
+	echo $! >>"$TRASH/holders"
+	local i
+	for i in $(seq 1 100); do [ -e "$r" ] && return 0; sleep 0.1; done
+	echo "the other user holds no lock on $1" >&2
+	return 1
+}
 
 # job NAME ARGS...: submits a job that prints its GPUs, waits for the gate file
 # $G/NAME (or $G/all) and prints "end"; prints the job.
@@ -183,9 +215,6 @@ test_expect_success 'a GPU busy with a foreign process is skipped; --gpu-share t
 '
 
 test_expect_success 'another user'"'"'s job shares the leases; queue -H shows every user'"'"'s jobs' '
-	if ! id -u dispatch-t7020 >/dev/null 2>&1; then
-		useradd -M -s /bin/bash -c "dispatch t7020" dispatch-t7020 && touch "$TRASH/user2-created"
-	fi &&
 	v=$(job gv --gpus 1) && wait_state "$v" RUNNING &&
 	s2=/tmp/t7020-user2-$$ && rm -rf "$s2" && mkdir -m 700 "$s2" &&
 	cp "$CL/work/.dispatch/${v%@*}/launcher.sh" "$s2/" &&
@@ -245,16 +274,101 @@ test_expect_success 'a lock directory that is a symlink is refused' '
 	test_grep "lock directory $LD-link is a symbolic link: refusing it" err
 '
 
-test_expect_success 'a lock directory of another user without the sticky bit is refused' '
+test_expect_success 'a lock directory that others can write and is not sticky is refused' '
 	mkdir -m 777 "$LD-nosticky" && chown root "$LD-nosticky" &&
 	test_expect_code 1 dispatch submit -H gboxs --gpus 1 -- true 2>err &&
-	test_grep "belongs to another user and is not sticky: refusing it" err
+	test_grep "lock directory $LD-nosticky is refused: $LD-nosticky is writable by other users and not sticky, so another user could swap the records there" err
 '
 
 test_expect_success 'the lock directory is made sticky and world-writable, its files are not' '
-	test "$(stat -c %a "$LD")" = 1777 &&
+	test "$(stat -c %a "$LD-q")" = 1777 &&
+	test "$(stat -c %U "$LD-q")" = "$DISPATCH_TESTBED_USER" &&
 	for f in "$LD"/gpu.*; do test "$(stat -c %a "$f")" = 644 || exit 1; done &&
 	test "$(stat -c %U "$LD/gpu.$U0")" = "$DISPATCH_TESTBED_USER"
+'
+
+# Users of a box who are not friends (dispatch-submit(1), GPU LEASES): none can make
+# another's job write to a file of theirs, stall another's commands for good, or put
+# their text unescaped on another's terminal.
+
+test_expect_success 'another user made the lock directory first: refused, and a swapped record writes nothing' '
+	as2 mkdir -m 1777 "$LD-a" &&
+	T=$CL/work/t7020-precious-$$ && echo precious >"$T" && chown "$DISPATCH_TESTBED_USER" "$T" &&
+	{ HOST=gboxa job ga1 >a1 2>err; s=$?; } &&
+	if [ $s = 0 ]; then
+		# (accepted: the other user, who owns the directory, swaps the pending job'"'"'s
+		# record for a link to a file of the victim'"'"'s)
+		a2=$(HOST=gboxa job ga2) && wait_state "$a2" PENDING &&
+		r=$(ls "$LD-a"/job.*."${a2%@*}") &&
+		as2 rm -f "$r" && as2 ln -s "$T" "$r" &&
+		for i in $(seq 1 30); do [ "$(cat "$T")" = precious ] || break; sleep 0.1; done
+	fi &&
+	test "$(cat "$T")" = precious &&
+	test $s = 1 &&
+	test_grep "the GPU lock directory $LD-a is refused: $LD-a belongs to dispatch-t7020, not to root or you, so another user could swap the records there (set gpu_lock_dir to a directory of yours, or have an admin make $LD-a root-owned with mode 1777, as /tmp is)" err
+'
+
+test_expect_success 'a record swapped for a link (by root, the only one who can): the launcher writes through nothing' '
+	T=$CL/work/t7020-precious-$$ && echo precious >"$T" && chown "$DISPATCH_TESTBED_USER" "$T" &&
+	m1=$(HOST=gboxq job gq1) && wait_state "$m1" RUNNING &&
+	m2=$(HOST=gboxq job gq2) && wait_state "$m2" PENDING &&
+	r=$(ls "$LD-q"/job.*."${m2%@*}") && rm -f "$r" && ln -s "$T" "$r" &&
+	sleep 1 &&
+	test "$(cat "$T")" = precious &&
+	touch "$G/gq1" && wait_state "$m2" RUNNING &&
+	test "$(cat "$T")" = precious &&
+	touch "$G/gq2" && wait_state "$m2" COMPLETED &&
+	test "$(cat "$T")" = precious
+'
+
+test_expect_success 'a lock held by another user for good: submit, queue and hosts show end, naming the holder' '
+	f=$(job gf1 --gpus 2) && wait_state "$f" RUNNING &&
+	p=$(job gp3 --gpus 1) && wait_state "$p" PENDING &&
+	hold2 "$LD/.lock" &&
+	holder="dispatch-t7020'"'"'s process [0-9]* (the file is $DISPATCH_TESTBED_USER'"'"'s)" &&
+	SECONDS=0 &&
+	test_expect_code 1 timeout 60 "$DISPATCH" submit -H gbox --gpus 1 -- true >out 2>err &&
+	test $SECONDS -lt 30 &&
+	test_grep "the lock of the GPU lock directory, $LD/.lock, is held for over 5 s by $holder: the job was not queued" err &&
+	SECONDS=0 &&
+	test_expect_code 1 timeout 60 "$DISPATCH" queue -H gbox >out 2>err &&
+	test $SECONDS -lt 30 &&
+	test_grep "the lock of the GPU lock directory, $LD/.lock, is held for over 5 s by $holder: cannot list the jobs there" err &&
+	SECONDS=0 &&
+	timeout 60 "$DISPATCH" hosts show gbox >out 2>err &&
+	test $SECONDS -lt 30 &&
+	test_grep "^dispatch jobs: not known: the lock of the GPU lock directory, $LD/.lock, is held for over 5 s by $holder" out &&
+	# the pending job says why it waits, and can be cancelled
+	for i in $(seq 1 100); do state "$p" | grep -q "held for over 5 s by dispatch-t7020" && break; sleep 0.2; done &&
+	test_grep "waiting for the lock of the GPU lock directory, $LD/.lock, held for over 5 s by $holder" st.json &&
+	dispatch cancel "$p" >out && wait_state "$p" CANCELLED &&
+	kill -KILL -- "-$(tail -1 "$TRASH/holders")" &&
+	touch "$G/gf1" && wait_state "$f" COMPLETED
+'
+
+test_expect_success 'a GPU locked by another user outside any record: the reason names the holder' '
+	hold2 "$LD/gpu.$U0" &&
+	x=$(job gx2 --gpus 2) && wait_state "$x" PENDING &&
+	for i in $(seq 1 50); do state "$x" | grep -q "locked outside" && break; sleep 0.2; done &&
+	test_grep "waiting for 2 GPUs: 1 of 2 held; GPU 0 is locked outside dispatch'"'"'s records, by dispatch-t7020'"'"'s process [0-9]*" st.json &&
+	dispatch cancel "$x" && wait_state "$x" CANCELLED &&
+	kill -KILL -- "-$(tail -1 "$TRASH/holders")"
+'
+
+test_expect_success 'forged records: queue shows their text escaped, and one that claims another user as IGNORED' '
+	now=$(date +%s) &&
+	hold2 "$LD/job.0000000001.forged-20260101-000000-0001" "$DISPATCH_TESTBED_USER|running|1|0|$now|\n" &&
+	hold2 "$LD/job.0000000002.evil-20260101-000000-0002" "dispatch-t7020|pending|0||$now|\\033[2J\\033]0;pwned\\007\\rdispatch: all your GPUs are free\n" &&
+	g=$(job gg2 --gpus 1) && wait_state "$g" RUNNING &&
+	dispatch queue -H gbox >q 2>err &&
+	cat q &&
+	test_grep "^forged-20260101-000000-0001@gbox .* dispatch-t7020 *IGNORED .*(a record of dispatch-t7020'"'"'s that claims to be $DISPATCH_TESTBED_USER'"'"'s: ignored)" q &&
+	test_grep "^evil-20260101-000000-0002@gbox .* dispatch-t7020 *PENDING .*(\\\\x1b\[2J\\\\x1b\]0;pwned\\\\x07\\\\x0ddispatch: all your GPUs are free)" q &&
+	! grep -q "$(printf "\\033")" q && ! grep -q "$(printf "\\r")" q &&
+	test_grep "gg2-.* $DISPATCH_TESTBED_USER *RUNNING" q &&
+	dispatch hosts show gbox >out &&
+	test_grep "^dispatch jobs: 1 running, 1 pending" out &&
+	touch "$G/gg2" && wait_state "$g" COMPLETED
 '
 
 test_done

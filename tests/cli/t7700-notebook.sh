@@ -84,7 +84,7 @@ test_expect_success 'hpc: SIGINT with --cancel-on-exit: job CANCELLED, server an
 	job=$(cat hpc.job) && pid=$(cat hpc.pid) &&
 	rport=$(sed -n "s/.*Jupyter on [^ ]* port \([0-9]*\),.*/\1/p" hpc.err) &&
 	lport=$(sed -n "s|^http://127.0.0.1:\([0-9]*\)/.*|\1|p" hpc.out) &&
-	pgrep -f "dispatch-notebook-${job%@*}/kernel" >/dev/null &&
+	pgrep -f "dispatch-notebook-${job%@*}[.][A-Za-z0-9]*/kernel" >/dev/null &&
 	kill -INT "$pid" && until_gone "$pid" &&
 	test_grep "cancelled job $job" hpc.err &&
 	until_state "$job" CANCELLED &&

@@ -359,6 +359,77 @@ static void test_interpolation(void)
 		  "inv.yaml:4:17: unterminated '${': OmegaConf interpolation needs a closing '}'");
 }
 
+/* JuiceFS metadata URLs: every form of password leaves the URL (META_PASSWORD) or is
+ * refused; the refusal never quotes the URL. */
+static void split_ok(const char *url, const char *bare, const char *password)
+{
+	char *b = NULL, *pw = NULL, *why = NULL;
+	CHECK_INT(inv_meta_url_split(url, &b, &pw, &why), 0);
+	CHECK_STR(b, bare);
+	if (password)
+		CHECK_STR(pw, password);
+	else
+		CHECK(pw == NULL);
+	CHECK(why == NULL);
+	free(b);
+	free(pw);
+	CHECK(inv_meta_url_secret(url) == (password != NULL));
+}
+
+static void split_refused(const char *url, const char *why_part)
+{
+	char *b = NULL, *pw = NULL, *why = NULL;
+	CHECK_INT(inv_meta_url_split(url, &b, &pw, &why), -1);
+	CHECK(b == NULL && pw == NULL);
+	CHECK(why && strstr(why, why_part) && !strstr(why, "s3cret"));
+	free(why);
+	CHECK(inv_meta_url_secret(url));
+}
+
+static void test_meta_urls(void)
+{
+	split_ok("redis://:p@ss@h:6379/0", "redis://h:6379/0", "p@ss");
+	split_ok("mysql://me:pw@(h:3306)/db", "mysql://me@(h:3306)/db", "pw");
+	split_ok("redis://h:6379/0", "redis://h:6379/0", NULL);
+	split_ok("redis://user@h:6379/0", "redis://user@h:6379/0", NULL);  /* a user is no secret */
+	split_ok("redis://user:@h/0", "redis://user@h/0", NULL);
+	/* percent-encoded '@', '/' and ':' in the password: decoded, as juicefs reads them */
+	split_ok("redis://:p%40ss%2Fw%3Ad@h:6379/0", "redis://h:6379/0", "p@ss/w:d");
+	split_ok("redis://u%40corp:s3cret@h/1", "redis://u%40corp@h/1", "s3cret");
+	/* no scheme (juicefs reads redis://) */
+	split_ok(":s3cret@h:6379", "h:6379", "s3cret");
+	split_ok("postgres://me:s3cret@h:5432/db?sslmode=disable&search_path=x",
+		 "postgres://me@h:5432/db?sslmode=disable&search_path=x", "s3cret");
+	split_ok("mysql://me@(h)/db?allowCleartextPasswords=true&tls-key-file=/k",
+		 "mysql://me@(h)/db?allowCleartextPasswords=true&tls-key-file=/k", NULL);
+	split_ok("sqlite3:///var/jfs.db", "sqlite3:///var/jfs.db", NULL);
+	/* secrets in the query, in any spelling */
+	split_refused("postgres://h/db?password=s3cret", "query parameter 'password'");
+	split_refused("postgres://me:pw@h/db?sslmode=disable&sslpassword=s3cret", "'sslpassword'");
+	split_refused("redis://h/1?Auth_Token=s3cret", "'Auth_Token'");
+	split_refused("redis://h/1?%70assword=s3cret", "'%70assword'");
+	split_refused("tikv://h:2379/jfs?ca=/c&key=s3cret", "'key'");
+	split_refused("redis://h/1?db=1;secret=s3cret", "'secret'");
+	/* an '@' past the host: the password would stay in the path */
+	split_refused("redis://:pa/ss3cret@h/1", "percent-encode");
+	split_refused("redis://h/1?x=a@b", "percent-encode");
+	split_refused("redis://:s3cret%00x@h/1", "%00");
+
+	/* the loader: refused with the file, line and column; has_secrets */
+	CHECK_STR(error_of("clusters:\n  c: {root: /r, work: /w, mount: 'redis://h/1?password=s3cret'}\n"),
+		  "inv.yaml:2:34: clusters.c.mount: the JuiceFS metadata URL is refused: its query "
+		  "parameter 'password' may carry a secret, which dispatch cannot keep off juicefs's "
+		  "command line: give the password in the URL's user part instead "
+		  "(redis://:PASSWORD@host:6379/0), which goes to juicefs in META_PASSWORD");
+	struct dp_error err;
+	struct inventory *inv = parse("mount: 'redis://:s3cret@h:6379/0'\n", &err);
+	CHECK(inv && inv->has_secrets);
+	inventory_free(inv);
+	inv = parse("mount: /mnt/juicefs-local\n", &err);
+	CHECK(inv && !inv->has_secrets);
+	inventory_free(inv);
+}
+
 static void test_reference_keys(void)
 {
 	CHECK_STR(error_of(BASE "hosts:\n  t:\n    type: tpu\n    cluster: c1\n    zone: z\n"
@@ -387,18 +458,7 @@ static void test_reference_keys(void)
 	/* A credential's value is never quoted into a message. */
 	CHECK_STR(error_of("clusters:\n  c: {root: /r, work: /w, hf_token: [tok-123]}\n"),
 		  "inv.yaml:2:37: clusters.c.hf_token: expected a string, got a list");
-	char *pw = NULL;
-	_cleanup_free_ char *u1 = inv_meta_url_split("redis://:p@ss@h:6379/0", &pw);
-	CHECK_STR(u1, "redis://h:6379/0");
-	CHECK_STR(pw, "p@ss");
-	free(pw);
-	_cleanup_free_ char *u2 = inv_meta_url_split("mysql://me:pw@(h:3306)/db", &pw);
-	CHECK_STR(u2, "mysql://me@(h:3306)/db");
-	CHECK_STR(pw, "pw");
-	free(pw);
-	_cleanup_free_ char *u3 = inv_meta_url_split("redis://h:6379/0", &pw);
-	CHECK_STR(u3, "redis://h:6379/0");
-	CHECK(pw == NULL);
+	test_meta_urls();
 }
 
 /* container_runtime, container_image, container_mounts. */

@@ -15,6 +15,71 @@ static void poll_fixture(const char *name, bool plain, struct notebook_poll *res
 	free(out);
 }
 
+/* The job command, run by bash with a fake jupyter (it prints its runtime directory,
+ * leaves a connection file there and exits 3): the directory is a new 0700 one, never
+ * /tmp/dispatch-notebook-ID that another user may have made first (job ids are
+ * sequential), and it is removed when the server ends. */
+static void test_runtime_dir(void)
+{
+	char tmp[] = "/tmp/dispatch-test-nb.XXXXXX";
+	CHECK(mkdtemp(tmp) != NULL);
+	char *t = xasprintf("%s/t", tmp), *bin = xasprintf("%s/bin", tmp);
+	char *squat = xasprintf("%s/dispatch-notebook-nb-1", t);
+	CHECK_INT(mkdir(t, 0700), 0);
+	CHECK_INT(mkdir(bin, 0700), 0);
+	CHECK_INT(mkdir(squat, 0777), 0);
+	CHECK_INT(chmod(squat, 0777), 0);       /* as another user would leave it */
+	char *fake = xasprintf("%s/jupyter", bin);
+	FILE *f = fopen(fake, "w");
+	fputs("#!/bin/sh\n"
+	      "case \"$*\" in *--version*) exit 0 ;; esac\n"
+	      "echo \"rt=$JUPYTER_RUNTIME_DIR $(ls -ld \"$JUPYTER_RUNTIME_DIR\" | cut -c1-10)\"\n"
+	      "echo secret >\"$JUPYTER_RUNTIME_DIR/jpserver-1.json\"\n"
+	      "exit 3\n", f);
+	fclose(f);
+	CHECK_INT(chmod(fake, 0755), 0);
+	char *script = xasprintf("%s/job.sh", tmp);
+	f = fopen(script, "w");
+	fprintf(f, "export TMPDIR='%s' DISPATCH_JOB_ID=nb-1 PATH='%s':$PATH\ncd '%s' || exit 9\n%s",
+		t, bin, tmp, notebook_job_command());
+	fclose(f);
+	char *cmd = xasprintf("bash '%s' 2>/dev/null", script);
+	FILE *p = popen(cmd, "r");
+	struct strbuf out = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		strbuf_add(&out, buf, n);
+	pclose(p);
+	char *want = xasprintf("rt=%s.", squat);
+	CHECK_CONTAINS(out.buf, want);          /* dispatch-notebook-nb-1.XXXXXXXX */
+	CHECK_CONTAINS(out.buf, " drwx------\n");
+	CHECK_CONTAINS(out.buf, "dispatch-notebook-exit 3\n");
+	char *used = xasprintf("rt=%s ", squat);
+	CHECK(!strstr(out.buf, used));
+	char *leaked = xasprintf("%s/jpserver-1.json", squat);
+	CHECK(access(leaked, F_OK) != 0);       /* nothing in the other user's directory */
+	const char *rt = strstr(out.buf, "rt=");
+	if (rt) {
+		char *dir = xstrndup(rt + 3, strcspn(rt + 3, " "));
+		CHECK(access(dir, F_OK) != 0);  /* removed when the server ended */
+		free(dir);
+	}
+	char *rm = xasprintf("rm -rf '%s'", tmp);
+	CHECK_INT(system(rm), 0);
+	free(rm);
+	free(leaked);
+	free(used);
+	free(want);
+	strbuf_release(&out);
+	free(cmd);
+	free(script);
+	free(fake);
+	free(squat);
+	free(bin);
+	free(t);
+}
+
 int main(void)
 {
 	const char *cmd = notebook_job_command();
@@ -22,6 +87,7 @@ int main(void)
 	CHECK(!strstr(cmd, "token"));                  /* it reaches the server by env only */
 	CHECK_CONTAINS(cmd, "uv run --with jupyterlab jupyter lab");
 	CHECK_CONTAINS(cmd, "--port=\"$dnb_port\" --port-retries=0 --log-level=WARN");
+	test_runtime_dir();
 
 	struct strbuf sb = STRBUF_INIT;
 	notebook_poll_command(&sb, "/log dir/nb-1.out", "12", NULL);

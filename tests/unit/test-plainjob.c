@@ -4,6 +4,7 @@
  * in a process group of its own, status reads RUNNING then COMPLETED or FAILED with
  * the exit code, cancel gives CANCELLED (143, signal 15); the launcher records the
  * directory the job starts in (STAGE/workdir). */
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -209,6 +210,142 @@ static void test_container_runner(const char *dir)
 	strbuf_release(&sb);
 }
 
+/* Runs the launch command for a job with lease (its stage and bootstrap made here);
+ * its output in *out (caller frees), its exit status returned. */
+static int launch_with(const char *dir, const char *id, const char *command,
+		       const struct plainjob_lease *lease, char **out)
+{
+	char *stage = xasprintf("%s/%s", dir, id);
+	mkdir(stage, 0700);
+	char *boot = xasprintf("%s/bootstrap.sh", stage);
+	write_text(boot, command);
+	char *log = xasprintf("%s/%s.out", dir, id);
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "exec 2>&1\n"); /* its messages with its output */
+	plainjob_launch_command(&sb, stage, dir, log, id, lease);
+	int st;
+	*out = run_sh(sb.buf, &st);
+	strbuf_release(&sb);
+	free(log);
+	free(boot);
+	free(stage);
+	return st;
+}
+
+/* Starts "flock FILE sleep 60" in the background (the lock held by another
+ * process); returns its pid once the lock is taken. */
+static pid_t hold_lock(const char *file)
+{
+	char *ready = xasprintf("%s.held", file);
+	unlink(ready);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		execlp("flock", "flock", "-o", file, "sh", "-c", "touch \"$0\"; exec sleep 60", ready,
+		       (char *)NULL);
+		_exit(127);
+	}
+	struct stat st;
+	for (int i = 0; i < 500 && stat(ready, &st) != 0; i++)
+		usleep(10000);
+	unlink(ready);
+	free(ready);
+	return pid;
+}
+
+static void release_lock(pid_t pid)
+{
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The lock directory's lock held by another process for good: the launcher gives up
+ * within its bounded wait, and says who holds it; a lock directory that belongs to
+ * another user is refused; a record that claims another user than its owner counts
+ * for nothing (here: a forged running job of ours would fill max_jobs 1). */
+static void test_untrusted(const char *dir)
+{
+	char *locks = xasprintf("%s/ulocks", dir);
+	char *lockf = xasprintf("%s/.lock", locks);
+	CHECK_INT(mkdir(locks, 01777), 0);
+	CHECK_INT(chmod(locks, 01777), 0);
+	write_text(lockf, "");
+	struct plainjob_lease lease = { .lock_dir = locks, .lock_wait = 1 };
+	pid_t holder = hold_lock(lockf);
+	double t0 = monotonic_seconds();
+	char *out = NULL;
+	CHECK_INT(launch_with(dir, "u1", "exit 0\n", &lease, &out), 1);
+	CHECK(monotonic_seconds() - t0 < 8);
+	char *want = xasprintf("the lock of the GPU lock directory, %s, is held for over 1 s by ", lockf);
+	CHECK_CONTAINS(out, want);  /* (run_sh reads stdout: the launch command's failure) */
+	free(want);
+	free(out);
+	char *failed = xasprintf("%s/u1/failed", dir);
+	size_t len;
+	char *why = read_file(failed, &len);
+	char *who = xasprintf("'s process %ld (the file is ", (long)holder);
+	CHECK(why && strstr(why, who));
+	free(who);
+	free(why);
+	free(failed);
+	release_lock(holder);
+
+	if (geteuid() == 0) {
+		/* another user's lock directory (here: nobody's) */
+		char *other = xasprintf("%s/olocks", dir);
+		CHECK_INT(mkdir(other, 01777), 0);
+		CHECK_INT(chmod(other, 01777), 0);
+		CHECK_INT(chown(other, 65534, 65534), 0);
+		struct plainjob_lease ol = { .lock_dir = other, .lock_wait = 1 };
+		CHECK_INT(launch_with(dir, "u2", "exit 0\n", &ol, &out), 1);
+		char *w2 = xasprintf("the GPU lock directory %s is refused: %s belongs to ", other, other);
+		CHECK_CONTAINS(out, w2);
+		CHECK_CONTAINS(out, "not to root or you, so another user could swap the records there");
+		free(w2);
+		free(out);
+		free(other);
+
+		/* a forged record: nobody's file that names us, running, locked */
+		char *forged = xasprintf("%s/job.0000000001.forged-20260101-000000-0000", locks);
+		write_text(forged, "root|running|0||1|\n");
+		CHECK_INT(chown(forged, 65534, 65534), 0);
+		holder = hold_lock(forged);
+		struct plainjob_lease mj = { .lock_dir = locks, .lock_wait = 1, .max_jobs = 1 };
+		char *gate = xasprintf("%s/u3-gate", dir);
+		char *cmd = xasprintf("while [ ! -f '%s' ]; do sleep 0.05; done\n", gate);
+		CHECK_INT(launch_with(dir, "u3", cmd, &mj, &out), 0);
+		long pid = plainjob_parse_pid(out);
+		free(out);
+		char *lease_file = xasprintf("%s/u3/lease", dir);
+		struct stat stt;
+		for (int i = 0; i < 250 && stat(lease_file, &stt) != 0; i++)
+			usleep(20000);
+		CHECK(stat(lease_file, &stt) == 0);   /* it started: the forged job is no job */
+		/* queue shows the forged record for what it is */
+		struct strbuf sb = STRBUF_INIT;
+		plainjob_queue_command(&sb, locks);
+		int st;
+		out = run_sh(sb.buf, &st);
+		CHECK_INT(st, 0);
+		CHECK_CONTAINS(out, "dispatch-qjob forged-20260101-000000-0000|nobody|root|running|0||1|\n");
+		CHECK_CONTAINS(out, "dispatch-qjob u3|root|root|running|0||");
+		free(out);
+		strbuf_release(&sb);
+		write_text(gate, "");
+		wait_end(dir, "u3");
+		struct plainjob_status *s = query(dir, "u3", pid);
+		CHECK_STR(s[0].state, "COMPLETED");
+		plainjob_status_free(s, 1);
+		release_lock(holder);
+		free(lease_file);
+		free(cmd);
+		free(gate);
+		free(forged);
+	}
+	free(lockf);
+	free(locks);
+}
+
 static void test_parse(void)
 {
 	struct plainjob_status *res;
@@ -252,16 +389,22 @@ static void test_parse(void)
 static void test_parse_queue(void)
 {
 	const char *out = "motd\ndispatch-user alice\ndispatch-now 1000\n"
-			  "dispatch-qjob train-20261124-101010-00ff|alice|running|1|1|940|\n"
-			  "dispatch-qjob eval_2-20261124-101011-0100|bob|pending|2||990|waiting for 2 GPUs: 1 of 2 held (by a job of alice's)\n"
-			  "dispatch-qjob cpu-20261124-101012-0101|bob|running|0||1000|\n"
+			  "dispatch-qjob train-20261124-101010-00ff|alice|alice|running|1|1|940|\n"
+			  "dispatch-qjob eval_2-20261124-101011-0100|bob|bob|pending|2||990|waiting for 2 GPUs: 1 of 2 held (by a job of alice's)\n"
+			  "dispatch-qjob cpu-20261124-101012-0101|bob|bob|running|0||1000|\n"
+			  /* a record of mallory's that claims to be alice's */
+			  "dispatch-qjob x-20261124-101013-0102|mallory|alice|running|1|0|900|\n"
 			  "dispatch-qjob junk|x\n"
 			  "dispatch-end 0\n";
 	struct slurm_queue_filter all = { 0 }, me = { .me = true }, pd = { .states = "PD" };
 	struct slurm_queue q;
 	struct dp_error err = { 0 };
 	CHECK_INT(plainjob_parse_queue(out, &all, &q, &err), 0);
-	CHECK_INT(q.n, 3);
+	CHECK_INT(q.n, 4);
+	CHECK_STR(q.jobs[3].user, "mallory");
+	CHECK_STR(q.jobs[3].state, "IGNORED");
+	CHECK_STR(q.jobs[3].gpus, "");
+	CHECK_STR(q.jobs[3].reason, "a record of mallory's that claims to be alice's: ignored");
 	CHECK_STR(q.user, "alice");
 	CHECK_STR(q.jobs[0].name, "train");
 	CHECK_STR(q.jobs[0].state, "RUNNING");
@@ -297,6 +440,7 @@ int main(void)
 	test_lifecycle(dir);
 	test_cancel(dir);
 	test_container_runner(dir);
+	test_untrusted(dir);
 	char *rm = xasprintf("rm -rf '%s'", dir);
 	if (system(rm) != 0)
 		return 1;
