@@ -102,9 +102,9 @@ test_expect_success 'three --gpus 1 jobs: two run on different GPUs, the third i
 	test_grep "^gbox: nvidia-smi, 2 GPUs (0 free now)" out &&
 	test_grep "^dispatch jobs: 2 running, 1 pending" out &&
 	test "$(grep -c " leased " out)" = 2 &&
-	dispatch solve --check --chip a100-sxm4-80gb --chips 1 >out 2>&1;
+	dispatch solve --check --chip a100-sxm4-80gb --chips 1 >out 2>&1 &&
 	test_grep "gbox.*busy now: 0 of 2 a100-sxm4-80gb free, needs 1 (1 dispatch job waiting there)" out &&
-	grep -q "gpus=[01]$" "$(log "$a")" || grep -q "gpus=[01] *$" "$(log "$a")"
+	{ grep -q "gpus=[01]$" "$(log "$a")" || grep -q "gpus=[01] *$" "$(log "$a")"; }
 '
 
 test_expect_success 'the pending job starts on the GPU of the job that ended' '
@@ -190,7 +190,7 @@ test_expect_success 'another user'"'"'s job shares the leases; queue -H shows ev
 	s2=/tmp/t7020-user2-$$ && rm -rf "$s2" && mkdir -m 700 "$s2" &&
 	cp "$CL/work/.dispatch/${v%@*}/launcher.sh" "$s2/" &&
 	printf "echo \"cvd=\$CUDA_VISIBLE_DEVICES\"\nwhile [ ! -e %s/gw ] && [ ! -e %s/all ]; do sleep 0.05; done\n" "$G" "$G" >"$s2/bootstrap.sh" &&
-	chown -R dispatch-t7020 "$s2"
+	chown -R dispatch-t7020 "$s2" &&
 	# the fake nvidia-smi on its PATH, as the sessions of that sshd have it
 	runuser -u dispatch-t7020 -- env PATH="${APPS%/apps}:$PATH" setsid bash "$s2/launcher.sh" "$s2" user2job 1 0 "$LD" 0 "" 100 \
 		</dev/null >"$s2/out" 2>&1 &
