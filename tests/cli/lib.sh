@@ -86,6 +86,21 @@ test_grep() {
 	fi
 }
 
+# table_cell FILE KEY COLUMN: in a text table whose first line is its header of
+# one-word column names (status, queue), the cell under COLUMN in the row whose first
+# word is KEY; the last column runs to the end of its line (REASON holds spaces)
+table_cell() {
+	awk -v key="$2" -v col="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) k = i; last = NF; next }
+		k && $1 == key {
+			if (k < last) { print $k; exit }
+			s = $0
+			for (i = 1; i < k; i++) sub(/^ *[^ ]+ +/, "", s)
+			print s
+			exit
+		}' "$1"
+}
+
 test_must_be_empty() {
 	if [ -s "$1" ]; then
 		echo "'$1' is not empty:" >&2

@@ -94,15 +94,16 @@ test_expect_success 'three --gpus 1 jobs: two run on different GPUs, the third i
 	ca=$(cvd "$a") && cb=$(cvd "$b") &&
 	test "$(printf "%s\n" "$ca" "$cb" | sort | tr "\n" " ")" = "$U0 $U1 " &&
 	test "$(state "$c")" = "PENDING||waiting for 1 GPU: 2 of 2 held (by a job of yours and one of yours)" &&
-	test ! -e "$(log "$c")" &&
+	test ! -s "$(log "$c")" &&
 	dispatch status "$c" >out && test_grep "PENDING.*waiting for 1 GPU: 2 of 2 held" out &&
+	test "$(table_cell out "$c" REASON)" = "waiting for 1 GPU: 2 of 2 held (by a job of yours and one of yours)" &&
 	test_expect_code 3 dispatch wait --until running --interval 0.2 --timeout 1 "$c" >out &&
 	test_grep PENDING out &&
 	dispatch hosts show gbox >out &&
 	test_grep "^gbox: nvidia-smi, 2 GPUs (0 free now)" out &&
 	test_grep "^dispatch jobs: 2 running, 1 pending" out &&
 	test "$(grep -c " leased " out)" = 2 &&
-	dispatch solve --check --chip a100-sxm4-80gb --chips 1 >out 2>&1 &&
+	dispatch -v solve --check --chip a100-sxm4-80gb --chips 1 >out 2>&1 &&
 	test_grep "gbox.*busy now: 0 of 2 a100-sxm4-80gb free, needs 1 (1 dispatch job waiting there)" out &&
 	{ grep -q "gpus=[01]$" "$(log "$a")" || grep -q "gpus=[01] *$" "$(log "$a")"; }
 '
@@ -192,8 +193,8 @@ test_expect_success 'another user'"'"'s job shares the leases; queue -H shows ev
 	printf "echo \"cvd=\$CUDA_VISIBLE_DEVICES\"\nwhile [ ! -e %s/gw ] && [ ! -e %s/all ]; do sleep 0.05; done\n" "$G" "$G" >"$s2/bootstrap.sh" &&
 	chown -R dispatch-t7020 "$s2" &&
 	# the fake nvidia-smi on its PATH, as the sessions of that sshd have it
-	runuser -u dispatch-t7020 -- env PATH="${APPS%/apps}:$PATH" setsid bash "$s2/launcher.sh" "$s2" user2job 1 0 "$LD" 0 "" 100 \
-		</dev/null >"$s2/out" 2>&1 &
+	{ runuser -u dispatch-t7020 -- env PATH="${APPS%/apps}:$PATH" setsid bash "$s2/launcher.sh" "$s2" user2job 1 0 "$LD" 0 "" 100 \
+		</dev/null >"$s2/out" 2>&1 & } &&
 	for i in $(seq 1 150); do grep -q cvd= "$s2/out" 2>/dev/null && break; sleep 0.2; done &&
 	cut -d " " -f 1 "$s2/pid" >>"$TRASH/pgids" &&
 	test "$(cat "$s2/out")" != "cvd=$(cvd "$v")" && grep -q "^cvd=GPU-" "$s2/out" &&

@@ -207,6 +207,7 @@ def breaks(body):
     last_words = []     # the words of the current top-level pipeline
     after_or = False    # it follows ||
     and_seen = False    # the current top-level list has an && so far
+    andor_seen = False  # ... an && or an ||
     or_line = None      # an || after an && on this line: what follows decides
     found = []
     for kind, text, line in tokens(body):
@@ -253,10 +254,13 @@ def breaks(body):
                 if text == '||' and and_seen:
                     or_line = line
                 and_seen = and_seen or text == '&&'
+                andor_seen = andor_seen or text in ('&&', '||')
         elif text == ';;':
             at_cmd = True
         elif text in (';', '\n', '&'):
             at_cmd = True
+            if top and text == '&' and andor_seen:
+                found.append((line, '&'))
             if top and open_cmd:
                 exits = after_or and last_words[:1] in (['exit'], ['return'])
                 if text != '&' and not exits:   # backgrounded: the chain goes on
@@ -264,11 +268,14 @@ def breaks(body):
                 open_cmd = False
                 last_words = []
                 after_or = False
-                and_seen = False
+                and_seen = andor_seen = False
     return found
 
 
 def explain(what):
+    if what == '&':
+        return ('an & after an && list puts the whole list in the background, its '
+                'variables and its failures with it (background one command: "{ cmd & }")')
     if what.startswith('|| '):
         return ('an || after && lists: a failure of any command before it runs "%s..." '
                 'instead of failing the test (put the || in { }: "{ a || b; }")' % what[3:])
@@ -313,8 +320,9 @@ SELF_TEST = [
     ('echo done; a', [(1, 'a')]), ('x=$((1+2)) && y', []), ('! a && b', []), ('a\n! b', [(1, '!')]),
     ('[[ a && b ]] && c', []), ('${x:-a;b} && c', []), ('a <<<"x;y" && b', []),
     ('a || b && c', []), ('a && b || c', [(1, '|| c')]), ('a && b ||\n exit 1', []),
-    ('a && { b || c; } && d', []), ('a && b &\nc || e', []),
-    ('a &&\n\tb || rc=$? &&\n\tc', [(2, '|| rc=$?')]),
+    ('a && { b || c; } && d', []), ('a &\nc || e', []),
+    ('a &&\n\tb || rc=$? &&\n\tc', [(2, '|| rc=$?')]), ('a && b &\nc', [(1, '&')]),
+    ('a && { b & } && c', []), ('a | b &\nc', []),
 ]
 
 
