@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "dispatch.h"
 #include "slurm/hostlist.h"

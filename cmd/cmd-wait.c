@@ -550,18 +550,14 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 	else if (ctx->verbosity >= 0 || timed_out)
 		print_text(jobs, set.n, until_running, waited);
 
-	r = 0;
-	for (size_t i = 0; i < set.n; i++) {
-		if (jobs[i].w.not_found)
-			r = DPE_NOTFOUND;
-		else if (jobs[i].w.done && !jobwait_ok(&jobs[i].w) && r == 0)
-			r = DPE_FAIL;
-	}
-	if (timed_out) {
+	const struct jobwait **w = xcalloc(set.n, sizeof(*w));
+	for (size_t i = 0; i < set.n; i++)
+		w[i] = &jobs[i].w;
+	r = jobwait_result(w, set.n, timed_out);
+	free(w);
+	if (timed_out)
 		error_msg("timed out after %.0f s waiting for %s", waited,
 			  until_running ? "the jobs to run" : "the jobs to end");
-		r = DPE_TIMEOUT;
-	}
 	for (size_t i = 0; i < set.n; i++) {
 		jobwait_release(&jobs[i].w);
 		job_tail_release(&jobs[i].tail);

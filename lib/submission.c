@@ -277,6 +277,31 @@ enum submission_state submission_settle_plain(const char *pid_out, long *pid)
 	return *pid > 0 ? SUBMISSION_SUBMITTED : SUBMISSION_UNKNOWN;
 }
 
+enum submission_state submission_sbatch_answer(const char *out, char **job_id, int *sbatch_status)
+{
+	*job_id = NULL;
+	*sbatch_status = slurm_parse_exit(out, "sbatch");
+	if (*sbatch_status < 0)
+		return SUBMISSION_UNKNOWN;  /* the shell died before it said: it may be there */
+	if (*sbatch_status != 0)
+		return SUBMISSION_REFUSED;
+	if (slurm_parse_sbatch(out, job_id, NULL) < 0) {
+		free(*job_id);
+		*job_id = NULL;
+		return SUBMISSION_UNKNOWN;
+	}
+	return SUBMISSION_SUBMITTED;
+}
+
+enum submission_state submission_start_answer(int status, const char *out, long *pid)
+{
+	*pid = 0;
+	if (status != 0)
+		return SUBMISSION_REFUSED;
+	*pid = plainjob_parse_pid(out);
+	return *pid > 0 ? SUBMISSION_SUBMITTED : SUBMISSION_UNKNOWN;
+}
+
 /* After the connection broke (lost) while the job may have been submitted: connect
  * once more and look the token up. */
 static int recover(struct submission *sub, const struct submission_job *job,
@@ -333,21 +358,19 @@ static int run_sbatch(struct submission *sub, const struct submission_job *job,
 	slurm_submit_command(&cmd, sub->work_dir, sub->stage_dir, sub->token);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, &lost) < 0)
 		return recover(sub, job, h, &lost, err);
-	int sbatch_status = slurm_parse_exit(out.buf, "sbatch");
-	if (sbatch_status < 0) {
-		/* The shell died (a signal, a killed session) before it could say what
-		 * sbatch answered: sbatch may have submitted the job. */
-		dp_err(&lost, DPE_FAIL, "the remote shell on '%s' ended (exit status %d) before "
-		       "it reported sbatch's answer", name, status);
-		return recover(sub, job, h, &lost, err);
-	}
-	if (sbatch_status != 0) {
-		sub->state = SUBMISSION_REFUSED;
+	int sbatch_status;
+	enum submission_state st = submission_sbatch_answer(out.buf, &sub->job_id, &sbatch_status);
+	if (st == SUBMISSION_REFUSED) {
+		sub->state = st;
 		return dp_err(err, DPE_FAIL, "sbatch on '%s' refused the job (exit status %d)", name,
 			      sbatch_status);
 	}
-	if (slurm_parse_sbatch(out.buf, &sub->job_id, NULL) < 0) {
-		dp_err(&lost, DPE_FAIL, "sbatch on '%s' printed no job id", name);
+	if (st == SUBMISSION_UNKNOWN) {
+		if (sbatch_status < 0)
+			dp_err(&lost, DPE_FAIL, "the remote shell on '%s' ended (exit status %d) "
+			       "before it reported sbatch's answer", name, status);
+		else
+			dp_err(&lost, DPE_FAIL, "sbatch on '%s' printed no job id", name);
 		return recover(sub, job, h, &lost, err);
 	}
 	sub->state = SUBMISSION_SUBMITTED;
@@ -381,14 +404,14 @@ static int run_plain(struct submission *sub, const struct submission_job *job,
 	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage, &lease);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)
 		return recover(sub, job, h, &lost, err);
-	if (status != 0) {
+	enum submission_state st = submission_start_answer(status, out.buf, &sub->pid);
+	if (st == SUBMISSION_REFUSED) {
 		strbuf_add(&sub->remote_err, errout.buf, errout.len);
-		sub->state = SUBMISSION_REFUSED;
+		sub->state = st;
 		return dp_err(err, DPE_FAIL, "cannot start the job on '%s' (exit status %d)",
 			      job->host->name, status);
 	}
-	sub->pid = plainjob_parse_pid(out.buf);
-	if (sub->pid < 0) {
+	if (st == SUBMISSION_UNKNOWN) {
 		dp_err(&lost, DPE_FAIL, "the job's start on '%s' printed no process id",
 		       job->host->name);
 		return recover(sub, job, h, &lost, err);

@@ -112,6 +112,16 @@ int submission_run(struct submission *sub, const struct submission_job *job,
 		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
 		   struct dp_error *err);
 
+/* What the submit command's own answer says (exposed for tests). SLURM
+ * (slurm_submit_command's output): SUBMITTED with *job_id; REFUSED when sbatch's
+ * reported exit status (*sbatch_status) is not 0; UNKNOWN when the shell ended before
+ * it reported one (*sbatch_status -1), or sbatch said 0 and no job id: sbatch may
+ * have submitted the job, so it is looked up by its token (submission_settle_slurm),
+ * never submitted again. A plain host (plainjob_launch_command, its exit status):
+ * REFUSED when the start failed, SUBMITTED with *pid, UNKNOWN when it printed none. */
+enum submission_state submission_sbatch_answer(const char *out, char **job_id, int *sbatch_status);
+enum submission_state submission_start_answer(int status, const char *out, long *pid);
+
 /* The decision after a lost connection, from the look-up command's output (exposed
  * for tests). SLURM (slurm_lookup_command's output): SUBMITTED with *job_id, REFUSED
  * with sbatch's recorded stderr in remote_err, or UNKNOWN. A plain host

@@ -16,6 +16,9 @@
 #include <git2/sys/repository.h>
 #include <limits.h>
 #include <locale.h>
+#ifdef __APPLE__
+#include <xlocale.h> /* newlocale, uselocale, locale_t: macOS declares them here */
+#endif
 #include <sys/stat.h>
 
 #include "code/export_subst.h"

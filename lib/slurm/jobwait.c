@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "base/error.h"
 #include "slurm/hostlist.h"
 
 void jobwait_init(struct jobwait *j, const char *id, const char *host, bool plain,
@@ -184,6 +185,18 @@ bool jobwait_ok(const struct jobwait *j)
 	if (j->until_running && j->seen_running && !j->settled)
 		return true;
 	return j->state && streq(j->state, "COMPLETED");
+}
+
+int jobwait_result(const struct jobwait *const *jobs, size_t n, bool timed_out)
+{
+	int r = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i]->not_found)
+			r = DPE_NOTFOUND;
+		else if (jobs[i]->done && !jobwait_ok(jobs[i]) && r == 0)
+			r = DPE_FAIL;
+	}
+	return timed_out ? DPE_TIMEOUT : r;
 }
 
 char **jobwait_gone(char *const *ids, const struct slurm_job *rows, size_t n)

@@ -70,6 +70,11 @@ void jobwait_not_found(struct jobwait *j);
 /* Whether the job did what was waited for: COMPLETED, or (until_running) runs. */
 bool jobwait_ok(const struct jobwait *j);
 
+/* What a wait for the n jobs ends with, an enum dp_error_kind (the exit status):
+ * DPE_TIMEOUT when it gave up first (timed_out), else DPE_NOTFOUND when a job was not
+ * found, else DPE_FAIL when a job is done and not OK (jobwait_ok), else 0. */
+int jobwait_result(const struct jobwait *const *jobs, size_t n, bool timed_out);
+
 /* The ids of ids (a strv) that no row shows active: sacct's to answer. A strv, or
  * NULL when squeue has them all. */
 char **jobwait_gone(char *const *ids, const struct slurm_job *rows, size_t n);

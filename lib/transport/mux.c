@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "base/fdpoll.h"
 #include "base/shquote.h"
 #include "base/cloexec.h"
 
@@ -898,7 +899,7 @@ static int pump_round(struct mux_session *s, const struct mux_run *r, const char
 		i_src = n;
 		p[n++] = (struct pollfd){ .fd = src, .events = POLLIN };
 	}
-	int pr = poll(p, (nfds_t)n, ms_left(s->deadline));
+	int pr = fd_poll(p, (nfds_t)n, ms_left(s->deadline)); /* src: stdin, a terminal maybe */
 	if (pr < 0)
 		return errno == EINTR ? 0 : dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
 	if (pr == 0)

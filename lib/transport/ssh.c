@@ -17,6 +17,7 @@
 #include <termios.h>
 #include <time.h>
 
+#include "base/fdpoll.h"
 #include "transport/known_hosts.h"
 #include "base/shquote.h"
 #include "transport/ssh_internal.h"
@@ -1084,7 +1085,8 @@ static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err
 			fds[2].fd = p->x.resize_fd;
 			fds[2].events = POLLIN;
 		}
-		if (poll(fds, 3, ms) < 0 && errno != EINTR) {
+		/* fds[1] is the caller's stdin, a terminal for run -t and shell */
+		if (fd_poll(fds, 3, ms) < 0 && errno != EINTR) {
 			dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
 			goto broken;
 		}

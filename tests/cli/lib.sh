@@ -20,8 +20,31 @@ test_failed=0
 
 dispatch() { "$DISPATCH" "$@"; }
 
+# test_chain_broken BODY: true (and says where) when BODY's top-level commands are not
+# one && chain. Under set -e a failure inside an && list is forgotten: in `a && b; c`
+# a failing a leaves c alone to decide the test. First git's old trick, cheap: a bare
+# bash (no PATH, no functions, an empty directory, set -u, 10 s) runs `(exit 117) && BODY`;
+# a whole chain stops there with 117. Anything else is a break, or a top-level || or
+# & that the trick cannot tell from one: tests/lint/chainlint.py, which reads the
+# shell, decides those (and lints every file statically, test 'chainlint').
+test_chain_broken() {
+	local dir="$TRASH/.chainlint" rc=0
+	mkdir -p "$dir" &&
+		(cd "$dir" && timeout 10 env -i PATH=/nonexistent HOME="$dir" LC_ALL=C \
+			"$BASH" --noprofile --norc -c 'set -eu; eval "(exit 117) && $1"' chainlint "$1" \
+			</dev/null >/dev/null 2>&1) || rc=$?
+	[ "$rc" != 117 ] || return 1
+	! printf '%s' "$1" | python3 "$TEST_SRCDIR/tests/lint/chainlint.py" --body
+}
+
 test_expect_success() {
 	test_count=$((test_count + 1))
+	if test_chain_broken "$2" >"$TRASH/.out" 2>&1; then
+		echo "not ok $test_count - $1"
+		sed 's/^/#   /' "$TRASH/.out"
+		test_failed=$((test_failed + 1))
+		return
+	fi
 	(
 		set -e
 		eval "$2"
@@ -61,6 +84,21 @@ test_grep() {
 		cat "$f" >&2
 		return 1
 	fi
+}
+
+# table_cell FILE KEY COLUMN: in a text table whose first line is its header of
+# one-word column names (status, queue), the cell under COLUMN in the row whose first
+# word is KEY; the last column runs to the end of its line (REASON holds spaces)
+table_cell() {
+	awk -v key="$2" -v col="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) k = i; last = NF; next }
+		k && $1 == key {
+			if (k < last) { print $k; exit }
+			s = $0
+			for (i = 1; i < k; i++) sub(/^ *[^ ]+ +/, "", s)
+			print s
+			exit
+		}' "$1"
 }
 
 test_must_be_empty() {

@@ -46,8 +46,8 @@ test_expect_success '--forbid and --prefer (repeatable, comma-separated)' '
 	test_grep "^partition: *cpu$" out &&
 	dispatch solve --prefer hpc >out &&
 	test_grep "^host: *hpc-cpu$" out &&
-	dispatch solve --chip h100 --forbid local,hpc 2>err >out ||
-	test $? = 1 && test_must_be_empty out
+	{ dispatch solve --chip h100 --forbid local,hpc 2>err >out ||
+	test $? = 1; } && test_must_be_empty out
 '
 
 test_expect_success '-v gives every verdict, the chosen one starred' '

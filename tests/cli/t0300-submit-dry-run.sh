@@ -252,7 +252,7 @@ test_expect_success 'TERM to the bootstrap reaches the whole command, whose stat
 	i=0 && while [ ! -e ready ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done &&
 	test -e ready &&
 	kill -TERM $pid &&
-	status=0 && wait $pid || status=$? &&
+	status=0 && { wait $pid || status=$?; } &&
 	test "$status" = 42 &&
 	test_grep "^got-term$" done &&
 	sleeper=$(cat child) &&

@@ -35,7 +35,7 @@ rlisting() {
 subsystems() { grep -c "subsystem .sftp." "$TB/sshd/${1:-box1}/log" || true; }
 
 test_expect_success 'setup: 400 files in 4 directories, modes of all kinds, 4 large ones among them' '
-	python3 - tree <<-\EOF
+	python3 - tree <<-\EOF &&
 	import os, random, sys
 	root = sys.argv[1]
 	rnd = random.Random(5220)

@@ -86,7 +86,7 @@ test_expect_success 'a refused port is unreachable, exit 1' '
 test_expect_success 'servers that never answer time out within --timeout' '
 	test -n "$silent" && test -n "$hole" &&
 	rc=0 &&
-	timeout 30 "$DISPATCH" -F cfg-local --json hosts --check --timeout 2 >out || rc=$? &&
+	{ timeout 30 "$DISPATCH" -F cfg-local --json hosts --check --timeout 2 >out || rc=$?; } &&
 	test $rc = 1 &&
 	python3 - out <<-\EOF
 	import json, sys

@@ -170,7 +170,7 @@ test_expect_success 'a host that refuses: exit 255' '
 '
 
 test_expect_success 'the progress bar: on a terminal only, and never with -q' '
-	command -v script >/dev/null || { echo "no script(1): skipped"; exit 0; }
+	command -v script >/dev/null || { echo "no script(1): skipped"; exit 0; } &&
 	script -qec "$DISPATCH ship --repo repo box1:$REMOTE/tty" /dev/null >tty &&
 	test_grep "shipping to box1:$REMOTE/tty: [0-9.]* MiB, [0-9.]* [KMG]*i*B/s, done\\." tty &&
 	script -qec "$DISPATCH -q ship --repo repo box1:$REMOTE/tty" /dev/null >tty-q &&

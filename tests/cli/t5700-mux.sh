@@ -328,7 +328,7 @@ test_expect_success 'the master killed in the middle of a command: connection lo
 	pid=$(start_master "$dying" box3) || exit 1
 	{ mux exec "$dying" "echo started; sleep 120; echo never" </dev/null >out 2>err &&
 	  echo 0 >rc || echo $? >rc; } &
-	bg=$!
+	bg=$! &&
 	for i in $(seq 300); do grep -q started out && break; sleep 0.1; done &&
 	grep -q started out &&
 	kill -9 "$pid" &&

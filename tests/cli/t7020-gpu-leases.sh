@@ -126,17 +126,18 @@ test_expect_success 'three --gpus 1 jobs: two run on different GPUs, the third i
 	ca=$(cvd "$a") && cb=$(cvd "$b") &&
 	test "$(printf "%s\n" "$ca" "$cb" | sort | tr "\n" " ")" = "$U0 $U1 " &&
 	test "$(state "$c")" = "PENDING||waiting for 1 GPU: 2 of 2 held (by a job of yours and one of yours)" &&
-	test ! -e "$(log "$c")" &&
+	test ! -s "$(log "$c")" &&
 	dispatch status "$c" >out && test_grep "PENDING.*waiting for 1 GPU: 2 of 2 held" out &&
+	test "$(table_cell out "$c" REASON)" = "waiting for 1 GPU: 2 of 2 held (by a job of yours and one of yours)" &&
 	test_expect_code 3 dispatch wait --until running --interval 0.2 --timeout 1 "$c" >out &&
 	test_grep PENDING out &&
 	dispatch hosts show gbox >out &&
 	test_grep "^gbox: nvidia-smi, 2 GPUs (0 free now)" out &&
 	test_grep "^dispatch jobs: 2 running, 1 pending" out &&
 	test "$(grep -c " leased " out)" = 2 &&
-	dispatch solve --check --chip a100-sxm4-80gb --chips 1 >out 2>&1;
+	dispatch -v solve --check --chip a100-sxm4-80gb --chips 1 >out 2>&1 &&
 	test_grep "gbox.*busy now: 0 of 2 a100-sxm4-80gb free, needs 1 (1 dispatch job waiting there)" out &&
-	grep -q "gpus=[01]$" "$(log "$a")" || grep -q "gpus=[01] *$" "$(log "$a")"
+	{ grep -q "gpus=[01]$" "$(log "$a")" || grep -q "gpus=[01] *$" "$(log "$a")"; }
 '
 
 test_expect_success 'the pending job starts on the GPU of the job that ended' '
@@ -219,10 +220,10 @@ test_expect_success 'another user'"'"'s job shares the leases; queue -H shows ev
 	s2=/tmp/t7020-user2-$$ && rm -rf "$s2" && mkdir -m 700 "$s2" &&
 	cp "$CL/work/.dispatch/${v%@*}/launcher.sh" "$s2/" &&
 	printf "echo \"cvd=\$CUDA_VISIBLE_DEVICES\"\nwhile [ ! -e %s/gw ] && [ ! -e %s/all ]; do sleep 0.05; done\n" "$G" "$G" >"$s2/bootstrap.sh" &&
-	chown -R dispatch-t7020 "$s2"
+	chown -R dispatch-t7020 "$s2" &&
 	# the fake nvidia-smi on its PATH, as the sessions of that sshd have it
-	runuser -u dispatch-t7020 -- env PATH="${APPS%/apps}:$PATH" setsid bash "$s2/launcher.sh" "$s2" user2job 1 0 "$LD" 0 "" 100 \
-		</dev/null >"$s2/out" 2>&1 &
+	{ runuser -u dispatch-t7020 -- env PATH="${APPS%/apps}:$PATH" setsid bash "$s2/launcher.sh" "$s2" user2job 1 0 "$LD" 0 "" 100 \
+		</dev/null >"$s2/out" 2>&1 & } &&
 	for i in $(seq 1 150); do grep -q cvd= "$s2/out" 2>/dev/null && break; sleep 0.2; done &&
 	cut -d " " -f 1 "$s2/pid" >>"$TRASH/pgids" &&
 	test "$(cat "$s2/out")" != "cvd=$(cvd "$v")" && grep -q "^cvd=GPU-" "$s2/out" &&
@@ -363,7 +364,7 @@ test_expect_success 'forged records: queue shows their text escaped, and one tha
 	dispatch queue -H gbox >q 2>err &&
 	cat q &&
 	test_grep "^forged-20260101-000000-0001@gbox .* dispatch-t7020 *IGNORED .*(a record of dispatch-t7020'"'"'s that claims to be $DISPATCH_TESTBED_USER'"'"'s: ignored)" q &&
-	test_grep "^evil-20260101-000000-0002@gbox .* dispatch-t7020 *PENDING .*(\\\\x1b\[2J\\\\x1b\]0;pwned\\\\x07\\\\x0ddispatch: all your GPUs are free)" q &&
+	test_grep "^evil-20260101-000000-0002@gbox .* dispatch-t7020 *PENDING .*(\\\\e\[2J\\\\e\]0;pwned\\\\x07\\\\rdispatch: all your GPUs are free)" q &&
 	! grep -q "$(printf "\\033")" q && ! grep -q "$(printf "\\r")" q &&
 	test_grep "gg2-.* $DISPATCH_TESTBED_USER *RUNNING" q &&
 	dispatch hosts show gbox >out &&

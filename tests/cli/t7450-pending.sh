@@ -95,6 +95,8 @@ test_expect_success 'held, and a dependency on it and on a running job: how to r
 	wait_reason "$run" "RUNNING*" &&
 	wait_reason "$dep" "PENDING Dependency" &&
 	dispatch status -H hpc "$held" "$dep" >out &&
+	test "$(table_cell out "$held@hpc" STATE) $(table_cell out "$held@hpc" REASON)" = "PENDING JobHeldUser" &&
+	test "$(table_cell out "$dep@hpc" STATE) $(table_cell out "$dep@hpc" REASON)" = "PENDING Dependency" &&
 	test_grep "^  why: release it with: scontrol release $held$" out &&
 	test_grep "^  why: waits on $held (afterok: PENDING, JobHeldUser), $run (afterok: RUNNING)$" out &&
 	dispatch --json status -H hpc "$held" "$dep" >j &&

@@ -111,7 +111,7 @@ test_expect_success 'a node that died under the job: NODE_FAIL, which node is do
 	jq_ "d[\"jobs\"][0][\"failure\"][\"failed_nodes\"]" j >fn &&
 	test_grep "^node2 down\*\? (t7460: its slurmd was killed)$" fn &&
 	up >/dev/null &&
-	scontrol update nodename=node2 state=resume 2>/dev/null || true
+	{ scontrol update nodename=node2 state=resume 2>/dev/null || true; }
 '
 
 test_expect_success 'node2 takes jobs again after it came back' '

@@ -6,6 +6,7 @@
  * out of both squeue and sacct, an array that ended, plain-host answers. */
 #include <stdlib.h>
 
+#include "base/error.h"
 #include "slurm/jobwait.h"
 #include "unit.h"
 
@@ -309,6 +310,55 @@ static void test_plain(void)
 	jobwait_release(&j);
 }
 
+/* wait's exit status over its jobs (jobwait_result): 0 when every job did what was
+ * waited for, 1 when one ended otherwise, 4 when one was not found (over 1), 3 when
+ * the time ran out (over both; a job not done yet counts through that alone). */
+static void test_result(void)
+{
+	struct plainjob_status st[] = {
+		{ .id = "ok", .state = "COMPLETED", .exit_code = 0, .exit_signal = 0, .elapsed = 1 },
+		{ .id = "bad", .state = "FAILED", .exit_code = 3, .exit_signal = 0, .elapsed = 1 },
+		{ .id = "run", .state = "RUNNING", .exit_code = -1, .exit_signal = -1, .elapsed = 1 },
+	};
+	struct jobwait ok, bad, run, gone, up;
+	const char *detail;
+	jobwait_init(&ok, "ok", "box1", true, false);
+	jobwait_init(&bad, "bad", "box1", true, false);
+	jobwait_init(&run, "run", "box1", true, false);
+	jobwait_init(&gone, "gone", "box1", true, false);
+	jobwait_init(&up, "run", "box1", true, true);
+	jobwait_plain(&ok, st, 3, &detail);
+	jobwait_plain(&bad, st, 3, &detail);
+	jobwait_plain(&run, st, 3, &detail);
+	jobwait_not_found(&gone);
+	jobwait_plain(&up, st, 3, &detail);
+
+	const struct jobwait *all_ok[] = { &ok, &up };
+	CHECK_INT(jobwait_result(all_ok, 2, false), 0);
+	const struct jobwait *none[] = { NULL };
+	CHECK_INT(jobwait_result(none, 0, false), 0);
+	const struct jobwait *one_failed[] = { &ok, &bad, &ok };
+	CHECK_INT(jobwait_result(one_failed, 3, false), DPE_FAIL);
+	CHECK_INT(DPE_FAIL, 1);
+	/* still running when the time ran out: 3, not 0 or 1 */
+	const struct jobwait *running[] = { &ok, &run };
+	CHECK_INT(jobwait_result(running, 2, false), 0);
+	CHECK_INT(jobwait_result(running, 2, true), DPE_TIMEOUT);
+	CHECK_INT(DPE_TIMEOUT, 3);
+	/* not found outranks failed, whichever comes first */
+	const struct jobwait *bad_gone[] = { &bad, &gone };
+	CHECK_INT(jobwait_result(bad_gone, 2, false), DPE_NOTFOUND);
+	const struct jobwait *gone_bad[] = { &gone, &bad };
+	CHECK_INT(jobwait_result(gone_bad, 2, false), DPE_NOTFOUND);
+	CHECK_INT(DPE_NOTFOUND, 4);
+	CHECK_INT(jobwait_result(gone_bad, 2, true), DPE_TIMEOUT);
+	jobwait_release(&ok);
+	jobwait_release(&bad);
+	jobwait_release(&run);
+	jobwait_release(&gone);
+	jobwait_release(&up);
+}
+
 int main(void)
 {
 	test_captured();
@@ -318,5 +368,6 @@ int main(void)
 	test_lag();
 	test_sacct_lag();
 	test_plain();
+	test_result();
 	return unit_done();
 }

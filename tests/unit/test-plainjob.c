@@ -3,7 +3,7 @@
  * (as the plain host's shell would run them): the job outlives the launching shell
  * in a process group of its own, status reads RUNNING then COMPLETED or FAILED with
  * the exit code, cancel gives CANCELLED (143, signal 15); the launcher records the
- * directory the job starts in (STAGE/workdir). */
+ * directory the job starts in (STAGE/workdir); GPU leases with a fake nvidia-smi. */
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -42,8 +42,8 @@ static void write_text(const char *path, const char *text)
 	fclose(f);
 }
 
-/* Launches a job with this command; returns its group id. */
-static long launch(const char *dir, const char *id, const char *command)
+/* Launches a job with this command, asking for gpus GPUs; returns its group id. */
+static long launch_gpus(const char *dir, const char *id, const char *command, long gpus)
 {
 	char *stage = xasprintf("%s/%s", dir, id);
 	mkdir(stage, 0700);
@@ -52,7 +52,7 @@ static long launch(const char *dir, const char *id, const char *command)
 	char *log = xasprintf("%s/%s.out", dir, id);
 	struct strbuf sb = STRBUF_INIT;
 	char *locks = xasprintf("%s/locks", dir);
-	struct plainjob_lease lease = { .lock_dir = locks };
+	struct plainjob_lease lease = { .lock_dir = locks, .gpus = gpus };
 	plainjob_launch_command(&sb, stage, dir, log, id, &lease);
 	free(locks);
 	int st;
@@ -75,6 +75,11 @@ static long launch(const char *dir, const char *id, const char *command)
 	free(boot);
 	free(log);
 	return pid;
+}
+
+static long launch(const char *dir, const char *id, const char *command)
+{
+	return launch_gpus(dir, id, command, 0);
 }
 
 /* What job id wrote to its log (caller frees). */
@@ -153,6 +158,82 @@ static void test_lifecycle(const char *dir)
 	CHECK_STR(s[0].state, "COMPLETED");
 	CHECK_INT(s[0].exit_code, 0);
 	plainjob_status_free(s, 1);
+}
+
+/* The file FILE of job id's stage dir, once it exists (bounded: 10 s), or NULL. */
+static char *stage_file(const char *dir, const char *id, const char *file)
+{
+	char *p = xasprintf("%s/%s/%s", dir, id, file);
+	struct stat st;
+	for (int i = 0; i < 500 && stat(p, &st) != 0; i++)
+		usleep(20000);
+	size_t len;
+	char *text = read_file(p, &len);
+	free(p);
+	return text;
+}
+
+/* The GPU leases, run for real with a fake nvidia-smi of 2 GPUs on PATH: two
+ * --gpus 1 jobs get different GPUs, a third waits with the reason, then gets the
+ * GPU of the job that ended. */
+static void test_gpu_lock(const char *dir)
+{
+	char *bin = xasprintf("%s/bin", dir), *smi = xasprintf("%s/bin/nvidia-smi", dir);
+	mkdir(bin, 0700);
+	write_text(smi, "#!/bin/sh\ncase \"$*\" in *--query-gpu=*)\n"
+			"\tprintf 'GPU-t0, Fake A100, 81920\\nGPU-t1, Fake A100, 81920\\n' ;;\nesac\n");
+	chmod(smi, 0755);
+	char *old_path = xstrdup(getenv("PATH"));
+	char *path = xasprintf("%s:%s", bin, old_path);
+	setenv("PATH", path, 1);
+
+	const char *ids[] = { "ga", "gb", "gc" };
+	long pids[3];
+	for (int i = 0; i < 3; i++) {
+		char *cmd = xasprintf("while [ ! -f '%s/go-%s' ]; do sleep 0.05; done\n"
+				      "echo \"cvd=$CUDA_VISIBLE_DEVICES\"\n", dir, ids[i]);
+		pids[i] = launch_gpus(dir, ids[i], cmd, 1);
+		free(cmd);
+	}
+	char *la = stage_file(dir, "ga", "lease"), *lb = stage_file(dir, "gb", "lease");
+	const char *ia = la ? strchr(la, ' ') : NULL, *ib = lb ? strchr(lb, ' ') : NULL;
+	CHECK(ia && ib && ((streq(ia, " 0\n") && streq(ib, " 1\n")) ||
+			   (streq(ia, " 1\n") && streq(ib, " 0\n"))));
+	char *pc = stage_file(dir, "gc", "pending");
+	CHECK_STR(pc, "waiting for 1 GPU: 2 of 2 held (by a job of yours and one of yours)\n");
+	char *lease_c = xasprintf("%s/gc/lease", dir);
+	CHECK(access(lease_c, F_OK) != 0);
+
+	/* the first ends: the third gets its GPU */
+	char *go = xasprintf("%s/go-ga", dir);
+	write_text(go, "");
+	wait_end(dir, "ga");
+	char *lc = stage_file(dir, "gc", "lease");
+	const char *ic = lc ? strchr(lc, ' ') : NULL;
+	CHECK(ic && ia && streq(ic, ia));
+
+	for (int i = 1; i < 3; i++) {
+		free(go);
+		go = xasprintf("%s/go-%s", dir, ids[i]);
+		write_text(go, "");
+		wait_end(dir, ids[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		struct plainjob_status *s = query(dir, ids[i], pids[i]);
+		CHECK_STR(s[0].state, "COMPLETED");
+		plainjob_status_free(s, 1);
+	}
+	setenv("PATH", old_path, 1);
+	free(go);
+	free(lc);
+	free(lease_c);
+	free(pc);
+	free(la);
+	free(lb);
+	free(path);
+	free(old_path);
+	free(smi);
+	free(bin);
 }
 
 static void test_cancel(const char *dir)
@@ -439,6 +520,7 @@ int main(void)
 	test_parse_queue();
 	test_lifecycle(dir);
 	test_cancel(dir);
+	test_gpu_lock(dir);
 	test_container_runner(dir);
 	test_untrusted(dir);
 	char *rm = xasprintf("rm -rf '%s'", dir);

@@ -2,7 +2,9 @@
 /* The snapshot API as submit-packed and ship HOST:PATH use it: into memory (the
  * bytes gunzip to a tar holding the commit's file), the sha256 of what was written,
  * the same bytes whatever the thread count, and a writer that fails mid-way (an SSH
- * channel closing) stopping the snapshot with its errno in the message. */
+ * channel closing) stopping the snapshot with its errno in the message; files and
+ * directories marked export-ignore left out, of a commit (REF) and of the work tree
+ * (DIRTY), as git archive leaves them out. */
 #include <errno.h>
 #include <zlib.h>
 
@@ -39,6 +41,49 @@ static char *gunzip(const struct strbuf *gz, size_t *n)
 		return NULL;
 	}
 	return out;
+}
+
+/* The member names of a tar in memory, one a line, each with a trailing newline
+ * (ustar headers: the name, its prefix, the size; pax and GNU headers skipped). */
+static void tar_names(const char *tar, size_t n, struct strbuf *names)
+{
+	for (size_t off = 0; off + 512 <= n && tar[off]; ) {
+		const char *h = tar + off;
+		size_t size = (size_t)strtoul(h + 124, NULL, 8);
+		if (h[156] != 'x' && h[156] != 'g' && h[156] != 'L') {
+			if (h[345])
+				strbuf_addf(names, "%.155s/", h + 345);
+			strbuf_addf(names, "%.100s\n", h);
+		}
+		off += 512 + (size + 511) / 512 * 512;
+	}
+}
+
+static void check_export_ignore(const char *dir, enum snapshot_mode mode)
+{
+	struct snapshot_opts o = { .repo = dir, .mode = mode, .threads = 1,
+				   .write = snapshot_write_strbuf };
+	struct snapshot_info info;
+	struct dp_error err = { 0 };
+	struct strbuf gz = STRBUF_INIT, names = STRBUF_INIT;
+	o.write_arg = &gz;
+	CHECK_INT(snapshot_create(&o, &info, &err), 0);
+	size_t n = 0;
+	char *tar = gunzip(&gz, &n);
+	CHECK(tar != NULL);
+	if (tar)
+		tar_names(tar, n, &names);
+	CHECK_CONTAINS(names.buf, "a.txt\n");
+	CHECK_CONTAINS(names.buf, "keep/b.txt\n");
+	CHECK_CONTAINS(names.buf, ".gitattributes\n");
+	CHECK(!strstr(names.buf, "secret.txt"));
+	CHECK(!strstr(names.buf, "private"));
+	CHECK(!strstr(names.buf, "keep/c.log"));
+	if (strstr(names.buf, "secret") || strstr(names.buf, "private") || strstr(names.buf, ".log"))
+		printf("#   members:\n%s", names.buf);
+	free(tar);
+	strbuf_release(&gz);
+	strbuf_release(&names);
 }
 
 int main(void)
@@ -97,6 +142,18 @@ int main(void)
 	CHECK_INT(snapshot_create(&o, &info, &err), -1);
 	CHECK_INT(err.kind, DPE_FAIL);
 	CHECK_CONTAINS(err.msg, strerror(EPIPE));
+
+	/* export-ignore: a file, a directory, a pattern in a subdirectory (big goes: the
+	 * tar is read back whole in memory) */
+	_cleanup_free_ char *ign = xasprintf(
+		"cd '%s' && export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 && mkdir -p private keep && "
+		"printf 's\\n' >secret.txt && printf 'p\\n' >private/key && printf 'b\\n' >keep/b.txt && "
+		"printf 'l\\n' >keep/c.log && "
+		"printf 'secret.txt export-ignore\\nprivate export-ignore\\n*.log export-ignore\\n' >.gitattributes && "
+		"git rm -q big && git add -A && git -c user.name=t -c user.email=t@example.com commit -q -m three", dir);
+	CHECK_INT(system(ign), 0);
+	check_export_ignore(dir, SNAPSHOT_REF);
+	check_export_ignore(dir, SNAPSHOT_DIRTY);
 
 	/* Errors: an unknown ref, and a directory that is no repository. */
 	o.write = snapshot_write_strbuf;

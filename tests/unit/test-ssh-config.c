@@ -457,7 +457,7 @@ static void test_names(void)
 		{ "-oProxyCommand=x", "'-' at position 1, at the start" },
 		{ "a b", "a blank at position 2" },
 		{ "a\tb", "control character \\x09 at position 2" },
-		{ "ab\n", "invalid host name 'ab\\x0a': control character \\x0a at position 3" },
+		{ "ab\n", "invalid host name 'ab\\n': control character \\x0a at position 3" },
 		{ "\x7f", "control character \\x7f at position 1" },
 		{ "a;touch${IFS}x;b", "invalid host name 'a;touch${IFS}x;b': ';' at position 2" },
 	};

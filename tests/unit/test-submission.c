@@ -69,6 +69,45 @@ static void test_settle_plain(void)
 	CHECK_INT(submission_settle_plain("", &pid), SUBMISSION_UNKNOWN);
 }
 
+/* The submit command's own answer: what is certain (submitted, refused) and what
+ * only a look-up by the token can settle. A lost answer taken for a refusal would
+ * drop the ledger row of a job that runs, and the user would submit it twice. */
+static void test_answers(void)
+{
+	char *id = NULL;
+	int st = -2;
+	long pid = -2;
+	CHECK_INT(submission_sbatch_answer("4242\ndispatch-sbatch-exit 0\n", &id, &st),
+		  SUBMISSION_SUBMITTED);
+	CHECK_STR(id, "4242");
+	CHECK_INT(st, 0);
+	free(id);
+	CHECK_INT(submission_sbatch_answer("4243;hpc\ndispatch-sbatch-exit 0\n", &id, &st),
+		  SUBMISSION_SUBMITTED);
+	CHECK_STR(id, "4243");
+	free(id);
+	/* sbatch said no: certain, nothing runs */
+	CHECK_INT(submission_sbatch_answer("dispatch-sbatch-exit 1\n", &id, &st), SUBMISSION_REFUSED);
+	CHECK(id == NULL);
+	CHECK_INT(st, 1);
+	/* the shell died before it reported sbatch's status: sbatch may have submitted it */
+	CHECK_INT(submission_sbatch_answer("4244\n", &id, &st), SUBMISSION_UNKNOWN);
+	CHECK_INT(st, -1);
+	CHECK(id == NULL);
+	CHECK_INT(submission_sbatch_answer("", &id, &st), SUBMISSION_UNKNOWN);
+	/* status 0 and no job id: look it up too */
+	CHECK_INT(submission_sbatch_answer("dispatch-sbatch-exit 0\n", &id, &st), SUBMISSION_UNKNOWN);
+	CHECK_INT(st, 0);
+	CHECK(id == NULL);
+
+	CHECK_INT(submission_start_answer(0, "dispatch-pid 4242\n", &pid), SUBMISSION_SUBMITTED);
+	CHECK_INT(pid, 4242);
+	CHECK_INT(submission_start_answer(1, "dispatch-pid 4242\n", &pid), SUBMISSION_REFUSED);
+	/* started, and its pid lost: it may run */
+	CHECK_INT(submission_start_answer(0, "", &pid), SUBMISSION_UNKNOWN);
+	CHECK_INT(submission_start_answer(0, "dispatch-pid \n", &pid), SUBMISSION_UNKNOWN);
+}
+
 static void test_prepare(void)
 {
 	struct inv_cluster c = { .name = "c", .work = "/w", .share = "/w/.dispatch" };
@@ -113,6 +152,7 @@ int main(void)
 {
 	test_settle_slurm();
 	test_settle_plain();
+	test_answers();
 	test_prepare();
 	return unit_done();
 }
