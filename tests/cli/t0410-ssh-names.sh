@@ -74,7 +74,7 @@ test_expect_success 'the rest of ssh'"'"'s rules: leading -, blanks, control cha
 	test_expect_code 2 dispatch hosts resolve "a b" 2>err &&
 	test_grep "a blank at position 2" err &&
 	test_expect_code 2 dispatch hosts resolve "$(printf "ab\\033c")" 2>err &&
-	test_grep -F "invalid host name '"'ab\\x1bc'"': control character \\x1b at position 3" err &&
+	test_grep -F "invalid host name '"'ab\\ec'"': control character \\x1b at position 3" err &&
 	test_expect_code 2 dispatch hosts resolve "u -x@h" 2>err &&
 	test_grep "'"'-'"' at position 3, after a blank" err
 '
