@@ -123,26 +123,28 @@ struct ssh_mux_channel {
 };
 
 /* The command as sent: the login-shell wrapper unless raw; with a timeout, behind
- * the sh that tells its pid. */
+ * the sh that tells its pid (the raw command then goes to the login shell as the
+ * server would hand it over, `$SHELL -c COMMAND`). */
 static void command_for(const struct ssh_exec *x, bool marked, struct strbuf *cmd)
 {
-	_cleanup_strbuf_ struct strbuf inner = STRBUF_INIT;
-	if (x->raw)
-		strbuf_adds(&inner, x->command);
-	else
-		mux_login_command(&inner, x->command);
 	if (!marked) {
-		strbuf_add(cmd, inner.buf, inner.len);
+		if (x->raw)
+			strbuf_adds(cmd, x->command);
+		else
+			mux_login_command(cmd, x->command, x->user_shell);
 		return;
 	}
 	_cleanup_strbuf_ struct strbuf sh = STRBUF_INIT;
 	marker_print(&sh, MARK_SESSION_PID, "\"$$\"");
 	sh.buf[--sh.len] = '\0';       /* the newline */
-	strbuf_adds(&sh, " >&2; exec \"${SHELL:-/bin/sh}\" -c \"$1\"");
-	strbuf_adds(cmd, "exec /bin/sh -c ");
-	sh_quote(cmd, sh.buf);
-	strbuf_adds(cmd, " sh ");
-	sh_quote(cmd, inner.buf);
+	strbuf_adds(&sh, " >&2\n");
+	if (x->raw) {
+		strbuf_adds(&sh, "exec \"${SHELL:-/bin/sh}\" -c ");
+		sh_quote(&sh, x->command);
+	} else {
+		mux_login_script(&sh, x->command, x->user_shell);
+	}
+	sh_any_command(cmd, sh.buf);
 }
 
 static int on_out(void *data, const char *buf, size_t len)
@@ -191,10 +193,12 @@ static void stop_remote(struct ssh_mux_channel *c)
 	if (c->pid <= 1 || c->stopped)
 		return;
 	c->stopped = true;
-	char cmd[160];
-	snprintf(cmd, sizeof(cmd), "exec /bin/sh -c 'kill -TERM -%ld 2>/dev/null || "
-		 "kill -TERM %ld 2>/dev/null; exit 0'", c->pid, c->pid);
-	struct mux_exec kx = { .command = cmd, .in_fd = -1, .out_fd = -1, .err_fd = -1 };
+	char script[128];
+	snprintf(script, sizeof(script), "kill -TERM -%ld 2>/dev/null || kill -TERM %ld "
+		 "2>/dev/null; exit 0", c->pid, c->pid);
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	sh_any_command(&cmd, script);
+	struct mux_exec kx = { .command = cmd.buf, .in_fd = -1, .out_fd = -1, .err_fd = -1 };
 	struct mux_run kr = { .in_fd = -1, .timeout = 5 };
 	struct dp_error ignored;
 	enum mux_failure why;
