@@ -479,7 +479,10 @@ static void test_reference_keys(void)
 	struct jobscript_target t = { .host = &h };
 	CHECK_INT(jobscript_generate(&js, &t, &s, &err), 0);
 	const char *b = s.bootstrap;
-	CHECK_CONTAINS(b, "if ! shopt -q login_shell; then\n\texec bash -l \"$0\" \"$@\"\nfi\n");
+	CHECK_CONTAINS(b, "if [ -z \"${DISPATCH_LOGIN_DONE:-}\" ] && ! shopt -q login_shell; then\n");
+	CHECK_CONTAINS(b, "\texec bash -l \"$0\" \"$@\"\nfi\nunset DISPATCH_LOGIN_DONE\n");
+	CHECK_CONTAINS(b, "*csh) exec \"$SHELL\" -c 'if ( -r /etc/csh.login ) source /etc/csh.login; "
+			  "if ( -r ~/.login ) source ~/.login; exec bash \"$DISPATCH_LOGIN_DONE\"' ;;\n");
 	CHECK(strstr(b, "exec bash -l") < strstr(b, "set -euo pipefail"));
 	CHECK_CONTAINS(b, "export DISPATCH_ROOT=\"$HOME\"'/theseus'\nexport THESEUS_ROOT=\"$DISPATCH_ROOT\"\n");
 	CHECK_CONTAINS(b, "export DISPATCH_DATA_DIR=\"$HOME\"'/theseus/data'\n");
