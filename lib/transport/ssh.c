@@ -757,6 +757,15 @@ void ssh_login_command(struct strbuf *sb, const char *command, bool user_shell)
 	sh_any_command(sb, script.buf);
 }
 
+int ssh_command_fits(const char *host, size_t len, struct dp_error *err)
+{
+	if (len <= SSH_COMMAND_MAX)
+		return 0;
+	return dp_err(err, DPE_INPUT, "the command for '%s' is %zu bytes once encoded for its login "
+		      "shell, more than the %d that one argument of the server's exec holds: "
+		      "ask for less at once (fewer jobs)", host, len, SSH_COMMAND_MAX);
+}
+
 int ssh_signal_status(const char *name)
 {
 	static const struct { const char *name; int num; } sigs[] = {
@@ -1098,6 +1107,8 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 		strbuf_adds(&cmd, x->command);
 	else
 		ssh_login_command(&cmd, x->command, x->user_shell);
+	if (ssh_command_fits(s->name, cmd.len, err) < 0)
+		goto fail;
 	if (libssh2_channel_exec(ch, cmd.buf) != 0) {
 		dp_err(err, DPE_CONNECT, "cannot run a command on '%s': %s", s->name, last_error(s->ls));
 		goto fail;

@@ -125,14 +125,16 @@ struct ssh_mux_channel {
 /* The command as sent: the login-shell wrapper unless raw; with a timeout, behind
  * the sh that tells its pid (the raw command then goes to the login shell as the
  * server would hand it over, `$SHELL -c COMMAND`). */
-static void command_for(const struct ssh_exec *x, bool marked, struct strbuf *cmd)
+static int command_for(const struct ssh_mux_channel *c, struct strbuf *cmd,
+		       struct dp_error *err)
 {
-	if (!marked) {
+	const struct ssh_exec *x = &c->x;
+	if (!c->marked) {
 		if (x->raw)
 			strbuf_adds(cmd, x->command);
 		else
 			mux_login_command(cmd, x->command, x->user_shell);
-		return;
+		return ssh_command_fits(c->s->name, cmd->len, err);
 	}
 	_cleanup_strbuf_ struct strbuf sh = STRBUF_INIT;
 	marker_print(&sh, MARK_SESSION_PID, "\"$$\"");
@@ -145,6 +147,7 @@ static void command_for(const struct ssh_exec *x, bool marked, struct strbuf *cm
 		mux_login_script(&sh, x->command, x->user_shell);
 	}
 	sh_any_command(cmd, sh.buf);
+	return ssh_command_fits(c->s->name, cmd->len, err);
 }
 
 static int on_out(void *data, const char *buf, size_t len)
@@ -259,7 +262,8 @@ static int interactive(struct ssh_mux_channel *c, int *status, struct dp_error *
 	enum mux_failure why;
 	int st = MUX_NO_STATUS, r;
 
-	command_for(x, false, &cmd);
+	if (command_for(c, &cmd, err) < 0)
+		return -1;
 	struct mux_exec mx = { .command = cmd.buf, .pty = true, .term = x->term,
 			       .in_fd = x->in_fd, .out_fd = x->out_fd, .err_fd = x->err_fd };
 	if (mux_exec_start(c->s->mux, &mx, &ms, &why, err) < 0)
@@ -305,7 +309,10 @@ int ssh_mux_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, s
 	int st = MUX_NO_STATUS;
 
 	*status = -1;
-	command_for(x, c->marked, &cmd);
+	if (command_for(c, &cmd, err) < 0) {
+		channel_free(c);
+		return -1;
+	}
 	struct mux_exec mx = { .command = cmd.buf, .pty = x->pty, .term = x->term,
 			       .in_fd = -1, .out_fd = -1, .err_fd = -1 };
 	c->r.in_fd = x->in_fd;
@@ -325,7 +332,10 @@ int ssh_mux_exec_start(struct ssh_session *s, const struct ssh_exec *x,
 	enum mux_failure why;
 
 	*out = NULL;
-	command_for(x, c->marked, &cmd);
+	if (command_for(c, &cmd, err) < 0) {
+		channel_free(c);
+		return -1;
+	}
 	struct mux_exec mx = { .command = cmd.buf, .pty = x->pty, .term = x->term,
 			       .in_fd = -1, .out_fd = -1, .err_fd = -1 };
 	if (mux_exec_start(s->mux, &mx, &c->ms, &why, err) < 0) {
