@@ -5,8 +5,8 @@
 # OpenSSH's ssh prints for the same commands (the user's own shell reads them) and
 # has the login environment; a plain-host job is submitted, waited for, its log read,
 # another cancelled; cp both ways; a SLURM job's bootstrap runs (COMPLETED, its output
-# in the log) with the user's login environment; shell, top and a command through an
-# OpenSSH master (tcsh, fish). Each user's login files (csh's ~/.login, fish's config
+# in the log) with the user's login environment; hosts show and discover; shell, top
+# and commands through an OpenSSH master (tcsh, fish). Each user's login files (csh's ~/.login, fish's config
 # when it is a login shell, zsh's ~/.zprofile, ~/.profile) set DT_LOGIN.
 # Waits are bounded (timeout, dispatch wait --timeout); nothing is timed.
 . "$(dirname "$0")/lib.sh"
@@ -125,6 +125,12 @@ per_user() {
 	timeout 60 "$DISPATCH" cp up.txt "b-$sh:$D/up.txt"
 	timeout 60 "$DISPATCH" cp "b-$sh:$D/up.txt" down.txt
 	cmp up.txt down.txt
+
+	echo "hosts show, discover"
+	timeout 60 "$DISPATCH" hosts show "h-$sh" >hs
+	grep "^node1 " hs
+	timeout 60 "$DISPATCH" hosts discover "$u@hpc" >hd
+	grep "type: slurm" hd
 
 	echo "slurm: submit, wait, logs"
 	job=$(timeout 120 "$DISPATCH" submit -H "h-$sh" -J "sb-$sh" -- 'echo "slurm-$DT_LOGIN"')
