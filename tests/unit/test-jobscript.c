@@ -743,6 +743,7 @@ static void test_login_families(void)
 	CHECK(home != NULL);
 	if (!end || !home) {
 		jobscript_release(&s);
+		jobspec_release(&js);
 		return;
 	}
 	struct strbuf boot = STRBUF_INIT;
@@ -795,6 +796,7 @@ static void test_login_families(void)
 	free(fish);
 	strbuf_release(&boot);
 	jobscript_release(&s);
+	jobspec_release(&js);
 }
 
 int main(void)
