@@ -91,6 +91,7 @@ static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *hos
 		return report_error(&err);
 	struct ssh_exec x = {
 		.command = command,
+		.user_shell = true,
 		.pty = pty,
 		.term = getenv("TERM"),
 		.in_fd = STDIN_FILENO,
@@ -190,6 +191,7 @@ static void run_host(struct fan *fan, struct host_result *h)
 	if (open_bounded(fan->sc, &bounded, h->name, fan->timeout, &s, &err) == 0) {
 		struct ssh_exec x = {
 			.command = fan->command,
+			.user_shell = true,
 			.pty = fan->pty,
 			.in_fd = -1,
 			.on_stdout = fan_stdout,

@@ -41,9 +41,9 @@ struct host_facts {
 
 struct ssh_session;
 
-/* The remote command for ask (shell text for a POSIX login shell). With the GPU
- * sections, the dispatch jobs of the GPU lock directory lock_dir (NULL: the default)
- * too. */
+/* The remote command for ask (a /bin/sh script, run in the login environment). With
+ * the GPU sections, the dispatch jobs of the GPU lock directory lock_dir (NULL: the
+ * default) too. */
 void host_facts_command(struct strbuf *sb, enum host_facts_ask ask);
 void host_facts_command_at(struct strbuf *sb, enum host_facts_ask ask, const char *lock_dir);
 

@@ -127,8 +127,7 @@ int ship_to_host(const struct ship_target *t, struct snapshot_opts *opts,
 			      "(USER a plain name)", t->path, t->dest);
 	/* sh whatever the login shell is; tar creates what is missing below dir. */
 	strbuf_addf(&script, "mkdir -p -- %s && exec tar -xzf - -C %s", dir.buf, dir.buf);
-	strbuf_adds(&command, "exec /bin/sh -c ");
-	sh_quote(&command, script.buf);
+	sh_any_command(&command, script.buf);
 
 	struct sink k = { .t = t, .command = command.buf };
 	strbuf_init(&k.said);

@@ -357,17 +357,33 @@ static void boot_traps(struct strbuf *sb)
 	strbuf_adds(sb, forward_signals);
 }
 
-/* A bootstrap started by a plain bash runs itself again as a login shell. */
+/* A bootstrap started by a plain bash runs itself again as a login shell. A user
+ * whose login shell is not bash (or sh) has the login files of that shell: it starts
+ * as a login shell (sh_login_exec: csh and tcsh source .login, fish and zsh take -l)
+ * and runs the bootstrap in bash; DISPATCH_LOGIN_DONE says that this happened. */
 static void boot_login_shell(struct strbuf *sb, const struct inv_host *h)
 {
 	if (h->no_login_shell)
 		return;
 	strbuf_adds(sb,
 		"\n# A login shell, as the reference runs it: site profiles set up PATH, modules\n"
-		"# and conda on compute nodes (the host's login_shell: false turns it off).\n"
-		"if ! shopt -q login_shell; then\n"
+		"# and conda on compute nodes (the host's login_shell: false turns it off). The\n"
+		"# user's own login shell when it is not bash: its login files (csh's .login,\n"
+		"# zsh's .zprofile, fish's config), then this script again in bash.\n"
+		"if [ -z \"${DISPATCH_LOGIN_DONE:-}\" ] && ! shopt -q login_shell; then\n"
+		"\tcase ${SHELL##*/} in\n"
+		"\tbash | sh | '') ;;\n"
+		"\t*)\n"
+		"\t\tif [ -x \"$SHELL\" ]; then\n"
+		"\t\t\texport DISPATCH_LOGIN_DONE=\"$0\"\n");
+	sh_login_exec(sb, "exec bash \"$DISPATCH_LOGIN_DONE\"");
+	strbuf_adds(sb,
+		"\t\tfi\n"
+		"\t\t;;\n"
+		"\tesac\n"
 		"\texec bash -l \"$0\" \"$@\"\n"
-		"fi\n");
+		"fi\n"
+		"unset DISPATCH_LOGIN_DONE\n");
 }
 
 /* A tool the job needs on this node, or a message that names node and tool. */

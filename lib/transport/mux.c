@@ -195,18 +195,22 @@ void mux_put_stdio_fwd(struct strbuf *sb, uint32_t request_id, const char *host,
 	end_msg(sb, at);
 }
 
-void mux_login_command(struct strbuf *sb, const char *command)
+void mux_login_script(struct strbuf *sb, const char *command, bool user_shell)
 {
 	/* sh runs the login shell in a subshell and exits with its status. sh's own
 	 * stderr points at /dev/null meanwhile: dash reports a child killed by a signal
 	 * ("Terminated") there, which a direct session, where sh exec's the shell, never
 	 * prints; the subshell gives the command the real stderr back before exec. */
-	_cleanup_strbuf_ struct strbuf inner = STRBUF_INIT;
-	strbuf_adds(&inner, "exec 3>&2 2>/dev/null; (exec 2>&3 3>&- \"${SHELL:-/bin/sh}\" -l -c ");
-	sh_quote(&inner, command);
-	strbuf_adds(&inner, "); exit $?");
-	strbuf_adds(sb, "exec /bin/sh -c ");
-	sh_quote(sb, inner.buf);
+	strbuf_adds(sb, "exec 3>&2 2>/dev/null\n(\nexec 2>&3 3>&-\n");
+	sh_login_script(sb, command, user_shell);
+	strbuf_adds(sb, ")\nexit $?\n");
+}
+
+void mux_login_command(struct strbuf *sb, const char *command, bool user_shell)
+{
+	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT;
+	mux_login_script(&script, command, user_shell);
+	sh_any_command(sb, script.buf);
 }
 
 /* ---- one connection to the master ----------------------------------------------- */

@@ -97,8 +97,10 @@ void mux_put_stdio_fwd(struct strbuf *sb, uint32_t request_id, const char *host,
  * (lib/transport/ssh.h), except that sh waits for the login shell instead of exec'ing
  * it and exits with its status: a master relays "exit-status" but not "exit-signal"
  * (OpenSSH 9.2, and ssh itself then exits 255), so a command killed by signal N
- * must come back as the status 128+N that sh computes, as dispatch reports it direct. */
-void mux_login_command(struct strbuf *sb, const char *command);
+ * must come back as the status 128+N that sh computes, as dispatch reports it direct.
+ * mux_login_script is the sh script, before sh_any_command. */
+void mux_login_script(struct strbuf *sb, const char *command, bool user_shell);
+void mux_login_command(struct strbuf *sb, const char *command, bool user_shell);
 
 /* ---- the master -------------------------------------------------------------- */
 

@@ -801,16 +801,24 @@ int ssh_session_fd(const struct ssh_session *s) { return s->fd; }
 
 /* ---- commands ---- */
 
-void ssh_login_command(struct strbuf *sb, const char *command)
+void ssh_login_command(struct strbuf *sb, const char *command, bool user_shell)
 {
-	/* The server hands the string to the login shell, which may be csh or fish: give it
-	 * only `exec /bin/sh -c '...'`, which every shell reads alike; sh then starts the
-	 * user's shell as a login shell (profiles, modules, conda) on the command. */
-	_cleanup_strbuf_ struct strbuf inner = STRBUF_INIT;
-	strbuf_adds(&inner, "exec \"${SHELL:-/bin/sh}\" -l -c ");
-	sh_quote(&inner, command);
-	strbuf_adds(sb, "exec /bin/sh -c ");
-	sh_quote(sb, inner.buf);
+	/* The server hands the text to the login shell, which may be csh or fish: it gets
+	 * only `exec /bin/sh -c DECODER sh BASE64...` in a form that every shell reads
+	 * alike (sh_any_command); sh then starts the user's shell as a login shell
+	 * (profiles, modules, conda) on the command. */
+	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT;
+	sh_login_script(&script, command, user_shell);
+	sh_any_command(sb, script.buf);
+}
+
+int ssh_command_fits(const char *host, size_t len, struct dp_error *err)
+{
+	if (len <= SSH_COMMAND_MAX)
+		return 0;
+	return dp_err(err, DPE_INPUT, "the command for '%s' is %zu bytes once encoded for its login "
+		      "shell, more than the %d that one argument of the server's exec holds: "
+		      "ask for less at once (fewer jobs)", host, len, SSH_COMMAND_MAX);
 }
 
 int ssh_signal_status(const char *name)
@@ -848,9 +856,9 @@ int ssh_signal_status(const char *name)
  * of that parent is the command, and its group gets TERM. With a PTY, ^C goes first,
  * as a user would type it. */
 static const char kill_siblings[] =
-	"exec /bin/sh -c 'me=$$; ps -e -o pid= -o ppid= | while read p pp; do "
+	"me=$$; ps -e -o pid= -o ppid= | while read p pp; do "
 	"if [ \"$pp\" = \"$PPID\" ] && [ \"$p\" != \"$me\" ]; then kill -TERM -\"$p\" 2>/dev/null "
-	"|| kill -TERM \"$p\" 2>/dev/null; fi; done'";
+	"|| kill -TERM \"$p\" 2>/dev/null; fi; done";
 
 /* Whether the channel ended within wait seconds (its output is dropped). */
 static bool channel_ends(struct ssh_session *s, LIBSSH2_CHANNEL *ch, double wait)
@@ -884,7 +892,9 @@ static void stop_remote(struct ssh_session *s, LIBSSH2_CHANNEL *ch, bool pty)
 	LIBSSH2_CHANNEL *killer = libssh2_channel_open_session(s->ls);
 	if (killer) {
 		char buf[256];
-		if (libssh2_channel_exec(killer, kill_siblings) == 0)
+		_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+		sh_any_command(&cmd, kill_siblings);
+		if (libssh2_channel_exec(killer, cmd.buf) == 0)
 			while (libssh2_channel_read(killer, buf, sizeof(buf)) > 0)
 				;
 		libssh2_channel_free(killer);
@@ -1154,7 +1164,9 @@ int ssh_exec_start(struct ssh_session *s, const struct ssh_exec *x, struct ssh_c
 	if (x->raw)
 		strbuf_adds(&cmd, x->command);
 	else
-		ssh_login_command(&cmd, x->command);
+		ssh_login_command(&cmd, x->command, x->user_shell);
+	if (ssh_command_fits(s->name, cmd.len, err) < 0)
+		goto fail;
 	if (libssh2_channel_exec(ch, cmd.buf) != 0) {
 		dp_err(err, DPE_CONNECT, "cannot run a command on '%s': %s", s->name, last_error(s->ls));
 		goto fail;

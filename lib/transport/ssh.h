@@ -98,11 +98,14 @@ const char *ssh_session_via(const struct ssh_session *s);
 /* Time the connection took (TCP through authentication), in seconds. */
 double ssh_session_connect_seconds(const struct ssh_session *s);
 
-/* One remote command. The command is shell text for the remote login shell: it runs
- * as `exec "$SHELL" -l -c COMMAND` (so profile setup such as modules and conda
- * applies), unless raw is set, when the server's default shell gets it as it is. */
+/* One remote command. The command is a /bin/sh script, run in the user's login
+ * environment (profiles set up PATH, modules, conda: see sh_login_script), whatever
+ * the user's login shell is. With user_shell, it is text for the user's own login
+ * shell instead, as ssh's command line is (dispatch run): that shell reads it, as a
+ * login shell. With raw, the server's default shell gets it as it is. */
 struct ssh_exec {
 	const char *command;
+	bool user_shell;
 	bool raw;
 	bool pty;                       /* allocate a terminal (ssh -t) */
 	const char *term;               /* with pty: TERM; NULL: "xterm" */
@@ -173,8 +176,9 @@ int ssh_exec_capture(struct ssh_session *s, const char *command, const struct st
  * -1 for a name this system does not know. */
 int ssh_signal_status(const char *name);
 
-/* The command string sent for a login-shell command (exposed for tests). */
-void ssh_login_command(struct strbuf *sb, const char *command);
+/* The text sent for a login-shell command: sh_login_script behind sh_any_command, so
+ * that every login shell reads it alike (exposed for tests). */
+void ssh_login_command(struct strbuf *sb, const char *command, bool user_shell);
 
 /* The libssh2 loaded at run time ("1.11.1") and the one dispatch was built against.
  * ssh_session_open refuses to run on one older than 1.11.1 (DPE_CONNECT). */

@@ -103,6 +103,12 @@ int ssh_mux_hop(const struct ssh_ctx *ctx, const char *name, const char *hop,
 struct mux *ssh_session_mux(const struct ssh_session *s);
 /* ssh_exec and friends through the master. */
 struct ssh_mux_channel;
+/* Whether a command of len bytes, as sent, fits what the server hands its login shell
+ * as one argument (`$SHELL -c TEXT`): Linux's MAX_ARG_STRLEN, 128 KiB with the NUL.
+ * -1 with DPE_INPUT and a message naming host when it does not. */
+#define SSH_COMMAND_MAX (128 * 1024 - 1)
+int ssh_command_fits(const char *host, size_t len, struct dp_error *err);
+
 int ssh_mux_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, struct dp_error *err);
 int ssh_mux_exec_start(struct ssh_session *s, const struct ssh_exec *x,
 		       struct ssh_mux_channel **out, struct dp_error *err);

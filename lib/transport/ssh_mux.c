@@ -124,26 +124,31 @@ struct ssh_mux_channel {
 };
 
 /* The command as sent: the login-shell wrapper unless raw; with a timeout, behind
- * the sh that tells its pid. */
-static void command_for(const struct ssh_exec *x, bool marked, struct strbuf *cmd)
+ * the sh that tells its pid (the raw command then goes to the login shell as the
+ * server would hand it over, `$SHELL -c COMMAND`). */
+static int command_for(const struct ssh_mux_channel *c, struct strbuf *cmd,
+		       struct dp_error *err)
 {
-	_cleanup_strbuf_ struct strbuf inner = STRBUF_INIT;
-	if (x->raw)
-		strbuf_adds(&inner, x->command);
-	else
-		mux_login_command(&inner, x->command);
-	if (!marked) {
-		strbuf_add(cmd, inner.buf, inner.len);
-		return;
+	const struct ssh_exec *x = &c->x;
+	if (!c->marked) {
+		if (x->raw)
+			strbuf_adds(cmd, x->command);
+		else
+			mux_login_command(cmd, x->command, x->user_shell);
+		return ssh_command_fits(c->s->name, cmd->len, err);
 	}
 	_cleanup_strbuf_ struct strbuf sh = STRBUF_INIT;
 	marker_print(&sh, MARK_SESSION_PID, "\"$$\"");
 	sh.buf[--sh.len] = '\0';       /* the newline */
-	strbuf_adds(&sh, " >&2; exec \"${SHELL:-/bin/sh}\" -c \"$1\"");
-	strbuf_adds(cmd, "exec /bin/sh -c ");
-	sh_quote(cmd, sh.buf);
-	strbuf_adds(cmd, " sh ");
-	sh_quote(cmd, inner.buf);
+	strbuf_adds(&sh, " >&2\n");
+	if (x->raw) {
+		strbuf_adds(&sh, "exec \"${SHELL:-/bin/sh}\" -c ");
+		sh_quote(&sh, x->command);
+	} else {
+		mux_login_script(&sh, x->command, x->user_shell);
+	}
+	sh_any_command(cmd, sh.buf);
+	return ssh_command_fits(c->s->name, cmd->len, err);
 }
 
 static int on_out(void *data, const char *buf, size_t len)
@@ -192,10 +197,12 @@ static void stop_remote(struct ssh_mux_channel *c)
 	if (c->pid <= 1 || c->stopped)
 		return;
 	c->stopped = true;
-	char cmd[160];
-	snprintf(cmd, sizeof(cmd), "exec /bin/sh -c 'kill -TERM -%ld 2>/dev/null || "
-		 "kill -TERM %ld 2>/dev/null; exit 0'", c->pid, c->pid);
-	struct mux_exec kx = { .command = cmd, .in_fd = -1, .out_fd = -1, .err_fd = -1 };
+	char script[128];
+	snprintf(script, sizeof(script), "kill -TERM -%ld 2>/dev/null || kill -TERM %ld "
+		 "2>/dev/null; exit 0", c->pid, c->pid);
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	sh_any_command(&cmd, script);
+	struct mux_exec kx = { .command = cmd.buf, .in_fd = -1, .out_fd = -1, .err_fd = -1 };
 	struct mux_run kr = { .in_fd = -1, .timeout = 5 };
 	struct dp_error ignored;
 	enum mux_failure why;
@@ -256,7 +263,8 @@ static int interactive(struct ssh_mux_channel *c, int *status, struct dp_error *
 	enum mux_failure why;
 	int st = MUX_NO_STATUS, r;
 
-	command_for(x, false, &cmd);
+	if (command_for(c, &cmd, err) < 0)
+		return -1;
 	_cleanup_strv_free_ char **env = ssh_host_config_env(&c->s->cfg);
 	struct mux_exec mx = { .command = cmd.buf, .pty = true, .term = x->term,
 			       .in_fd = x->in_fd, .out_fd = x->out_fd, .err_fd = x->err_fd,
@@ -304,7 +312,10 @@ int ssh_mux_exec(struct ssh_session *s, const struct ssh_exec *x, int *status, s
 	int st = MUX_NO_STATUS;
 
 	*status = -1;
-	command_for(x, c->marked, &cmd);
+	if (command_for(c, &cmd, err) < 0) {
+		channel_free(c);
+		return -1;
+	}
 	_cleanup_strv_free_ char **env = ssh_host_config_env(&s->cfg);
 	struct mux_exec mx = { .command = cmd.buf, .pty = x->pty, .term = x->term,
 			       .in_fd = -1, .out_fd = -1, .err_fd = -1,
@@ -326,7 +337,10 @@ int ssh_mux_exec_start(struct ssh_session *s, const struct ssh_exec *x,
 	enum mux_failure why;
 
 	*out = NULL;
-	command_for(x, c->marked, &cmd);
+	if (command_for(c, &cmd, err) < 0) {
+		channel_free(c);
+		return -1;
+	}
 	_cleanup_strv_free_ char **env = ssh_host_config_env(&s->cfg);
 	struct mux_exec mx = { .command = cmd.buf, .pty = x->pty, .term = x->term,
 			       .in_fd = -1, .out_fd = -1, .err_fd = -1,

@@ -5,7 +5,8 @@
  *
  *   mux-client check SOCKET                 open (checks, hello, alive): "pid N"
  *   mux-client exec [-r] [-s] [-t] [-w] [-T S] [-i TEXT] SOCKET COMMAND
- *                                           run COMMAND (through mux_login_command
+ *                                           run COMMAND (through mux_login_command,
+ *                                           for the login shell as ssh hands it,
  *                                           unless -r), stdin from ours (or TEXT),
  *                                           output to ours, at most S seconds;
  *                                           exits with its status. mux_exec, or with
@@ -209,7 +210,7 @@ int main(int argc, char **argv)
 	if (raw)
 		strbuf_adds(&command, argv[i + 1]);
 	else
-		mux_login_command(&command, argv[i + 1]);
+		mux_login_command(&command, argv[i + 1], true);
 	struct mux_exec x = { .command = command.buf, .subsystem = subsystem, .pty = pty,
 			      .in_fd = -1, .out_fd = -1, .err_fd = -1 };
 	struct mux_run r = { .in_fd = text ? -1 : 0, .in_buf = text, .in_len = text ? strlen(text) : 0,

@@ -32,6 +32,16 @@ TB_SLURM=${DISPATCH_TESTBED_SLURM:-1}
 # shellcheck disable=SC2034 # used by chroot and down
 TB_CACHE=${DISPATCH_TESTBED_CACHE:-/var/cache/dispatch-testbed}
 SSHD=/usr/sbin/sshd
+# Users whose login shell is of another family than bash's (t5800-login-shells): USER:SHELL,
+# SHELL also the name of its Debian package. They log in with the test key, like TB_USER,
+# on every sshd of the test bed, and may submit to the SLURM cluster.
+TB_SHELL_USERS="dispatch-tcsh:tcsh dispatch-fish:fish dispatch-zsh:zsh dispatch-dash:dash dispatch-mksh:mksh"
+tb_shell_user_names() {
+	local u
+	for u in $TB_SHELL_USERS; do
+		printf '%s ' "${u%%:*}"
+	done
+}
 
 tb_log() { printf 'testbed: %s\n' "$*" >&2; }
 tb_die() { printf 'testbed: error: %s\n' "$*" >&2; exit 1; }
@@ -219,7 +229,7 @@ tb_sshd_up() {
 		UsePAM no
 		StrictModes no
 		PermitRootLogin no
-		AllowUsers $TB_USER
+		AllowUsers $TB_USER $(tb_shell_user_names)
 		AllowTcpForwarding yes
 		AllowStreamLocalForwarding yes
 		X11Forwarding no

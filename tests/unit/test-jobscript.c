@@ -479,7 +479,10 @@ static void test_reference_keys(void)
 	struct jobscript_target t = { .host = &h };
 	CHECK_INT(jobscript_generate(&js, &t, &s, &err), 0);
 	const char *b = s.bootstrap;
-	CHECK_CONTAINS(b, "if ! shopt -q login_shell; then\n\texec bash -l \"$0\" \"$@\"\nfi\n");
+	CHECK_CONTAINS(b, "if [ -z \"${DISPATCH_LOGIN_DONE:-}\" ] && ! shopt -q login_shell; then\n");
+	CHECK_CONTAINS(b, "\texec bash -l \"$0\" \"$@\"\nfi\nunset DISPATCH_LOGIN_DONE\n");
+	CHECK_CONTAINS(b, "*csh) exec \"$SHELL\" -c 'if ( -r /etc/csh.login ) source /etc/csh.login; "
+			  "if ( -r ~/.login ) source ~/.login; exec bash \"$DISPATCH_LOGIN_DONE\"' ;;\n");
 	CHECK(strstr(b, "exec bash -l") < strstr(b, "set -euo pipefail"));
 	CHECK_CONTAINS(b, "export DISPATCH_ROOT=\"$HOME\"'/theseus'\nexport THESEUS_ROOT=\"$DISPATCH_ROOT\"\n");
 	CHECK_CONTAINS(b, "export DISPATCH_DATA_DIR=\"$HOME\"'/theseus/data'\n");
@@ -711,8 +714,94 @@ static void test_container_refusals(void)
 	free(r);
 }
 
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(path);
+}
+
+/* The bootstrap's login step, run for users of each shell family (where this machine
+ * has the shell): the environment that family's login files set reaches the rest of
+ * the bootstrap, which runs in bash, once (DISPATCH_LOGIN_DONE gone). */
+static void test_login_families(void)
+{
+	struct inv_host h = plain_host();
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	spec_cmd(&js, "true");
+	struct jobscript_target t = { .host = &h };
+	CHECK_INT(jobscript_generate(&js, &t, &s, &err), 0);
+	const char *end = strstr(s.bootstrap, "set -euo pipefail\n");
+	CHECK(end != NULL);
+	char tmpl[] = "/tmp/test-jobscript-login.XXXXXX";
+	char *home = mkdtemp(tmpl);
+	CHECK(home != NULL);
+	if (!end || !home) {
+		jobscript_release(&s);
+		jobspec_release(&js);
+		return;
+	}
+	struct strbuf boot = STRBUF_INIT;
+	strbuf_add(&boot, s.bootstrap, (size_t)(end - s.bootstrap));
+	strbuf_adds(&boot, "n=$(cat \"$HOME/runs\" 2>/dev/null || echo 0); echo $((n + 1)) >\"$HOME/runs\"\n"
+			   "printf '%s|%s|' \"${DT_LOGIN-}\" \"${DISPATCH_LOGIN_DONE-unset}\"\n"
+			   "shopt -q login_shell && echo login || echo plain\n");
+	put_file(home, "boot.sh", boot.buf);
+	put_file(home, ".profile", "DT_LOGIN=profile; export DT_LOGIN\n");
+	put_file(home, ".zprofile", "export DT_LOGIN=zprofile\n");
+	put_file(home, ".login", "setenv DT_LOGIN login\n");
+	char *cfg = xasprintf("%s/.config", home), *fish = xasprintf("%s/.config/fish", home);
+	mkdir(cfg, 0700);
+	mkdir(fish, 0700);
+	put_file(home, ".config/fish/config.fish", "if status is-login\n\tset -gx DT_LOGIN fish\nend\n");
+	static const struct { const char *shell, *want; } cases[] = {
+		{ "/bin/bash", "profile|unset|login\n" }, { "/bin/sh", "profile|unset|login\n" },
+		{ "/usr/bin/tcsh", "login|unset|plain\n" }, { "/bin/csh", "login|unset|plain\n" },
+		{ "/usr/bin/fish", "fish|unset|plain\n" }, { "/usr/bin/zsh", "zprofile|unset|plain\n" },
+		{ "/bin/dash", "profile|unset|plain\n" }, { "/bin/mksh", "profile|unset|plain\n" },
+		{ "/nonexistent/tcsh", "profile|unset|login\n" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (access(cases[i].shell, X_OK) != 0 && !strstr(cases[i].shell, "nonexistent"))
+			continue;
+		printf("# SHELL=%s\n", cases[i].shell);
+		char *cmd = xasprintf("rm -f %s/runs; env -i HOME=%s SHELL=%s PATH=/usr/bin:/bin "
+				      "bash %s/boot.sh </dev/null 2>/dev/null", home, home,
+				      cases[i].shell, home);
+		FILE *p = popen(cmd, "r");
+		char buf[256] = "";
+		size_t n = p ? fread(buf, 1, sizeof(buf) - 1, p) : 0;
+		buf[n] = '\0';
+		if (p)
+			pclose(p);
+		CHECK_STR(buf, cases[i].want);
+		char *runs = xasprintf("%s/runs", home);
+		FILE *f = fopen(runs, "r");
+		int k = 0;
+		CHECK(f && fscanf(f, "%d", &k) == 1 && k == 1);
+		if (f)
+			fclose(f);
+		free(runs);
+		free(cmd);
+	}
+	char *rm = xasprintf("rm -rf '%s'", home);
+	CHECK_INT(system(rm), 0);
+	free(rm);
+	free(cfg);
+	free(fish);
+	strbuf_release(&boot);
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
 int main(void)
 {
+	test_login_families();
 	test_container_goldens();
 	test_container_refusals();
 	test_reference_keys();

@@ -133,10 +133,9 @@ static void test_parser(void)
 static void test_login_command(void)
 {
 	struct strbuf sb = STRBUF_INIT;
-	mux_login_command(&sb, "echo 'a b'; exit 3");
-	CHECK_STR(sb.buf, "exec /bin/sh -c 'exec 3>&2 2>/dev/null; (exec 2>&3 3>&- "
-			  "\"${SHELL:-/bin/sh}\" -l -c '\\''echo '\\''\\'\\'''\\''a b'\\''\\'\\'''"
-			  "\\''; exit 3'\\''); exit $?'");
+	mux_login_command(&sb, "echo 'a b'; exit 3", false);
+	CHECK(startswith(sb.buf, "exec /bin/sh -c s\\=\\$\\(printf\\ \\%s\\ "));
+	CHECK(!strchr(sb.buf, '\n') && !strstr(sb.buf, " '"));
 	strbuf_release(&sb);
 	/* what sh makes of it: the status of a signal, the real stderr, no "Terminated" */
 	static const struct { const char *cmd; int status; const char *err; } cases[] = {
@@ -146,7 +145,7 @@ static void test_login_command(void)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct strbuf cmd = STRBUF_INIT;
-		mux_login_command(&cmd, cases[i].cmd);
+		mux_login_command(&cmd, cases[i].cmd, false);
 		char errfile[] = "/tmp/test-mux-err.XXXXXX";
 		int fd = mkstemp(errfile);
 		pid_t pid = fork();

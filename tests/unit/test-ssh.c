@@ -11,6 +11,7 @@
 #include "base/line_prefix.h"
 #include "transport/ssh.h"
 #include "transport/ssh_internal.h"
+#include "slurm/plainjob.h"
 #include "unit.h"
 
 static char *data_path(const char *name)
@@ -44,7 +45,7 @@ static char *through_sh(const char *command, const char *shell)
 {
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
 	struct strbuf out = STRBUF_INIT;
-	ssh_login_command(&cmd, command);
+	ssh_login_command(&cmd, command, false);
 	if (shell)
 		setenv("SHELL", shell, 1);
 	else
@@ -62,8 +63,10 @@ static char *through_sh(const char *command, const char *shell)
 static void test_login_command(void)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	ssh_login_command(&sb, "echo hi");
-	CHECK_STR(sb.buf, "exec /bin/sh -c 'exec \"${SHELL:-/bin/sh}\" -l -c '\\''echo hi'\\'''");
+	ssh_login_command(&sb, "echo hi", false);
+	/* one line of words every login shell reads alike (test-shquote runs them) */
+	CHECK(startswith(sb.buf, "exec /bin/sh -c s\\=\\$\\(printf\\ \\%s\\ "));
+	CHECK(!strchr(sb.buf, '\n') && !strstr(sb.buf, " '"));
 
 	_cleanup_free_ char *a = through_sh("printf '%s|' \"a  b\" 'it'\\''s' \"$((1+2))\"; exit 7", "/bin/sh");
 	CHECK_STR(a, "a  b|it's|3|[7]");
@@ -71,6 +74,42 @@ static void test_login_command(void)
 	CHECK_STR(b, "ok\n[0]");
 	_cleanup_free_ char *c = through_sh("echo 'line1\nline2' | wc -l | tr -d ' '", "/bin/bash");
 	CHECK_STR(c, "2\n[0]");
+}
+
+/* What the server can take: the largest command dispatch sends (a plain host's
+ * launch, the launcher inside) fits one argument with room to spare, and so does the
+ * status of 300 plain jobs at once; one byte over the limit is refused by name. */
+static void test_command_sizes(void)
+{
+	struct strbuf cmd = STRBUF_INIT, sent = STRBUF_INIT;
+	struct plainjob_lease lease = { .gpus = 8, .lock_dir = "/tmp/dispatch-gpus",
+					.allowed = "0,1,2,3,4,5,6,7", .max_jobs = 4 };
+	plainjob_launch_command(&cmd, "/home/someone/.dispatch/train-20261127-120000-abcd",
+				"/home/someone/work", "/home/someone/work/logs/train.out",
+				"train-20261127-120000-abcd", &lease);
+	ssh_login_command(&sent, cmd.buf, false);
+	printf("# the launch command: %zu bytes, %zu sent\n", cmd.len, sent.len);
+	CHECK(sent.len < SSH_COMMAND_MAX / 4);
+	struct plainjob_ref refs[300];
+	static char ids[300][40], dirs[300][80];
+	for (size_t i = 0; i < ARRAY_SIZE(refs); i++) {
+		snprintf(ids[i], sizeof(ids[i]), "train-20261127-1200%02zu-%04zx", i % 60, i);
+		snprintf(dirs[i], sizeof(dirs[i]), "/home/someone/.dispatch/%.40s", ids[i]);
+		refs[i] = (struct plainjob_ref){ .id = ids[i], .stage_dir = dirs[i], .pgid = 100000 + (long)i };
+	}
+	strbuf_reset(&cmd);
+	strbuf_reset(&sent);
+	plainjob_status_command(&cmd, refs, ARRAY_SIZE(refs));
+	ssh_login_command(&sent, cmd.buf, false);
+	printf("# the status of 300 plain jobs: %zu bytes, %zu sent\n", cmd.len, sent.len);
+	CHECK(sent.len < SSH_COMMAND_MAX);
+	struct dp_error err = { 0 };
+	CHECK_INT(ssh_command_fits("h", SSH_COMMAND_MAX, &err), 0);
+	CHECK_INT(ssh_command_fits("h", SSH_COMMAND_MAX + 1, &err), -1);
+	CHECK_INT(err.kind, DPE_INPUT);
+	CHECK_CONTAINS(err.msg, "the command for 'h' is 131072 bytes once encoded");
+	strbuf_release(&cmd);
+	strbuf_release(&sent);
 }
 
 static void load_key(const char *pub, struct kh_key *key, struct strbuf *blob)
@@ -520,6 +559,7 @@ int main(void)
 {
 	libssh2_init(0);
 	test_signal_status();
+	test_command_sizes();
 	test_login_command();
 	test_known_hosts();
 	test_verify_messages();
