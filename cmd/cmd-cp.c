@@ -61,8 +61,10 @@ static void progress(void *data, const char *src, uint64_t done, uint64_t total)
 	snprintf(rate, sizeof(rate), "%s%s", st->file == src ? speed : "-", st->file == src ? "/s" : "");
 	int pct = total ? (int)(done * 100 / total) : 100;
 	const char *slash = strrchr(src, '/');
-	fprintf(stderr, "\r%-40.40s %3d%% %12s %14s\033[K%s", slash && slash[1] ? slash + 1 : src,
-		pct, amount, rate, end ? "\n" : "");
+	/* a name the server gave: written out, never acted on by the terminal */
+	_cleanup_free_ char *name = printable(slash && slash[1] ? slash + 1 : src);
+	fprintf(stderr, "\r%-40.40s %3d%% %12s %14s\033[K%s", name, pct, amount, rate,
+		end ? "\n" : "");
 }
 
 static const char *type_name(enum sftp_item_type t)
@@ -77,7 +79,8 @@ static void copied(void *data, const struct sftp_item *it)
 		st->files++;
 		st->bytes += it->bytes;
 	}
-	info_msg(st->ctx, "%s -> %s", it->src, it->dest);
+	_cleanup_free_ char *src = printable(it->src), *dest = printable(it->dest);
+	info_msg(st->ctx, "%s -> %s", src, dest);
 	if (!st->items)
 		return;
 	char mode[8];

@@ -8,7 +8,8 @@
 # sound names, names each refused one (escaped) on a line of its own, writes nothing
 # outside the destination, and exits 1; directly (libssh2) and through an OpenSSH
 # master (sftp_mux.c). A symbolic link below the destination is never followed: two
-# sources merged into one directory, a link and a directory under one name. A download applies the umask unless -p
+# sources merged into one directory, a link and a directory under one name. A sound
+# name with a terminal escape is copied, and -v writes it out (\e). A download applies the umask unless -p
 # (a remote 0666 file is 0644 here with umask 022), an upload gets the server's
 # umask unless -p (as scp); both transports. Shares t5200's test bed instance.
 . "$(dirname "$0")/lib.sh"
@@ -40,11 +41,11 @@ test_expect_success 'setup: a hostile sshd, its directory, the names it lists' '
 	cat >"$RHOME/$R/rules.json" <<-\EOF &&
 	{"f-up": "../x", "d-up": "../escdir", "f-slash": "okdir/planted", "f-abs": "/abs",
 	 "f-dot": ".", "f-dotdot": "..", "f-esc": "\u001b[31m/x", "f-dup": "ok1",
-	 "f-nul": "a\u0000b", "f-empty": ""}
+	 "f-nul": "a\u0000b", "f-empty": "", "f-red": "\u001b[31mred"}
 	EOF
 	mkdir -p "$RHOME/$R/src/okdir" "$RHOME/$R/src/d-up" &&
 	for f in ok1 ok2 okdir/inner d-up/planted f-up f-slash f-abs f-dot f-dotdot f-empty \
-		f-nul f-esc f-dup; do
+		f-nul f-esc f-dup f-red; do
 		echo "$f" >"$RHOME/$R/src/$f" || return 1
 	done &&
 	chown -R "$U" "$RHOME/$R" &&
@@ -63,7 +64,8 @@ test_expect_success 'setup: a hostile sshd, its directory, the names it lists' '
 	echo "[127.0.0.1]:$HPORT $(cut -d" " -f1,2 "$TB/sshd/cphostile/host_ed25519.pub")" >kh &&
 	printf "%s\n" "../x" "../escdir" "okdir/planted" "/abs" "." ".." "" "a\\x00b" \
 		"\\e[31m/x" "ok1" | sort >want.refused &&
-	printf "%s\n" "./ok1" "./ok2" "./okdir" "./okdir/inner" >want.tree
+	printf "%s\n" "./ok1" "./ok2" "./okdir" "./okdir/inner" "./$(printf "\033")[31mred" |
+		sort >want.tree
 '
 
 # check_download DIR ERR: what a download of src from the hostile server left in
@@ -102,7 +104,10 @@ test_expect_success 'the same through an OpenSSH master (sftp_mux.c)' '
 	test_expect_code 1 dispatch -v -F mcfg cp -r hostile:$R/src m/dest 2>verr &&
 	test_grep "hostile: via master" verr &&
 	grep "^dispatch: skipping the name" verr >err &&
-	check_download m err
+	check_download m err &&
+	# -v names each file copied: a sound name with an escape in it is written out
+	test_grep -F "src/\\e[31mred -> m/dest/\\e[31mred" verr &&
+	! grep -q "$(printf "\033")" verr
 '
 hostile_down
 
