@@ -63,6 +63,9 @@ echo 'DT_LOGIN=mksh-login; export DT_LOGIN' | put mksh .profile
 	printf 'hosts:\n'
 	for sh in $SHELLS; do
 		printf '  b-%s:\n    ssh: dispatch-%s@box1\n    cluster: c-%s\n    type: plain\n    chips: {}\n' "$sh" "$sh" "$sh"
+		# a lock directory of the user's own: /tmp/dispatch-gpus, made first by
+		# another user of the box (the test bed's), is refused (dispatch-submit(1))
+		printf '    gpu_lock_dir: %s/gpus\n' "$(home_of "$sh")/$D"
 		printf '  h-%s:\n    ssh: dispatch-%s@hpc\n    cluster: c-%s\n    type: slurm\n' "$sh" "$sh" "$sh"
 		printf '    partitions: [{name: gpu, default: true}, cpu]\n    cpu_partitions: [cpu]\n'
 		printf '    chips:\n      a100-sxm4-80gb: 4\n    mem: 1000M\n'
