@@ -61,6 +61,10 @@ static const char any_decoder[] =
 	"s=$(printf %s \"$@\" | base64 -d) || { echo \"dispatch: cannot decode the command "
 	"on $(hostname): base64 -d failed\" >&2; exit 127; }; set --; eval \"$s\"";
 
+/* Chunks start at multiples of 4 of the padded encoding, so none starts with '=',
+ * which zsh would expand (=word is a command's path there). */
+_Static_assert(SH_ANY_CHUNK % 4 == 0, "SH_ANY_CHUNK must be a multiple of 4");
+
 void sh_any_command(struct strbuf *sb, const char *script)
 {
 	_cleanup_strbuf_ struct strbuf b64 = STRBUF_INIT;
