@@ -10,8 +10,8 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm.h"
 #include "base/strbuf.h"
 
 enum { OPT_HOST = 1 };

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "slurm/hostlist.h"
+#include "sched/slurm/hostlist.h"
 
 enum { OPT_EXPAND = 1, OPT_FOLD };
 

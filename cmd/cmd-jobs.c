@@ -15,8 +15,8 @@
 #include "base/when.h"
 #include "inventory/inventory.h"
 #include "ledger.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm.h"
 
 enum { OPT_HOST = 1, OPT_NAME, OPT_SINCE, OPT_STATE, OPT_LIMIT, OPT_NO_REFRESH };
 

@@ -8,9 +8,9 @@
 
 #include "dispatch.h"
 #include "inventory/inventory.h"
-#include "slurm/joblog.h"
+#include "jobs/joblog.h"
 #include "jobref.h"
-#include "slurm/slurm.h"
+#include "sched/slurm/slurm.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 

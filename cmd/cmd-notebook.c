@@ -29,7 +29,7 @@
 #include "jobref.h"
 #include "ledger.h"
 #include "notebook.h"
-#include "slurm/plainjob.h"
+#include "sched/plain/plainjob.h"
 #include "transport/forward.h"
 #include "transport/ssh.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch queue: the jobs of SLURM hosts, one connection and one command per host
- * (lib/slurm/slurm_queue.h: squeue --json or a '|'-separated format with the name last,
+ * (lib/sched/slurm/slurm_queue.h: squeue --json or a '|'-separated format with the name last,
  * chosen by the host's SLURM version in the same command).
  */
 #include <cjson/cJSON.h>
@@ -10,12 +10,12 @@
 #include <strings.h>
 
 #include "dispatch.h"
-#include "slurm/hostlist.h"
+#include "sched/slurm/hostlist.h"
 #include "inventory/inventory.h"
 #include "ledger.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm_pending.h"
-#include "slurm/slurm_queue.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm_pending.h"
+#include "sched/slurm/slurm_queue.h"
 #include "transport/ssh.h"
 
 enum { OPT_HOSTS = 1, OPT_ME, OPT_USER, OPT_PARTITION, OPT_STATES };

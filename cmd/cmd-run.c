@@ -11,7 +11,7 @@
 
 #include "dispatch.h"
 #include "base/fanout.h"
-#include "slurm/hostlist.h"
+#include "sched/slurm/hostlist.h"
 #include "inventory/inventory.h"
 #include "base/line_prefix.h"
 #include "transport/ssh.h"

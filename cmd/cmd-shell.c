@@ -2,7 +2,7 @@
 /*
  * dispatch shell JOB [--node N] [-- CMD...]: a login shell (or CMD) inside a running
  * job's allocation, as ssh -t gives one: on a SLURM host an overlap step on the job's
- * node through the login node (lib/slurm/jobshell.h), on a plain host in the job's
+ * node through the login node (lib/jobs/jobshell.h), on a plain host in the job's
  * work dir. The remote exit status is passed through.
  */
 #include <unistd.h>
@@ -10,9 +10,9 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "slurm/gpu_top.h"
-#include "slurm/jobshell.h"
-#include "slurm/plainjob.h"
+#include "gpu/gpu_top.h"
+#include "jobs/jobshell.h"
+#include "sched/plain/plainjob.h"
 #include "transport/ssh.h"
 
 enum { OPT_HOST = 1, OPT_NODE };

@@ -2,8 +2,8 @@
 /*
  * dispatch status JOB...: where each job stands. One connection and one command per
  * host however many jobs: squeue for the jobs still in the queue, then sacct for
- * those that left it (lib/slurm/slurm.h); plain-host jobs from their stage dir's pid and
- * exit_status files (lib/slurm/plainjob.h).
+ * those that left it (lib/sched/slurm/slurm.h); plain-host jobs from their stage dir's pid and
+ * exit_status files (lib/sched/plain/plainjob.h).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -11,11 +11,11 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm.h"
-#include "slurm/slurm_pending.h"
-#include "slurm/slurm_why.h"
-#include "slurm/slurm_steps.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm.h"
+#include "sched/slurm/slurm_pending.h"
+#include "sched/slurm/slurm_why.h"
+#include "sched/slurm/slurm_steps.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"

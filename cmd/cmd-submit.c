@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch submit: a job from options and/or a job file, to a host named with -H or
- * chosen by the solver. Generation is lib/slurm/jobscript.c; this file parses, picks the
+ * chosen by the solver. Generation is lib/jobs/jobscript.c; this file parses, picks the
  * host, and submits over one SSH connection:
  *
  *   1. a shell command makes the share, stage, work and log dirs (umask 077) and
@@ -10,7 +10,7 @@
  *      packed code into {share}/code/ when it is large and not there yet);
  *   3. the job ledger records the intent with a fresh token;
  *   4. SLURM: sbatch --parsable --comment=TOKEN; a plain host: the bootstrap starts
- *      detached (lib/slurm/plainjob.h).
+ *      detached (lib/sched/plain/plainjob.h).
  *
  * When the connection breaks during step 4, dispatch connects once more and looks the
  * token up (the stage dir's record of sbatch's answer, then squeue and sacct) rather
@@ -25,14 +25,14 @@
 #include "inventory/chips.h"
 #include "dispatch.h"
 #include "inventory/inventory.h"
-#include "slurm/jobscript.h"
+#include "jobs/jobscript.h"
 #include "inventory/jobspec.h"
 #include "inventory/jobspec_options.h"
 #include "ledger.h"
 #include "notebook.h"
-#include "slurm/plainjob.h"
+#include "sched/plain/plainjob.h"
 #include "base/shquote.h"
-#include "slurm/slurm.h"
+#include "sched/slurm/slurm.h"
 #include "code/snapshot.h"
 #include "solver.h"
 #include "submission.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch top JOB: the GPUs of a running SLURM job, per node, sampled by
- * nvidia-smi through one overlap step per session (lib/slurm/gpu_top.h), with
- * --procs the job's processes from the same step (lib/slurm/slurm_procs.h), over one
+ * nvidia-smi through one overlap step per session (lib/gpu/gpu_top.h), with
+ * --procs the job's processes from the same step (lib/sched/slurm/slurm_procs.h), over one
  * connection: a refreshing table on a TTY, else one sample per interval as lines,
  * or one JSON document (one line) per sample.
  */
@@ -16,12 +16,12 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "slurm/gpu_top.h"
-#include "slurm/hostlist.h"
-#include "slurm/node_health.h"
-#include "slurm/plain_top.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm_procs.h"
+#include "gpu/gpu_top.h"
+#include "sched/slurm/hostlist.h"
+#include "gpu/node_health.h"
+#include "sched/plain/plain_top.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm_procs.h"
 #include "transport/ssh.h"
 
 enum { OPT_HOST = 1, OPT_INTERVAL, OPT_COUNT, OPT_NODE, OPT_PROCS, OPT_HEALTH };
@@ -431,7 +431,7 @@ static void sleep_s(double sec)
 		;
 }
 
-/* A plain host's job: one script per refresh over ss (lib/slurm/plain_top.h). */
+/* A plain host's job: one script per refresh over ss (lib/sched/plain/plain_top.h). */
 static int top_plain(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *ref,
 		     long interval, long count, bool procs, bool health)
 {

@@ -4,9 +4,9 @@
  * runs), cheaply for the controller and without giving up on a failed poll.
  *
  * Each poll asks each host once: one squeue for all of its jobs still waited on (the
- * query of lib/slurm/slurm.h that status uses, cut in two), then sacct, over the same
+ * query of lib/sched/slurm/slurm.h that status uses, cut in two), then sacct, over the same
  * connection, only for the jobs squeue no longer has active; plain-host jobs from
- * their pid and exit_status files (lib/slurm/plainjob.h) in the same command. The interval
+ * their pid and exit_status files (lib/sched/plain/plainjob.h) in the same command. The interval
  * starts at 2 s and grows by half each poll up to --interval. A poll that fails (the
  * connection, squeue's "slurm_load_jobs error", sacct) is retried at the next one,
  * over a fresh connection when the connection failed: only --timeout ends the wait.
@@ -19,10 +19,10 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "slurm/jobwait.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm.h"
-#include "slurm/slurm_why.h"
+#include "jobs/jobwait.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm.h"
+#include "sched/slurm/slurm_why.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
@@ -44,7 +44,7 @@ static const struct dp_option wait_options[] = {
 #define FIRST_INTERVAL 2.0
 #define BACKOFF 1.5
 #define EXEC_TIMEOUT 120.0
-/* A job and what the polls made of it (lib/slurm/jobwait.h). */
+/* A job and what the polls made of it (lib/jobs/jobwait.h). */
 struct wjob {
 	const struct jobref *ref;
 	struct jobwait w;
@@ -115,7 +115,7 @@ static int run(struct whost *h, const char *command, double timeout, struct strb
 	return ssh_exec(h->ss, &x, status, err);
 }
 
-/* ---- what an answer means for a job: lib/slurm/jobwait.h; said here ---- */
+/* ---- what an answer means for a job: lib/jobs/jobwait.h; said here ---- */
 
 static void decided(const struct dp_ctx *ctx, const struct wjob *j, enum jobwait_event ev,
 		    const char *detail)

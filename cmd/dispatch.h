@@ -236,7 +236,7 @@ void job_tail_json(struct cJSON *o, const struct job_tail *t);    /* log_path, l
 void job_tail_release(struct job_tail *t);
 
 /* cmd/job-end.c: how SLURM jobs that ended without COMPLETED ended, beyond their
- * state row (lib/slurm/slurm_end.h): the step that used the most of its memory
+ * state row (lib/sched/slurm/slurm_end.h): the step that used the most of its memory
  * limit, the name of the user who cancelled it, which of its nodes is down. */
 struct slurm_why_job;
 struct job_end {

@@ -8,12 +8,12 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "slurm/slurm_queue.h"
+#include "sched/slurm/slurm_queue.h"
 #include "host_entry.h"
 #include "host_facts.h"
 #include "inventory/inventory.h"
-#include "slurm/node_health.h"
-#include "slurm/slurm.h"
+#include "gpu/node_health.h"
+#include "sched/slurm/slurm.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"

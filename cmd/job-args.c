@@ -8,8 +8,8 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "ledger.h"
-#include "slurm/gpu_top.h"
-#include "slurm/plainjob.h"
+#include "gpu/gpu_top.h"
+#include "sched/plain/plainjob.h"
 #include "transport/ssh.h"
 
 int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,

@@ -4,14 +4,14 @@
  * one more command on the host's connection, for all of its failed jobs at once,
  * that brings each step's MaxRSS against its memory limit, the names of the users
  * who cancelled them and which nodes of a NODE_FAIL job are down
- * (lib/slurm/slurm_end.h); and the "failure" object of --json.
+ * (lib/sched/slurm/slurm_end.h); and the "failure" object of --json.
  */
 #include <cjson/cJSON.h>
 
 #include "dispatch.h"
-#include "slurm/slurm.h"
-#include "slurm/slurm_end.h"
-#include "slurm/slurm_why.h"
+#include "sched/slurm/slurm.h"
+#include "sched/slurm/slurm_end.h"
+#include "sched/slurm/slurm_why.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Why pending SLURM jobs wait, with the numbers (status, queue): one remote script
- * for all of them over the command's connection (lib/slurm/slurm_pending.h).
+ * for all of them over the command's connection (lib/sched/slurm/slurm_pending.h).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dispatch.h"
-#include "slurm/slurm_pending.h"
-#include "slurm/slurm_why.h"
+#include "sched/slurm/slurm_pending.h"
+#include "sched/slurm/slurm_why.h"
 #include "transport/ssh.h"
 
 size_t job_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,

@@ -12,8 +12,8 @@
 
 #include "dispatch.h"
 #include "jobref.h"
-#include "slurm/joblog.h"
-#include "slurm/slurm.h"
+#include "jobs/joblog.h"
+#include "sched/slurm/slurm.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 

@@ -12,7 +12,7 @@
 #include "dispatch.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
-#include "slurm/hostlist.h"
+#include "sched/slurm/hostlist.h"
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap) _printf_(2, 0);
 static void vmsg(const char *prefix, const char *fmt, va_list ap)

@@ -15,8 +15,8 @@
 
 #include "dispatch.h"
 #include "jobref.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm.h"
 #include "base/strbuf.h"
 
 #define SIG_DONE SIGUSR1        /* the waiting thread has finished */

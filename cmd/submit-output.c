@@ -7,7 +7,7 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "inventory/jobspec.h"
-#include "slurm/container_run.h"
+#include "container/container_run.h"
 #include "submit-output.h"
 
 static void print_text(const struct jobscript *js)

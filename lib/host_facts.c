@@ -4,8 +4,8 @@
 #include "transport/ssh.h"
 #include "base/marker.h"
 #include "base/util.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm_queue.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm_queue.h"
 
 #define MARK MARK_SECTION " "
 

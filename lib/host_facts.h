@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a host has and has free now, asked in ONE remote command (one SSH exec):
- * a SLURM host's partitions and nodes (lib/slurm/slurm_nodes.h), a plain host's GPUs and
- * their compute processes (lib/slurm/nvidia_smi.h). Used by hosts show, hosts discover and
+ * a SLURM host's partitions and nodes (lib/sched/slurm/slurm_nodes.h), a plain host's GPUs and
+ * their compute processes (lib/gpu/nvidia_smi.h). Used by hosts show, hosts discover and
  * solve --check.
  *
  * The command prints sections, each opened by a line "@dispatch NAME", holding the
@@ -17,8 +17,8 @@
 #define DISPATCH_HOST_FACTS_H
 
 #include "base/error.h"
-#include "slurm/nvidia_smi.h"
-#include "slurm/slurm_nodes.h"
+#include "gpu/nvidia_smi.h"
+#include "sched/slurm/slurm_nodes.h"
 #include "base/strbuf.h"
 
 enum host_facts_ask {
@@ -33,7 +33,7 @@ struct host_facts {
 	bool gpu_tool;          /* nvidia-smi is on the host (and answered) */
 	struct slurm_facts sl;
 	struct nvidia_gpus gpus;
-	/* A plain host's dispatch jobs (its GPU lock directory, lib/slurm/plainjob.h):
+	/* A plain host's dispatch jobs (its GPU lock directory, lib/sched/plain/plainjob.h):
 	 * their leased GPUs are busy (and leased) in gpus; -1 when not known. */
 	long jobs_running, jobs_pending;
 	char *jobs_error;       /* why they are not known (the listing's last line), or NULL */

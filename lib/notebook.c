@@ -10,7 +10,7 @@
 #include "base/shquote.h"
 #include "ledger.h"
 #include "notebook.h"
-#include "slurm/plainjob.h"
+#include "sched/plain/plainjob.h"
 
 /* Runs inside the bootstrap's command subshell (bash, no strict mode), in the code's
  * directory. No user text: nothing here needs quoting. The probe ignores http_proxy

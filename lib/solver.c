@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The offline solver: rules in solver.h. Every host gets a verdict with its reason. */
 #include "inventory/chips.h"
-#include "slurm/hostlist.h"
+#include "sched/slurm/hostlist.h"
 #include "solver.h"
 #include "base/strbuf.h"
 

@@ -20,13 +20,13 @@
  *
  * With live facts (solve --check: req->live, one entry per host asked), a host that
  * fits on paper must also have the GPUs free now:
- * - SLURM: one node, usable (not down, drained, ...: lib/slurm/slurm_nodes.h) and not in
+ * - SLURM: one node, usable (not down, drained, ...: lib/sched/slurm/slurm_nodes.h) and not in
  *   the host's exclude list, with that many free GPUs of the GRES type (any type for
  *   any GPU), in an UP partition: the one the offline rules pick, then the host's
  *   other partitions in the order written (the cluster's default partition when the
  *   host names none). A CPU job needs a usable node with a free CPU.
  * - plain: GPUs of the chip with no compute process of NVIDIA_SMI_BUSY_MIB or more
- *   (lib/slurm/nvidia_smi.h); a GPU nvidia-smi names outside the catalogue counts as the
+ *   (lib/gpu/nvidia_smi.h); a GPU nvidia-smi names outside the catalogue counts as the
  *   host's chip when the inventory gives it one chip only. No nvidia-smi on a GPU
  *   host: it does not fit (nothing says its GPUs are free). CPU-only hosts fit.
  * - a host that could not be asked (live entry with facts NULL, or no entry) is

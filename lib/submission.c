@@ -12,9 +12,9 @@
 #include "inventory/inventory.h"
 #include "inventory/jobspec.h"
 #include "ledger.h"
-#include "slurm/container_run.h"
-#include "slurm/plainjob.h"
-#include "slurm/slurm.h"
+#include "container/container_run.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm.h"
 #include "transport/ssh.h"
 #include "transport/sftp.h"
 

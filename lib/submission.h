@@ -4,19 +4,19 @@
  * row in the ledger. Used by submit and submit-packed; the next callers are submit
  * --wait and notebooks. The steps, over one connection:
  *
- *   submission_prepare   a token and a stage name; the scripts (lib/slurm/jobscript.h),
+ *   submission_prepare   a token and a stage name; the scripts (lib/jobs/jobscript.h),
  *                        with the code inside bootstrap.sh up to SUBMISSION_EMBED_MAX
  *                        or else read from {share}/code/SHA256.tar.gz (decided here,
  *                        once). A dry run stops here.
  *   submission_run       1. a shell command checks what a container job needs there
- *                           (slurm/container_run.h), makes the share, stage, work and
+ *                           (container/container_run.h), makes the share, stage, work and
  *                           log dirs (umask 077) and prints their absolute paths;
  *                        2. SFTP writes the scripts into the stage dir with mode 0700,
  *                           and the code into {share}/code/ when it is not there yet
  *                           (under a temporary name, renamed: no job sees half of it);
  *                        3. the ledger records the intent with the token;
  *                        4. SLURM: sbatch --parsable --comment=TOKEN; a plain host: the
- *                           bootstrap starts detached (lib/slurm/plainjob.h).
+ *                           bootstrap starts detached (lib/sched/plain/plainjob.h).
  *
  * When the connection breaks during step 4, or the shell dies before it reports
  * sbatch's answer, submission_run connects once more (hooks->reconnect) and looks the
@@ -36,7 +36,7 @@
 
 #include "base/error.h"
 #include "base/strbuf.h"
-#include "slurm/jobscript.h"
+#include "jobs/jobscript.h"
 
 struct inv_host;
 struct jobspec;

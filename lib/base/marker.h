@@ -70,10 +70,10 @@
  * tick, once an interval. */
 #define MARK_TOP MARKER("top")
 #define MARK_TOP_TICK MARKER("top-tick")
-/* hosts show --health (lib/slurm/node_health.h) */
+/* hosts show --health (lib/gpu/node_health.h) */
 #define MARK_SINFO_EXIT MARKER("sinfo-exit")
 #define MARK_HEALTH MARKER("health")
-/* How failed SLURM jobs ended (lib/slurm/slurm_end.h): sacct's steps, then the
+/* How failed SLURM jobs ended (lib/sched/slurm/slurm_end.h): sacct's steps, then the
  * cancellers' passwd lines, then the failed nodes' states. */
 #define MARK_FAIL_STEPS MARKER("fail-steps")
 #define MARK_FAIL_STEPS_EXIT MARKER("fail-steps-exit")

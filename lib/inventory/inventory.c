@@ -415,7 +415,7 @@ static int load_chips(struct loader *l, const struct ynode *n, const char *hpath
 }
 
 /* gpu_lock_dir and max_jobs: the leases and the queue of a plain host
- * (lib/slurm/plainjob.h); a SLURM host has its scheduler and ignores them. */
+ * (lib/sched/plain/plainjob.h); a SLURM host has its scheduler and ignores them. */
 static int load_plain_queue(struct loader *l, const struct ynode *n, const char *hpath,
 			    struct inv_host *h)
 {
@@ -608,7 +608,7 @@ static int load_foreign_host(struct loader *l, const struct ynode *n, const char
 	return 0;
 }
 
-/* container_runtime, container_image, container_mounts (lib/inventory/container.h). */
+/* container_runtime, container_image, container_mounts (lib/container/container.h). */
 static int load_container(struct loader *l, const struct ynode *n, const char *path,
 			  struct inv_host *h)
 {

@@ -8,7 +8,7 @@
 #define DISPATCH_INVENTORY_H
 
 #include "base/error.h"
-#include "inventory/container.h"
+#include "container/container.h"
 
 struct inv_kv {
 	char *key;

@@ -12,7 +12,7 @@
 
 #include "base/shquote.h"
 #include "base/strbuf.h"
-#include "inventory/container.h"
+#include "container/container.h"
 #include "inventory/yaml_tree.h"
 
 enum jo_kind { JO_STR, JO_COUNT, JO_FLAG, JO_LIST, JO_ENV };

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "base/util.h"
-#include "inventory/container.h"
+#include "container/container.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

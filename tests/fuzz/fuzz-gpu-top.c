@@ -3,9 +3,9 @@
  * dispatch top's parsers on any bytes, aborting on a broken property: scontrol's
  * record gives nodes with GPU counts >= 0; the session's lines, fed to a two-node
  * session, keep every row on a known node with a non-empty key, and the rows a node
- * shows are its own, and each node's --procs list (lib/slurm/slurm_procs.h) holds
+ * shows are its own, and each node's --procs list (lib/sched/slurm/slurm_procs.h) holds
  * whole process lines (a command, a user), sums not negative, the GPU processes
- * its own; fed to a plain host's session (lib/slurm/plain_top.h), the
+ * its own; fed to a plain host's session (lib/sched/plain/plain_top.h), the
  * job's processes are the group's and their descendants, sums are not negative, a
  * GPU flagged shared is the job's, and the GPUs counted are the ones marked.
  */
@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "base/marker.h"
-#include "slurm/gpu_top.h"
-#include "slurm/plain_top.h"
-#include "slurm/slurm_procs.h"
+#include "gpu/gpu_top.h"
+#include "sched/plain/plain_top.h"
+#include "sched/slurm/slurm_procs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A host's answer (lib/host_facts.h) as each ask would read it: the scontrol parsing
- * (lib/slurm/slurm_nodes.h) and the nvidia-smi parsing (lib/slurm/nvidia_smi.h) behind it, with
+ * (lib/sched/slurm/slurm_nodes.h) and the nvidia-smi parsing (lib/gpu/nvidia_smi.h) behind it, with
  * properties that must hold on any input: a failure returns nothing and says why;
  * on success every node's used GPUs are within 0..total, free counts are within
  * 0..total and zero on unusable nodes, partition sums add up, and a busy GPU is one

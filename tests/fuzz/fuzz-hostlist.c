@@ -9,7 +9,7 @@
  */
 #include <stdint.h>
 
-#include "slurm/hostlist.h"
+#include "sched/slurm/hostlist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "slurm/slurm.h"
+#include "sched/slurm/slurm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
  * a spec that validates also generates scripts for both host types. */
 #include <stdint.h>
 
-#include "slurm/jobscript.h"
+#include "jobs/jobscript.h"
 #include "inventory/jobspec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "slurm/node_health.h"
+#include "gpu/node_health.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

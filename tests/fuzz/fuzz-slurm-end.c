@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * How failed jobs ended (lib/slurm/slurm_end.h), aborting on a broken property:
+ * How failed jobs ended (lib/sched/slurm/slurm_end.h), aborting on a broken property:
  * every row has all its fields, a size is -1 or not negative, a job's memory verdict
  * is one of its own steps with both numbers, a name is there only for a uid the
  * answer holds; and each line alone through slurm_mem_per_node (as AllocTRES and as
@@ -8,7 +8,7 @@
  */
 #include <stdint.h>
 
-#include "slurm/slurm_end.h"
+#include "sched/slurm/slurm_end.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pending script's answer (lib/slurm/slurm_pending.c) on any bytes, aborting on a
+ * The pending script's answer (lib/sched/slurm/slurm_pending.c) on any bytes, aborting on a
  * broken property: every job has an id and a reason and a detail object with the
  * expected start; a detail text is one line; every job is found by its id.
  */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "slurm/slurm_pending.h"
+#include "sched/slurm/slurm_pending.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

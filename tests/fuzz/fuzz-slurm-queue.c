@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "slurm/slurm.h"
-#include "slurm/slurm_queue.h"
+#include "sched/slurm/slurm.h"
+#include "sched/slurm/slurm_queue.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 
-#include "slurm/slurm_steps.h"
+#include "sched/slurm/slurm_steps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

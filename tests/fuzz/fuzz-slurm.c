@@ -10,9 +10,9 @@
  */
 #include <stdint.h>
 
-#include "slurm/plainjob.h"
-#include "slurm/slurm.h"
-#include "slurm/slurm_queue.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm.h"
+#include "sched/slurm/slurm_queue.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,10 +19,10 @@
 #include <string.h>
 
 #include "host_facts.h"
-#include "slurm/slurm.h"
-#include "slurm/slurm_end.h"
-#include "slurm/slurm_pending.h"
-#include "slurm/slurm_queue.h"
+#include "sched/slurm/slurm.h"
+#include "sched/slurm/slurm_end.h"
+#include "sched/slurm/slurm_pending.h"
+#include "sched/slurm/slurm_queue.h"
 
 int main(int argc, char **argv)
 {

@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "base/marker.h"
-#include "slurm/gpu_top.h"
+#include "gpu/gpu_top.h"
 #include "unit.h"
 
 static const char job_gpus[] =

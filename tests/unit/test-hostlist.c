@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 
-#include "slurm/hostlist.h"
+#include "sched/slurm/hostlist.h"
 #include "base/strbuf.h"
 #include "unit.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* dispatch logs: where a job writes (scontrol show job, captured on the test cluster,
  * and sbatch patterns filled in for ledger jobs), and the remote commands of
- * lib/slurm/joblog.h run here in sh: cat, and following a file while a plain-host job's
+ * lib/jobs/joblog.h run here in sh: cat, and following a file while a plain-host job's
  * process group runs or while a stand-in squeue says the job runs. */
 #include <signal.h>
 #include <stdbool.h>
@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "slurm/joblog.h"
-#include "slurm/slurm.h"
+#include "jobs/joblog.h"
+#include "sched/slurm/slurm.h"
 #include "unit.h"
 
 static char *fixture(const char *name)

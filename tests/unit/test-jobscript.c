@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <sys/stat.h>
 
-#include "slurm/container_run.h"
-#include "slurm/jobscript.h"
+#include "container/container_run.h"
+#include "jobs/jobscript.h"
 #include "unit.h"
 
 static struct dp_error err;

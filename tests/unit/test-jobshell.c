@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/slurm/jobshell: the node a shell goes to, picked from a running two-node job
+/* lib/jobs/jobshell: the node a shell goes to, picked from a running two-node job
  * as scontrol -d shows it (captured on the test cluster, SLURM 22.05), the srun
  * line, and the plain-host command run for real in a local sh: it starts in the
  * recorded work dir with DISPATCH_JOB_ID, and the words of a command arrive as
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "slurm/gpu_top.h"
-#include "slurm/jobshell.h"
+#include "gpu/gpu_top.h"
+#include "jobs/jobshell.h"
 #include "unit.h"
 
 static void test_pick_node(void)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/slurm/jobwait, wait's state machine, on the captured answers of the test cluster
+/* lib/jobs/jobwait, wait's state machine, on the captured answers of the test cluster
  * (tests/unit/data/slurm/wait-* and status-22.05.out: ended, failed, running, pending
  * jobs and a throttled array mid-way) and on crafted rows in the same formats for
  * what a capture cannot hold still: PREEMPTED twice or requeued, a job that drops
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
-#include "slurm/jobwait.h"
+#include "jobs/jobwait.h"
 #include "unit.h"
 
 static struct slurm_job *rows_of(const char *text, size_t *n)

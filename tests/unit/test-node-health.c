@@ -4,7 +4,7 @@
  * per partition; the GPU health lines as the script prints them from the
  * a100-health fixture, nvidia-smi missing or failing, and the kernel log's XIDs. */
 #include "base/marker.h"
-#include "slurm/node_health.h"
+#include "gpu/node_health.h"
 #include "unit.h"
 
 static void test_sinfo(void)

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "notebook.h"
-#include "slurm/plainjob.h"
+#include "sched/plain/plainjob.h"
 #include "unit.h"
 
 static void poll_fixture(const char *name, bool plain, struct notebook_poll *res)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* nvidia-smi parsing, busy GPUs and product names to catalogue chips (lib/slurm/nvidia_smi.h). */
+/* nvidia-smi parsing, busy GPUs and product names to catalogue chips (lib/gpu/nvidia_smi.h). */
 #include "inventory/chips.h"
-#include "slurm/nvidia_smi.h"
+#include "gpu/nvidia_smi.h"
 #include "unit.h"
 
 static char *fixture(const char *name)

@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "base/marker.h"
-#include "slurm/plain_top.h"
+#include "sched/plain/plain_top.h"
 #include "unit.h"
 
 static void run(const char *text, struct plain_top *p, struct gpu_top *t)

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "slurm/plainjob.h"
-#include "slurm/slurm_queue.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm_queue.h"
 #include "base/shquote.h"
 #include "unit.h"
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* How failed jobs ended (lib/slurm/slurm_end.h), on real captures of three releases
+/* How failed jobs ended (lib/sched/slurm/slurm_end.h), on real captures of three releases
  * (tests/unit/data/slurm/end-*.out, made by capture-failed on the test cluster,
  * which kills a step over its memory): MaxRSS against the limit per node (the
  * batch step over --mem, an srun step on two nodes, --mem-per-cpu), the cancellers'
  * names, a NODE_FAIL job's node that sinfo says is down; the sentences slurm_why
  * makes of them; ReqMem's forms before 21.08. */
-#include "slurm/slurm_end.h"
-#include "slurm/slurm_why.h"
+#include "sched/slurm/slurm_end.h"
+#include "sched/slurm/slurm_why.h"
 #include "unit.h"
 
 #define MIB (1024LL * 1024)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* scontrol -o parsing (lib/slurm/slurm_nodes.h) and the probe's sections (lib/host_facts.h)
+/* scontrol -o parsing (lib/sched/slurm/slurm_nodes.h) and the probe's sections (lib/host_facts.h)
  * on outputs captured from the test cluster and on hand-written other versions. */
 #include "host_facts.h"
-#include "slurm/slurm_nodes.h"
+#include "sched/slurm/slurm_nodes.h"
 #include "unit.h"
 
 static char *fixture(const char *name)

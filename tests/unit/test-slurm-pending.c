@@ -4,7 +4,7 @@
  * job, in text and as the JSON object of --json; a crafted answer with the nodes and
  * partitions sections missing gives less detail, not wrong numbers. */
 #include "base/util.h"
-#include "slurm/slurm_pending.h"
+#include "sched/slurm/slurm_pending.h"
 #include "unit.h"
 
 static const struct slurm_pending *job(const struct slurm_pending *p, size_t n, const char *id)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* dispatch queue's parsers (lib/slurm/slurm_queue.h) on outputs captured from the test
+/* dispatch queue's parsers (lib/sched/slurm/slurm_queue.h) on outputs captured from the test
  * cluster (SLURM 22.05.8): squeue --json and the '|' format with the end-of-record
  * mark, jobs named with spaces, '|' and a newline that imitates a whole row; the
  * filters applied here; and the format chosen by the version, by running the command
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "slurm/slurm_queue.h"
+#include "sched/slurm/slurm_queue.h"
 #include "unit.h"
 
 /* The mark the captures were made with (dispatch makes a fresh one per call). */

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "host_facts.h"
-#include "slurm/jobwait.h"
-#include "slurm/slurm.h"
-#include "slurm/slurm_queue.h"
+#include "jobs/jobwait.h"
+#include "sched/slurm/slurm.h"
+#include "sched/slurm/slurm_queue.h"
 #include "unit.h"
 
 #define EOR "dsp-0123456789abcdef0123456789abcdef"

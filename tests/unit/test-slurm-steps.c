@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* status --steps: sacct's per-step rows (captured and crafted) and its sizes. */
-#include "slurm/slurm.h"
-#include "slurm/slurm_steps.h"
+#include "sched/slurm/slurm.h"
+#include "sched/slurm/slurm_steps.h"
 #include "unit.h"
 
 int main(void)

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/slurm, the parts `dispatch wait` polls with: the squeue and sacct halves of the
+/* lib/sched/slurm, the parts `dispatch wait` polls with: the squeue and sacct halves of the
  * status query (valid sh, ids quoted), their exit-status lines, which squeue errors
  * are failures to retry (slurmctld down) and which are answers (a purged id), the
  * rows of both halves, and SLURM's elapsed-time format. Fixtures: real outputs of the
  * test cluster, tests/unit/data/slurm/wait-*. */
 #include <stdlib.h>
 
-#include "slurm/slurm.h"
+#include "sched/slurm/slurm.h"
 #include "base/marker.h"
 #include "unit.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Why a job waits or ended: the pending-reason table (an unknown reason as SLURM
  * gives it) and the end states with exit code and signal. */
-#include "slurm/slurm_why.h"
+#include "sched/slurm/slurm_why.h"
 #include "unit.h"
 
 static void check(const char *state, const char *reason, int code, int sig, const char *nodes,

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/slurm: sbatch --parsable answers among banners, the squeue + sacct status
+/* lib/sched/slurm: sbatch --parsable answers among banners, the squeue + sacct status
  * query and its selection, the token lookup after a lost connection, and the shell
  * text of the commands (run through sh -n). Fixtures: tests/unit/data/slurm/. */
 #include <stdlib.h>
 
-#include "slurm/slurm.h"
+#include "sched/slurm/slurm.h"
 #include "unit.h"
 
 static char *fixture(const char *name)

@@ -11,7 +11,7 @@
 #include "base/line_prefix.h"
 #include "transport/ssh.h"
 #include "transport/ssh_internal.h"
-#include "slurm/plainjob.h"
+#include "sched/plain/plainjob.h"
 #include "unit.h"
 
 static char *data_path(const char *name)

@@ -11,7 +11,7 @@
 #include "base/marker.h"
 #include "inventory/inventory.h"
 #include "inventory/jobspec.h"
-#include "slurm/plainjob.h"
+#include "sched/plain/plainjob.h"
 #include "submission.h"
 #include "unit.h"
 

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+#include "gpu/node_health.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/marker.h"
+#include "base/util.h"
+
+void node_health_command(struct strbuf *sb)
+{
+	strbuf_adds(sb, "sinfo -N -h -o '%N|%T|%H|%u|%E'\n");
+	marker_status(sb, MARK_SINFO_EXIT, "?");
+}
+
+static char *or_null(const char *s, const char *none)
+{
+	return *s && !streq(s, none) ? xstrdup(s) : NULL;
+}
+
+size_t node_health_parse(const char *out, struct node_health **nodes)
+{
+	size_t n = 0;
+	*nodes = NULL;
+	struct line_iter it = LINE_ITER_INIT(out);
+	for (char *l; (l = line_next(&it));) {
+		char *f[5];
+		char *p = l;
+		size_t k = 0;
+		/* four '|' split the first five fields; the reason keeps any others */
+		for (; k < 4; k++) {
+			char *bar = strchr(p, '|');
+			if (!bar)
+				break;
+			*bar = 0;
+			f[k] = p;
+			p = bar + 1;
+		}
+		if (k < 4 || !*f[0] || !*f[1] || strchr(f[0], ' '))
+			continue;
+		f[4] = p;
+		bool seen = false;
+		for (size_t i = 0; i < n && !seen; i++)
+			seen = streq((*nodes)[i].node, f[0]);
+		if (seen)
+			continue;
+		*nodes = xrealloc(*nodes, (n + 1) * sizeof(**nodes));
+		(*nodes)[n++] = (struct node_health){
+			.node = xstrdup(f[0]), .state = xstrdup(f[1]), .since = or_null(f[2], "Unknown"),
+			.by = or_null(f[3], "Unknown"), .reason = or_null(f[4], "none"),
+		};
+	}
+	line_iter_release(&it);
+	return n;
+}
+
+void node_health_free(struct node_health *h, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(h[i].node);
+		free(h[i].state);
+		free(h[i].since);
+		free(h[i].by);
+		free(h[i].reason);
+	}
+	free(h);
+}
+
+static const char *const health_names[GH_N] = {
+	[GH_UUID] = "uuid",
+	[GH_BUS_ID] = "pci.bus_id",
+	[GH_ECC_VOLATILE] = "ecc.errors.uncorrected.volatile.total",
+	[GH_ECC_AGGREGATE] = "ecc.errors.uncorrected.aggregate.total",
+	[GH_RETIRED_PENDING] = "retired_pages.pending",
+	[GH_REMAP_PENDING] = "remapped_rows.pending",
+	[GH_REMAP_FAILURE] = "remapped_rows.failure",
+	[GH_RECOVERY] = "gpu_recovery_action",
+};
+
+const char *gpu_health_field_name(enum gpu_health_field f)
+{
+	return (unsigned)f < GH_N ? health_names[f] : NULL;
+}
+
+void gpu_health_command(struct strbuf *sb)
+{
+	strbuf_adds(sb, "p() { printf '" MARK_HEALTH " %s %s\\n' \"$1\" \"$2\"; }\n"
+			"if ! command -v nvidia-smi >/dev/null 2>&1; then\n"
+			"\tp no-nvidia-smi\n"
+			"elif ! h=$(nvidia-smi --help-query-gpu 2>&1); then\n"
+			"\tp failed \"$(printf '%s\\n' \"$h\" | head -n 1)\"\n"
+			"else\n"
+			"\tq=\n"
+			"\tfor f in");
+	for (int f = 0; f < GH_N; f++)
+		strbuf_addf(sb, " %s", health_names[f]);
+	strbuf_adds(sb, "; do\n"
+			"\t\tcase $h in *\"\\\"$f\\\"\"*) q=$q${q:+,}$f ;; esac\n"
+			"\tdone\n"
+			"\tp fields \"$q\"\n"
+			"\tnvidia-smi --query-gpu=\"$q\" --format=csv,noheader,nounits 2>&1 |\n"
+			"\t\twhile IFS= read -r l; do p row \"$l\"; done\n"
+			"fi\n"
+			/* the kernel log where this user may read it */
+			"if x=$(journalctl -k -q --no-pager -o short 2>/dev/null) && [ -n \"$x\" ]; then\n"
+			"\ts=journalctl\n"
+			"elif x=$(dmesg 2>/dev/null) && [ -n \"$x\" ]; then\n"
+			"\ts=dmesg\n"
+			"else\n"
+			"\ts=unavailable x=\n"
+			"fi\n"
+			"p xid-source \"$s\"\n"
+			"printf '%s\\n' \"$x\" | grep 'NVRM: Xid' | tail -n 20 |\n"
+			"\twhile IFS= read -r l; do p xid \"$l\"; done\n");
+}
+
+/* A value nvidia-smi could not give. */
+static bool unknown(const char *v)
+{
+	return !*v || *v == '[' || streq(v, "N/A");
+}
+
+static void feed_row(struct gpu_health_report *r, const int *cols, int ncols, const char *csv)
+{
+	char **v = xcalloc((size_t)ncols + 1, sizeof(char *));
+	int got = 0;
+	for (const char *p = csv; got < ncols;) {
+		const char *e = strstr(p, ", ");
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		v[got++] = xstrndup(p, len);
+		if (!e)
+			break;
+		p = e + 2;
+	}
+	if (got != ncols || ncols == 0) {
+		if (!r->error)
+			r->error = xstrdup(csv);
+		goto out;
+	}
+	struct gpu_health g = { 0 };
+	for (int f = 0; f < GH_N; f++)
+		if (cols[f] >= 0 && !unknown(v[cols[f]]))
+			g.v[f] = xstrdup(v[cols[f]]);
+	if (!g.v[GH_UUID] && !g.v[GH_BUS_ID]) {
+		for (int f = 0; f < GH_N; f++)
+			free(g.v[f]);
+		if (!r->error)
+			r->error = xstrdup(csv);
+		goto out;
+	}
+	long ecc;
+	g.unhealthy = (g.v[GH_ECC_VOLATILE] && parse_long(g.v[GH_ECC_VOLATILE], 1, 0x7fffffff, &ecc)) ||
+		      (g.v[GH_RETIRED_PENDING] && streq(g.v[GH_RETIRED_PENDING], "Yes")) ||
+		      (g.v[GH_REMAP_PENDING] && streq(g.v[GH_REMAP_PENDING], "Yes")) ||
+		      (g.v[GH_REMAP_FAILURE] && streq(g.v[GH_REMAP_FAILURE], "Yes")) ||
+		      (g.v[GH_RECOVERY] && !streq(g.v[GH_RECOVERY], "None") &&
+		       !streq(g.v[GH_RECOVERY], "GPU_RECOVERY_ACTION_NONE"));
+	r->gpus = xrealloc(r->gpus, (r->ngpus + 1) * sizeof(*r->gpus));
+	r->gpus[r->ngpus++] = g;
+out:
+	for (int i = 0; i < got; i++)
+		free(v[i]);
+	free(v);
+}
+
+void gpu_health_parse(const char *out, struct gpu_health_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	int cols[GH_N], ncols = 0;
+	for (int f = 0; f < GH_N; f++)
+		cols[f] = -1;
+	struct line_iter it = LINE_ITER_INIT(out);
+	for (char *l; (l = line_next(&it));) {
+		const char *rest = marker_value(l, MARK_HEALTH), *a;
+		if (!rest)
+			continue;
+		if (streq(rest, "no-nvidia-smi ") || streq(rest, "no-nvidia-smi")) {
+			r->no_smi = true;
+		} else if ((a = after_prefix(rest, "failed "))) {
+			free(r->error);
+			r->error = xstrdup(*a ? a : "nvidia-smi failed");
+		} else if ((a = after_prefix(rest, "fields "))) {
+			for (int f = 0; f < GH_N; f++)
+				cols[f] = -1;
+			ncols = 0;
+			for (const char *p = a; *p;) {
+				size_t len = strcspn(p, ",");
+				for (int f = 0; f < GH_N; f++)
+					if (strlen(health_names[f]) == len && !strncmp(p, health_names[f], len) &&
+					    cols[f] < 0)
+						cols[f] = ncols;
+				ncols++;
+				p += len + (p[len] == ',');
+			}
+		} else if ((a = after_prefix(rest, "row "))) {
+			feed_row(r, cols, ncols, a);
+		} else if ((a = after_prefix(rest, "xid-source "))) {
+			free(r->xid_source);
+			r->xid_source = xstrdup(a);
+		} else if ((a = after_prefix(rest, "xid "))) {
+			strv_add(&r->xid, a);
+		}
+	}
+	line_iter_release(&it);
+}
+
+void gpu_health_release(struct gpu_health_report *r)
+{
+	for (size_t i = 0; i < r->ngpus; i++)
+		for (int f = 0; f < GH_N; f++)
+			free(r->gpus[i].v[f]);
+	free(r->gpus);
+	free(r->error);
+	free(r->xid_source);
+	strv_free(r->xid);
+	memset(r, 0, sizeof(*r));
+}
