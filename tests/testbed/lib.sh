@@ -188,6 +188,11 @@ tb_sshd_supports() {
 	[ "$(cat "$cache/$opt")" = yes ]
 }
 
+# tb_sshd_health NAME: the health facts of sshd NAME (see tb_health), on stdout.
+tb_sshd_health() {
+	printf 'pid %s\nfile %s\n' "$TB_DIR/sshd/$1/pid" "$TB_DIR/sshd/$1/sshd_config"
+}
+
 # tb_sshd_up NAME NS ADDR PORT [LINE...]: writes the config of sshd NAME (its own
 # host key, log, pid file, and any extra config LINEs, e.g. 'SetEnv NAME=VALUE'; a
 # LINE whose keyword is among the defaults below replaces that default, since sshd
@@ -285,6 +290,21 @@ tb_alive() {
 	[ "${stat%% *}" != Z ]
 }
 
+# tb_proc_start PID: sets TB_START to PID's start time (clock ticks after boot,
+# field 22 of /proc/PID/stat): with the pid it names one process, as a pid may be
+# used again. Fails when PID does not run (or is a zombie). No subprocess.
+tb_proc_start() {
+	local stat fields
+	TB_START=
+	[[ $1 =~ ^[0-9]+$ ]] || return 1
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	# shellcheck disable=SC2206 # the fields after the command name: a letter, numbers
+	fields=(${stat##*) })
+	case ${fields[0]} in Z | X | x) return 1 ;; esac
+	# shellcheck disable=SC2034 # the caller's
+	TB_START=${fields[19]}
+}
+
 # tb_kill PID...: SIGTERM, then SIGKILL what is left after about 2 s.
 tb_kill() {
 	local p i alive
@@ -352,6 +372,26 @@ tb_known_host() {
 tb_part_dir() {
 	mkdir -p "$TB_DIR/parts/$1"
 	echo "$TB_DIR/parts/$1"
+}
+
+# Health facts: what 'up' checks first, in milliseconds, before it does anything else
+# (see 'up', quick_check). Each part writes them into its part dir as 'health', one
+# per line:
+#   pid FILE     a daemon's pid file: the process it names runs (the same process
+#                that ran when 'up' last finished: 'up' records its start time)
+#   file FILE    a file 'up' or the part generated: unchanged since then (SHA-256)
+#   path PATH    exists
+#   mount DIR    is a mount point
+# A fact that does not hold sends 'up' the whole way, which repairs what it can.
+
+# tb_nodes_idle [SINFO]: both nodes of the cluster answer and take jobs: idle, or
+# busy with jobs (a second 'up' on a cluster other tests are using finds them mix,
+# alloc, plnd or comp). SINFO: the sinfo to run (the chroot's wrapper for a release).
+tb_nodes_idle() {
+	local out
+	out=$(timeout 10 "${1:-sinfo}" -N -h -p gpu -o '%N %t') || return 1
+	out=$(printf '%s\n' "$out" | sed -E 's/ (mix|alloc|plnd|comp)$/ idle/' | sort -u)
+	[ "$out" = "$(printf 'node1 idle\nnode2 idle')" ]
 }
 
 # The settings an instance was brought up with, so that 'down' (and a second 'up')
