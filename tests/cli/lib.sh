@@ -15,7 +15,8 @@ mkdir -p "$HOME"
 # from $HOME. So that it too finds the test's HOME, it runs under nss_wrapper with a
 # copy of the passwd whose entry for this user has $HOME as its home: $DISPATCH becomes
 # a script that sets that up and execs the binary, $DISPATCH_BIN (whatever dispatch
-# runs, a ProxyCommand's ssh or a Match exec, sees the same passwd).
+# runs, a ProxyCommand's ssh or a Match exec, sees the same passwd). Without DEEPBIND
+# and with ASan told that it does not come first: for the sanitize build.
 # test_passwd_home DIR makes DIR the passwd home instead, HOME left as it is.
 NSS_WRAPPER_LIB=
 for d in /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
@@ -39,7 +40,8 @@ mkdir -p "$TRASH/.bin"
 	echo '#!/bin/sh'
 	printf 'LD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" NSS_WRAPPER_PASSWD="%s" NSS_WRAPPER_GROUP="%s" \\\n' \
 		"$NSS_WRAPPER_LIB" "$TRASH/.passwd" "$TRASH/.group"
-	printf '\tASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" exec "%s" "$@"\n' \
+	printf '\tNSS_WRAPPER_DISABLE_DEEPBIND=1 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \\\n'
+	printf '\texec "%s" "$@"\n' \
 		"$DISPATCH_BIN"
 } >"$TRASH/.bin/dispatch"
 chmod 755 "$TRASH/.bin/dispatch"
