@@ -193,7 +193,7 @@ static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 
 	struct dp_error err = { 0 };
 	_cleanup_strv_free_ char **all = NULL;
-	if (ssh_config_aliases(ctx->ssh_config_path, &all, &err) < 0)
+	if (ssh_config_aliases(ctx->ssh_config_path, ctx->ssh_home, &all, &err) < 0)
 		return report_error(&err);
 	_cleanup_strv_free_ char **aliases = NULL;
 	for (size_t i = 0; all && all[i]; i++)

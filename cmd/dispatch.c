@@ -12,6 +12,7 @@
 #include "base/strbuf.h"
 #include "inventory/inventory.h"
 #include "transport/ssh.h"
+#include "transport/ssh_config.h"
 #include "versions.h"
 
 #ifndef DISPATCH_VERSION
@@ -245,6 +246,8 @@ int main(int argc, char **argv)
 	ctx.ssh_config_path = getenv("DISPATCH_SSH_CONFIG");
 	if (ctx.ssh_config_path && !*ctx.ssh_config_path)
 		ctx.ssh_config_path = NULL;
+	_cleanup_free_ char *ssh_home = ssh_user_home();
+	ctx.ssh_home = ssh_home;
 
 	r = options_parse(&top, argc, argv, &ctx, &top_args);
 	if (r)

@@ -77,6 +77,8 @@ struct dp_ctx {
 	const char *inventory_path;   /* resolved path, or NULL when there is none */
 	struct inventory *inv;        /* loaded per the command's flags, else NULL */
 	const char *ssh_config_path;  /* -F, $DISPATCH_SSH_CONFIG, or NULL for ~/.ssh/config */
+	const char *ssh_home;         /* ~ and %d in ssh_config: the passwd entry's home, as
+					 ssh takes it (never $HOME) */
 	bool json;
 	int verbosity;                /* 0 normal, > 0 with -v, < 0 with -q */
 	const struct dispatch_cmd *cmd;

@@ -65,7 +65,7 @@ static int cmd_hosts_resolve(struct dp_ctx *ctx, const struct dp_args *args)
 	}
 	struct ssh_host_config c;
 	struct dp_error err = { 0 };
-	if (ssh_config_resolve_dest(ctx->ssh_config_path, dest, &c, &err) < 0)
+	if (ssh_config_resolve_dest(ctx->ssh_config_path, ctx->ssh_home, dest, &c, &err) < 0)
 		return report_error(&err);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	ssh_config_dump(&c, &sb);

@@ -207,6 +207,7 @@ void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc)
 {
 	memset(sc, 0, sizeof(*sc));
 	sc->config_path = ctx->ssh_config_path;
+	sc->home = ctx->ssh_home;
 	sc->destination = inventory_destination;
 	sc->destination_data = (void *)ctx->inv;
 	if (have_tty())

@@ -856,8 +856,11 @@ int msftp_open(struct ssh_session *s, struct fs *fs, struct dp_error *err)
 	strbuf_init(&m->ibuf);
 	m->s = s;
 	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	/* SendEnv and SetEnv, as ssh -s sftp sends them: in the new-session request,
+	 * before the master asks for the subsystem (clientloop.c's client_session2_setup). */
+	_cleanup_strv_free_ char **env = ssh_host_config_env(&s->cfg);
 	struct mux_exec x = { .command = "sftp", .subsystem = true, .in_fd = -1, .out_fd = -1,
-			      .err_fd = devnull };
+			      .err_fd = devnull, .env = (const char *const *)env };
 	int r = mux_exec_start(ssh_session_mux(s), &x, &m->ms, &why, &e);
 	if (devnull >= 0)
 		close(devnull);

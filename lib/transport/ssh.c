@@ -114,7 +114,7 @@ void ssh_log_env(const struct ssh_ctx *ctx, const struct ssh_session *s)
 static int resolve(const struct ssh_ctx *ctx, const char *dest, struct ssh_host_config *cfg,
 		   struct dp_error *err)
 {
-	return ssh_config_resolve_dest(ctx->config_path, dest, cfg, err);
+	return ssh_config_resolve_dest(ctx->config_path, ctx->home, dest, cfg, err);
 }
 
 /* ---- I/O callbacks ---- */

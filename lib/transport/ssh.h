@@ -48,6 +48,8 @@ typedef void (*ssh_log_fn)(void *data, const char *msg);
 
 struct ssh_ctx {
 	const char *config_path;        /* -F; NULL: ~/.ssh/config then /etc/ssh/ssh_config */
+	const char *home;               /* ~ and %d in the config, where ~/.ssh/config is;
+					   NULL: ssh_user_home(), the passwd entry's, as ssh */
 	/* Where a name goes (inventory host names to their ssh field); NULL: as given.
 	 * The session keeps the name it was opened with for messages. */
 	const char *(*destination)(void *data, const char *name);

@@ -62,7 +62,8 @@ static bool offered(const struct auth *a, const char *method)
 	return false;
 }
 
-/* ~/x for paths under $HOME, as ssh shows them. */
+/* ~/x for paths under $HOME, as ssh shows them (sshconnect.c's try_tilde_unexpand(): for
+ * display, ssh reads $HOME, not the passwd entry). */
 static char *pretty_path(const char *path)
 {
 	const char *home = getenv("HOME");

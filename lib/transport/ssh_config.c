@@ -31,9 +31,12 @@
  *    IdentityAgent get ~ and
  *    the client %-tokens, where %h is the final host name.
  *
- * One deliberate difference: ~ and %d are $HOME (the passwd entry when HOME is unset),
- * where ssh reads only the passwd entry, so that tests and users can point HOME
- * elsewhere without ssh's config leaking in.
+ * The home directory is ssh's: ~ (in IdentityFile, CertificateFile, UserKnownHostsFile,
+ * IdentityAgent, ControlPath and the defaults), %d and the user config ~/.ssh/config
+ * are the passwd entry's home (getpwuid(getuid()), ssh.c and misc.c's tilde_expand),
+ * never $HOME; the caller may give another one (tests do). Include alone is ssh's
+ * glob(GLOB_TILDE): its ~, and the ~/.ssh a relative Include is read under, are $HOME
+ * (the passwd home when HOME is unset or empty), as with glibc's and the BSDs' glob.
  */
 #include "transport/ssh_config.h"
 
@@ -164,7 +167,8 @@ struct parse {
 	const char *host;      /* as typed; NULL when only collecting aliases */
 	char ***aliases;       /* collecting aliases (every Host and Include is followed) */
 	bool no_include;       /* parsing a buffer: Include is checked, not followed */
-	const char *home;
+	const char *home;      /* ~, %d and ~/.ssh/config: the passwd entry's, as in ssh */
+	const char *glob_home; /* ~ in Include: $HOME, as ssh's glob(GLOB_TILDE) takes it */
 
 	struct located hostname;
 	char *user;
@@ -645,7 +649,7 @@ static int do_include(const struct ctx *c, char **args, int flags, int *active, 
 			arg = rel;
 		}
 		struct dp_error e;
-		if (expand_tilde(c->p->home, arg, &pattern, &e) < 0)
+		if (expand_tilde(c->p->glob_home, arg, &pattern, &e) < 0)
 			return conf_err(c, "%s", e.msg);
 		glob_t gl;
 		int r = glob(pattern, 0, NULL, &gl);
@@ -1526,24 +1530,55 @@ static int match_exec_expand(const struct parse *p, const char *arg, const char 
 	return expand_tokens(arg, &t, false, out, "match exec", NULL, err);
 }
 
+/* The passwd entry of the user running this: its name or its home directory (dir),
+ * NULL when there is none. getpwuid_r: resolutions run in several threads at once. */
+static char *passwd_field(bool dir)
+{
+	long max = sysconf(_SC_GETPW_R_SIZE_MAX);
+	size_t size = max > 0 ? (size_t)max : 16384;
+	for (;;) {
+		_cleanup_free_ char *buf = xmalloc(size);
+		struct passwd pwd, *pw = NULL;
+		int r = getpwuid_r(getuid(), &pwd, buf, size, &pw);
+		if (r == ERANGE && size < (1u << 20)) {
+			size *= 2;
+			continue;
+		}
+		const char *v = r == 0 && pw ? (dir ? pw->pw_dir : pw->pw_name) : NULL;
+		return v && *v ? xstrdup(v) : NULL;
+	}
+}
+
 static char *local_user(void)
 {
-	struct passwd *pw = getpwuid(getuid());
-	if (pw && pw->pw_name && *pw->pw_name)
-		return xstrdup(pw->pw_name);
+	char *name = passwd_field(false);
+	if (name)
+		return name;
 	const char *u = getenv("USER");
 	if (!u || !*u)
 		u = getenv("LOGNAME");
 	return xstrdup(u && *u ? u : "unknown");
 }
 
-static char *home_dir(void)
+char *ssh_user_home(void)
 {
+	char *dir = passwd_field(true);
+	if (dir)
+		return dir;
+	/* No entry (a container run under a uid of its own): ssh refuses to start there
+	 * ("No user exists for uid"); $HOME is the next best thing. */
 	const char *h = getenv("HOME");
-	if (h && *h)
-		return xstrdup(h);
-	struct passwd *pw = getpwuid(getuid());
-	return xstrdup(pw && pw->pw_dir ? pw->pw_dir : "/");
+	return xstrdup(h && *h ? h : "/");
+}
+
+/* The home a caller gave, else ssh's; and the one Include's glob reads: $HOME, else
+ * that home. *own is what to free. */
+static void set_homes(struct parse *p, const char *home, char **own)
+{
+	*own = home ? NULL : ssh_user_home();
+	p->home = home ? home : *own;
+	const char *h = getenv("HOME");
+	p->glob_home = h && *h ? h : p->home;
 }
 
 /* ControlPath as ssh.c expands it once the host is known: ~, then the tokens, where
@@ -1755,8 +1790,9 @@ static int read_configs(struct parse *p, const char *path, struct dp_error *err,
 	return read_conf_file(p, "/etc/ssh/ssh_config", 0, &active, 0, err) < 0 ? -1 : 0;
 }
 
-static int resolve(const char *path, const char *buf, size_t len, const char *host,
-		   const char *user, int port, struct ssh_host_config *out, struct dp_error *err)
+static int resolve(const char *path, const char *home, const char *buf, size_t len,
+		   const char *host, const char *user, int port, struct ssh_host_config *out,
+		   struct dp_error *err)
 {
 	*out = (struct ssh_host_config){ 0 };
 	if (!host || !*host)
@@ -1766,8 +1802,8 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 		return -1;
 	struct parse p;
 	parse_init(&p);
-	_cleanup_free_ char *home = home_dir();
-	p.home = home;
+	_cleanup_free_ char *own_home = NULL;
+	set_homes(&p, home, &own_home);
 	p.host = host;
 	_cleanup_free_ char *luser = local_user();
 	p.local_user = luser;
@@ -1818,37 +1854,37 @@ static int resolve(const char *path, const char *buf, size_t len, const char *ho
 	return r;
 }
 
-int ssh_config_resolve(const char *path, const char *host, struct ssh_host_config *out,
-		       struct dp_error *err)
+int ssh_config_resolve(const char *path, const char *home, const char *host,
+		       struct ssh_host_config *out, struct dp_error *err)
 {
-	return resolve(path, NULL, 0, host, NULL, 0, out, err);
+	return resolve(path, home, NULL, 0, host, NULL, 0, out, err);
 }
 
-int ssh_config_resolve_dest(const char *path, const char *dest, struct ssh_host_config *out,
-			    struct dp_error *err)
+int ssh_config_resolve_dest(const char *path, const char *home, const char *dest,
+			    struct ssh_host_config *out, struct dp_error *err)
 {
 	_cleanup_free_ char *user = NULL, *host = NULL;
 	int port;
 	*out = (struct ssh_host_config){ 0 };
 	if (ssh_parse_destination(dest, &user, &host, &port, err) < 0)
 		return -1;
-	return resolve(path, NULL, 0, host, user, port, out, err);
+	return resolve(path, home, NULL, 0, host, user, port, out, err);
 }
 
-int ssh_config_resolve_buffer(const char *name, const char *buf, size_t len, const char *host,
-			      struct ssh_host_config *out, struct dp_error *err)
+int ssh_config_resolve_buffer(const char *name, const char *home, const char *buf, size_t len,
+			      const char *host, struct ssh_host_config *out, struct dp_error *err)
 {
-	return resolve(name, buf, len, host, NULL, 0, out, err);
+	return resolve(name, home, buf, len, host, NULL, 0, out, err);
 }
 
-static int aliases(const char *path, const char *buf, size_t len, char ***out,
-		   struct dp_error *err)
+static int aliases(const char *path, const char *home, const char *buf, size_t len,
+		   char ***out, struct dp_error *err)
 {
 	struct parse p;
 	parse_init(&p);
-	_cleanup_free_ char *home = home_dir();
+	_cleanup_free_ char *own_home = NULL;
+	set_homes(&p, home, &own_home);
 	char **list = xcalloc(1, sizeof(char *));
-	p.home = home;
 	p.aliases = &list;
 	int r;
 	if (buf) {
@@ -1868,15 +1904,15 @@ static int aliases(const char *path, const char *buf, size_t len, char ***out,
 	return 0;
 }
 
-int ssh_config_aliases(const char *path, char ***out, struct dp_error *err)
+int ssh_config_aliases(const char *path, const char *home, char ***out, struct dp_error *err)
 {
-	return aliases(path, NULL, 0, out, err);
+	return aliases(path, home, NULL, 0, out, err);
 }
 
-int ssh_config_aliases_buffer(const char *name, const char *buf, size_t len, char ***out,
-			      struct dp_error *err)
+int ssh_config_aliases_buffer(const char *name, const char *home, const char *buf, size_t len,
+			      char ***out, struct dp_error *err)
 {
-	return aliases(name, buf, len, out, err);
+	return aliases(name, home, buf, len, out, err);
 }
 
 char *ssh_host_config_proxy_command(const struct ssh_host_config *c)

@@ -83,31 +83,41 @@ struct ssh_host_config {
  * may be secrets: never log them. */
 char **ssh_host_config_env(const struct ssh_host_config *c);
 
+/* The home directory ssh takes ~ and %d from, and reads ~/.ssh/config under: the
+ * passwd entry's (getpwuid(getuid())), never $HOME, as ssh; $HOME only where the
+ * passwd has no entry for the user (ssh refuses to run there), else "/". Caller frees. */
+char *ssh_user_home(void);
+
+/* Every function below takes home, the directory ~ and %d stand for and the default
+ * ~/.ssh/config is read under: NULL means ssh_user_home(), as ssh (tests give a
+ * directory of their own). Include's ~ is $HOME, as ssh's glob(3) reads it. */
+
 /* Resolve host through the config at path; path NULL means ~/.ssh/config followed by
  * /etc/ssh/ssh_config, as ssh does without -F. A missing default file is fine; a
  * missing explicit file is an error (DPE_INPUT). Syntax errors name file:line. */
-int ssh_config_resolve(const char *path, const char *host, struct ssh_host_config *out,
-		       struct dp_error *err);
+int ssh_config_resolve(const char *path, const char *home, const char *host,
+		       struct ssh_host_config *out, struct dp_error *err);
 void ssh_host_config_release(struct ssh_host_config *c);
 
 /* The concrete Host aliases of a config, following Include, in order, without
  * duplicates; patterns (with * ? or !) are skipped. path NULL means ~/.ssh/config.
  * A missing default file gives an empty list. */
-int ssh_config_aliases(const char *path, char ***aliases, struct dp_error *err);
+int ssh_config_aliases(const char *path, const char *home, char ***aliases,
+		       struct dp_error *err);
 
 /* Resolve a destination as `ssh DEST` does: DEST is an alias or host, `user@host`,
  * `user@host:port` (dispatch's extension; ssh itself wants -p) or
  * `ssh://[user@]host[:port]`. A user or port in DEST wins over the config (as
  * `ssh -l USER -p PORT` does), and %r in IdentityFile then expands to that user. */
-int ssh_config_resolve_dest(const char *path, const char *dest, struct ssh_host_config *out,
-			    struct dp_error *err);
+int ssh_config_resolve_dest(const char *path, const char *home, const char *dest,
+			    struct ssh_host_config *out, struct dp_error *err);
 
 /* Resolve from a config held in memory (name is used in messages). Include lines are
  * checked but not followed, so nothing outside buf is read: for tests and fuzzing. */
-int ssh_config_resolve_buffer(const char *name, const char *buf, size_t len, const char *host,
-			      struct ssh_host_config *out, struct dp_error *err);
-int ssh_config_aliases_buffer(const char *name, const char *buf, size_t len, char ***aliases,
-			      struct dp_error *err);
+int ssh_config_resolve_buffer(const char *name, const char *home, const char *buf, size_t len,
+			      const char *host, struct ssh_host_config *out, struct dp_error *err);
+int ssh_config_aliases_buffer(const char *name, const char *home, const char *buf, size_t len,
+			      char ***aliases, struct dp_error *err);
 
 /* A host or user name as ssh takes one on its command line (OpenSSH's valid_hostname
  * and valid_ruser): one that could reach a shell through %h, %n or %r in ProxyCommand

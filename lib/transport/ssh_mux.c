@@ -35,7 +35,7 @@ int ssh_mux_open(const struct ssh_ctx *ctx, const char *host, const char *dest,
 	struct mux *m = NULL;
 
 	*out = NULL;
-	if (ssh_config_resolve_dest(ctx->config_path, dest, &cfg, &err) < 0)
+	if (ssh_config_resolve_dest(ctx->config_path, ctx->home, dest, &cfg, &err) < 0)
 		return 0;       /* the direct path says what is wrong */
 	if (!cfg.control_path || !*cfg.control_path || streq(cfg.control_path, "none")) {
 		logf_(ctx, "%s: direct (no ControlPath)", host);
@@ -74,7 +74,7 @@ int ssh_mux_hop(const struct ssh_ctx *ctx, const char *name, const char *hop,
 	_cleanup_mux_ struct mux *m = NULL;
 
 	*out = NULL;
-	if (ssh_config_resolve_dest(ctx->config_path, hop, &hc, &err) < 0)
+	if (ssh_config_resolve_dest(ctx->config_path, ctx->home, hop, &hc, &err) < 0)
 		return 0;
 	if (!hc.control_path || !*hc.control_path || streq(hc.control_path, "none")) {
 		ssh_host_config_release(&hc);

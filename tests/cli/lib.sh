@@ -10,6 +10,42 @@ TRASH=$(mktemp -d "${TMPDIR:-/tmp}/dispatch-test.XXXXXX")
 trap 'rm -rf "$TRASH"' EXIT
 export HOME="$TRASH/home"
 mkdir -p "$HOME"
+
+# dispatch, as ssh, reads ~/.ssh/config and takes ~ and %d from the passwd entry, not
+# from $HOME. So that it too finds the test's HOME, it runs under nss_wrapper with a
+# copy of the passwd whose entry for this user has $HOME as its home: $DISPATCH becomes
+# a script that sets that up and execs the binary, $DISPATCH_BIN (whatever dispatch
+# runs, a ProxyCommand's ssh or a Match exec, sees the same passwd). Without DEEPBIND
+# and with ASan told that it does not come first: for the sanitize build.
+# test_passwd_home DIR makes DIR the passwd home instead, HOME left as it is.
+NSS_WRAPPER_LIB=
+for d in /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
+	[ -e "$d/libnss_wrapper.so" ] && NSS_WRAPPER_LIB=$d/libnss_wrapper.so && break
+done
+if [ -z "$NSS_WRAPPER_LIB" ]; then
+	echo "Bail out! the cli tests need nss_wrapper (Debian: libnss-wrapper, see tests/install-deps)"
+	exit 1
+fi
+test_passwd_home() {
+	{ getent passwd | awk -F: -v OFS=: -v uid="$(id -u)" -v home="$1" \
+		'$3 == uid { $6 = home; seen = 1 } { print } END { if (!seen) exit 1 }' ||
+		printf 'me:x:%s:%s::%s:/bin/sh\n' "$(id -u)" "$(id -g)" "$1"; } >"$TRASH/.passwd"
+}
+test_passwd_home "$HOME"
+getent group >"$TRASH/.group"
+grep -q "^[^:]*:[^:]*:$(id -g):" "$TRASH/.group" || printf 'me:x:%s:\n' "$(id -g)" >>"$TRASH/.group"
+DISPATCH_BIN=${DISPATCH_BIN:-$DISPATCH}
+mkdir -p "$TRASH/.bin"
+{
+	echo '#!/bin/sh'
+	printf 'LD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" NSS_WRAPPER_PASSWD="%s" NSS_WRAPPER_GROUP="%s" \\\n' \
+		"$NSS_WRAPPER_LIB" "$TRASH/.passwd" "$TRASH/.group"
+	printf '\tNSS_WRAPPER_DISABLE_DEEPBIND=1 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \\\n'
+	printf '\texec "%s" "$@"\n' \
+		"$DISPATCH_BIN"
+} >"$TRASH/.bin/dispatch"
+chmod 755 "$TRASH/.bin/dispatch"
+export DISPATCH="$TRASH/.bin/dispatch" DISPATCH_BIN
 unset DISPATCH_INVENTORY DISPATCH_SSH_CONFIG XDG_CONFIG_HOME XDG_STATE_HOME NO_COLOR SSH_AUTH_SOCK
 export DISPATCH_STATE_DIR="$TRASH/state"
 export LC_ALL=C.UTF-8

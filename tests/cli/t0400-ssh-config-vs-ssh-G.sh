@@ -4,30 +4,26 @@
 # resolution, printed in ssh -G's format) must agree on every keyword dispatch uses;
 # what the config sets and dispatch does not use is listed, never dropped.
 #
-# ssh takes ~ and %d from the passwd entry, dispatch from $HOME: nss_wrapper gives ssh a
-# passwd entry whose home is the test's HOME, so neither ever reads the real ~/.ssh.
+# Both take ~ and %d from the passwd entry (not $HOME): nss_wrapper gives ssh, as lib.sh
+# gives dispatch, the passwd entry whose home is the test's HOME, so neither ever reads
+# the real ~/.ssh. The last test points HOME elsewhere.
 . "$TEST_SRCDIR/tests/cli/lib.sh"
 
 unset DISPATCH_SSH_CONFIG DISPATCH_INVENTORY
-nss_wrapper=
-for d in /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
-	[ -e "$d/libnss_wrapper.so" ] && nss_wrapper=$d/libnss_wrapper.so && break
-done
-if ! command -v ssh >/dev/null || [ -z "$nss_wrapper" ]; then
-	echo "1..0 # SKIP needs ssh and nss_wrapper (libnss-wrapper)"
+if ! command -v ssh >/dev/null; then
+	echo "1..0 # SKIP needs ssh"
 	exit 0
 fi
-
+nss_wrapper=$NSS_WRAPPER_LIB
 me=$(id -un)
-printf '%s:x:%s:%s:dispatch test:%s:/bin/sh\n' "$me" "$(id -u)" "$(id -g)" "$HOME" >"$TRASH/passwd"
-printf '%s:x:%s:\n' "$(id -gn)" "$(id -g)" >"$TRASH/group"
+PW_HOME=$HOME # the passwd entry's home (test_passwd_home changes it)
 
 KEYS='user|hostname|port|hostkeyalias|identityfile|certificatefile|identitiesonly|identityagent|proxyjump|proxycommand|connecttimeout|serveraliveinterval|serveralivecountmax|stricthostkeychecking|userknownhostsfile|globalknownhostsfile|batchmode|kexalgorithms|ciphers|macs|hostkeyalgorithms|pubkeyacceptedalgorithms|controlmaster|controlpath|controlpersist|canonicalizehostname|canonicaldomains|canonicalizemaxdots|canonicalizefallbacklocal|canonicalizepermittedcnames|sendenv|setenv'
 
 # ssh -G prints IdentityFile and CertificateFile before ~ and %-expansion (it expands when loading keys):
 # expand it here, independently of lib/, with the values ssh printed.
 expand_identityfiles() {
-	awk -v home="$HOME" -v luser="$me" -v alias="$1" '
+	awk -v home="$PW_HOME" -v luser="$me" -v alias="$1" '
 	function expand(s,   out, i, c, n) {
 		out = ""
 		if (s == "~") return home
@@ -75,11 +71,11 @@ compare() {
 		local pre=(env)
 		[ -n "${CANON_HOSTS:-}" ] &&
 			pre=(env LD_PRELOAD="$nss_wrapper" NSS_WRAPPER_HOSTS="$CANON_HOSTS"
-			     NSS_WRAPPER_PASSWD="$TRASH/passwd" NSS_WRAPPER_GROUP="$TRASH/group"
+			     NSS_WRAPPER_PASSWD="$TRASH/.passwd" NSS_WRAPPER_GROUP="$TRASH/.group"
 			     NSS_WRAPPER_DISABLE_DEEPBIND=1
 			     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
 		rc_ssh=0
-		LD_PRELOAD=$nss_wrapper NSS_WRAPPER_PASSWD=$TRASH/passwd NSS_WRAPPER_GROUP=$TRASH/group \
+		LD_PRELOAD=$nss_wrapper NSS_WRAPPER_PASSWD=$TRASH/.passwd NSS_WRAPPER_GROUP=$TRASH/.group \
 			NSS_WRAPPER_HOSTS=${CANON_HOSTS:-} \
 			ssh -G "${F[@]}" "$dest" </dev/null >"$TRASH/ssh.raw" 2>"$TRASH/ssh.err" || rc_ssh=$?
 		sed -i "s/^canonicalizePermittedcnames /canonicalizepermittedcnames /" "$TRASH/ssh.raw"
@@ -664,6 +660,53 @@ test_expect_success 'Include: a looping file fails for both; missing files are s
 	compare "$TRASH/loop" x &&
 	test_expect_code 2 dispatch -F "$TRASH/loop" hosts resolve x 2>err &&
 	compare "$TRASH/missing" x y
+'
+
+# ~, %d and the user config are the passwd entry's home in ssh (ssh.c, misc.c's
+# tilde_expand), never $HOME; Include alone reads $HOME, through glob(3)'s GLOB_TILDE.
+# With HOME somewhere else, dispatch agrees with ssh -G, and says the passwd home.
+# (Last in this file: it changes the passwd entry for the rest.)
+PWH=$TRASH/pwhome
+mkdir -p "$PWH/.ssh" "$TRASH/envhome/.ssh"
+cat >"$PWH/.ssh/config" <<'CONF'
+Host tilde
+    Include inc-port.conf
+    Include ~/inc-user.conf
+    IdentityFile ~/.ssh/id_tilde
+    IdentityFile %d/id_pct_d
+    CertificateFile ~/cert-%h
+    UserKnownHostsFile ~/kh %d/kh2
+    IdentityAgent ~/agent.sock
+    ControlPath %d/cm-%C
+Host ctl
+    ControlPath ~/ctl-%h
+CONF
+printf 'Port 1111\n' >"$PWH/.ssh/inc-port.conf"
+printf 'Port 2222\n' >"$TRASH/envhome/.ssh/inc-port.conf"
+printf 'User pw-user\n' >"$PWH/inc-user.conf"
+printf 'User env-user\n' >"$TRASH/envhome/inc-user.conf"
+printf 'Host *\n    Port 9\n    User from-HOME\n' >"$TRASH/envhome/.ssh/config"
+cp "$PWH/.ssh/config" "$TRASH/tilde"
+test_expect_success '~ and %d are the passwd home, not $HOME (Include: $HOME), as in ssh' '
+	test_passwd_home "$PWH" &&
+	export HOME=$TRASH/envhome PW_HOME=$PWH &&
+	compare - tilde ctl other &&
+	compare "$TRASH/tilde" tilde ctl other &&
+	dispatch hosts resolve tilde >out &&
+	test_grep "^port 2222\$" out &&
+	test_grep "^user env-user\$" out &&
+	test_grep "^identityfile $PWH/.ssh/id_tilde\$" out &&
+	test_grep "^identityfile $PWH/id_pct_d\$" out &&
+	test_grep "^certificatefile $PWH/cert-tilde\$" out &&
+	test_grep "^userknownhostsfile $PWH/kh $PWH/kh2\$" out &&
+	test_grep "^identityagent $PWH/agent.sock\$" out &&
+	test_grep "^controlpath $PWH/cm-[0-9a-f]*\$" out &&
+	dispatch hosts resolve other >out &&
+	test_grep "^userknownhostsfile $PWH/.ssh/known_hosts $PWH/.ssh/known_hosts2\$" out &&
+	test_grep "^identityfile $PWH/.ssh/id_rsa\$" out &&
+	! grep -i "from-HOME\|envhome" out &&
+	dispatch hosts >out &&
+	test_grep "^ *tilde" out
 '
 
 test_done

@@ -6,7 +6,11 @@
 #  - the children that fan-out threads fork (Match exec, ProxyCommand) inherit no
 #    descriptor but their 0, 1 and 2: every socket, pipe and file dispatch makes is
 #    close-on-exec from the start;
-#  - SetEnv and SendEnv reach the remote command, as ssh sends them.
+#  - SetEnv and SendEnv reach the remote command, as ssh sends them, and cp's SFTP
+#    subsystem through a master (an sshd of the test's own whose sftp Subsystem
+#    writes down its environment, then runs OpenSSH's sftp-server);
+#  - ~ in the config is the passwd entry's home, not $HOME, for a real login
+#    (identity file and known_hosts) and for the master's ControlPath.
 . "$(dirname "$0")/lib.sh"
 
 export DISPATCH_TESTBED_SLURM=0
@@ -87,6 +91,90 @@ test_expect_success 'through a ControlMaster: the variables travel in the new-se
 	test_grep "env1: sending environment variables DISPATCH_TEST_ENV_SEND1, DISPATCH_TEST_ENV_SET," err &&
 	! grep via-mux err &&
 	test_grep "^DISPATCH_TEST_ENV_SEND1=via-mux$" out
+'
+
+# sftpenv: an sshd of this test's own (AcceptEnv DISPATCH_TEST_ENV_*) whose sftp
+# Subsystem writes its environment to a file of its own, then is OpenSSH's sftp-server.
+# ssh -s sftp sends SendEnv and SetEnv on the session before asking for the subsystem;
+# through a master, dispatch's new-session request carries them (the master passes on
+# those its SendEnv names). Directly, libssh2 opens SFTP channels itself, with no way to
+# send a request before the subsystem's: none is sent there (dispatch-cp(1)).
+SFTP_SERVER=
+for f in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server /usr/libexec/sftp-server; do
+	[ -x "$f" ] && SFTP_SERVER=$f && break
+done
+U=$DISPATCH_TESTBED_USER
+RHOME=$(getent passwd "$U" | cut -d: -f6)
+R=$RHOME/t5040.$$
+SPORT=$((DISPATCH_TESTBED_PORT_BASE + 40))
+sftpenv_down() { (. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_down sftpenv) 2>/dev/null; }
+trap 'sftpenv_down; rm -rf "${R:?}" "$TRASH"' EXIT
+
+test_expect_success 'cp through a master: SendEnv reaches the sftp subsystem' '
+	test -n "$SFTP_SERVER" &&
+	mkdir -p "$R/envs" &&
+	printf "#!/bin/sh\nenv >%s/envs/env.\$\$\nexec %s\n" "$R" "$SFTP_SERVER" >"$R/sftp-env" &&
+	chmod 755 "$R/sftp-env" && echo data >"$R/file" &&
+	chown -R "$U" "$R" &&
+	(. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_up sftpenv "" 127.0.0.1 "$SPORT" \
+		"AcceptEnv DISPATCH_TEST_ENV_*" "Subsystem sftp $R/sftp-env") 2>/dev/null &&
+	echo "[127.0.0.1]:$SPORT $(cut -d" " -f1,2 "$TB/sshd/sftpenv/host_ed25519.pub")" >skh &&
+	cat >sftp.cfg <<-EOF &&
+	Host sftpenv
+	    HostName 127.0.0.1
+	    Port $SPORT
+	    User $U
+	    IdentityFile $TB/keys/id_ed25519
+	    IdentitiesOnly yes
+	    UserKnownHostsFile $TRASH/skh
+	    BatchMode yes
+	    SendEnv DISPATCH_TEST_ENV_SEND*
+	    ControlPath $TRASH/scm-%n
+	EOF
+	# the master starts without the variable: what the subsystem gets, dispatch sent
+	ssh -F sftp.cfg -fN -o ControlMaster=yes -o ControlPersist=60 sftpenv </dev/null &&
+	rc=0 &&
+	{ DISPATCH_TEST_ENV_SEND1=via-mux-sftp dispatch -v -F sftp.cfg cp sftpenv:$R/file got \
+		>out 2>err || rc=$?; } &&
+	ssh -F sftp.cfg -O exit sftpenv 2>/dev/null &&
+	test $rc = 0 &&
+	test_grep "sftpenv: via master" err &&
+	echo data >want && test_cmp want got &&
+	cat "$R"/envs/env.* >envs &&
+	test_grep "^DISPATCH_TEST_ENV_SEND1=via-mux-sftp$" envs
+'
+
+# ~ in the config is the passwd entry's home (ssh's, misc.c's tilde_expand), never
+# $HOME: with HOME empty and elsewhere, the key, known_hosts and the master's socket
+# are found under the passwd home, for a login and through a master.
+test_expect_success '~ is the passwd home for a login and for ControlPath, not $HOME' '
+	pwh=$TRASH/pwhome &&
+	mkdir -p "$pwh" "$TRASH/envhome" &&
+	cp "$TB/keys/id_ed25519" "$pwh/key" && cp "$TB/known_hosts" "$pwh/kh" &&
+	cat >home.cfg <<-EOF &&
+	Host home*
+	    HostName 127.0.0.1
+	    Port $((DISPATCH_TESTBED_PORT_BASE + 10))
+	    User $DISPATCH_TESTBED_USER
+	    IdentityFile ~/key
+	    IdentitiesOnly yes
+	    UserKnownHostsFile ~/kh
+	    BatchMode yes
+	Host home2
+	    ControlPath ~/cm-%n
+	EOF
+	test_passwd_home "$pwh" &&
+	HOME=$TRASH/envhome dispatch -v -F home.cfg run -H home1 -- echo logged-in >out 2>err &&
+	echo logged-in >want && test_cmp want out &&
+	test_grep "home1: direct" err &&
+	ssh -F home.cfg -i "$pwh/key" -o UserKnownHostsFile="$pwh/kh" -o ControlPath="$pwh/cm-home2" \
+		-fN -o ControlMaster=yes -o ControlPersist=60 home2 </dev/null &&
+	rc=0 &&
+	{ HOME=$TRASH/envhome dispatch -v -F home.cfg run -H home2 -- echo via >out 2>err || rc=$?; } &&
+	ssh -F home.cfg -o ControlPath="$pwh/cm-home2" -O exit home2 2>/dev/null &&
+	test_passwd_home "$HOME" &&
+	test $rc = 0 &&
+	test_grep "home2: via master" err
 '
 
 test_done

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dp_error err;
 	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
 		struct ssh_host_config c;
-		if (ssh_config_resolve_buffer("fuzz", buf, size, hosts[i], &c, &err) == 0) {
+		if (ssh_config_resolve_buffer("fuzz", "/nonexistent", buf, size, hosts[i], &c, &err) == 0) {
 			free(ssh_host_config_proxy_command(&c));
 			(void)ssh_host_config_agent_socket(&c);
 			strv_free(ssh_host_config_env(&c));
@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)ssh_check_user(line, &err);
 	free(line);
 	char **aliases = NULL;
-	if (ssh_config_aliases_buffer("fuzz", buf, size, &aliases, &err) == 0)
+	if (ssh_config_aliases_buffer("fuzz", "/nonexistent", buf, size, &aliases, &err) == 0)
 		strv_free(aliases);
 	return 0;
 }

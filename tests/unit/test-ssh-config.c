@@ -34,7 +34,7 @@ static int resolve(const char *rel, const char *host, struct ssh_host_config *c,
 {
 	_cleanup_free_ char *path = in_home(rel);
 	dp_error_clear(err);
-	return ssh_config_resolve(path, host, c, err);
+	return ssh_config_resolve(path, home, host, c, err);
 }
 
 static void test_basics(void)
@@ -262,7 +262,7 @@ static void test_include_and_match(void)
 
 	/* From a buffer, Include is not followed. */
 	const char *buf = "Include inc-*.conf\nHost a\n  Port 9\n";
-	CHECK_INT(ssh_config_resolve_buffer("buf", buf, strlen(buf), "a", &c, &err), 0);
+	CHECK_INT(ssh_config_resolve_buffer("buf", home, buf, strlen(buf), "a", &c, &err), 0);
 	CHECK_INT(c.port, 9);
 	ssh_host_config_release(&c);
 
@@ -342,21 +342,21 @@ static void test_dest(void)
 	struct ssh_host_config c;
 	struct dp_error err;
 	_cleanup_free_ char *path = in_home("dest");
-	CHECK_INT(ssh_config_resolve_dest(path, "box", &c, &err), 0);
+	CHECK_INT(ssh_config_resolve_dest(path, home, "box", &c, &err), 0);
 	CHECK_STR(c.user, "cfg-user");
 	CHECK_STR(c.identity_files[0], "/id_cfg-user_2200");
 	ssh_host_config_release(&c);
-	CHECK_INT(ssh_config_resolve_dest(path, "me@box:2022", &c, &err), 0);
+	CHECK_INT(ssh_config_resolve_dest(path, home, "me@box:2022", &c, &err), 0);
 	CHECK_STR(c.alias, "box");
 	CHECK_STR(c.user, "me");
 	CHECK_INT(c.port, 2022);
 	CHECK_STR(c.identity_files[0], "/id_me_2022");
 	ssh_host_config_release(&c);
-	CHECK_INT(ssh_config_resolve_dest(path, "ssh://you@box", &c, &err), 0);
+	CHECK_INT(ssh_config_resolve_dest(path, home, "ssh://you@box", &c, &err), 0);
 	CHECK_STR(c.user, "you");
 	CHECK_INT(c.port, 2200);
 	ssh_host_config_release(&c);
-	CHECK_INT(ssh_config_resolve_dest(path, "box:0", &c, &err), -1);
+	CHECK_INT(ssh_config_resolve_dest(path, home, "box:0", &c, &err), -1);
 	CHECK_CONTAINS(err.msg, "bad port '0'");
 
 	static const struct {
@@ -406,7 +406,7 @@ static void test_aliases(void)
 	char **v = NULL;
 	struct dp_error err;
 	_cleanup_free_ char *path = in_home("aliases");
-	CHECK_INT(ssh_config_aliases(path, &v, &err), 0);
+	CHECK_INT(ssh_config_aliases(path, home, &v, &err), 0);
 	CHECK_INT(strv_len(v), 5);
 	if (strv_len(v) == 5) {
 		CHECK_STR(v[0], "one");
@@ -418,17 +418,17 @@ static void test_aliases(void)
 	strv_free(v);
 
 	/* The default file: missing gives an empty list. */
-	CHECK_INT(ssh_config_aliases(NULL, &v, &err), 0);
+	CHECK_INT(ssh_config_aliases(NULL, home, &v, &err), 0);
 	CHECK(v != NULL && v[0] == NULL);
 	strv_free(v);
 	put(".ssh/config", "Host dflt\n");
-	CHECK_INT(ssh_config_aliases(NULL, &v, &err), 0);
+	CHECK_INT(ssh_config_aliases(NULL, home, &v, &err), 0);
 	CHECK_INT(strv_len(v), 1);
 	strv_free(v);
 
 	_cleanup_free_ char *missing = in_home("missing");
 	v = NULL;
-	CHECK_INT(ssh_config_aliases(missing, &v, &err), -1);
+	CHECK_INT(ssh_config_aliases(missing, home, &v, &err), -1);
 	CHECK_INT(err.kind, DPE_INPUT);
 	CHECK(v == NULL);
 }
@@ -491,13 +491,13 @@ static void test_names(void)
 	/* resolution checks both, before reading any config */
 	struct ssh_host_config c;
 	dp_error_clear(&err);
-	CHECK_INT(ssh_config_resolve_dest(NULL, "u;x@host", &c, &err), -1);
+	CHECK_INT(ssh_config_resolve_dest(NULL, home, "u;x@host", &c, &err), -1);
 	CHECK_CONTAINS(err.msg, "invalid user name 'u;x'");
 	dp_error_clear(&err);
-	CHECK_INT(ssh_config_resolve(NULL, "h|x", &c, &err), -1);
+	CHECK_INT(ssh_config_resolve(NULL, home, "h|x", &c, &err), -1);
 	CHECK_CONTAINS(err.msg, "invalid host name 'h|x': '|' at position 2");
 	dp_error_clear(&err);
-	CHECK_INT(ssh_config_resolve_buffer("buf", "Host *\n", 8, "h(x", &c, &err), -1);
+	CHECK_INT(ssh_config_resolve_buffer("buf", home, "Host *\n", 8, "h(x", &c, &err), -1);
 	CHECK_INT(err.kind, DPE_INPUT);
 }
 
@@ -513,7 +513,7 @@ static void test_env(void)
 	setenv("DP_UNIT_GONE", "no", 1);
 	struct ssh_host_config c;
 	struct dp_error err;
-	CHECK_INT(ssh_config_resolve_buffer("env", conf, sizeof(conf) - 1, "h", &c, &err), 0);
+	CHECK_INT(ssh_config_resolve_buffer("env", home, conf, sizeof(conf) - 1, "h", &c, &err), 0);
 	CHECK_INT(strv_len(c.send_env), 1);
 	CHECK_STR(c.send_env[0], "DP_UNIT_A*");
 	CHECK_INT(strv_len(c.set_env), 2);
@@ -528,9 +528,65 @@ static void test_env(void)
 	unsetenv("DP_UNIT_A1");
 	unsetenv("DP_UNIT_GONE");
 	static const char none[] = "Host x\n  SendEnv X\n";
-	CHECK_INT(ssh_config_resolve_buffer("env", none, sizeof(none) - 1, "h", &c, &err), 0);
+	CHECK_INT(ssh_config_resolve_buffer("env", home, none, sizeof(none) - 1, "h", &c, &err), 0);
 	CHECK(ssh_host_config_env(&c) == NULL);
 	ssh_host_config_release(&c);
+}
+
+/* The home is ssh's: the passwd entry's, never $HOME (ssh.c reads ~/.ssh/config under
+ * pw_dir, misc.c's tilde_expand and %d are pw_dir), or the one a caller gives. Only
+ * Include's ~ is $HOME, as ssh's glob(GLOB_TILDE) reads it. */
+static void test_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	_cleanup_free_ char *mine = ssh_user_home();
+	CHECK(pw != NULL);
+	if (pw)
+		CHECK_STR(mine, pw->pw_dir); /* HOME is the temporary directory here */
+
+	/* HOME elsewhere: the given home still rules ~, %d, ~/.ssh/config, known_hosts;
+	 * a relative Include and Include ~/ are under $HOME's .ssh. */
+	_cleanup_free_ char *env = in_home("envhome"), *env_ssh = in_home("envhome/.ssh");
+	mkdir(env, 0700);
+	mkdir(env_ssh, 0700);
+	put(".ssh/config", "Host h\n"
+			   "  Include home-inc.conf\n"
+			   "  Include ~/home-tilde.conf\n"
+			   "  IdentityFile ~/id_h\n"
+			   "  CertificateFile %d/cert_h\n"
+			   "  ControlPath ~/cp-%h\n"
+			   "  IdentityAgent ~/agent\n");
+	put(".ssh/home-inc.conf", "Port 1111\n");
+	put("envhome/.ssh/home-inc.conf", "Port 2222\n");
+	put("home-tilde.conf", "User from-home\n");
+	put("envhome/home-tilde.conf", "User from-env\n");
+	setenv("HOME", env, 1);
+	struct ssh_host_config c;
+	struct dp_error err;
+	CHECK_INT(ssh_config_resolve(NULL, home, "h", &c, &err), 0);
+	_cleanup_free_ char *id = in_home("id_h"), *cert = in_home("cert_h"),
+			    *cp = in_home("cp-h"), *agent = in_home("agent"),
+			    *kh = in_home(".ssh/known_hosts");
+	CHECK_INT(c.port, 2222);
+	CHECK_STR(c.user, "from-env");
+	CHECK_INT(strv_len(c.identity_files), 1);
+	CHECK_STR(c.identity_files[0], id);
+	CHECK_INT(strv_len(c.certificate_files), 1);
+	CHECK_STR(c.certificate_files[0], cert);
+	CHECK_STR(c.control_path, cp);
+	CHECK_STR(c.identity_agent, agent);
+	CHECK_STR(c.user_known_hosts_files[0], kh);
+	ssh_host_config_release(&c);
+
+	/* HOME unset: Include's ~ falls back to the home in use. */
+	unsetenv("HOME");
+	CHECK_INT(ssh_config_resolve(NULL, home, "h", &c, &err), 0);
+	CHECK_INT(c.port, 1111);
+	CHECK_STR(c.user, "from-home");
+	ssh_host_config_release(&c);
+	setenv("HOME", home, 1);
+	_cleanup_free_ char *conf = in_home(".ssh/config");
+	unlink(conf);
 }
 
 int main(void)
@@ -556,6 +612,7 @@ int main(void)
 	test_aliases();
 	test_names();
 	test_env();
+	test_home();
 
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", home);
 	if (system(rm) != 0)
