@@ -356,7 +356,7 @@ const struct dispatch_cmd dispatch_cmd_notebook = {
 	.rules = notebook_rules,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_LATE_RULES,
 	.fn = cmd_notebook,
 	.subcommands = notebook_subcommands,
 };

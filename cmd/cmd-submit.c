@@ -128,6 +128,8 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		if (jobspec_validate(&s->spec, &err) < 0)
 			r = report_error(&err);
 	}
+	if (r == 0)
+		r = options_rules(ctx, args);
 	if (r)
 		return r;
 	if (o->host && strpbrk(o->host, ",["))
@@ -447,7 +449,7 @@ const struct dispatch_cmd dispatch_cmd_submit = {
 	.rules = submit_rules,
 	.min_args = 0,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER | CMD_NEEDS_SSH | CMD_LATE_RULES,
 	.fn = cmd_submit,
 };
 
@@ -465,6 +467,6 @@ const struct dispatch_cmd dispatch_cmd_submit_packed = {
 	.rules = packed_rules,
 	.min_args = 0,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER | CMD_NEEDS_SSH | CMD_LATE_RULES,
 	.fn = cmd_submit_packed,
 };

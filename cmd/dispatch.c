@@ -251,6 +251,7 @@ int main(int argc, char **argv)
 	r = options_parse(&top, argc, argv, &ctx, &top_args);
 	if (r)
 		return finish(r > 0 ? 0 : DPE_INPUT);
+	ctx.cmd = &top;
 	if (options_store(&ctx, &top, &top_args) == 0 && want_version) {
 		print_versions(&ctx);
 		args_release(&top_args);

@@ -105,6 +105,9 @@ enum {
 					 operands are a command with options of its own) */
 	CMD_NEEDS_SSH = 1 << 3,       /* ctx->ssh: what ssh_session_open needs (prompts on
 					 the terminal, -v progress, the inventory's hosts) */
+	CMD_LATE_RULES = 1 << 4,      /* the command checks its rules (options_rules) itself,
+					 once it has read what they come after (submit: the
+					 job file and command, reported first) */
 };
 
 /* An option as given on the command line. */
@@ -159,10 +162,12 @@ const char *subcommand_word(const struct dispatch_cmd *sub);   /* "show" of "hos
 bool options_of(const struct dp_option *opts, const struct dp_option *o); /* o in opts */
 int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct dp_ctx *ctx,
 		  struct dp_args *out);
-/* Stores the values into the table's variables and checks cmd's rules: 0, or the
- * exit status (reported). */
+/* Stores the values into the table's variables and checks cmd's rules (unless
+ * CMD_LATE_RULES): 0, or the exit status (reported). */
 int options_store(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd,
 		  const struct dp_args *args);
+/* The rules of ctx->cmd: 0, or the exit status of the first one broken (reported). */
+int options_rules(const struct dp_ctx *ctx, const struct dp_args *args);
 /* cmd/option-values.c: a typed value into v (per o->kind); 0, or -1 (reported). */
 int option_value(const struct dispatch_cmd *cmd, const struct dp_option *o, const char *arg,
 		 union dp_value *v);

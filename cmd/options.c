@@ -332,7 +332,12 @@ int options_store(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd,
 		if (r)
 			return r;
 	}
-	for (const struct dp_rule *r = cmd->rules; r && r->msg; r++) {
+	return cmd->flags & CMD_LATE_RULES ? 0 : options_rules(ctx, args);
+}
+
+int options_rules(const struct dp_ctx *ctx, const struct dp_args *args)
+{
+	for (const struct dp_rule *r = ctx->cmd->rules; r && r->msg; r++) {
 		char a[WORD_MAX];
 		if (!rule_broken(ctx, args, r, a))
 			continue;
