@@ -9,9 +9,13 @@
 
 #include <stdbool.h>
 
+#include "code/snapshot.h"
 #include "dispatch.h"
+#include "inventory/inventory.h"
 #include "inventory/jobspec.h"
 #include "inventory/jobspec_options.h"
+#include "solver.h"
+#include "submission.h"
 
 /* What the command line says. */
 struct submit_options {
@@ -47,6 +51,27 @@ int submit_job_option(const struct dp_ctx *ctx, const struct dp_option *o, const
 #define REF_RULES \
 	{ DP_EXCLUDES, "--ref", "--dirty", "--ref and --dirty exclude each other: a commit's files, or the " \
 	  "work tree as it is" },
+
+/* One submission, from the options to the submitted job. */
+struct submit {
+	struct submit_options *o;
+	void *live;                     /* --check's answers; solved points into them */
+	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
+	bool notebook;                  /* notebook: a packed job, the command ours */
+	struct snapshot_info snap;
+	struct jobspec spec;
+	struct inv_host adhoc;          /* -H for a host the inventory does not name */
+	const struct inv_host *host;
+	const char *gres_type, *partition;
+	struct solve_result solved;
+	unsigned char *payload;
+	size_t payload_len;
+	struct submission_job job;      /* what goes to lib/submission.h */
+};
+
+/* cmd/submit-remote.c: submits the generated job sub over SSH, then prints it (or
+ * opens the notebook's tunnel, or attaches); the exit status. */
+int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub);
 
 enum submit_kind { SUBMIT_PLAIN, SUBMIT_PACKED, SUBMIT_NOTEBOOK };
 /* Submits the job the options and operands describe; the exit status. */
