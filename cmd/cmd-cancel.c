@@ -148,6 +148,6 @@ const struct dispatch_cmd dispatch_cmd_cancel = {
 	.opts = cancel_options,
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_cancel,
 };

@@ -236,7 +236,7 @@ const struct dispatch_cmd dispatch_cmd_hosts = {
 	.rules = hosts_rules,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_hosts,
 	.subcommands = hosts_subcommands,
 };

@@ -326,6 +326,6 @@ const struct dispatch_cmd dispatch_cmd_jobs = {
 	.opts = jobs_options,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_jobs,
 };

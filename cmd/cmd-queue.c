@@ -267,6 +267,6 @@ const struct dispatch_cmd dispatch_cmd_queue = {
 	.rules = queue_rules,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_queue,
 };

@@ -404,6 +404,6 @@ const struct dispatch_cmd dispatch_cmd_run = {
 	.opts = run_options,
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_POSIX_ORDER | CMD_WANTS_INVENTORY,
+	.flags = CMD_POSIX_ORDER | CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = run_fn,
 };

@@ -155,6 +155,6 @@ const struct dispatch_cmd dispatch_cmd_shell = {
 	.opts = shell_options,
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_shell,
 };

@@ -169,6 +169,6 @@ const struct dispatch_cmd dispatch_cmd_solve = {
 	.opts = solve_options,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_NEEDS_INVENTORY,
+	.flags = CMD_NEEDS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_solve,
 };

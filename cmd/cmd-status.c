@@ -584,6 +584,6 @@ const struct dispatch_cmd dispatch_cmd_status = {
 	.opts = status_options,
 	.min_args = 0,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_status,
 };

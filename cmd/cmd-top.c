@@ -626,6 +626,6 @@ const struct dispatch_cmd dispatch_cmd_top = {
 	.opts = top_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_top,
 };

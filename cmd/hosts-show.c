@@ -532,7 +532,7 @@ const struct dispatch_cmd dispatch_cmd_hosts_show = {
 	.opts = show_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_hosts_show,
 };
 
@@ -543,6 +543,6 @@ const struct dispatch_cmd dispatch_cmd_hosts_discover = {
 	.opts = no_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_hosts_discover,
 };
