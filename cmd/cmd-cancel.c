@@ -14,11 +14,11 @@
 #include "sched/slurm/slurm.h"
 #include "base/strbuf.h"
 
-enum { OPT_HOST = 1 };
+static const char *opt_host;
 
 static const struct dp_option cancel_options[] = {
-	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
-	{ 0 },
+	OPT_STRING('H', "host", &opt_host, "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host"),
+	OPT_END,
 };
 
 struct result {
@@ -101,10 +101,7 @@ static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 
 static int cmd_cancel(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = NULL;
-	for (size_t i = 0; i < args->nopts; i++)
-		if (args->opts[i].id == OPT_HOST)
-			host_opt = args->opts[i].arg;
+	const char *host_opt = opt_host;
 	_cleanup_(job_set_release) struct job_set set = { 0 };
 	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
 	if (r)
@@ -151,6 +148,6 @@ const struct dispatch_cmd dispatch_cmd_cancel = {
 	.opts = cancel_options,
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_cancel,
 };

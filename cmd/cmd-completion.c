@@ -10,7 +10,7 @@
 #include "dispatch.h"
 #include "base/strbuf.h"
 
-static const struct dp_option completion_options[] = { { 0 } };
+static const struct dp_option completion_options[] = { OPT_END };
 
 /* Text safe inside single quotes, and without the brackets and colons zsh's
  * _arguments gives a meaning to. */
@@ -42,7 +42,7 @@ static const char *words_of(const char *complete)
 
 static void bash_arg_case(const struct dp_option *o)
 {
-	for (; o && o->id; o++) {
+	for (; o && !OPT_IS_END(o); o++) {
 		if (!o->argname)
 			continue;
 		printf("\t\t");
@@ -72,7 +72,7 @@ static void sub_words(const struct dispatch_cmd *c)
 
 static void bash_opt_words(const struct dp_option *o)
 {
-	for (; o && o->id; o++) {
+	for (; o && !OPT_IS_END(o); o++) {
 		if (o->short_name)
 			printf(" -%c", o->short_name);
 		if (o->long_name)
@@ -136,7 +136,7 @@ static void zsh_action(const struct dp_option *o)
 
 static void zsh_specs(const struct dp_option *o)
 {
-	for (; o && o->id; o++) {
+	for (; o && !OPT_IS_END(o); o++) {
 		printf(" \\\n\t\t");
 		if (o->short_name && o->long_name) {
 			printf("'(-%c --%s)'{-%c,--%s}'[%s]", o->short_name, o->long_name, o->short_name,
@@ -187,7 +187,7 @@ static void gen_zsh(void)
 
 static void fish_opts(const char *cond, const struct dp_option *o)
 {
-	for (; o && o->id; o++) {
+	for (; o && !OPT_IS_END(o); o++) {
 		printf("complete -c dispatch");
 		if (cond)
 			printf(" -n '%s'", cond);
@@ -238,7 +238,7 @@ static void gen_fish(void)
 static cJSON *json_opts(const struct dp_option *o)
 {
 	cJSON *arr = cJSON_CreateArray();
-	for (; o && o->id; o++) {
+	for (; o && !OPT_IS_END(o); o++) {
 		cJSON *j = cJSON_CreateObject();
 		if (o->short_name) {
 			char s[3] = { '-', o->short_name, 0 };

@@ -10,15 +10,12 @@
 #include "transport/sftp.h"
 #include "transport/ssh.h"
 
-enum {
-	OPT_RECURSIVE = 1,
-	OPT_PRESERVE,
-};
+static struct sftp_copy c;
 
 static const struct dp_option cp_options[] = {
-	{ OPT_RECURSIVE, 'r', "recursive", NULL, "copy directories and their contents", NULL },
-	{ OPT_PRESERVE, 'p', "preserve", NULL, "keep modes exactly (no umask) and modification times", NULL },
-	{ 0 },
+	OPT_BOOL('r', "recursive", &c.recursive, "copy directories and their contents"),
+	OPT_BOOL('p', "preserve", &c.preserve, "keep modes exactly (no umask) and modification times"),
+	OPT_END,
 };
 
 static volatile sig_atomic_t cancel;
@@ -105,17 +102,9 @@ static void failed(void *data, const struct dp_error *err)
 
 static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	struct sftp_copy c = { 0 };
 	_cleanup_strv_free_ char **srcs = NULL;
 	_cleanup_free_ char *host = NULL, *dest = NULL;
 	bool upload = false;
-
-	for (size_t i = 0; i < args->nopts; i++) {
-		switch (args->opts[i].id) {
-		case OPT_RECURSIVE: c.recursive = true; break;
-		case OPT_PRESERVE: c.preserve = true; break;
-		}
-	}
 
 	/* Exactly one side remote: every source on one host and a local DEST, or local
 	 * sources and a remote DEST. */
@@ -170,11 +159,9 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 	c.data = &st;
 	c.cancel = &cancel;
 
-	struct ssh_ctx sc;
 	struct dp_error err = { 0 };
 	_cleanup_ssh_session_ struct ssh_session *s = NULL;
-	cmd_ssh_ctx(ctx, &sc);
-	if (ssh_session_open(&sc, host, &s, &err) < 0) {
+	if (ssh_session_open(ctx->ssh, host, &s, &err) < 0) {
 		cJSON_Delete(st.items);
 		return report_error(&err);
 	}
@@ -216,6 +203,6 @@ const struct dispatch_cmd dispatch_cmd_cp = {
 	.opts = cp_options,
 	.min_args = 2,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cp_fn,
 };

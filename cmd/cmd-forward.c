@@ -15,13 +15,11 @@
 #include "transport/ssh.h"
 #include "base/cloexec.h"
 
-enum {
-	OPT_BACKGROUND = 1,
-};
+static bool opt_background;
 
 static const struct dp_option forward_options[] = {
-	{ OPT_BACKGROUND, 0, "background", NULL, "detach once the forward works, and print its PID", NULL },
-	{ 0 },
+	OPT_BOOL(0, "background", &opt_background, "detach once the forward works, and print its PID"),
+	OPT_END,
 };
 
 #define REMOTE_HOST "localhost"
@@ -114,13 +112,8 @@ static void detach_stdio(void)
 static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	const char *host = args->pos[0], *spec = args->pos[1];
-	bool background = false;
 	long local = -1, remote;
 	struct dp_error err = { 0 };
-
-	for (size_t i = 0; i < args->nopts; i++)
-		if (args->opts[i].id == OPT_BACKGROUND)
-			background = true;
 
 	const char *colon = strchr(spec, ':');
 	if (colon) {
@@ -141,14 +134,12 @@ static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
 	if (forward_listen((int)local, &lfd, &bound, &err) < 0)
 		return report_error(&err);
 
-	struct ssh_ctx sc;
 	_cleanup_ssh_session_ struct ssh_session *s = NULL;
-	cmd_ssh_ctx(ctx, &sc);
-	if (ssh_session_open(&sc, host, &s, &err) < 0)
+	if (ssh_session_open(ctx->ssh, host, &s, &err) < 0)
 		return report_error(&err);
 
 	signal(SIGPIPE, SIG_IGN);
-	if (background) {
+	if (opt_background) {
 		fflush(stdout);
 		fflush(stderr);
 		pid_t pid = fork();
@@ -184,6 +175,6 @@ const struct dispatch_cmd dispatch_cmd_forward = {
 	.opts = forward_options,
 	.min_args = 2,
 	.max_args = 2,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = forward_fn,
 };

@@ -9,11 +9,19 @@
 #include "dispatch.h"
 #include "sched/slurm/hostlist.h"
 
-enum { OPT_EXPAND = 1, OPT_FOLD };
+enum { EXPAND = 1, FOLD };
+static int mode;
 
 static const struct dp_option hostlist_options[] = {
-	{ OPT_EXPAND, 0, "expand", NULL, "one host a line, as scontrol show hostnames", NULL },
-	{ OPT_FOLD, 0, "fold", NULL, "one hostlist for all the hosts, as scontrol show hostlist", NULL },
+	OPT_CMDMODE(0, "expand", &mode, EXPAND, "one host a line, as scontrol show hostnames"),
+	OPT_CMDMODE(0, "fold", &mode, FOLD, "one hostlist for all the hosts, as scontrol show hostlist"),
+	OPT_END,
+};
+
+#define ONE_MODE "'hostlist' needs exactly one of --expand and --fold"
+static const struct dp_rule hostlist_rules[] = {
+	{ DP_EXCLUDES, "--expand", "--fold", ONE_MODE },
+	{ DP_NEEDS_ONE, "--expand --fold", NULL, ONE_MODE },
 	{ 0 },
 };
 
@@ -86,16 +94,7 @@ static int do_fold(struct dp_ctx *ctx, const struct dp_args *args)
 
 static int cmd_hostlist(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	bool expand = false, fold = false;
-	for (size_t i = 0; i < args->nopts; i++) {
-		if (args->opts[i].id == OPT_EXPAND)
-			expand = true;
-		else if (args->opts[i].id == OPT_FOLD)
-			fold = true;
-	}
-	if (expand == fold)
-		return usage_error(ctx, "'hostlist' needs exactly one of --expand and --fold");
-	return expand ? do_expand(ctx, args) : do_fold(ctx, args);
+	return mode == EXPAND ? do_expand(ctx, args) : do_fold(ctx, args);
 }
 
 const struct dispatch_cmd dispatch_cmd_hostlist = {
@@ -105,6 +104,7 @@ const struct dispatch_cmd dispatch_cmd_hostlist = {
 	.description = "Expands hostlist expressions such as 'gpu[01-04],login' into one host\n"
 		       "a line, or folds host names back into one expression. Works offline.",
 	.opts = hostlist_options,
+	.rules = hostlist_rules,
 	.min_args = 1,
 	.max_args = -1,
 	.fn = cmd_hostlist,

@@ -12,19 +12,30 @@
 #include "transport/ssh_config.h"
 #include "base/strbuf.h"
 
-enum { OPT_NAMES = 1, OPT_CHECK, OPT_HOSTS, OPT_TIMEOUT, OPT_FANOUT };
+static bool names, check, hosts_given;
+static char **only;
+static double timeout = 10;
+static int fanout = 32;
 
-#define CHECK_TIMEOUT 10
-#define CHECK_FANOUT 32
+static int add_hosts(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg)
+{
+	hosts_given = true;
+	return opt_hostlist(ctx, o, arg);
+}
 
 static const struct dp_option hosts_options[] = {
-	{ OPT_NAMES, 0, "names", NULL, "print only the names, one per line (for completion)", NULL },
-	{ OPT_CHECK, 0, "check", NULL, "connect to each host, log in and run true: status and latency", NULL },
-	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "with --check: only these hosts (comma-separated, hostlist ranges)", "host" },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "with --check: give up on a host after S seconds (default 10)", NULL,
-	  .kind = DP_OPT_SECONDS, .whole = true, .min = 1, .max = 86400 },
-	{ OPT_FANOUT, 0, "fanout", "N", "with --check: at most N hosts at once (default 32)", NULL,
-	  .kind = DP_OPT_INT, .min = 1, .max = 4096 },
+	OPT_BOOL(0, "names", &names, "print only the names, one per line (for completion)"),
+	OPT_BOOL(0, "check", &check, "connect to each host, log in and run true: status and latency"),
+	OPT_CALLBACK('H', "hosts", &only, "HOSTS", "with --check: only these hosts (comma-separated, hostlist ranges)", "host", add_hosts),
+	OPT_SECONDS(0, "timeout", &timeout, "S", "with --check: give up on a host after S seconds (default 10)",
+		    .whole = true, .min = 1, .max = 86400),
+	OPT_INT(0, "fanout", &fanout, "N", "with --check: at most N hosts at once (default 32)", 1, 4096),
+	OPT_END,
+};
+
+static const struct dp_rule hosts_rules[] = {
+	{ DP_REQUIRES, "-H --timeout --fanout", "--check", "%s goes with --check" },
+	{ DP_EXCLUDES, "--check", "--names", "--names and --check do not go together" },
 	{ 0 },
 };
 
@@ -155,37 +166,6 @@ static const struct dispatch_cmd *const hosts_subcommands[] = {
 
 static int cmd_hosts(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	bool names = false, check = false, hosts_given = false;
-	_cleanup_strv_free_ char **only = NULL;
-	long timeout = CHECK_TIMEOUT, fanout = CHECK_FANOUT;
-	const char *check_opt = NULL;
-	int r;
-
-	for (size_t i = 0; i < args->nopts; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_NAMES: names = true; break;
-		case OPT_CHECK: check = true; break;
-		case OPT_HOSTS:
-			check_opt = "-H";
-			hosts_given = true;
-			if ((r = add_hostlist(o->arg, &only)))
-				return r;
-			break;
-		case OPT_TIMEOUT:
-			check_opt = "--timeout";
-			timeout = o->num;
-			break;
-		case OPT_FANOUT:
-			check_opt = "--fanout";
-			fanout = o->num;
-			break;
-		}
-	}
-	if (check_opt && !check)
-		return usage_error(ctx, "%s goes with --check", check_opt);
-	if (check && names)
-		return usage_error(ctx, "--names and --check do not go together");
 	if (hosts_given && !only)
 		return usage_error(ctx, "-H names no hosts");
 	if (only)
@@ -253,9 +233,10 @@ const struct dispatch_cmd dispatch_cmd_hosts = {
 		       "prints an inventory entry for it (one SSH command each); 'resolve HOST'\n"
 		       "prints the ssh settings dispatch uses for it, as 'ssh -G HOST' does.",
 	.opts = hosts_options,
+	.rules = hosts_rules,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_hosts,
 	.subcommands = hosts_subcommands,
 };

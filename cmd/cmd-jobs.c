@@ -18,17 +18,42 @@
 #include "sched/plain/plainjob.h"
 #include "sched/slurm/slurm.h"
 
-enum { OPT_HOST = 1, OPT_NAME, OPT_SINCE, OPT_STATE, OPT_LIMIT, OPT_NO_REFRESH };
+static struct ledger_filter f;
+static char **opt_states;
+static int limit_opt;
+static bool no_refresh;
+
+static int since_cb(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg)
+{
+	struct dp_error err = { 0 };
+	(void)o;
+	if (when_parse(arg, (int64_t)time(NULL), &f.since, &err) < 0)
+		return usage_error(ctx, "--since: %s", err.msg);
+	return 0;
+}
+
+static int states_cb(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg)
+{
+	(void)o;
+	for (const char *p = arg; *p;) {
+		size_t len = strcspn(p, ",");
+		if (len)
+			strv_push(&opt_states, xstrndup(p, len));
+		p += len + (p[len] == ',');
+	}
+	if (!opt_states)
+		return usage_error(ctx, "--state wants states such as RUNNING,PENDING, not '%s'", arg);
+	return 0;
+}
 
 static const struct dp_option jobs_options[] = {
-	{ OPT_HOST, 'H', "host", "HOST", "only the jobs submitted to this host", "host" },
-	{ OPT_NAME, 0, "name", "GLOB", "only the jobs whose name matches this glob", NULL },
-	{ OPT_SINCE, 0, "since", "WHEN", "only the jobs submitted since WHEN: an age (30m, 12h, 2d, 1w) or a date (YYYY-MM-DD [HH:MM])", NULL },
-	{ OPT_STATE, 0, "state", "STATES", "only the jobs in these states (comma-separated: RUNNING,PENDING,...)", NULL },
-	{ OPT_LIMIT, 'n', "limit", "N", "at most N jobs (the newest)", NULL,
-	  .kind = DP_OPT_INT, .min = 1, .max = 1000000 },
-	{ OPT_NO_REFRESH, 0, "no-refresh", NULL, "ask no host: show the state the ledger last knew", NULL },
-	{ 0 },
+	OPT_STRING('H', "host", &f.host, "HOST", "only the jobs submitted to this host", "host"),
+	OPT_STRING(0, "name", &f.name_glob, "GLOB", "only the jobs whose name matches this glob", NULL),
+	OPT_CALLBACK(0, "since", NULL, "WHEN", "only the jobs submitted since WHEN: an age (30m, 12h, 2d, 1w) or a date (YYYY-MM-DD [HH:MM])", NULL, since_cb),
+	OPT_CALLBACK(0, "state", NULL, "STATES", "only the jobs in these states (comma-separated: RUNNING,PENDING,...)", NULL, states_cb),
+	OPT_INT('n', "limit", &limit_opt, "N", "at most N jobs (the newest)", 1, 1000000),
+	OPT_BOOL(0, "no-refresh", &no_refresh, "ask no host: show the state the ledger last knew"),
+	OPT_END,
 };
 
 struct entry {
@@ -242,34 +267,10 @@ static void print_json(const struct dp_ctx *ctx, const struct entry *const *ents
 
 static int cmd_jobs(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	struct ledger_filter f = { 0 };
-	_cleanup_strv_free_ char **states = NULL;
-	bool refresh = true;
+	char **states = opt_states;
+	bool refresh = !no_refresh;
 	struct dp_error err = { 0 };
-	for (size_t i = 0; i < args->nopts; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_HOST: f.host = o->arg; break;
-		case OPT_NAME: f.name_glob = o->arg; break;
-		case OPT_SINCE:
-			if (when_parse(o->arg, (int64_t)time(NULL), &f.since, &err) < 0)
-				return usage_error(ctx, "--since: %s", err.msg);
-			break;
-		case OPT_STATE: {
-			for (const char *p = o->arg; *p;) {
-				size_t len = strcspn(p, ",");
-				if (len)
-					strv_push(&states, xstrndup(p, len));
-				p += len + (p[len] == ',');
-			}
-			if (!states)
-				return usage_error(ctx, "--state wants states such as RUNNING,PENDING, not '%s'", o->arg);
-			break;
-		}
-		case OPT_LIMIT: f.limit = (size_t)o->num; break;
-		case OPT_NO_REFRESH: refresh = false; break;
-		}
-	}
+	f.limit = (size_t)limit_opt;
 	/* The state filter needs the states first: then -n counts what it kept. */
 	size_t limit = f.limit;
 	if (states)
@@ -325,6 +326,6 @@ const struct dispatch_cmd dispatch_cmd_jobs = {
 	.opts = jobs_options,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_jobs,
 };

@@ -14,13 +14,14 @@
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 
-enum { OPT_HOST = 1, OPT_FOLLOW, OPT_STDERR };
+static const char *opt_host;
+static bool opt_follow, opt_stderr;
 
 static const struct dp_option logs_options[] = {
-	{ OPT_HOST, 'H', "host", "HOST", "the host of a job given by bare ID", "host" },
-	{ OPT_FOLLOW, 'f', "follow", NULL, "print new output as it comes, until the job ends", NULL },
-	{ OPT_STDERR, 0, "stderr", NULL, "the job's error file (sbatch --error) instead of its output", NULL },
-	{ 0 },
+	OPT_STRING('H', "host", &opt_host, "HOST", "the host of a job given by bare ID", "host"),
+	OPT_BOOL('f', "follow", &opt_follow, "print new output as it comes, until the job ends"),
+	OPT_BOOL(0, "stderr", &opt_stderr, "the job's error file (sbatch --error) instead of its output"),
+	OPT_END,
 };
 
 static int to_stdout(void *data, const char *buf, size_t len)
@@ -41,16 +42,7 @@ static int to_stderr(void *data, const char *buf, size_t len)
 
 static int cmd_logs(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = NULL;
-	bool follow = false, want_err = false;
-	for (size_t i = 0; i < args->nopts; i++) {
-		switch (args->opts[i].id) {
-		case OPT_HOST: host_opt = args->opts[i].arg; break;
-		case OPT_FOLLOW: follow = true; break;
-		case OPT_STDERR: want_err = true; break;
-		}
-	}
-	return logs_print(ctx, args->pos[0], host_opt, follow, want_err);
+	return logs_print(ctx, args->pos[0], opt_host, opt_follow, opt_stderr);
 }
 
 int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool follow,
@@ -129,6 +121,6 @@ const struct dispatch_cmd dispatch_cmd_logs = {
 	.opts = logs_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_logs,
 };

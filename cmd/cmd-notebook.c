@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch notebook (the reference's dispatch_repl) and notebook attach JOB. The job
- * and its options are submit-packed's (cmd/cmd-submit.c, with notebook_spec's command
- * and token); here, once it is submitted (or for attach, found in the ledger):
+ * and its options are submit-packed's (cmd/submit.h, with notebook_spec's command and
+ * token); here, once it is submitted (or for attach, found in the ledger):
  *
  *   1. wait: one connection to the host, polled every second (lib/notebook.h) until
  *      the job's log says the server answers, the job or the server ends, Ctrl-C, or
@@ -32,6 +32,7 @@
 #include "sched/plain/plainjob.h"
 #include "transport/forward.h"
 #include "transport/ssh.h"
+#include "submit.h"
 
 int notebook_spec(struct jobspec *cli, struct notebook_opts *o)
 {
@@ -267,9 +268,7 @@ int notebook_session(struct dp_ctx *ctx, const char *job, struct notebook_opts *
 		return r;
 	}
 	s.stop = forward_catch_signals();
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	r = ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, s.ref->host), &s.ss, &err) < 0
+	r = ssh_session_open(ctx->ssh, inventory_ssh_destination(ctx->inv, s.ref->host), &s.ss, &err) < 0
 		    ? report_error(&err)
 		    : wait_ready(&s);
 	if (r == 0)
@@ -281,3 +280,83 @@ int notebook_session(struct dp_ctx *ctx, const char *job, struct notebook_opts *
 	free(s.token);
 	return r;
 }
+
+/* ---- the commands ---- */
+
+/* The tunnel's options, notebook's and attach's: the same variables. */
+#define SESSION_OPTIONS \
+	OPT_INT(0, "port", &submit_opt.nb.local_port, "LOCAL", "the local port of the tunnel (default: a free one)", 0, 65535), \
+	OPT_BOOL(0, "cancel-on-exit", &submit_opt.nb.cancel_on_exit, "cancel the job when the tunnel ends (Ctrl-C), without asking"), \
+	OPT_SECONDS(0, "timeout", &submit_opt.nb.timeout, "S", "give up when the server does not answer within S seconds (default 300)", \
+		    .whole = true, .min = 1),
+
+static const struct dp_option notebook_options[] = {
+	HOST_OPTIONS
+	JOB_OPTIONS
+	REPO_OPTIONS
+	SESSION_OPTIONS
+	OPT_BOOL(0, "detach", &submit_opt.nb.detach, "once the server answers, leave it running and exit (no tunnel)"),
+	OPT_END,
+};
+
+static const struct dp_rule notebook_rules[] = {
+	HOST_RULES
+	{ DP_EXCLUDES, "--detach", "--cancel-on-exit", "--detach leaves the job running: not with --cancel-on-exit" },
+	REF_RULES
+	{ 0 },
+};
+
+static const struct dp_option attach_options[] = {
+	SESSION_OPTIONS
+	OPT_END,
+};
+
+static int cmd_notebook(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	return submit_main(ctx, args, SUBMIT_NOTEBOOK);
+}
+
+static int cmd_notebook_attach(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	int r = notebook_session(ctx, args->pos[0], &submit_opt.nb);
+	notebook_opts_release(&submit_opt.nb);
+	return r;
+}
+
+static const struct dispatch_cmd dispatch_cmd_notebook_attach = {
+	.name = "notebook attach",
+	.summary = "re-open the tunnel to a notebook job that runs",
+	.usage = "JOB [--port LOCAL] [--timeout S] [--cancel-on-exit]",
+	.description =
+		"Waits until the notebook job's Jupyter server answers (it may still be starting),\n"
+		"then forwards a local port to it and prints the URL, until Ctrl-C.",
+	.opts = attach_options,
+	.min_args = 1,
+	.max_args = 1,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
+	.fn = cmd_notebook_attach,
+};
+
+static const struct dispatch_cmd *const notebook_subcommands[] = {
+	&dispatch_cmd_notebook_attach,
+	NULL,
+};
+
+const struct dispatch_cmd dispatch_cmd_notebook = {
+	.name = "notebook",
+	.summary = "start a Jupyter server as a job and tunnel to it",
+	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [--repo DIR] [--ref REF | --dirty] "
+		 "[--port LOCAL] [--timeout S] [--detach | --cancel-on-exit]",
+	.description =
+		"Submits a job with the repository's code (as submit-packed) that starts a Jupyter\n"
+		"server on the node it gets, waits until the server answers, forwards a local\n"
+		"port to it through the login node and prints the URL with its token. Ctrl-C\n"
+		"ends the tunnel and asks whether to cancel the job. 'attach JOB' re-opens it.",
+	.opts = notebook_options,
+	.rules = notebook_rules,
+	.min_args = 0,
+	.max_args = 0,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_LATE_RULES,
+	.fn = cmd_notebook,
+	.subcommands = notebook_subcommands,
+};

@@ -18,14 +18,22 @@
 #include "sched/slurm/slurm_queue.h"
 #include "transport/ssh.h"
 
-enum { OPT_HOSTS = 1, OPT_ME, OPT_USER, OPT_PARTITION, OPT_STATES };
+static struct slurm_queue_filter opt_filter;
+static char **opt_hosts;
+
+static int check_states(const struct dp_ctx *ctx, const struct dp_option *o, const char *states);
 
 static const struct dp_option queue_options[] = {
-	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "SLURM hosts, comma-separated, with hostlist ranges (default: every SLURM host of the inventory)", "host" },
-	{ OPT_ME, 0, "me", NULL, "only the jobs of the user dispatch logs in as", NULL },
-	{ OPT_USER, 'u', "user", "USER", "only the jobs of these users (comma-separated)", NULL },
-	{ OPT_PARTITION, 'p', "partition", "PARTITION", "only the jobs of these partitions (comma-separated)", NULL },
-	{ OPT_STATES, 't', "states", "STATES", "only jobs in these states, as squeue -t (PD,R,... or all; default: queued and running)", NULL },
+	OPT_HOSTLIST('H', "hosts", &opt_hosts, "HOSTS", "SLURM hosts, comma-separated, with hostlist ranges (default: every SLURM host of the inventory)"),
+	OPT_BOOL(0, "me", &opt_filter.me, "only the jobs of the user dispatch logs in as"),
+	OPT_STRING('u', "user", &opt_filter.user, "USER", "only the jobs of these users (comma-separated)", NULL),
+	OPT_STRING('p', "partition", &opt_filter.partitions, "PARTITION", "only the jobs of these partitions (comma-separated)", NULL),
+	OPT_CALLBACK('t', "states", &opt_filter.states, "STATES", "only jobs in these states, as squeue -t (PD,R,... or all; default: queued and running)", NULL, check_states),
+	OPT_END,
+};
+
+static const struct dp_rule queue_rules[] = {
+	{ DP_EXCLUDES, "--me", "-u", "--me and -u cannot go together" },
 	{ 0 },
 };
 
@@ -191,45 +199,23 @@ static void print_json(const struct host_answer *a, size_t n)
 	json_print(doc);
 }
 
-static int check_states(const struct dp_ctx *ctx, const char *states)
+/* -t: squeue's state names, or all. */
+static int check_states(const struct dp_ctx *ctx, const struct dp_option *o, const char *states)
 {
 	_cleanup_free_ char *a = xstrdup(states);
 	char *save = NULL;
 	for (char *w = strtok_r(a, ",", &save); w; w = strtok_r(NULL, ",", &save))
 		if (strcasecmp(w, "all") && !slurm_state_name(w))
 			return usage_error(ctx, "unknown job state '%s' in -t (squeue's names: PD, R, CG, CD, F, CA, TO, ... or all)", w);
+	*(const char **)o->value = states;
 	return 0;
 }
 
 static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	struct slurm_queue_filter f = { 0 };
-	_cleanup_strv_free_ char **hosts = NULL;
-	struct dp_error err = { 0 };
-	for (size_t i = 0; i < args->nopts; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_HOSTS: {
-			_cleanup_strv_free_ char **list = NULL;
-			if (hostlist_expand(o->arg, &list, &err) < 0)
-				return report_error(&err);
-			for (char **p = list; *p; p++)
-				if (!strv_contains(hosts, *p))
-					strv_add(&hosts, *p);
-			break;
-		}
-		case OPT_ME: f.me = true; break;
-		case OPT_USER: f.user = o->arg; break;
-		case OPT_PARTITION: f.partitions = o->arg; break;
-		case OPT_STATES:
-			if (check_states(ctx, o->arg))
-				return DPE_INPUT;
-			f.states = o->arg;
-			break;
-		}
-	}
-	if (f.me && f.user)
-		return usage_error(ctx, "--me and -u cannot go together");
+	struct slurm_queue_filter f = opt_filter;
+	_cleanup_strv_free_ char **hosts = opt_hosts;
+	opt_hosts = NULL; /* hosts owns them */
 	if (!hosts) {
 		for (size_t i = 0; ctx->inv && i < ctx->inv->nhosts; i++)
 			if (ctx->inv->hosts[i].type == INV_HOST_SLURM)
@@ -278,8 +264,9 @@ const struct dispatch_cmd dispatch_cmd_queue = {
 		"the GPUs they lease, PENDING with the reason. A pending SLURM job's reason is\n"
 		"followed by why it waits with the numbers (one more command for all of them).",
 	.opts = queue_options,
+	.rules = queue_rules,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_queue,
 };

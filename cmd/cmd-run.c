@@ -16,28 +16,21 @@
 #include "base/line_prefix.h"
 #include "transport/ssh.h"
 
-enum {
-	OPT_HOSTS = 1,
-	OPT_ALL,
-	OPT_FANOUT,
-	OPT_TIMEOUT,
-	OPT_GATHER,
-	OPT_TTY,
-};
+static char **opt_hosts;
+static bool opt_all, opt_gather, opt_pty;
+static int opt_fanout = 32;
+static double opt_timeout;
 
 static const struct dp_option run_options[] = {
-	{ OPT_HOSTS, 'H', "hosts", "HOSTS", "hosts: inventory names or ssh destinations, comma-separated, with hostlist ranges (box[1-4])", "host" },
-	{ OPT_ALL, 0, "all", NULL, "every host of the inventory", NULL },
-	{ OPT_FANOUT, 0, "fanout", "N", "at most N connections at once (default 32)", NULL,
-	  .kind = DP_OPT_INT, .min = 1, .max = 4096 },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "give each host S seconds, connecting included (exit 3 on one host)", NULL,
-	  .kind = DP_OPT_SECONDS, .whole = true, .min = 1 },
-	{ OPT_GATHER, 'b', "gather", NULL, "print each distinct output once, under the hosts that gave it", NULL },
-	{ OPT_TTY, 't', "tty", NULL, "run the command on a terminal (as ssh -t)", NULL },
-	{ 0 },
+	OPT_HOSTLIST('H', "hosts", &opt_hosts, "HOSTS", "hosts: inventory names or ssh destinations, comma-separated, with hostlist ranges (box[1-4])"),
+	OPT_BOOL(0, "all", &opt_all, "every host of the inventory"),
+	OPT_INT(0, "fanout", &opt_fanout, "N", "at most N connections at once (default 32)", 1, 4096),
+	OPT_SECONDS(0, "timeout", &opt_timeout, "S", "give each host S seconds, connecting included (exit 3 on one host)",
+		    .whole = true, .min = 1),
+	OPT_BOOL('b', "gather", &opt_gather, "print each distinct output once, under the hosts that gave it"),
+	OPT_BOOL('t', "tty", &opt_pty, "run the command on a terminal (as ssh -t)"),
+	OPT_END,
 };
-
-#define DEFAULT_FANOUT 32
 #define THREAD_STACK (512 * 1024)
 
 /* ---- output ---- */
@@ -372,26 +365,12 @@ static int run_many(struct dp_ctx *ctx, const struct ssh_ctx *sc, char **hosts,
 
 static int run_fn(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	_cleanup_strv_free_ char **hosts = NULL;
+	_cleanup_strv_free_ char **hosts = opt_hosts;
 	_cleanup_strbuf_ struct strbuf command = STRBUF_INIT;
-	bool all = false, gather = false, pty = false;
-	long fanout = DEFAULT_FANOUT, timeout = 0;
-	int r;
+	bool all = opt_all, gather = opt_gather, pty = opt_pty;
+	long fanout = opt_fanout, timeout = (long)opt_timeout;
 
-	for (size_t i = 0; i < args->nopts; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_HOSTS:
-			if ((r = add_hostlist(o->arg, &hosts)))
-				return r;
-			break;
-		case OPT_ALL: all = true; break;
-		case OPT_GATHER: gather = true; break;
-		case OPT_TTY: pty = true; break;
-		case OPT_FANOUT: fanout = o->num; break;
-		case OPT_TIMEOUT: timeout = o->num; break;
-		}
-	}
+	opt_hosts = NULL; /* hosts owns them */
 	if (all) {
 		if (!ctx->inv)
 			return usage_error(ctx, "--all needs an inventory (-i FILE or DISPATCH_INVENTORY)");
@@ -425,6 +404,6 @@ const struct dispatch_cmd dispatch_cmd_run = {
 	.opts = run_options,
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_POSIX_ORDER | CMD_WANTS_INVENTORY,
+	.flags = CMD_POSIX_ORDER | CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = run_fn,
 };

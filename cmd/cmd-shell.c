@@ -15,12 +15,12 @@
 #include "sched/plain/plainjob.h"
 #include "transport/ssh.h"
 
-enum { OPT_HOST = 1, OPT_NODE };
+static const char *opt_host, *opt_node;
 
 static const struct dp_option shell_options[] = {
-	{ OPT_HOST, 'H', "host", "HOST", "the host of a job given by bare ID", "host" },
-	{ OPT_NODE, 0, "node", "N", "the job's Nth node (1: the first, the default) or a node by name", NULL },
-	{ 0 },
+	OPT_STRING('H', "host", &opt_host, "HOST", "the host of a job given by bare ID", "host"),
+	OPT_STRING(0, "node", &opt_node, "N", "the job's Nth node (1: the first, the default) or a node by name", NULL),
+	OPT_END,
 };
 
 /* Why a job that does not run has no shell: exit 1, naming the state. */
@@ -91,14 +91,8 @@ static int plain_command(const struct dp_ctx *ctx, struct ssh_session *ss, const
 
 static int cmd_shell(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = NULL, *node_opt = NULL;
+	const char *host_opt = opt_host, *node_opt = opt_node;
 	struct dp_error err = { 0 };
-	for (size_t i = 0; i < args->nopts; i++) {
-		switch (args->opts[i].id) {
-		case OPT_HOST: host_opt = args->opts[i].arg; break;
-		case OPT_NODE: node_opt = args->opts[i].arg; break;
-		}
-	}
 	if (ctx->json)
 		return usage_error(ctx, "--json: a shell is interactive and prints no document; "
 				   "use 'dispatch status --json' for the job, or leave --json out");
@@ -161,6 +155,6 @@ const struct dispatch_cmd dispatch_cmd_shell = {
 	.opts = shell_options,
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_shell,
 };

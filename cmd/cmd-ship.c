@@ -18,14 +18,23 @@
 #include "transport/ssh.h"
 #include "base/cloexec.h"
 
-enum { OPT_OUTPUT = 1, OPT_REPO, OPT_REF, OPT_DIRTY, OPT_FILES };
+static const char *opt_output;
+static struct snapshot_opts snap; /* its mode: SNAPSHOT_REF unless --dirty or --files */
+static int opt_mode;
 
 static const struct dp_option ship_options[] = {
-	{ OPT_OUTPUT, 'o', "output", "FILE", "write the tar.gz to FILE ('-' for stdout)", "file" },
-	{ OPT_REPO, 0, "repo", "DIR", "the repository (default: the one around the current directory)", "dir" },
-	{ OPT_REF, 0, "ref", "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL },
-	{ OPT_DIRTY, 0, "dirty", NULL, "the work tree as it is now, untracked files included, ignored ones not", NULL },
-	{ OPT_FILES, 0, "files", NULL, "only the paths given as operands (relative to --repo)", NULL },
+	OPT_STRING('o', "output", &opt_output, "FILE", "write the tar.gz to FILE ('-' for stdout)", "file"),
+	OPT_STRING(0, "repo", &snap.repo, "DIR", "the repository (default: the one around the current directory)", "dir"),
+	OPT_STRING(0, "ref", &snap.ref, "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL),
+	OPT_CMDMODE(0, "dirty", &opt_mode, SNAPSHOT_DIRTY, "the work tree as it is now, untracked files included, ignored ones not"),
+	OPT_CMDMODE(0, "files", &opt_mode, SNAPSHOT_FILES, "only the paths given as operands (relative to --repo)"),
+	OPT_END,
+};
+
+#define ONE_KIND "--ref, --dirty and --files do not go together: choose one"
+static const struct dp_rule ship_rules[] = {
+	{ DP_EXCLUDES, "--ref", "--dirty --files", ONE_KIND },
+	{ DP_EXCLUDES, "--dirty", "--files", ONE_KIND },
 	{ 0 },
 };
 
@@ -186,10 +195,8 @@ static int ship_remote(struct dp_ctx *ctx, struct snapshot_opts *so, const char 
 	if (ship_dir_word(&word, path) < 0)
 		return usage_error(ctx, "cannot expand '%s' in '%s': only ~, ~/ and ~USER/ are (USER a plain name)",
 				   path, dest);
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
 	struct bar b = { .dest = dest };
-	struct ship_target t = { .sc = &sc, .host = host, .path = path, .dest = dest, .data = &b };
+	struct ship_target t = { .sc = ctx->ssh, .host = host, .path = path, .dest = dest, .data = &b };
 	if (ctx->verbosity >= 0 && stderr_is_tty())
 		t.progress = progress_draw;
 	struct dp_error err = { 0 };
@@ -206,41 +213,11 @@ static int ship_remote(struct dp_ctx *ctx, struct snapshot_opts *so, const char 
 
 static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	struct snapshot_opts so = { .mode = SNAPSHOT_REF };
-	const char *output = NULL;
-	int kinds = 0;
-
-	for (size_t i = 0; i < args->nopts; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_OUTPUT:
-			output = o->arg;
-			break;
-		case OPT_REPO:
-			so.repo = o->arg;
-			break;
-		case OPT_REF:
-			so.ref = o->arg;
-			so.mode = SNAPSHOT_REF;
-			kinds |= 1;
-			break;
-		case OPT_DIRTY:
-			so.mode = SNAPSHOT_DIRTY;
-			kinds |= 2;
-			break;
-		case OPT_FILES:
-			so.mode = SNAPSHOT_FILES;
-			kinds |= 4;
-			break;
-		}
-	}
-	if (kinds & (kinds - 1))
-		return usage_error(ctx, "--ref, --dirty and --files do not go together: choose one");
-
+	snap.mode = (enum snapshot_mode)opt_mode;
 	/* The destination: --output FILE, or else the first operand, HOST:PATH. */
 	_cleanup_free_ char *host = NULL, *path = NULL;
 	int first = 0;
-	if (!output) {
+	if (!opt_output) {
 		if (args->npos == 0)
 			return usage_error(ctx, "'ship' needs a destination: HOST:PATH, or --output FILE");
 		if (split_remote(args->pos[0], &host, &path) < 0)
@@ -248,32 +225,32 @@ static int cmd_ship(struct dp_ctx *ctx, const struct dp_args *args)
 					   args->pos[0]);
 		first = 1;
 	}
-	if (so.mode == SNAPSHOT_FILES && args->npos == first)
+	if (snap.mode == SNAPSHOT_FILES && args->npos == first)
 		return usage_error(ctx, "--files needs the paths to snapshot");
-	if (so.mode != SNAPSHOT_FILES && args->npos > first)
+	if (snap.mode != SNAPSHOT_FILES && args->npos > first)
 		return usage_error(ctx, "unexpected argument '%s' (to snapshot only some paths, use --files)",
 				   args->pos[first]);
 
 	_cleanup_strv_free_ char **files = NULL;
 	for (int i = first; i < args->npos; i++)
 		strv_add(&files, args->pos[i]);
-	so.files = files;
-	so.want_sha256 = ctx->json || ctx->verbosity > 0;
+	snap.files = files;
+	snap.want_sha256 = ctx->json || ctx->verbosity > 0;
 
 	struct snapshot_info info;
-	int rc = output ? ship_file(ctx, &so, output, &info)
-			: ship_remote(ctx, &so, args->pos[0], host, path, &info);
+	int rc = opt_output ? ship_file(ctx, &snap, opt_output, &info)
+			: ship_remote(ctx, &snap, args->pos[0], host, path, &info);
 	if (rc)
 		return rc;
 
-	if (so.mode != SNAPSHOT_REF && ctx->verbosity >= 0) {
+	if (snap.mode != SNAPSHOT_REF && ctx->verbosity >= 0) {
 		char line[128];
 		snapshot_summary(&info, line, sizeof(line));
 		note_msg("snapshot of %s: %s",
-			 so.mode == SNAPSHOT_DIRTY ? "the work tree" : "the named paths", line);
+			 snap.mode == SNAPSHOT_DIRTY ? "the work tree" : "the named paths", line);
 	}
 	if (ctx->json)
-		print_json(output, host, path, &so, &info);
+		print_json(opt_output, host, path, &snap, &info);
 	return 0;
 }
 
@@ -287,8 +264,9 @@ const struct dispatch_cmd dispatch_cmd_ship = {
 		       "and extracts it into PATH on HOST over one SSH connection, or writes it to\n"
 		       "FILE. The bytes are deterministic: the same content gives the same sha256.",
 	.opts = ship_options,
+	.rules = ship_rules,
 	.min_args = 0,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_ship,
 };

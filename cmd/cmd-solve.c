@@ -8,21 +8,15 @@
 #include "inventory/inventory.h"
 #include "solver.h"
 
-enum { OPT_CHIP = 1, OPT_CHIPS, OPT_CPU, OPT_PREFER, OPT_FORBID, OPT_CHECK };
+static struct solve_request opt_req; /* --chip, --check */
+static int chips = -1; /* -1: not given */
+static bool cpu;
+static char **prefer, **forbid;
 
-static const struct dp_option solve_options[] = {
-	{ OPT_CHIP, 0, "chip", "NAME", "the chip (catalogue name); any GPU when omitted", chip_complete_words },
-	{ OPT_CHIPS, 0, "chips", "N", "how many chips (default 1; 0 is a CPU job)", NULL,
-	  .kind = DP_OPT_INT, .min = 0, .max = 100000, .bad = "--chips: expected a whole number >= 0, got '%s'" },
-	{ OPT_CPU, 0, "cpu", NULL, "a CPU job (the same as --chips 0)", NULL },
-	{ OPT_PREFER, 0, "prefer", "CLUSTER", "try hosts of CLUSTER first (repeatable, or comma-separated)", NULL },
-	{ OPT_FORBID, 0, "forbid", "CLUSTER", "never use hosts of CLUSTER (repeatable, or comma-separated)", NULL },
-	{ OPT_CHECK, 0, "check", NULL, "ask the hosts what is free now (one SSH command each, in parallel)", NULL },
-	{ 0 },
-};
-
-static void add_clusters(char ***list, const char *arg)
+/* --prefer, --forbid: repeatable, or comma-separated. */
+static int add_clusters(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg)
 {
+	char ***list = o->value;
 	const char *p = arg;
 	while (*p) {
 		size_t len = strcspn(p, ",");
@@ -32,7 +26,20 @@ static void add_clusters(char ***list, const char *arg)
 		if (*p == ',')
 			p++;
 	}
+	return 0;
 }
+
+static const struct dp_option solve_options[] = {
+	OPT_STRING(0, "chip", &opt_req.chip, "NAME", "the chip (catalogue name); any GPU when omitted", chip_complete_words),
+	{ .long_name = "chips", .argname = "N", .help = "how many chips (default 1; 0 is a CPU job)",
+	  .kind = DP_OPT_INT, .value = &chips, .min = 0, .max = 100000,
+	  .bad = "--chips: expected a whole number >= 0, got '%s'" },
+	OPT_BOOL(0, "cpu", &cpu, "a CPU job (the same as --chips 0)"),
+	OPT_CALLBACK(0, "prefer", &prefer, "CLUSTER", "try hosts of CLUSTER first (repeatable, or comma-separated)", NULL, add_clusters),
+	OPT_CALLBACK(0, "forbid", &forbid, "CLUSTER", "never use hosts of CLUSTER (repeatable, or comma-separated)", NULL, add_clusters),
+	OPT_BOOL(0, "check", &opt_req.check, "ask the hosts what is free now (one SSH command each, in parallel)"),
+	OPT_END,
+};
 
 static void describe_request(char *buf, size_t n, const struct solve_request *req)
 {
@@ -96,36 +103,10 @@ static void print_text(const struct solve_result *res)
 
 static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	struct solve_request req = { .chips = 1 };
-	_cleanup_strv_free_ char **prefer = NULL, **forbid = NULL;
-	bool cpu = false, chips_given = false;
-
-	for (size_t i = 0; i < args->nopts; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_CHIP:
-			req.chip = o->arg;
-			break;
-		case OPT_CHIPS:
-			req.chips = (int)o->num;
-			chips_given = true;
-			break;
-		case OPT_CPU:
-			cpu = true;
-			break;
-		case OPT_PREFER:
-			add_clusters(&prefer, o->arg);
-			break;
-		case OPT_FORBID:
-			add_clusters(&forbid, o->arg);
-			break;
-		case OPT_CHECK:
-			req.check = true;
-			break;
-		}
-	}
+	struct solve_request req = opt_req;
+	req.chips = chips < 0 ? 1 : chips;
 	if (cpu) {
-		if (chips_given && req.chips != 0)
+		if (chips > 0)
 			return usage_error(ctx, "--cpu is a job without chips; drop --chips %d", req.chips);
 		if (req.chip)
 			return usage_error(ctx, "--cpu is a job without chips; drop --chip %s", req.chip);
@@ -188,6 +169,6 @@ const struct dispatch_cmd dispatch_cmd_solve = {
 	.opts = solve_options,
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_NEEDS_INVENTORY,
+	.flags = CMD_NEEDS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_solve,
 };

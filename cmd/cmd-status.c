@@ -20,13 +20,14 @@
 #include "base/strbuf.h"
 #include "base/termesc.h"
 
-enum { OPT_HOST = 1, OPT_STEPS, OPT_NO_TAIL };
+static const char *opt_host;
+static bool opt_steps, opt_no_tail;
 
 static const struct dp_option status_options[] = {
-	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
-	{ OPT_STEPS, 0, "steps", NULL, "one row per job step from sacct: state, exit code, elapsed, MaxRSS, MaxVMSize, AveCPU, TRES usage", NULL },
-	{ OPT_NO_TAIL, 0, "no-tail", NULL, "do not print the last lines of a failed job's stderr", NULL },
-	{ 0 },
+	OPT_STRING('H', "host", &opt_host, "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host"),
+	OPT_BOOL(0, "steps", &opt_steps, "one row per job step from sacct: state, exit code, elapsed, MaxRSS, MaxVMSize, AveCPU, TRES usage"),
+	OPT_BOOL(0, "no-tail", &opt_no_tail, "do not print the last lines of a failed job's stderr"),
+	OPT_END,
 };
 
 /* One line of the answer. */
@@ -521,16 +522,8 @@ static int cmd_status_steps(struct dp_ctx *ctx, const struct job_set *set)
 
 static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = NULL;
-	bool steps = false, tail = true;
-	for (size_t i = 0; i < args->nopts; i++) {
-		if (args->opts[i].id == OPT_HOST)
-			host_opt = args->opts[i].arg;
-		else if (args->opts[i].id == OPT_STEPS)
-			steps = true;
-		else if (args->opts[i].id == OPT_NO_TAIL)
-			tail = false;
-	}
+	const char *host_opt = opt_host;
+	bool steps = opt_steps, tail = !opt_no_tail;
 	_cleanup_(job_set_release) struct job_set set = { 0 };
 	if (args->npos == 0)
 		return usage_error(ctx, "'%s' needs a JOB: 'dispatch jobs' lists the jobs dispatch submitted"
@@ -591,6 +584,6 @@ const struct dispatch_cmd dispatch_cmd_status = {
 	.opts = status_options,
 	.min_args = 0,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_status,
 };

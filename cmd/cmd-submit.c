@@ -1,20 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch submit: a job from options and/or a job file, to a host named with -H or
- * chosen by the solver. Generation is lib/jobs/jobscript.c; this file parses, picks the
- * host, and submits over one SSH connection:
- *
- *   1. a shell command makes the share, stage, work and log dirs (umask 077) and
- *      prints their absolute paths;
- *   2. SFTP writes the scripts into the stage dir, created with mode 0700 (and the
- *      packed code into {share}/code/ when it is large and not there yet);
- *   3. the job ledger records the intent with a fresh token;
- *   4. SLURM: sbatch --parsable --comment=TOKEN; a plain host: the bootstrap starts
- *      detached (lib/sched/plain/plainjob.h).
- *
- * When the connection breaks during step 4, dispatch connects once more and looks the
- * token up (the stage dir's record of sbatch's answer, then squeue and sacct) rather
- * than submit again: a job is never submitted twice.
+ * dispatch submit and submit-packed: a job from options and/or a job file, to a host
+ * named with -H or chosen by the solver. Generation is lib/jobs/jobscript.c; this file
+ * reads the options, picks the host and generates the scripts; cmd/submit-remote.c
+ * submits them over one SSH connection.
  */
 #include <errno.h>
 #include <limits.h>
@@ -37,183 +26,90 @@
 #include "solver.h"
 #include "submission.h"
 #include "submit-output.h"
+#include "submit.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 
-enum {
-	OPT_HOST = 1,
-	OPT_SOLVE,
-	OPT_CHECK,
-	OPT_FILE,
-	OPT_DRY_RUN,
-	OPT_EMIT,
-	OPT_PAYLOAD,
-	OPT_REPO,
-	OPT_REF,
-	OPT_DIRTY,
-	OPT_WAIT,
-	OPT_FOLLOW,
-	OPT_PORT,
-	OPT_DETACH,
-	OPT_CANCEL_ON_EXIT,
-	OPT_TIMEOUT,
-	OPT_NO_TAIL,
-	OPT_JOB = 100, /* from here on, the long name is the job option's name */
-};
+struct submit_options submit_opt = { .nb = { .timeout = NOTEBOOK_TIMEOUT, .listen_fd = -1 } };
 
-/* The job options, from their one table (lib/inventory/jobspec_options.h). */
-#define X(SHORT, NAME, ARGNAME, HELP, COMPLETE, KIND, FIELD, ...) OPT_JOB_##FIELD,
-enum { OPT_JOB_BEFORE_FIRST = OPT_JOB - 1, JOBSPEC_OPTIONS(X) };
-#undef X
-#define X(SHORT, NAME, ARGNAME, HELP, COMPLETE, KIND, FIELD, ...) \
-	{ OPT_JOB_##FIELD, SHORT, NAME, ARGNAME, HELP, COMPLETE },
-#define JOB_OPTIONS JOBSPEC_OPTIONS(X)
+int submit_job_option(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg)
+{
+	struct dp_error err = { 0 };
+	if (jobspec_set(o->value, o->long_name, arg, NULL, &err) < 0)
+		return report_error(&err);
+	return 0;
+}
 
-/* The options submit, submit-packed and notebook share. */
-#define HOST_OPTIONS \
-	{ OPT_HOST, 'H', "host", "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host" }, \
-	{ OPT_SOLVE, 0, "solve", NULL, "let the solver pick the host from the inventory", NULL }, \
-	{ OPT_CHECK, 0, "check", NULL, "with --solve: pick among hosts with the GPUs free now (asks them)", NULL },
-#define REPO_OPTIONS \
-	{ OPT_REPO, 0, "repo", "DIR", "the repository, or a directory in it where the command runs (default .)", "dir" }, \
-	{ OPT_REF, 0, "ref", "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL }, \
-	{ OPT_DIRTY, 0, "dirty", NULL, "the work tree as it is now: edits and untracked files, not ignored ones", NULL },
 #define SUBMIT_OPTIONS \
 	HOST_OPTIONS \
-	{ OPT_FILE, 'f', "file", "FILE", "read job options from a job YAML file (the command line wins)", "file" }, \
-	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the scripts instead of submitting", NULL }, \
-	{ OPT_EMIT, 0, "emit", "DIR", "with --dry-run: write DIR/sbatch.sh (or container.sh) and DIR/bootstrap.sh (mode 0700)", "dir" }, \
-	{ OPT_WAIT, 0, "wait", NULL, "stay attached until the job ends, exit as 'dispatch wait' (Ctrl-C detaches; twice cancels)", NULL }, \
-	{ OPT_FOLLOW, 0, "follow", NULL, "as --wait, printing the job's output as it comes", NULL }, \
-	{ OPT_NO_TAIL, 0, "no-tail", NULL, "with --wait: do not print the last lines of the failed job's stderr", NULL }, \
+	OPT_STRING('f', "file", &submit_opt.file, "FILE", "read job options from a job YAML file (the command line wins)", "file"), \
+	OPT_BOOL(0, "dry-run", &submit_opt.dry_run, "print the scripts instead of submitting"), \
+	OPT_STRING(0, "emit", &submit_opt.emit, "DIR", "with --dry-run: write DIR/sbatch.sh (or container.sh) and DIR/bootstrap.sh (mode 0700)", "dir"), \
+	OPT_BOOL(0, "wait", &submit_opt.wait, "stay attached until the job ends, exit as 'dispatch wait' (Ctrl-C detaches; twice cancels)"), \
+	OPT_BOOL(0, "follow", &submit_opt.follow, "as --wait, printing the job's output as it comes"), \
+	OPT_BOOL(0, "no-tail", &submit_opt.no_tail, "with --wait: do not print the last lines of the failed job's stderr"), \
 	JOB_OPTIONS
 
 static const struct dp_option submit_options[] = {
 	SUBMIT_OPTIONS
-	{ OPT_PAYLOAD, 0, "payload", "FILE", "pack a gzip tarball into the bootstrap, extracted on every node", "file" },
-	{ 0 },
+	OPT_STRING(0, "payload", &submit_opt.payload, "FILE", "pack a gzip tarball into the bootstrap, extracted on every node", "file"),
+	OPT_END,
 };
 
 static const struct dp_option packed_options[] = {
 	SUBMIT_OPTIONS
 	REPO_OPTIONS
+	OPT_END,
+};
+
+#define SUBMIT_RULES \
+	HOST_RULES \
+	{ DP_REQUIRES, "--emit", "--dry-run", "--emit writes the scripts of a dry run: add --dry-run" }, \
+	{ DP_EXCLUDES, "--follow", "--dry-run", "%s waits for a submitted job: not with --dry-run" }, \
+	{ DP_EXCLUDES, "--wait", "--dry-run", "%s waits for a submitted job: not with --dry-run" }, \
+	{ DP_EXCLUDES, "--follow", "--json", "--follow prints the job's output: use --wait with --json" },
+
+static const struct dp_rule submit_rules[] = {
+	SUBMIT_RULES
 	{ 0 },
 };
 
-/* notebook: a packed job whose command is a Jupyter server (cmd/cmd-notebook.c). */
-#define NOTEBOOK_SESSION_OPTIONS \
-	{ OPT_PORT, 0, "port", "LOCAL", "the local port of the tunnel (default: a free one)", NULL, \
-	  .kind = DP_OPT_INT, .min = 0, .max = 65535 }, \
-	{ OPT_CANCEL_ON_EXIT, 0, "cancel-on-exit", NULL, "cancel the job when the tunnel ends (Ctrl-C), without asking", NULL }, \
-	{ OPT_TIMEOUT, 0, "timeout", "S", "give up when the server does not answer within S seconds (default 300)", NULL, \
-	  .kind = DP_OPT_SECONDS, .whole = true, .min = 1 },
-
-static const struct dp_option notebook_options[] = {
-	HOST_OPTIONS
-	JOB_OPTIONS
-	REPO_OPTIONS
-	NOTEBOOK_SESSION_OPTIONS
-	{ OPT_DETACH, 0, "detach", NULL, "once the server answers, leave it running and exit (no tunnel)", NULL },
+static const struct dp_rule packed_rules[] = {
+	SUBMIT_RULES
+	REF_RULES
 	{ 0 },
-};
-
-struct submit {
-	const char *host_name, *file, *emit, *payload_path;
-	bool solve, dry_run, check;
-	bool wait, follow;              /* --wait, --follow: attached */
-	bool no_tail;                   /* --no-tail */
-	void *live;                     /* --check's answers; solved points into them */
-	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
-	bool notebook;                  /* notebook: a packed job, the command ours */
-	struct notebook_opts nb;
-	const char *repo, *ref;
-	bool want_dirty;
-	struct snapshot_info snap;
-	struct jobspec spec;
-	struct inv_host adhoc;          /* -H for a host the inventory does not name */
-	const struct inv_host *host;
-	const char *gres_type, *partition;
-	struct solve_result solved;
-	unsigned char *payload;
-	size_t payload_len;
-	struct submission_job job;      /* what goes to lib/submission.h */
 };
 
 static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit *s)
 {
-	struct jobspec cli = { 0 };
+	struct submit_options *o = s->o;
 	struct dp_error err = { 0 };
 	int r = 0;
 
-	for (size_t i = 0; i < args->nopts && r == 0; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_HOST: s->host_name = o->arg; break;
-		case OPT_SOLVE: s->solve = true; break;
-		case OPT_CHECK: s->check = true; break;
-		case OPT_FILE: s->file = o->arg; break;
-		case OPT_DRY_RUN: s->dry_run = true; break;
-		case OPT_EMIT: s->emit = o->arg; break;
-		case OPT_WAIT: s->wait = true; break;
-		case OPT_FOLLOW: s->follow = s->wait = true; break;
-		case OPT_NO_TAIL: s->no_tail = true; break;
-		case OPT_PAYLOAD: s->payload_path = o->arg; break;
-		case OPT_REPO: s->repo = o->arg; break;
-		case OPT_REF: s->ref = o->arg; break;
-		case OPT_DIRTY: s->want_dirty = true; break;
-		case OPT_PORT: s->nb.local_port = (int)o->num; break;
-		case OPT_DETACH: s->nb.detach = true; break;
-		case OPT_CANCEL_ON_EXIT: s->nb.cancel_on_exit = true; break;
-		case OPT_TIMEOUT: s->nb.timeout = o->seconds; break;
-		default: {
-			const char *name = options_spelling(ctx->cmd->opts, o->id) + 2;
-			if (jobspec_set(&cli, name, o->arg, NULL, &err) < 0)
-				r = report_error(&err);
-		}
-		}
-	}
-	if (r == 0 && args->npos > 0)
-		jobspec_set_command_argv(&cli, args->pos, (size_t)args->npos);
-	if (r == 0 && s->notebook)
-		r = notebook_spec(&cli, &s->nb);
-	if (r == 0 && s->file && jobspec_load_file(&s->spec, s->file, &err) < 0) {
+	o->wait |= o->follow;
+	if (args->npos > 0)
+		jobspec_set_command_argv(&o->cli, args->pos, (size_t)args->npos);
+	if (s->notebook)
+		r = notebook_spec(&o->cli, &o->nb);
+	if (r == 0 && o->file && jobspec_load_file(&s->spec, o->file, &err) < 0) {
 		if (err.kind == DPE_NOTFOUND)
 			err.kind = DPE_INPUT;
 		r = report_error(&err);
 	}
 	if (r == 0) {
-		jobspec_merge(&s->spec, &cli);
+		jobspec_merge(&s->spec, &o->cli);
 		if (jobspec_validate(&s->spec, &err) < 0)
 			r = report_error(&err);
 	}
-	jobspec_release(&cli);
+	if (r == 0)
+		r = options_rules(ctx, args);
 	if (r)
 		return r;
-	if (s->host_name && s->solve)
-		return usage_error(ctx, "-H and --solve exclude each other: name the host, or let the "
-				   "solver pick one");
-	if (s->check && !s->solve)
-		return usage_error(ctx, "--check goes with --solve");
-	if (!s->host_name && !s->solve)
-		return usage_error(ctx, "submit needs a host: give -H HOST, or --solve to pick one "
-				   "from the inventory");
-	if (s->host_name && strpbrk(s->host_name, ",["))
-		return usage_error(ctx, "%s takes one host, not the list '%s'", ctx->cmd->name, s->host_name);
+	if (o->host && strpbrk(o->host, ",["))
+		return usage_error(ctx, "%s takes one host, not the list '%s'", ctx->cmd->name, o->host);
 	if (s->notebook && (s->spec.nodes > 1 || s->spec.array))
 		return usage_error(ctx, "a notebook is one server on one node: not with --%s",
 				   s->spec.array ? "array" : "nodes");
-	if (s->nb.detach && s->nb.cancel_on_exit)
-		return usage_error(ctx, "--detach leaves the job running: not with --cancel-on-exit");
-	if (s->emit && !s->dry_run)
-		return usage_error(ctx, "--emit writes the scripts of a dry run: add --dry-run");
-	if (s->wait && s->dry_run)
-		return usage_error(ctx, "--%s waits for a submitted job: not with --dry-run",
-				   s->follow ? "follow" : "wait");
-	if (s->follow && ctx->json)
-		return usage_error(ctx, "--follow prints the job's output: use --wait with --json");
-	if (s->ref && s->want_dirty)
-		return usage_error(ctx, "--ref and --dirty exclude each other: a commit's files, or the "
-				   "work tree as it is");
 	return 0;
 }
 
@@ -237,7 +133,7 @@ static int check_chip(const char *chip)
 static int pick_host(struct dp_ctx *ctx, struct submit *s)
 {
 	struct dp_error err = { 0 };
-	if (s->solve) {
+	if (s->o->solve) {
 		if (!ctx->inv) {
 			error_msg("--solve needs an inventory: give -i FILE or set DISPATCH_INVENTORY");
 			return DPE_INPUT;
@@ -245,7 +141,7 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 		struct solve_request req = { .chip = s->spec.chip,
 					     .chips = (int)jobspec_total_gpus(&s->spec),
 					     .container = s->spec.container_image != NULL };
-		if (s->check) {
+		if (s->o->check) {
 			req.check = true;
 			int r = solve_checked(ctx, &req, &s->solved, &s->live);
 			if (r)
@@ -268,7 +164,7 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 			s->gres_type = inventory_gres_type(ctx->inv, s->spec.chip);
 		return 0;
 	}
-	s->host = ctx->inv ? inventory_host(ctx->inv, s->host_name) : NULL;
+	s->host = ctx->inv ? inventory_host(ctx->inv, s->o->host) : NULL;
 	if (s->host && !inv_host_type_reachable(s->host->type)) {
 		error_msg("'%s' is a %s host (the reference drives it through %s): dispatch drives "
 			  "SSH and SLURM hosts only (plain and slurm)", s->host->name,
@@ -286,22 +182,22 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 		return 0;
 	}
 	/* Not an inventory host: an ssh alias of a SLURM login, with no defaults. */
-	s->adhoc.name = (char *)s->host_name;
-	s->adhoc.ssh = (char *)s->host_name;
+	s->adhoc.name = (char *)s->o->host;
+	s->adhoc.ssh = (char *)s->o->host;
 	s->adhoc.type = INV_HOST_SLURM;
 	s->host = &s->adhoc;
 	info_msg(ctx, "'%s' is not in the inventory: taking it for a SLURM login with no defaults",
-		 s->host_name);
+		 s->o->host);
 	return 0;
 }
 
 static int read_payload(struct submit *s)
 {
-	if (!s->payload_path)
+	if (!s->o->payload)
 		return 0;
-	char *buf = read_file(s->payload_path, &s->payload_len);
+	char *buf = read_file(s->o->payload, &s->payload_len);
 	if (!buf) {
-		error_msg("cannot read payload '%s': %s", s->payload_path, strerror(errno));
+		error_msg("cannot read payload '%s': %s", s->o->payload, strerror(errno));
 		return DPE_INPUT;
 	}
 	s->payload = (unsigned char *)buf;
@@ -315,9 +211,9 @@ static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
 	struct dp_error err = { 0 };
 	_cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
 	struct snapshot_opts so = {
-		.repo = s->repo,
-		.mode = s->want_dirty ? SNAPSHOT_DIRTY : SNAPSHOT_REF,
-		.ref = s->ref,
+		.repo = s->o->repo,
+		.mode = s->o->dirty ? SNAPSHOT_DIRTY : SNAPSHOT_REF,
+		.ref = s->o->ref,
 		.want_sha256 = true,
 		.write = snapshot_write_strbuf,
 		.write_arg = &buf,
@@ -341,117 +237,6 @@ static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
 	return 0;
 }
 
-/* ---- submitting ---- */
-
-struct hook_data {
-	struct dp_ctx *ctx;
-	const char *dest;
-	double start, last_draw;
-};
-
-/* "uploading the code to box1:  42%  4.2 MiB  9.5 MiB/s", on a terminal only, redrawn
- * at most 10 times a second, as cp's line */
-static void upload_progress(void *data, uint64_t done, uint64_t total)
-{
-	struct hook_data *d = data;
-	double t = monotonic_seconds();
-	if (done == 0)
-		d->start = t;
-	bool end = done == total;
-	if (!end && done && t - d->last_draw < 0.1)
-		return;
-	d->last_draw = t;
-	char amount[32], rate[32];
-	format_bytes(amount, sizeof(amount), (double)done);
-	double secs = t - d->start;
-	format_bytes(rate, sizeof(rate), secs > 0.01 ? (double)done / secs : 0);
-	fprintf(stderr, "\ruploading the code to %s: %3d%% %12s %12s/s\033[K%s", d->dest,
-		total ? (int)(done * 100 / total) : 100, amount, rate, end ? "\n" : "");
-	fflush(stderr);
-}
-
-static int reconnect(void *data, struct ssh_session **out, struct dp_error *err)
-{
-	struct hook_data *d = data;
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(d->ctx, &sc);
-	return ssh_session_open(&sc, d->dest, out, err);
-}
-
-static void note(void *data, enum submission_note level, const char *msg)
-{
-	struct hook_data *d = data;
-	if (level == SUBMISSION_INFO)
-		info_msg(d->ctx, "%s", msg);
-	else if (level == SUBMISSION_WARNING)
-		warning_msg("%s", msg);
-	else
-		error_msg("%s", msg);
-}
-
-static int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub)
-{
-	struct dp_error err = { 0 };
-	_cleanup_ledger_ struct ledger *l = NULL;
-	if (ledger_open(NULL, &l, &err) < 0)
-		return report_error(&err);
-
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	struct hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, s->host->name) };
-	if (ssh_session_open(&sc, hd.dest, &ss, &err) < 0)
-		return report_error(&err);
-	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
-	if (ctx->verbosity >= 0 && stderr_is_tty())
-		hooks.upload_progress = upload_progress;
-	int r = submission_run(sub, &s->job, ss, l, &hooks, &err);
-	const char *name = s->host->name;
-	if (r < 0) {
-		fputs(sub->remote_err.buf, stderr); /* the host's own words, as it wrote them */
-		if (sub->state != SUBMISSION_UNKNOWN)
-			return report_error(&err);
-		error_msg("%s", err.msg);
-		error_msg("the state of the submission to '%s' is unknown: it may or may not have "
-			  "been submitted. Do not submit again before you know: look for its token %s "
-			  "with 'dispatch run -H %s -- %s'", name, sub->token, name,
-			  s->host->type == INV_HOST_SLURM ? "squeue --me -t all -o \"%i %k\"" : "ls STAGE_DIR");
-		return DPE_FAIL;
-	}
-	if (ctx->verbosity >= 0)
-		fputs(sub->remote_err.buf, stderr); /* sbatch's warnings */
-	if (sub->recovered)
-		warning_msg("found the job by its token: %s on '%s' (not submitted again)", sub->job_id,
-			    name);
-	if (s->notebook) {
-		_cleanup_free_ char *job = xasprintf("%s@%s", sub->job_id, name);
-		if (ctx->verbosity >= 0)
-			note_msg("submitted job %s; waiting for its Jupyter server (log: %s)", job, sub->log);
-		if (notebook_token_save(sub->token, s->nb.token, &err) < 0) {
-			report_error(&err);
-			error_msg("job %s runs without its token here: 'dispatch cancel %s'", job, job);
-			return DPE_FAIL;
-		}
-		s->nb.work_dir = sub->work_dir;
-		s->nb.fresh = true;
-		return notebook_session(ctx, job, &s->nb);
-	}
-	if (!ctx->json && ctx->verbosity >= 0 && stderr_is_tty())
-		note_msg("submitted job %s to %s; log: %s", sub->job_id, name, sub->log);
-	submit_print_job(s->host, &s->job, sub, ctx->json);
-	if (!s->wait)
-		return 0;
-	/* Attached: with --json the one document is submit's; the exit status says how
-	 * the job ended. */
-	_cleanup_free_ char *job = xasprintf("%s@%s", sub->job_id, name);
-	struct dp_ctx actx = *ctx;
-	if (ctx->json) {
-		actx.json = false;
-		actx.verbosity = -1;
-	}
-	return submit_attach(&actx, job, s->follow, !s->no_tail);
-}
-
 static int generate(struct dp_ctx *ctx, struct submit *s)
 {
 	struct dp_error err = { 0 };
@@ -461,7 +246,7 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 	s->job.partition = s->partition;
 	s->job.code = s->payload;
 	s->job.code_len = s->payload_len;
-	s->job.dry_run = s->dry_run;
+	s->job.dry_run = s->o->dry_run;
 	_cleanup_(submission_release) struct submission sub = { 0 };
 	if (submission_prepare(&s->job, &sub, &err) < 0)
 		return report_error(&err);
@@ -473,27 +258,27 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 		warning_msg("'%s' is a plain host (no scheduler): ignoring %s", s->host->name, sb.buf);
 		strbuf_release(&sb);
 	}
-	if (!s->dry_run)
+	if (!s->o->dry_run)
 		return submit_remote(ctx, s, &sub);
 	info_msg(ctx, "host '%s' (%s); the bootstrap would go to %s", s->host->name,
 		 inv_host_type_name(s->host->type), js->sbatch ? sub.bootstrap_path : "(run directly)");
-	if (s->emit && jobscript_emit(js, s->emit, &err) < 0)
+	if (s->o->emit && jobscript_emit(js, s->o->emit, &err) < 0)
 		return report_error(&err);
-	submit_print_dry_run(s->host, &s->spec, js, sub.bootstrap_path, s->emit, ctx->json);
+	submit_print_dry_run(s->host, &s->spec, js, sub.bootstrap_path, s->o->emit, ctx->json);
 	return 0;
 }
 
-static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool packed, bool notebook)
+int submit_main(struct dp_ctx *ctx, const struct dp_args *args, enum submit_kind kind)
 {
-	struct submit s = { .packed = packed || notebook, .notebook = notebook,
-			    .nb = { .timeout = NOTEBOOK_TIMEOUT, .listen_fd = -1 } };
+	struct submit s = { .o = &submit_opt, .packed = kind != SUBMIT_PLAIN,
+			    .notebook = kind == SUBMIT_NOTEBOOK };
 	int r = collect(ctx, args, &s);
 	if (r == 0)
 		r = check_chip(s.spec.chip);
 	if (r == 0)
 		r = pick_host(ctx, &s);
 	if (r == 0 && s.notebook)
-		r = notebook_listen(&s.nb);
+		r = notebook_listen(&s.o->nb);
 	if (r == 0)
 		r = s.packed ? make_snapshot(ctx, &s) : read_payload(&s);
 	if (r == 0)
@@ -501,24 +286,20 @@ static int submit_main(struct dp_ctx *ctx, const struct dp_args *args, bool pack
 	solve_result_release(&s.solved);
 	solve_checked_free(s.live);
 	jobspec_release(&s.spec);
+	jobspec_release(&s.o->cli);
 	free(s.payload);
-	notebook_opts_release(&s.nb);
+	notebook_opts_release(&s.o->nb);
 	return r;
 }
 
 static int cmd_submit(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	return submit_main(ctx, args, false, false);
+	return submit_main(ctx, args, SUBMIT_PLAIN);
 }
 
 static int cmd_submit_packed(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	return submit_main(ctx, args, true, false);
-}
-
-static int cmd_notebook(struct dp_ctx *ctx, const struct dp_args *args)
-{
-	return submit_main(ctx, args, true, true);
+	return submit_main(ctx, args, SUBMIT_PACKED);
 }
 
 const struct dispatch_cmd dispatch_cmd_submit = {
@@ -531,9 +312,10 @@ const struct dispatch_cmd dispatch_cmd_submit = {
 		"environment, payload, uv sync, setup, then the command). Job options follow\n"
 		"sbatch; a job YAML file uses the same names. Prints the job as ID@HOST.",
 	.opts = submit_options,
+	.rules = submit_rules,
 	.min_args = 0,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER,
+	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER | CMD_NEEDS_SSH | CMD_LATE_RULES,
 	.fn = cmd_submit,
 };
 
@@ -548,66 +330,9 @@ const struct dispatch_cmd dispatch_cmd_submit_packed = {
 		"untracked files) is extracted on every node, and the command runs in it (in\n"
 		"--repo's subdirectory when --repo is below the top). Prints the job as ID@HOST.",
 	.opts = packed_options,
+	.rules = packed_rules,
 	.min_args = 0,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER,
+	.flags = CMD_WANTS_INVENTORY | CMD_POSIX_ORDER | CMD_NEEDS_SSH | CMD_LATE_RULES,
 	.fn = cmd_submit_packed,
-};
-
-static const struct dp_option notebook_attach_options[] = {
-	NOTEBOOK_SESSION_OPTIONS
-	{ 0 },
-};
-
-static int cmd_notebook_attach(struct dp_ctx *ctx, const struct dp_args *args)
-{
-	struct notebook_opts nb = { .timeout = NOTEBOOK_TIMEOUT, .listen_fd = -1 };
-	for (size_t i = 0; i < args->nopts; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_PORT: nb.local_port = (int)o->num; break;
-		case OPT_CANCEL_ON_EXIT: nb.cancel_on_exit = true; break;
-		case OPT_TIMEOUT: nb.timeout = o->seconds; break;
-		}
-	}
-	int r = notebook_session(ctx, args->pos[0], &nb);
-	notebook_opts_release(&nb);
-	return r;
-}
-
-static const struct dispatch_cmd dispatch_cmd_notebook_attach = {
-	.name = "notebook attach",
-	.summary = "re-open the tunnel to a notebook job that runs",
-	.usage = "JOB [--port LOCAL] [--timeout S] [--cancel-on-exit]",
-	.description =
-		"Waits until the notebook job's Jupyter server answers (it may still be starting),\n"
-		"then forwards a local port to it and prints the URL, until Ctrl-C.",
-	.opts = notebook_attach_options,
-	.min_args = 1,
-	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY,
-	.fn = cmd_notebook_attach,
-};
-
-static const struct dispatch_cmd *const notebook_subcommands[] = {
-	&dispatch_cmd_notebook_attach,
-	NULL,
-};
-
-const struct dispatch_cmd dispatch_cmd_notebook = {
-	.name = "notebook",
-	.summary = "start a Jupyter server as a job and tunnel to it",
-	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [--repo DIR] [--ref REF | --dirty] "
-		 "[--port LOCAL] [--timeout S] [--detach | --cancel-on-exit]",
-	.description =
-		"Submits a job with the repository's code (as submit-packed) that starts a Jupyter\n"
-		"server on the node it gets, waits until the server answers, forwards a local\n"
-		"port to it through the login node and prints the URL with its token. Ctrl-C\n"
-		"ends the tunnel and asks whether to cancel the job. 'attach JOB' re-opens it.",
-	.opts = notebook_options,
-	.min_args = 0,
-	.max_args = 0,
-	.flags = CMD_WANTS_INVENTORY,
-	.fn = cmd_notebook,
-	.subcommands = notebook_subcommands,
 };

@@ -24,18 +24,18 @@
 #include "sched/slurm/slurm_procs.h"
 #include "transport/ssh.h"
 
-enum { OPT_HOST = 1, OPT_INTERVAL, OPT_COUNT, OPT_NODE, OPT_PROCS, OPT_HEALTH };
+static const char *opt_host, *opt_node;
+static int opt_interval = 2, opt_count;
+static bool opt_procs, opt_health;
 
 static const struct dp_option top_options[] = {
-	{ OPT_HOST, 'H', "host", "HOST", "the host of a job given by bare ID", "host" },
-	{ OPT_INTERVAL, 0, "interval", "S", "seconds between samples (default 2)", NULL,
-	  .kind = DP_OPT_INT, .min = 1, .max = 3600 },
-	{ OPT_COUNT, 'n', "count", "N", "stop after N samples (default: until interrupted or the job ends)", NULL,
-	  .kind = DP_OPT_INT, .min = 1, .max = 1000000 },
-	{ OPT_NODE, 0, "node", "NODES", "only these nodes of the job (hostlist)", NULL },
-	{ OPT_PROCS, 0, "procs", NULL, "the job's processes on each node (CPU, memory, user) and the GPU each holds", NULL },
-	{ OPT_HEALTH, 0, "health", NULL, "GPU health (ECC, row remaps, recovery action) and XID errors of each node, asked once", NULL },
-	{ 0 },
+	OPT_STRING('H', "host", &opt_host, "HOST", "the host of a job given by bare ID", "host"),
+	OPT_INT(0, "interval", &opt_interval, "S", "seconds between samples (default 2)", 1, 3600),
+	OPT_INT('n', "count", &opt_count, "N", "stop after N samples (default: until interrupted or the job ends)", 1, 1000000),
+	OPT_STRING(0, "node", &opt_node, "NODES", "only these nodes of the job (hostlist)", NULL),
+	OPT_BOOL(0, "procs", &opt_procs, "the job's processes on each node (CPU, memory, user) and the GPU each holds"),
+	OPT_BOOL(0, "health", &opt_health, "GPU health (ECC, row remaps, recovery action) and XID errors of each node, asked once"),
+	OPT_END,
 };
 
 struct session {
@@ -525,20 +525,10 @@ static int top_plain(const struct dp_ctx *ctx, struct ssh_session *ss, const str
 
 static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = NULL, *node_opt = NULL;
-	long interval = 2, count = 0;
-	bool procs = false, health = false;
+	const char *host_opt = opt_host, *node_opt = opt_node;
+	long interval = opt_interval, count = opt_count;
+	bool procs = opt_procs, health = opt_health;
 	struct dp_error err = { 0 };
-	for (size_t i = 0; i < args->nopts; i++) {
-		switch (args->opts[i].id) {
-		case OPT_HOST: host_opt = args->opts[i].arg; break;
-		case OPT_INTERVAL: interval = args->opts[i].num; break;
-		case OPT_COUNT: count = args->opts[i].num; break;
-		case OPT_NODE: node_opt = args->opts[i].arg; break;
-		case OPT_PROCS: procs = true; break;
-		case OPT_HEALTH: health = true; break;
-		}
-	}
 	_cleanup_(job_set_release) struct job_set set = { 0 };
 	int r = job_args_resolve(ctx, args->pos, 1, host_opt, &set);
 	if (r)
@@ -636,6 +626,6 @@ const struct dispatch_cmd dispatch_cmd_top = {
 	.opts = top_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_top,
 };

@@ -27,18 +27,19 @@
 #include "base/strbuf.h"
 #include "base/termesc.h"
 
-enum { OPT_HOST = 1, OPT_INTERVAL, OPT_TIMEOUT, OPT_UNTIL, OPT_NO_TAIL };
+static const char *opt_host;
+static double opt_interval = 30, opt_timeout;
+static int opt_until = 1; /* running, done */
+static bool opt_no_tail;
 
 static const struct dp_option wait_options[] = {
-	{ OPT_HOST, 'H', "host", "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host" },
-	{ OPT_INTERVAL, 0, "interval", "S", "the longest time between polls, in seconds (default 30; polls start at 2 s and back off)", NULL,
-	  .kind = DP_OPT_SECONDS, .min = 0.1 },
-	{ OPT_TIMEOUT, 0, "timeout", "S", "give up after S seconds (exit 3)", NULL,
-	  .kind = DP_OPT_SECONDS, .min = 0.001 },
-	{ OPT_UNTIL, 0, "until", "WHEN", "'done' (default): until every job ended; 'running': until every job runs (or ended)", "words:running done",
-	  .kind = DP_OPT_WORD },
-	{ OPT_NO_TAIL, 0, "no-tail", NULL, "do not print the last lines of a failed job's stderr", NULL },
-	{ 0 },
+	OPT_STRING('H', "host", &opt_host, "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host"),
+	OPT_SECONDS(0, "interval", &opt_interval, "S", "the longest time between polls, in seconds (default 30; polls start at 2 s and back off)",
+		    .min = 0.1),
+	OPT_SECONDS(0, "timeout", &opt_timeout, "S", "give up after S seconds (exit 3)", .min = 0.001),
+	OPT_WORD(0, "until", &opt_until, "WHEN", "'done' (default): until every job ended; 'running': until every job runs (or ended)", "running done"),
+	OPT_BOOL(0, "no-tail", &opt_no_tail, "do not print the last lines of a failed job's stderr"),
+	OPT_END,
 };
 
 #define FIRST_INTERVAL 2.0
@@ -409,29 +410,9 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 
 static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = NULL;
-	double interval = 30, timeout = 0;
-	bool until_running = false, tail = true;
-	for (size_t i = 0; i < args->nopts; i++) {
-		const struct dp_optval *o = &args->opts[i];
-		switch (o->id) {
-		case OPT_HOST:
-			host_opt = o->arg;
-			break;
-		case OPT_INTERVAL:
-			interval = o->seconds;
-			break;
-		case OPT_TIMEOUT:
-			timeout = o->seconds;
-			break;
-		case OPT_UNTIL:
-			until_running = o->num == 0; /* running, done */
-			break;
-		case OPT_NO_TAIL:
-			tail = false;
-			break;
-		}
-	}
+	const char *host_opt = opt_host;
+	double interval = opt_interval, timeout = opt_timeout;
+	bool until_running = opt_until == 0, tail = !opt_no_tail;
 	if (args->npos == 0)
 		return usage_error(ctx, "'%s' needs a JOB: 'dispatch jobs' lists the jobs dispatch submitted"
 				   " (ID@HOST)", ctx->cmd->name);
@@ -586,6 +567,6 @@ const struct dispatch_cmd dispatch_cmd_wait = {
 	.opts = wait_options,
 	.min_args = 0,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_wait,
 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main: global options, the command table, preconditions (the inventory), and the
+ * main: global options, the command table, preconditions (the inventory, the ssh
+ * context), the options into the command's variables and their rules, and the
  * final check that stdout was written (git's run_builtin).
  */
 #include <cjson/cJSON.h>
@@ -43,11 +44,11 @@ const struct dispatch_cmd *const dispatch_commands[] = {
 };
 const size_t dispatch_ncommands = ARRAY_SIZE(dispatch_commands);
 
-enum { TOP_VERSION = 1 };
+static bool want_version;
 
 static const struct dp_option top_options[] = {
-	{ TOP_VERSION, 'V', "version", NULL, "print the versions of dispatch and its libraries", NULL },
-	{ 0 },
+	OPT_BOOL('V', "version", &want_version, "print the versions of dispatch and its libraries"),
+	OPT_END,
 };
 
 static const struct dispatch_cmd top = {
@@ -122,8 +123,8 @@ static int check_counts(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd
  * notebook attach share --port, --timeout, --cancel-on-exit). */
 static bool options_same(const struct dp_option *opts, const struct dp_option *o)
 {
-	for (; opts && opts->id; opts++)
-		if (opts->id == o->id && streq_ptr(opts->long_name, o->long_name))
+	for (; opts && !OPT_IS_END(opts); opts++)
+		if (opts->value == o->value && streq_ptr(opts->long_name, o->long_name))
 			return true;
 	return false;
 }
@@ -136,14 +137,14 @@ static int check_options(const struct dp_ctx *ctx, const struct dispatch_cmd *cm
 	for (size_t i = 0; i < args->nopts; i++) {
 		const struct dp_option *o = args->opts[i].opt;
 		if (sub && !options_of(sub->opts, o) && !options_same(sub->opts, o)) {
-			if (!sub->opts || !sub->opts->id)
+			if (!sub->opts || OPT_IS_END(sub->opts))
 				return usage_error(ctx, "'%s' takes no options", sub->name);
-			return usage_error(ctx, "%s does not go with '%s'", options_spelling(o, o->id),
+			return usage_error(ctx, "%s does not go with '%s'", options_spelling(o),
 					   sub->name);
 		}
 		for (size_t k = 0; !sub && cmd->subcommands && cmd->subcommands[k]; k++)
 			if (options_of(cmd->subcommands[k]->opts, o))
-				return usage_error(ctx, "%s goes with '%s'", options_spelling(o, o->id),
+				return usage_error(ctx, "%s goes with '%s'", options_spelling(o),
 						   cmd->subcommands[k]->name);
 	}
 	return 0;
@@ -240,6 +241,7 @@ static int finish(int status)
 int main(int argc, char **argv)
 {
 	struct dp_ctx ctx = { 0 };
+	struct ssh_ctx sc;
 	struct dp_args top_args;
 	int r;
 
@@ -252,12 +254,12 @@ int main(int argc, char **argv)
 	r = options_parse(&top, argc, argv, &ctx, &top_args);
 	if (r)
 		return finish(r > 0 ? 0 : DPE_INPUT);
-	for (size_t i = 0; i < top_args.nopts; i++)
-		if (top_args.opts[i].id == TOP_VERSION) {
-			print_versions(&ctx);
-			args_release(&top_args);
-			return finish(0);
-		}
+	ctx.cmd = &top;
+	if (options_store(&ctx, &top, &top_args) == 0 && want_version) {
+		print_versions(&ctx);
+		args_release(&top_args);
+		return finish(0);
+	}
 	if (top_args.npos == 0) {
 		usage_print(stderr, &top);
 		args_release(&top_args);
@@ -314,6 +316,13 @@ int main(int argc, char **argv)
 		r = load_inventory(&ctx, cmd);
 		if (r)
 			goto out;
+	}
+	r = options_store(&ctx, cmd, &cargs);
+	if (r)
+		goto out;
+	if (cmd->flags & CMD_NEEDS_SSH) {
+		cmd_ssh_ctx(&ctx, &sc);
+		ctx.ssh = &sc;
 	}
 	r = cmd->fn(&ctx, &cargs);
 out:

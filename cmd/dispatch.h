@@ -15,28 +15,32 @@
 #include "base/util.h"
 
 struct inventory;
+struct ssh_ctx;
+struct dp_ctx;
 
-/* What an option's value is: options.c converts it and words the error, once for
- * every command. The zero kind is what a table without kinds means. */
+/* What an option's value is and where it goes (git's parse-options): options.c
+ * converts it, words the error and stores it, once for every command. */
 enum dp_opt_kind {
-	DP_OPT_AUTO = 0,  /* a flag without argname, else a string */
-	DP_OPT_FLAG,
-	DP_OPT_STRING,
-	DP_OPT_INT,       /* a whole number from min to max: dp_optval.num */
-	DP_OPT_SECONDS,   /* seconds from min to max (0: no upper limit); whole ones only
-			     when .whole: dp_optval.seconds (and .num, rounded down) */
-	DP_OPT_SIZE,      /* bytes, N with K, M, G or T (powers of 1024) from min to max
-			     (0: no upper limit): dp_optval.num */
-	DP_OPT_WORD,      /* one of the words of complete ("words:a b"): dp_optval.num is
-			     its index */
+	DP_OPT_FLAG = 0,  /* bool *: true */
+	DP_OPT_STRING,    /* const char **: the argument (the last one given) */
+	DP_OPT_INT,       /* int *: a whole number from min to max */
+	DP_OPT_SECONDS,   /* double *: seconds from min to max (0: no upper limit); whole
+			     ones only when .whole */
+	DP_OPT_SIZE,      /* long *: bytes, N with K, M, G or T (powers of 1024) from min
+			     to max (0: no upper limit) */
+	DP_OPT_WORD,      /* int *: the index of the argument among the words of complete
+			     ("words:a b") */
+	DP_OPT_LIST,      /* const char ***: the arguments of a repeatable option, in
+			     order, NULL-terminated (the array is the caller's to free) */
+	DP_OPT_CMDMODE,   /* int *: .mode; two options of one variable exclude each other */
+	DP_OPT_CALLBACK,  /* .cb(ctx, o, arg) in command-line order (o->value: its
+			     variable): 0, or an exit status (reported) */
+	DP_OPT_GLOBAL,    /* the global options: .mode says which (options.c) */
 };
 
-/* One entry of an option table; the table ends with an entry whose id is 0.
- * Usage, -h, the man-page check and the completion scripts all come from it.
- * Tables list the first six fields in order; the typed ones after them are zero
- * unless given (meson builds cmd/ without -Wmissing-field-initializers for that). */
+/* One entry of an option table (OPT_* below); the table ends with OPT_END. Usage,
+ * -h, the man-page check and the completion scripts all come from it. */
 struct dp_option {
-	int id;                 /* > 0, what the command switches on */
 	char short_name;        /* 0 for none */
 	const char *long_name;  /* NULL for none */
 	const char *argname;    /* NULL: a flag; else the argument's name in -h ("N", "FILE") */
@@ -44,10 +48,54 @@ struct dp_option {
 	const char *complete;   /* completion of the argument: "file", "dir", "host",
 				   "words:a b c", or NULL for none */
 	enum dp_opt_kind kind;
+	void *value;            /* where the value goes (per kind) */
 	double min, max;        /* INT, SECONDS, SIZE: the range */
 	bool whole;             /* SECONDS: whole seconds only */
 	const char *bad;        /* the error for a bad value, "%s" standing for the value;
 				   NULL: "--NAME wants <what the kind and range say>, not '%s'" */
+	int mode;               /* CMDMODE: the value it stores; GLOBAL: which one */
+	int (*cb)(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg);
+};
+
+/* V as a void * that must have type T (a warning, so an error with -Werror, else). */
+#define OPT_PTR(T, V) (1 ? (V) : (T)0)
+#define OPT_BOOL(S, L, V, H) { .short_name = (S), .long_name = (L), .help = (H), \
+	.kind = DP_OPT_FLAG, .value = OPT_PTR(bool *, V) }
+#define OPT_STRING(S, L, V, A, H, C) { .short_name = (S), .long_name = (L), .argname = (A), \
+	.help = (H), .complete = (C), .kind = DP_OPT_STRING, .value = OPT_PTR(const char **, V) }
+#define OPT_LIST(S, L, V, A, H, C) { .short_name = (S), .long_name = (L), .argname = (A), \
+	.help = (H), .complete = (C), .kind = DP_OPT_LIST, .value = OPT_PTR(const char ***, V) }
+#define OPT_INT(S, L, V, A, H, MIN, MAX) { .short_name = (S), .long_name = (L), .argname = (A), \
+	.help = (H), .kind = DP_OPT_INT, .value = OPT_PTR(int *, V), .min = (MIN), .max = (MAX) }
+/* Seconds: OPT_SECONDS(..., .min = 1, .whole = true) (designators after the help). */
+#define OPT_SECONDS(S, L, V, A, H, ...) { .short_name = (S), .long_name = (L), .argname = (A), \
+	.help = (H), .kind = DP_OPT_SECONDS, .value = OPT_PTR(double *, V), __VA_ARGS__ }
+#define OPT_SIZE(S, L, V, A, H, ...) { .short_name = (S), .long_name = (L), .argname = (A), \
+	.help = (H), .kind = DP_OPT_SIZE, .value = OPT_PTR(long *, V), __VA_ARGS__ }
+#define OPT_WORD(S, L, V, A, H, WORDS) { .short_name = (S), .long_name = (L), .argname = (A), \
+	.help = (H), .complete = "words:" WORDS, .kind = DP_OPT_WORD, .value = OPT_PTR(int *, V) }
+#define OPT_CMDMODE(S, L, V, MODE, H) { .short_name = (S), .long_name = (L), .help = (H), \
+	.kind = DP_OPT_CMDMODE, .value = OPT_PTR(int *, V), .mode = (MODE) }
+#define OPT_CALLBACK(S, L, V, A, H, C, CB) { .short_name = (S), .long_name = (L), .argname = (A), \
+	.help = (H), .complete = (C), .kind = DP_OPT_CALLBACK, .value = (V), .cb = (CB) }
+#define OPT_HOSTLIST(S, L, V, A, H) \
+	OPT_CALLBACK(S, L, OPT_PTR(char ***, V), A, H, "host", opt_hostlist)
+#define OPT_END { 0 }
+#define OPT_IS_END(o) (!(o)->short_name && !(o)->long_name)
+
+/* Rules between a command's options, checked in order once all are stored (before
+ * the command runs); the first broken one is reported with msg (exit 2), "%s"
+ * standing for the option of a that was given (the last one of them on the line).
+ * a and b list option spellings ("-H --timeout"); "--json" is the global one. */
+enum dp_rule_kind {
+	DP_EXCLUDES,    /* an option of a with one of b */
+	DP_REQUIRES,    /* an option of a without any of b */
+	DP_NEEDS_ONE,   /* none of a */
+};
+struct dp_rule {
+	enum dp_rule_kind kind;
+	const char *a, *b;
+	const char *msg;
 };
 
 enum {
@@ -55,18 +103,23 @@ enum {
 	CMD_WANTS_INVENTORY = 1 << 1, /* load it when there is one */
 	CMD_POSIX_ORDER = 1 << 2,     /* options stop at the first operand (run, submit: the
 					 operands are a command with options of its own) */
+	CMD_NEEDS_SSH = 1 << 3,       /* ctx->ssh: what ssh_session_open needs (prompts on
+					 the terminal, -v progress, the inventory's hosts) */
+	CMD_LATE_RULES = 1 << 4,      /* the command checks its rules (options_rules) itself,
+					 once it has read what they come after (submit: the
+					 job file and command, reported first) */
 };
 
+/* An option as given on the command line. */
+union dp_value { int i; long l; double d; };
 struct dp_optval {
-	int id;
 	const char *arg;        /* NULL for flags */
-	long num;               /* INT, SIZE, WORD, SECONDS (rounded down): the value */
-	double seconds;         /* SECONDS: the value */
+	union dp_value v;       /* a typed value, converted */
 	const struct dp_option *opt; /* the table entry */
 };
 
 struct dp_args {
-	struct dp_optval *opts; /* in command-line order; repeatable options repeat */
+	struct dp_optval *opts; /* as given, in order (the values are in the variables) */
 	size_t nopts;
 	char **pos;             /* operands, borrowed from argv */
 	int npos;
@@ -82,6 +135,7 @@ struct dp_ctx {
 	bool json;
 	int verbosity;                /* 0 normal, > 0 with -v, < 0 with -q */
 	const struct dispatch_cmd *cmd;
+	struct ssh_ctx *ssh;          /* CMD_NEEDS_SSH: prepared by the dispatcher, else NULL */
 };
 
 struct dispatch_cmd {
@@ -90,6 +144,7 @@ struct dispatch_cmd {
 	const char *usage;            /* synopsis after "dispatch NAME "; forms split by '\n' */
 	const char *description;      /* a short paragraph for -h */
 	const struct dp_option *opts;
+	const struct dp_rule *rules;  /* NULL, or ending with an entry whose msg is NULL */
 	int min_args, max_args;       /* operand counts; max -1 for no limit */
 	unsigned flags;
 	int (*fn)(struct dp_ctx *ctx, const struct dp_args *args);
@@ -109,9 +164,18 @@ const char *subcommand_word(const struct dispatch_cmd *sub);   /* "show" of "hos
 bool options_of(const struct dp_option *opts, const struct dp_option *o); /* o in opts */
 int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct dp_ctx *ctx,
 		  struct dp_args *out);
+/* Stores the values into the table's variables and checks cmd's rules (unless
+ * CMD_LATE_RULES): 0, or the exit status (reported). */
+int options_store(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd,
+		  const struct dp_args *args);
+/* The rules of ctx->cmd: 0, or the exit status of the first one broken (reported). */
+int options_rules(const struct dp_ctx *ctx, const struct dp_args *args);
+/* cmd/option-values.c: a typed value into v (per o->kind); 0, or -1 (reported). */
+int option_value(const struct dispatch_cmd *cmd, const struct dp_option *o, const char *arg,
+		 union dp_value *v);
 void args_release(struct dp_args *args);
 void usage_print(FILE *f, const struct dispatch_cmd *cmd);
-const char *options_spelling(const struct dp_option *opts, int id); /* "--chip" for messages */
+const char *options_spelling(const struct dp_option *o); /* "--chip" for messages */
 
 /* cmd/output.c: everything that talks to the user goes through here */
 void error_msg(const char *fmt, ...) _printf_(1, 2);     /* "dispatch: <msg>" on stderr */
@@ -120,9 +184,9 @@ void note_msg(const char *fmt, ...) _printf_(1, 2);      /* "dispatch: <msg>": t
 							     decides whether to say it */
 void info_msg(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with -v */
 int report_error(const struct dp_error *e);               /* prints, returns the exit status */
-/* -H EXPR: appends the hosts of a hostlist expression not in *hosts yet; 0, or the
- * exit status of a bad expression (reported). */
-int add_hostlist(const char *expr, char ***hosts);
+/* -H EXPR (OPT_HOSTLIST): appends the hosts of a hostlist expression not in
+ * *o->value (char ***) yet; 0, or the exit status of a bad expression (reported). */
+int opt_hostlist(const struct dp_ctx *ctx, const struct dp_option *o, const char *expr);
 int usage_error(const struct dp_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* exit 2 */
 /* The same for a command named outright ("" for dispatch itself, "hosts show"). */
 int usage_error_cmd(const char *name, const char *fmt, ...) _printf_(2, 3);

@@ -79,7 +79,7 @@ static int cmd_hosts_resolve(struct dp_ctx *ctx, const struct dp_args *args)
 	return 0;
 }
 
-static const struct dp_option no_options[] = { { 0 } };
+static const struct dp_option no_options[] = { OPT_END };
 
 /* A subcommand of hosts (cmd/cmd-hosts.c lists it): -h, the man page and the
  * completions are those of hosts. */

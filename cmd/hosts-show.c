@@ -504,16 +504,16 @@ static int hosts_discover(struct dp_ctx *ctx, const char *host)
 	return 0;
 }
 
-enum { OPT_HEALTH = 1 };
+static bool opt_health;
 
 static const struct dp_option show_options[] = {
-	{ OPT_HEALTH, 0, "health", NULL, "node states with who drained them when and why (SLURM), GPU health and XID errors (plain hosts)", NULL },
-	{ 0 },
+	OPT_BOOL(0, "health", &opt_health, "node states with who drained them when and why (SLURM), GPU health and XID errors (plain hosts)"),
+	OPT_END,
 };
 
 static int cmd_hosts_show(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	return hosts_show(ctx, args->pos[0], args->nopts > 0);
+	return hosts_show(ctx, args->pos[0], opt_health);
 }
 
 static int cmd_hosts_discover(struct dp_ctx *ctx, const struct dp_args *args)
@@ -521,7 +521,7 @@ static int cmd_hosts_discover(struct dp_ctx *ctx, const struct dp_args *args)
 	return hosts_discover(ctx, args->pos[0]);
 }
 
-static const struct dp_option no_options[] = { { 0 } };
+static const struct dp_option no_options[] = { OPT_END };
 
 /* Subcommands of hosts (cmd/cmd-hosts.c lists them): -h, the man page and the
  * completions are those of hosts. */
@@ -532,7 +532,7 @@ const struct dispatch_cmd dispatch_cmd_hosts_show = {
 	.opts = show_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_hosts_show,
 };
 
@@ -543,6 +543,6 @@ const struct dispatch_cmd dispatch_cmd_hosts_discover = {
 	.opts = no_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
 	.fn = cmd_hosts_discover,
 };

@@ -3,12 +3,10 @@
  * Option parsing from the static tables (git's parse-options, without abbreviations:
  * a script that works today keeps working when an option is added). Global options
  * (-i, -F, --json, -v, -q, -h) are understood before and after the command name.
- * Typed values (numbers, seconds, sizes, words) are converted here, and a bad one is
- * reported here, in the same words for every command.
+ * Each entry names the variable its value goes to (options_store, once the command
+ * line is known to be good), and a command's rules between its options are checked
+ * here, in the words its table gives.
  */
-#include <errno.h>
-#include <ctype.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,14 +22,16 @@ enum {
 	GOPT_HELP,
 };
 
+#define GLOBAL(S, L, A, MODE, H, C) { .short_name = (S), .long_name = (L), .argname = (A), \
+	.help = (H), .complete = (C), .kind = DP_OPT_GLOBAL, .mode = (MODE) }
 const struct dp_option dispatch_global_options[] = {
-	{ GOPT_INVENTORY, 'i', "inventory", "FILE", "YAML inventory (default $DISPATCH_INVENTORY, then $XDG_CONFIG_HOME/dispatch/inventory.yaml)", "file" },
-	{ GOPT_SSH_CONFIG, 'F', "ssh-config", "FILE", "OpenSSH client config (default $DISPATCH_SSH_CONFIG, then ~/.ssh/config)", "file" },
-	{ GOPT_JSON, 0, "json", NULL, "machine-readable output on stdout", NULL },
-	{ GOPT_VERBOSE, 'v', "verbose", NULL, "say more on stderr (repeatable)", NULL },
-	{ GOPT_QUIET, 'q', "quiet", NULL, "say less on stderr", NULL },
-	{ GOPT_HELP, 'h', "help", NULL, "show this help", NULL },
-	{ 0 },
+	GLOBAL('i', "inventory", "FILE", GOPT_INVENTORY, "YAML inventory (default $DISPATCH_INVENTORY, then $XDG_CONFIG_HOME/dispatch/inventory.yaml)", "file"),
+	GLOBAL('F', "ssh-config", "FILE", GOPT_SSH_CONFIG, "OpenSSH client config (default $DISPATCH_SSH_CONFIG, then ~/.ssh/config)", "file"),
+	GLOBAL(0, "json", NULL, GOPT_JSON, "machine-readable output on stdout", NULL),
+	GLOBAL('v', "verbose", NULL, GOPT_VERBOSE, "say more on stderr (repeatable)", NULL),
+	GLOBAL('q', "quiet", NULL, GOPT_QUIET, "say less on stderr", NULL),
+	GLOBAL('h', "help", NULL, GOPT_HELP, "show this help", NULL),
+	OPT_END,
 };
 
 const char *subcommand_word(const struct dispatch_cmd *sub)
@@ -42,7 +42,7 @@ const char *subcommand_word(const struct dispatch_cmd *sub)
 
 bool options_of(const struct dp_option *opts, const struct dp_option *o)
 {
-	for (; opts && opts->id; opts++)
+	for (; opts && !OPT_IS_END(opts); opts++)
 		if (opts == o)
 			return true;
 	return false;
@@ -50,7 +50,7 @@ bool options_of(const struct dp_option *opts, const struct dp_option *o)
 
 static const struct dp_option *find_long(const struct dp_option *opts, const char *name, size_t len)
 {
-	for (; opts && opts->id; opts++)
+	for (; opts && !OPT_IS_END(opts); opts++)
 		if (opts->long_name && strlen(opts->long_name) == len &&
 		    strncmp(opts->long_name, name, len) == 0)
 			return opts;
@@ -59,7 +59,7 @@ static const struct dp_option *find_long(const struct dp_option *opts, const cha
 
 static const struct dp_option *find_short(const struct dp_option *opts, char c)
 {
-	for (; opts && opts->id; opts++)
+	for (; opts && !OPT_IS_END(opts); opts++)
 		if (opts->short_name == c)
 			return opts;
 	return NULL;
@@ -81,25 +81,20 @@ static const struct dp_option *lookup(const struct dispatch_cmd *cmd, const char
 	return o;
 }
 
-const char *options_spelling(const struct dp_option *opts, int id)
+const char *options_spelling(const struct dp_option *o)
 {
 	static char buf[128];
-	for (; opts && opts->id; opts++) {
-		if (opts->id != id)
-			continue;
-		if (opts->long_name)
-			snprintf(buf, sizeof(buf), "--%s", opts->long_name);
-		else
-			snprintf(buf, sizeof(buf), "-%c", opts->short_name);
-		return buf;
-	}
-	return "?";
+	if (o->long_name)
+		snprintf(buf, sizeof(buf), "--%s", o->long_name);
+	else
+		snprintf(buf, sizeof(buf), "-%c", o->short_name);
+	return buf;
 }
 
 static void add_opt(struct dp_args *out, const struct dp_option *o, const char *arg)
 {
 	out->opts = xrealloc(out->opts, (out->nopts + 1) * sizeof(*out->opts));
-	out->opts[out->nopts] = (struct dp_optval){ .id = o->id, .arg = arg, .opt = o };
+	out->opts[out->nopts] = (struct dp_optval){ .arg = arg, .opt = o };
 	out->nopts++;
 }
 
@@ -121,7 +116,11 @@ void args_release(struct dp_args *args)
 static int apply(const struct dispatch_cmd *cmd, const struct dp_option *o, const char *arg,
 		 struct dp_ctx *ctx, struct dp_args *out)
 {
-	switch (o->id) {
+	if (o->kind != DP_OPT_GLOBAL) {
+		add_opt(out, o, arg);
+		return 0;
+	}
+	switch (o->mode) {
 	case GOPT_INVENTORY:
 		ctx->inventory_path = arg;
 		return 0;
@@ -137,12 +136,9 @@ static int apply(const struct dispatch_cmd *cmd, const struct dp_option *o, cons
 	case GOPT_QUIET:
 		ctx->verbosity = -1;
 		return 0;
-	case GOPT_HELP:
+	default:
 		usage_print(stdout, cmd);
 		return 1;
-	default:
-		add_opt(out, o, arg);
-		return 0;
 	}
 }
 
@@ -152,148 +148,10 @@ static int bad_option(const struct dispatch_cmd *cmd, const char *problem, const
 	return -1;
 }
 
-/* ---- typed values ---- */
-
-/* A flag takes none; the zero kind goes by whether -h names an argument. */
+/* A flag takes none. */
 static bool takes_value(const struct dp_option *o)
 {
-	return o->kind == DP_OPT_AUTO ? o->argname != NULL : o->kind != DP_OPT_FLAG;
-}
-
-#define NO_LIMIT 1e9 /* seconds or bytes' upper bound when the table gives none */
-
-static bool parse_seconds(const struct dp_option *o, const char *s, double *out)
-{
-	double max = o->max > 0 ? o->max : NO_LIMIT;
-	if (o->whole) {
-		long v;
-		if (!parse_long(s, (long)o->min, (long)max, &v))
-			return false;
-		*out = (double)v;
-		return true;
-	}
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || *end || !(v >= o->min) || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* N, NK, NM, NG, NT (powers of 1024). */
-static bool parse_size(const struct dp_option *o, const char *s, long *out)
-{
-	static const char units[] = "KMGT";
-	char *end;
-	if (!s || !(*s >= '0' && *s <= '9'))
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	if (*end) {
-		const char *u = strchr(units, toupper((unsigned char)*end));
-		if (!u || end[1])
-			return false;
-		for (const char *p = units; p <= u; p++) {
-			if (v > (unsigned long long)LONG_MAX / 1024)
-				return false;
-			v *= 1024;
-		}
-	}
-	double max = o->max > 0 ? o->max : (double)LONG_MAX;
-	if ((double)v < o->min || (double)v > max || v > (unsigned long long)LONG_MAX)
-		return false;
-	*out = (long)v;
-	return true;
-}
-
-/* The index of s among the words of "words:a b c", or -1. */
-static long word_index(const char *complete, const char *s)
-{
-	const char *w = complete && startswith(complete, "words:") ? complete + 6 : "";
-	for (long i = 0; *w; i++) {
-		size_t len = strcspn(w, " ");
-		if (len == strlen(s) && strncmp(w, s, len) == 0)
-			return i;
-		w += len;
-		w += strspn(w, " ");
-	}
-	return -1;
-}
-
-/* What a value of o must be, for "--NAME wants ..., not 'VALUE'". */
-static void wants(const struct dp_option *o, struct strbuf *sb)
-{
-	switch (o->kind) {
-	case DP_OPT_INT:
-		strbuf_addf(sb, "a number from %.0f to %.0f", o->min, o->max);
-		return;
-	case DP_OPT_SECONDS:
-		if (o->max > 0)
-			strbuf_addf(sb, "a number of seconds from %g to %g", o->min, o->max);
-		else if (o->min <= (o->whole ? 1 : 0.001)) /* the least the resolution allows */
-			strbuf_adds(sb, "a positive number of seconds");
-		else
-			strbuf_addf(sb, "seconds (%g or more)", o->min);
-		return;
-	case DP_OPT_SIZE:
-		strbuf_adds(sb, "a size in bytes (N, or N with K, M, G or T)");
-		return;
-	case DP_OPT_WORD: {
-		const char *w = o->complete + 6;
-		while (*w) {
-			size_t len = strcspn(w, " ");
-			const char *next = w + len + strspn(w + len, " ");
-			strbuf_addf(sb, "%s'%.*s'", sb->len == 0 ? "" : *next ? ", " : " or ", (int)len, w);
-			w = next;
-		}
-		return;
-	}
-	default:
-		strbuf_adds(sb, "a value");
-	}
-}
-
-static int bad_value(const struct dispatch_cmd *cmd, const struct dp_option *o, const char *arg)
-{
-	if (o->bad) {
-		const char *at = strstr(o->bad, "%s");
-		int n = at ? (int)(at - o->bad) : (int)strlen(o->bad);
-		usage_error_cmd(cmd->name, "%.*s%s%s", n, o->bad, at ? arg : "", at ? at + 2 : "");
-		return -1;
-	}
-	struct strbuf sb = STRBUF_INIT;
-	wants(o, &sb);
-	usage_error_cmd(cmd->name, "%s wants %s, not '%s'", options_spelling(o, o->id), sb.buf, arg);
-	strbuf_release(&sb);
-	return -1;
-}
-
-/* Converts the typed values once all options are known (a bad name or -h first). */
-static int convert(const struct dispatch_cmd *cmd, struct dp_optval *v)
-{
-	const struct dp_option *o = v->opt;
-	bool ok = true;
-	switch (o->kind) {
-	case DP_OPT_INT:
-		ok = parse_long(v->arg, (long)o->min, (long)o->max, &v->num);
-		break;
-	case DP_OPT_SECONDS:
-		ok = parse_seconds(o, v->arg, &v->seconds);
-		v->num = (long)v->seconds;
-		break;
-	case DP_OPT_SIZE:
-		ok = parse_size(o, v->arg, &v->num);
-		break;
-	case DP_OPT_WORD:
-		v->num = word_index(o->complete, v->arg);
-		ok = v->num >= 0;
-		break;
-	default:
-		break;
-	}
-	return ok ? 0 : bad_value(cmd, o, v->arg);
+	return o->argname != NULL;
 }
 
 int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct dp_ctx *ctx,
@@ -366,70 +224,132 @@ int options_parse(const struct dispatch_cmd *cmd, int argc, char **argv, struct 
 		}
 	}
 	for (size_t i = 0; i < out->nopts; i++)
-		if (convert(cmd, &out->opts[i]) < 0)
+		if (option_value(cmd, out->opts[i].opt, out->opts[i].arg, &out->opts[i].v) < 0)
 			return -1;
 	return 0;
 }
 
-static void print_opts(FILE *f, const struct dp_option *o)
+/* ---- the values into their variables ---- */
+
+static void list_add(const char ***list, const char *arg)
 {
-	for (; o && o->id; o++) {
-		char left[96];
-		int n = snprintf(left, sizeof(left), "    %s%c%s%s%s%s%s", o->short_name ? "-" : "",
-				 o->short_name ? o->short_name : ' ',
-				 o->short_name && o->long_name ? ", " : (o->short_name ? "" : "   "),
-				 o->long_name ? "--" : "", o->long_name ? o->long_name : "",
-				 o->argname ? " " : "", o->argname ? o->argname : "");
-		if (!o->short_name) /* "    " + "   " + "  " keeps long-only options aligned */
-			n = snprintf(left, sizeof(left), "        --%s%s%s", o->long_name,
-				     o->argname ? " " : "", o->argname ? o->argname : "");
-		if (n < 30)
-			fprintf(f, "%-30s%s\n", left, o->help);
-		else
-			fprintf(f, "%s\n%30s%s\n", left, "", o->help);
-	}
+	size_t n = 0;
+	while (*list && (*list)[n])
+		n++;
+	*list = xrealloc(*list, (n + 2) * sizeof(**list));
+	(*list)[n] = arg;
+	(*list)[n + 1] = NULL;
 }
 
-/* "usage: dispatch NAME FORM" for each form of usage (split by '\n'), "   or:" after the first. */
-static void print_forms(FILE *f, const char *name, const char *usage, bool *first)
+/* Two CMDMODE options of one variable: git's words. */
+static int cmdmode_clash(const struct dp_ctx *ctx, const struct dp_args *args, size_t i)
 {
-	const char *u = usage;
-	while (u && *u) {
-		const char *nl = strchr(u, '\n');
-		size_t len = nl ? (size_t)(nl - u) : strlen(u);
-		fprintf(f, "%s dispatch%s%s %.*s\n", *first ? "usage:" : "   or:", name[0] ? " " : "",
-			name, (int)len, u);
-		*first = false;
-		u = nl ? nl + 1 : u + len;
-	}
-}
-
-void usage_print(FILE *f, const struct dispatch_cmd *cmd)
-{
-	bool first = true;
-	print_forms(f, cmd->name, cmd->usage, &first);
-	for (size_t i = 0; cmd->subcommands && cmd->subcommands[i]; i++)
-		print_forms(f, cmd->subcommands[i]->name, cmd->subcommands[i]->usage, &first);
-	if (cmd->description)
-		fprintf(f, "\n%s\n", cmd->description);
-	if (cmd->opts && cmd->opts->id) {
-		fprintf(f, "\nOptions:\n");
-		print_opts(f, cmd->opts);
-	}
-	for (size_t i = 0; cmd->subcommands && cmd->subcommands[i]; i++) {
-		const struct dispatch_cmd *sub = cmd->subcommands[i];
-		if (sub->opts && sub->opts->id) {
-			fprintf(f, "\nOptions of '%s':\n", sub->name);
-			print_opts(f, sub->opts);
+	const struct dp_option *o = args->opts[i].opt;
+	for (size_t k = 0; k < i; k++) {
+		const struct dp_option *p = args->opts[k].opt;
+		if (p->kind == DP_OPT_CMDMODE && p->value == o->value && p->mode != o->mode) {
+			char first[128];
+			snprintf(first, sizeof(first), "%s", options_spelling(p));
+			return usage_error(ctx, "options '%s' and '%s' cannot be used together", first,
+					   options_spelling(o));
 		}
 	}
-	if (!cmd->name[0]) {
-		fprintf(f, "\nCommands:\n");
-		for (size_t i = 0; i < dispatch_ncommands; i++)
-			fprintf(f, "    %-16s%s\n", dispatch_commands[i]->name, dispatch_commands[i]->summary);
-		fprintf(f, "\n'dispatch COMMAND -h' shows a command's options; 'man dispatch-COMMAND' the details.\n");
-	} else {
-		fprintf(f, "\nGlobal options (before or after the command):\n");
-		print_opts(f, dispatch_global_options);
+	return 0;
+}
+
+static int store(const struct dp_ctx *ctx, const struct dp_optval *v)
+{
+	const struct dp_option *o = v->opt;
+	switch (o->kind) {
+	case DP_OPT_FLAG: *(bool *)o->value = true; break;
+	case DP_OPT_STRING: *(const char **)o->value = v->arg; break;
+	case DP_OPT_INT: case DP_OPT_WORD: *(int *)o->value = v->v.i; break;
+	case DP_OPT_SECONDS: *(double *)o->value = v->v.d; break;
+	case DP_OPT_SIZE: *(long *)o->value = v->v.l; break;
+	case DP_OPT_LIST: list_add(o->value, v->arg); break;
+	case DP_OPT_CMDMODE: *(int *)o->value = o->mode; break;
+	case DP_OPT_CALLBACK: return o->cb(ctx, o, v->arg);
+	case DP_OPT_GLOBAL: break;
+	}
+	return 0;
+}
+
+enum { WORD_MAX = 64 };
+
+/* Whether the word of list that names o ("-H" or "--host") is there: into word. */
+static bool named(const char *list, const struct dp_option *o, char *word)
+{
+	while (list && *list) {
+		size_t len = strcspn(list, " ");
+		snprintf(word, WORD_MAX, "%.*s", (int)len, list);
+		if ((word[1] != '-' && word[1] == o->short_name && !word[2]) ||
+		    (word[1] == '-' && streq_ptr(word + 2, o->long_name)))
+			return true;
+		list += len;
+		list += strspn(list, " ");
+	}
+	return false;
+}
+
+/* Whether an option of list was given: the word of the last one into word. */
+static bool given(const struct dp_ctx *ctx, const struct dp_args *args, const char *list,
+		  char *word)
+{
+	bool found = false;
+	char w[WORD_MAX];
+	for (size_t i = 0; i < args->nopts; i++)
+		if (named(list, args->opts[i].opt, w)) {
+			memcpy(word, w, WORD_MAX);
+			found = true;
+		}
+	if (!found && ctx->json && list && strstr(list, "--json")) {
+		snprintf(word, WORD_MAX, "--json");
+		found = true;
+	}
+	return found;
+}
+
+static bool rule_broken(const struct dp_ctx *ctx, const struct dp_args *args,
+			const struct dp_rule *r, char *a)
+{
+	char b[WORD_MAX];
+	switch (r->kind) {
+	case DP_EXCLUDES:
+		return given(ctx, args, r->a, a) && given(ctx, args, r->b, b);
+	case DP_REQUIRES:
+		return given(ctx, args, r->a, a) && !given(ctx, args, r->b, b);
+	default:
+		a[0] = '\0';
+		return !given(ctx, args, r->a, b);
 	}
 }
+
+int options_store(const struct dp_ctx *ctx, const struct dispatch_cmd *cmd,
+		  const struct dp_args *args)
+{
+	for (size_t i = 0; i < args->nopts; i++) {
+		int r = store(ctx, &args->opts[i]);
+		if (r)
+			return r;
+	}
+	return cmd->flags & CMD_LATE_RULES ? 0 : options_rules(ctx, args);
+}
+
+int options_rules(const struct dp_ctx *ctx, const struct dp_args *args)
+{
+	for (const struct dp_rule *r = ctx->cmd->rules; r && r->msg; r++) {
+		char a[WORD_MAX];
+		if (!rule_broken(ctx, args, r, a))
+			continue;
+		const char *at = strstr(r->msg, "%s");
+		int n = at ? (int)(at - r->msg) : (int)strlen(r->msg);
+		return usage_error(ctx, "%.*s%s%s", n, r->msg, at ? a : "", at ? at + 2 : "");
+	}
+	for (size_t i = 0; i < args->nopts; i++) {
+		int r = args->opts[i].opt->kind == DP_OPT_CMDMODE ? cmdmode_clash(ctx, args, i) : 0;
+		if (r)
+			return r;
+	}
+	return 0;
+}
+

@@ -63,8 +63,9 @@ int report_error(const struct dp_error *e)
 	return e->kind ? e->kind : DPE_FAIL;
 }
 
-int add_hostlist(const char *expr, char ***hosts)
+int opt_hostlist(const struct dp_ctx *ctx, const struct dp_option *o, const char *expr)
 {
+	char ***hosts = o->value;
 	struct dp_error err = { 0 };
 	_cleanup_strv_free_ char **list = NULL;
 	if (hostlist_expand(expr, &list, &err) < 0)

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What submit, submit-packed (cmd/cmd-submit.c) and notebook (cmd/cmd-notebook.c)
+ * share: the variables their options set, the option table entries and rules, and
+ * the one submission they all run.
+ */
+#ifndef DISPATCH_SUBMIT_H
+#define DISPATCH_SUBMIT_H
+
+#include <stdbool.h>
+
+#include "code/snapshot.h"
+#include "dispatch.h"
+#include "inventory/inventory.h"
+#include "inventory/jobspec.h"
+#include "inventory/jobspec_options.h"
+#include "solver.h"
+#include "submission.h"
+
+/* What the command line says. */
+struct submit_options {
+	const char *host, *file, *emit, *payload, *repo, *ref;
+	bool solve, check, dry_run, wait, follow, no_tail, dirty;
+	struct jobspec cli;             /* the job options, as given */
+	struct notebook_opts nb;        /* notebook: --port, --timeout, --detach, --cancel-on-exit */
+};
+extern struct submit_options submit_opt;
+
+/* A job option (--time, --env, ...): into submit_opt.cli, in command-line order. */
+int submit_job_option(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg);
+
+#define X(SHORT, NAME, ARGNAME, HELP, COMPLETE, KIND, FIELD, ...) \
+	OPT_CALLBACK(SHORT, NAME, &submit_opt.cli, ARGNAME, HELP, COMPLETE, submit_job_option),
+#define JOB_OPTIONS JOBSPEC_OPTIONS(X)
+
+#define HOST_OPTIONS \
+	OPT_STRING('H', "host", &submit_opt.host, "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host"), \
+	OPT_BOOL(0, "solve", &submit_opt.solve, "let the solver pick the host from the inventory"), \
+	OPT_BOOL(0, "check", &submit_opt.check, "with --solve: pick among hosts with the GPUs free now (asks them)"),
+#define REPO_OPTIONS \
+	OPT_STRING(0, "repo", &submit_opt.repo, "DIR", "the repository, or a directory in it where the command runs (default .)", "dir"), \
+	OPT_STRING(0, "ref", &submit_opt.ref, "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL), \
+	OPT_BOOL(0, "dirty", &submit_opt.dirty, "the work tree as it is now: edits and untracked files, not ignored ones"),
+
+#define HOST_RULES \
+	{ DP_EXCLUDES, "-H", "--solve", "-H and --solve exclude each other: name the host, or let the " \
+	  "solver pick one" }, \
+	{ DP_REQUIRES, "--check", "--solve", "--check goes with --solve" }, \
+	{ DP_NEEDS_ONE, "-H --solve", NULL, "submit needs a host: give -H HOST, or --solve to pick one " \
+	  "from the inventory" },
+#define REF_RULES \
+	{ DP_EXCLUDES, "--ref", "--dirty", "--ref and --dirty exclude each other: a commit's files, or the " \
+	  "work tree as it is" },
+
+/* One submission, from the options to the submitted job. */
+struct submit {
+	struct submit_options *o;
+	void *live;                     /* --check's answers; solved points into them */
+	bool packed;                    /* submit-packed: --repo, --ref, --dirty */
+	bool notebook;                  /* notebook: a packed job, the command ours */
+	struct snapshot_info snap;
+	struct jobspec spec;
+	struct inv_host adhoc;          /* -H for a host the inventory does not name */
+	const struct inv_host *host;
+	const char *gres_type, *partition;
+	struct solve_result solved;
+	unsigned char *payload;
+	size_t payload_len;
+	struct submission_job job;      /* what goes to lib/submission.h */
+};
+
+/* cmd/submit-remote.c: submits the generated job sub over SSH, then prints it (or
+ * opens the notebook's tunnel, or attaches); the exit status. */
+int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub);
+
+enum submit_kind { SUBMIT_PLAIN, SUBMIT_PACKED, SUBMIT_NOTEBOOK };
+/* Submits the job the options and operands describe; the exit status. */
+int submit_main(struct dp_ctx *ctx, const struct dp_args *args, enum submit_kind kind);
+
+#endif
