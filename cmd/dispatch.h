@@ -183,7 +183,6 @@ extern const struct dispatch_cmd dispatch_cmd_hosts_resolve;
  * show --health and top --health print them. */
 struct gpu_health_report;
 void gpu_health_print(const char *host, const struct gpu_health_report *g);
-struct cJSON *gpu_health_json(const struct gpu_health_report *g);
 
 /* cmd/solve-check.c: solve with --check: asks the hosts that fit on paper what is
  * free now (in parallel) and solves with their answers. res points into *keep: free
@@ -209,11 +208,6 @@ int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const 
 void job_set_release(struct job_set *set);
 bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
-/* A SLURM job's state and nodes from scontrol over ss (top, shell): 0, or the exit
- * status with the message printed (cannot read it; not found: DPE_NOTFOUND). */
-struct ssh_session;
-struct gpu_top_job;
-int job_nodes_fetch(struct ssh_session *ss, const struct jobref *r, struct gpu_top_job *j);
 
 /* cmd/job-tail.c: where a job writes its output (SLURM, its accounting, else the ledger;
  * JOB_LOG_ERR_OR_OUT: its stderr, or its output when they are one file), over ss. */
