@@ -29,6 +29,7 @@ struct remote_reply;
 struct job_state;
 struct inv_host;
 struct ssh_session;
+struct top_session;
 
 /* One job as a caller asks a backend about it. */
 struct sched_job {
@@ -108,6 +109,13 @@ struct sched_ops {
 	 * reply has none. ok: cancel_ok's answer. */
 	const char *(*cancel_outcome)(const struct remote_reply *rr, const struct sched_job *j,
 				      bool ok, const char *host, struct dp_error *err);
+
+	/* ---- top: a running job's GPUs (lib/sched/sched_top.h) ---- */
+	/* Checks that j runs, finds its nodes (only s->nodes of them), then samples them
+	 * over ss, feeding s, until s's count or j's end: 0, or -1 with err (s->usage
+	 * when s->nodes names none of j's nodes). */
+	int (*top)(struct ssh_session *ss, const struct sched_job *j, struct top_session *s,
+		   struct dp_error *err);
 };
 
 extern const struct sched_ops sched_slurm;
