@@ -16,6 +16,7 @@
 #include "gpu/node_health.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
+#include "jobs/jobs.h"
 #include "jobs/top.h"
 #include "transport/ssh.h"
 
@@ -35,6 +36,7 @@ static const struct dp_option top_options[] = {
 
 struct view {
 	const struct dp_ctx *ctx;
+	const char *job, *host;
 	bool tty;
 };
 
@@ -145,11 +147,11 @@ static void procs_text(const struct top_session *s)
 	table_print(&t);
 }
 
-static void show_json(struct top_session *s, double now)
+static void show_json(struct top_session *s, const struct view *v, double now)
 {
 	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "job", s->id);
-	cJSON_AddStringToObject(doc, "host", s->host);
+	cJSON_AddStringToObject(doc, "job", v->job);
+	cJSON_AddStringToObject(doc, "host", v->host);
 	cJSON_AddNumberToObject(doc, "sample", (double)s->samples);
 	cJSON_AddNumberToObject(doc, "interval", s->interval);
 	cJSON_AddNumberToObject(doc, "time", (double)time(NULL));
@@ -225,14 +227,14 @@ static void show_json(struct top_session *s, double now)
 	cJSON_Delete(doc);
 }
 
-static void show_text(struct top_session *s, bool tty, double now)
+static void show_text(struct top_session *s, const struct view *v, double now)
 {
 	struct table t = { .ncols = 8, .trim = true };
-	if (tty) {
+	if (v->tty) {
 		char clock[16];
 		time_t tt = time(NULL);
 		strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&tt));
-		printf("\033[H\033[2Jdispatch top %s@%s  every %ds  %s\n\n", s->id, s->host,
+		printf("\033[H\033[2Jdispatch top %s@%s  every %ds  %s\n\n", v->job, v->host,
 		       s->interval, clock);
 	} else if (s->samples > 1) {
 		putchar('\n');
@@ -278,7 +280,7 @@ static void show_text(struct top_session *s, bool tty, double now)
 		else if (flag && streq(flag, "no-gpus-allocated") && !top_has_procs(s))
 			printf("%s: the job holds no GPUs there\n", n->name);
 	}
-	for (size_t i = 0; s->health && (tty || s->samples == 1) && i < s->top.nnodes; i++) {
+	for (size_t i = 0; s->health && (v->tty || s->samples == 1) && i < s->top.nnodes; i++) {
 		const struct gpu_node *n = &s->top.nodes[i];
 		if (!n->health)
 			continue;
@@ -308,9 +310,9 @@ static void show(struct top_session *s, void *data)
 	const struct view *v = data;
 	double now = monotonic_seconds();
 	if (v->ctx->json)
-		show_json(s, now);
+		show_json(s, v, now);
 	else
-		show_text(s, v->tty, now);
+		show_text(s, v, now);
 	fflush(stdout);
 }
 
@@ -340,16 +342,14 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
 		return report_error(&err);
-	_cleanup_free_ char *stage = ref->in_ledger ? job_stage_dir(ref) : NULL;
-	struct view v = { .ctx = ctx, .tty = stdout_is_tty() && !ctx->json };
-	s.id = ref->id;
-	s.arg = ref->arg;
-	s.host = ref->host;
-	s.stage_dir = stage;
-	s.pgid = ref->rec.pid;
+	struct jobs_target t;
+	_cleanup_free_ char *stage = NULL;
+	jobs_target_of(ctx, ref, &t, &stage);
+	struct view v = { .ctx = ctx, .job = ref->id, .host = ref->host,
+			  .tty = stdout_is_tty() && !ctx->json };
 	s.show = show;
 	s.data = &v;
-	if (top_run(ss, job_is_plain(ctx, ref), &s, &err) < 0)
+	if (top_run(ss, t.sched, &t.job, &s, &err) < 0)
 		r = s.usage ? usage_error(ctx, "%s", err.msg) : report_error(&err);
 	else if (s.end_note)
 		note_msg("%s", s.end_note);

@@ -15,46 +15,15 @@
 #include <stddef.h>
 
 #include "base/error.h"
-#include "base/strbuf.h"
-#include "gpu/gpu_top.h"
-#include "sched/plain/plain_top.h"
-#include "sched/slurm/slurm_procs.h"
+#include "sched/sched.h"
+#include "sched/sched_top.h"
 
-struct ssh_session;
-
-struct top_session {
-	/* asked */
-	const char *id;         /* the job's id */
-	const char *arg;        /* the job as the user named it (messages) */
-	const char *host;
-	const char *stage_dir;  /* a plain host's job: its stage dir (NULL: not dispatch's) */
-	long pgid;              /* a plain host's job: its process group */
-	const char *nodes;      /* only these nodes (hostlist), or NULL */
-	int interval;           /* seconds between samples */
-	long count;             /* stop after count samples; 0 never */
-	bool procs, health;
-	void (*show)(struct top_session *s, void *data); /* at each tick */
-	void *data;
-
-	/* sampled */
-	struct gpu_top top;
-	long samples;           /* shown so far */
-	bool one_host;          /* a plain host's job: one node, the host itself */
-	bool stopped;           /* count reached */
-	bool usage;             /* the error is the caller's: --node names no node of it */
-	char *end_note;         /* how the sampling ended without an error, else NULL */
-
-	/* inside */
-	struct plain_top *plain;        /* a plain host's job: its processes */
-	struct slurm_procs *nodeprocs;  /* a SLURM job with procs: each node's */
-	struct strbuf partial, err;
-};
-
-/* Samples the job of s over ss, calling s->show at each tick, until s->count
- * samples (s->stopped) or the job's end (s->end_note says so, 0 returned). plain:
- * the job runs on a plain host (else SLURM). Returns 0, or -1 and err (the caller's
- * own mistake when s->usage). top_session_release frees what it kept. */
-int top_run(struct ssh_session *ss, bool plain, struct top_session *s, struct dp_error *err);
+/* Samples job (its backend: sched) over ss, calling s->show at each tick, until
+ * s->count samples (s->stopped) or the job's end (s->end_note says so, 0 returned).
+ * Returns 0, or -1 and err (the caller's own mistake when s->usage).
+ * top_session_release frees what it kept. */
+int top_run(struct ssh_session *ss, const struct sched_ops *sched, const struct sched_job *job,
+	    struct top_session *s, struct dp_error *err);
 void top_session_release(struct top_session *s);
 
 /* A node's flag in a sample ("stale", "no-gpus-visible", ...), or NULL; nrows: the

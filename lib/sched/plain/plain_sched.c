@@ -13,6 +13,7 @@
 #include "remote/remote.h"
 #include "sched/plain/plainjob.h"
 #include "sched/sched.h"
+#include "sched/plain/plain_top.h"
 #include "sched/slurm/slurm_why.h"
 
 struct sched_answer {
@@ -172,4 +173,5 @@ const struct sched_ops sched_plain = {
 	.cancel_script = cancel_script,
 	.cancel_ok = cancel_ok,
 	.cancel_outcome = cancel_outcome,
+	.top = plain_top_run,
 };

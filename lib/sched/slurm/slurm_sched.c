@@ -13,6 +13,7 @@
 #include "jobs/job_state.h"
 #include "remote/remote.h"
 #include "sched/sched.h"
+#include "sched/slurm/slurm_top.h"
 #include "sched/slurm/slurm.h"
 #include "sched/slurm/slurm_end.h"
 #include "sched/slurm/slurm_pending.h"
@@ -363,4 +364,5 @@ const struct sched_ops sched_slurm = {
 	.cancel_script = cancel_script,
 	.cancel_ok = cancel_ok,
 	.cancel_outcome = cancel_outcome,
+	.top = slurm_top_run,
 };

@@ -9,6 +9,8 @@
 #include "base/shquote.h"
 #include "gpu/node_health.h"
 #include "sched/slurm/hostlist.h"
+#include "sched/sched.h"
+#include "sched/sched_top.h"
 #include "sched/slurm/slurm_procs.h"
 #include "transport/ssh.h"
 
@@ -230,5 +232,62 @@ int slurm_top_job_fetch(struct ssh_session *ss, const char *id, const char *arg,
 	if (!j->found)
 		return dp_err(err, DPE_NOTFOUND, "job '%s' not found on '%s'%s%s", arg, host,
 			      errout.len ? ": " : "", errout.len ? strtok(errout.buf, "\n") : "");
+	return 0;
+}
+
+/* Keeps the nodes of j in the hostlist expr: 0, or -1 (a usage error). */
+static int keep_nodes(struct top_session *s, struct gpu_top_job *j, const char *expr,
+		      struct dp_error *err)
+{
+	_cleanup_strv_free_ char **want = NULL;
+	struct dp_error why = { 0 };
+	if (hostlist_expand(expr, &want, &why) < 0)
+		return s->usage = true, dp_err(err, DPE_INPUT, "--node: %s", why.msg);
+	size_t k = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		if (strv_contains(want, j->alloc[i].node))
+			j->alloc[k++] = j->alloc[i];
+		else
+			free(j->alloc[i].node);
+	}
+	j->n = k;
+	if (k == 0)
+		return s->usage = true, dp_err(err, DPE_INPUT, "--node '%s': the job runs on %s", expr, j->nodes);
+	return 0;
+}
+
+/* A SLURM job: one overlap step per group of nodes, for the whole session
+ * (lib/sched/slurm/slurm_top.h). */
+int slurm_top_run(struct ssh_session *ss, const struct sched_job *job, struct top_session *s,
+		  struct dp_error *err)
+{
+	_cleanup_(gpu_top_job_release) struct gpu_top_job j = { 0 };
+	if (slurm_top_job_fetch(ss, job->id, job->arg, job->host, &j, err) < 0)
+		return -1;
+	if (!j.state || !streq(j.state, "RUNNING"))
+		return dp_err(err, DPE_FAIL, "job '%s' is %s (reason: %s): dispatch top shows running jobs",
+			      job->arg, j.state ? j.state : "in an unknown state",
+			      j.reason ? j.reason : "none given");
+	if (s->nodes && keep_nodes(s, &j, s->nodes, err) < 0)
+		return -1;
+	/* a step outlives nothing: the tick loop ends it when the connection goes, and
+	 * with a count it is bounded besides */
+	long minutes = s->count ? (s->count * s->interval + 59) / 60 + 1 : 0;
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	gpu_top_slurm_command(&cmd, job->id, &j, s->interval, minutes, s->health, s->procs);
+	gpu_top_init(&s->top, &j);
+	if (s->procs) {
+		s->nodeprocs = xmalloc(sizeof(*s->nodeprocs));
+		slurm_procs_init(s->nodeprocs, &s->top);
+	}
+	if (sched_top_exec(ss, s, cmd.buf, err) < 0)
+		return -1;
+	if (s->stopped)
+		return 0;
+	if (s->samples == 0)
+		return dp_err(err, DPE_FAIL, "cannot sample job '%s' on '%s'%s%s", job->arg, job->host,
+			      s->err.len ? ": " : " (the steps ended at once)",
+			      sched_top_stderr_line(s));
+	s->end_note = xasprintf("the steps of job '%s' ended (the job may have ended)", job->arg);
 	return 0;
 }

@@ -32,6 +32,8 @@
 #include "gpu/gpu_top.h"
 
 struct ssh_session;
+struct sched_job;
+struct top_session;
 
 void gpu_top_job_command(struct strbuf *sb, const char *id);
 /* Parses `scontrol -d show job` (the first record). Nodes named by NodeList but by
@@ -50,5 +52,10 @@ void gpu_top_slurm_command(struct strbuf *sb, const char *id, const struct gpu_t
  * found: DPE_NOTFOUND). arg is the job as the user named it, for messages. */
 int slurm_top_job_fetch(struct ssh_session *ss, const char *id, const char *arg, const char *host,
 			struct gpu_top_job *j, struct dp_error *err);
+
+/* sched_slurm's top: the job's state and nodes (only s->nodes of them), then one
+ * overlap step per group of nodes for the whole session (lib/sched/sched_top.h). */
+int slurm_top_run(struct ssh_session *ss, const struct sched_job *job, struct top_session *s,
+		  struct dp_error *err);
 
 #endif
