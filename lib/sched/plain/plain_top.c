@@ -316,9 +316,11 @@ static int plain_running(struct ssh_session *ss, const struct sched_job *job, st
 int plain_top_run(struct ssh_session *ss, const struct sched_job *job, struct top_session *s,
 		  struct dp_error *err)
 {
-	if (s->nodes)
-		return s->usage = true, dp_err(err, DPE_INPUT, "--node: job '%s' runs on one plain host, '%s'",
-					       job->arg, job->host);
+	if (s->nodes) {
+		s->usage = true;
+		return dp_err(err, DPE_INPUT, "--node: job '%s' runs on one plain host, '%s'",
+			      job->arg, job->host);
+	}
 	if (!job->stage_dir)
 		return dp_err(err, DPE_NOTFOUND, "job '%s' not found on '%s': dispatch did not submit it",
 			      job->arg, job->host);

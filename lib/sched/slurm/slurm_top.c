@@ -241,8 +241,10 @@ static int keep_nodes(struct top_session *s, struct gpu_top_job *j, const char *
 {
 	_cleanup_strv_free_ char **want = NULL;
 	struct dp_error why = { 0 };
-	if (hostlist_expand(expr, &want, &why) < 0)
-		return s->usage = true, dp_err(err, DPE_INPUT, "--node: %s", why.msg);
+	if (hostlist_expand(expr, &want, &why) < 0) {
+		s->usage = true;
+		return dp_err(err, DPE_INPUT, "--node: %s", why.msg);
+	}
 	size_t k = 0;
 	for (size_t i = 0; i < j->n; i++) {
 		if (strv_contains(want, j->alloc[i].node))
@@ -251,8 +253,10 @@ static int keep_nodes(struct top_session *s, struct gpu_top_job *j, const char *
 			free(j->alloc[i].node);
 	}
 	j->n = k;
-	if (k == 0)
-		return s->usage = true, dp_err(err, DPE_INPUT, "--node '%s': the job runs on %s", expr, j->nodes);
+	if (k == 0) {
+		s->usage = true;
+		return dp_err(err, DPE_INPUT, "--node '%s': the job runs on %s", expr, j->nodes);
+	}
 	return 0;
 }
 
