@@ -10,9 +10,7 @@
 #include "inventory/inventory.h"
 #include "jobs/joblog.h"
 #include "jobref.h"
-#include "sched/slurm/slurm.h"
 #include "transport/ssh.h"
-#include "base/strbuf.h"
 
 static const char *opt_host;
 static bool opt_follow, opt_stderr;
@@ -81,21 +79,10 @@ int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool f
 	}
 	info_msg(ctx, "%s: %s", ref->host, path);
 
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
-	if (!follow)
-		joblog_cat_command(&cmd, path);
-	else if (plain)
-		joblog_follow_plain_command(&cmd, path, stage, ref->rec.pid);
-	else
-		joblog_follow_slurm_command(&cmd, path, ref->id);
-	struct ssh_exec x = {
-		.command = cmd.buf,
-		.in_fd = -1,
-		.on_stdout = to_stdout,
-		.on_stderr = to_stderr,
-	};
+	struct joblog_request rq = { .path = path, .follow = follow, .id = ref->id,
+				     .stage_dir = stage, .pgid = ref->rec.pid };
 	int status;
-	if (ssh_exec(ss, &x, &status, &err) < 0)
+	if (joblog_stream(ss, &rq, to_stdout, to_stderr, NULL, &status, &err) < 0)
 		return report_error(&err);
 	if (status == JOBLOG_NO_FILE) {
 		error_msg("no file '%s' on '%s'%s", path, ref->host,

@@ -14,6 +14,7 @@
 #include "sched/slurm/hostlist.h"
 #include "inventory/inventory.h"
 #include "base/line_prefix.h"
+#include "hostrun.h"
 #include "transport/ssh.h"
 
 static char **opt_hosts;
@@ -39,39 +40,6 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- one host, as ssh ---- */
 
-/* --timeout S bounds connecting too: a host that does not answer uses up S, not
- * ConnectTimeout times the attempts. */
-static int open_bounded(const struct ssh_ctx *sc, struct ssh_ctx *bounded, const char *host,
-			double timeout, struct ssh_session **s, struct dp_error *err)
-{
-	*bounded = *sc;
-	bounded->deadline = timeout > 0 ? monotonic_seconds() + timeout : 0;
-	if (ssh_session_open(bounded, host, s, err) == 0)
-		return 0;
-	if (bounded->deadline > 0 && monotonic_seconds() >= bounded->deadline) {
-		_cleanup_free_ char *cause = xstrdup(err->msg);
-		dp_err(err, DPE_TIMEOUT, "--timeout of %g s ran out while connecting to '%s' (%s)",
-		       timeout, host, cause);
-	}
-	return -1;
-}
-
-/* The command ran out of what --timeout left it: say so with the whole timeout. */
-static void timed_out(struct dp_error *err, const char *host, double timeout)
-{
-	if (err->kind == DPE_TIMEOUT)
-		dp_err(err, DPE_TIMEOUT, "command on '%s' timed out after %g s", host, timeout);
-}
-
-/* What --timeout leaves for the command once connected; 0 without --timeout. */
-static double time_left(const struct ssh_ctx *bounded)
-{
-	if (bounded->deadline <= 0)
-		return 0;
-	double left = bounded->deadline - monotonic_seconds();
-	return left > 0.001 ? left : 0.001;
-}
-
 static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *host,
 		   const char *command, bool pty, double timeout)
 {
@@ -80,7 +48,7 @@ static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *hos
 	struct ssh_ctx bounded;
 	int status;
 
-	if (open_bounded(sc, &bounded, host, timeout, &s, &err) < 0)
+	if (hostrun_open(sc, &bounded, host, timeout, &s, &err) < 0)
 		return report_error(&err);
 	struct ssh_exec x = {
 		.command = command,
@@ -90,14 +58,14 @@ static int run_one(struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *hos
 		.in_fd = STDIN_FILENO,
 		.on_stdout = pass_stdout,
 		.on_stderr = pass_stderr,
-		.timeout = time_left(&bounded),
+		.timeout = hostrun_time_left(&bounded),
 	};
 	if (pty)
 		tty_session(&x);
 	int r = ssh_exec(s, &x, &status, &err);
 	tty_raw_end();
 	if (r < 0) {
-		timed_out(&err, host, timeout);
+		hostrun_timed_out(&err, host, timeout);
 		if (err.kind == DPE_FAIL && errno == EPIPE)
 			return DPE_FAIL;
 		return report_error(&err);
@@ -181,7 +149,7 @@ static void run_host(struct fan *fan, struct host_result *h)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	h->status = -1;
-	if (open_bounded(fan->sc, &bounded, h->name, fan->timeout, &s, &err) == 0) {
+	if (hostrun_open(fan->sc, &bounded, h->name, fan->timeout, &s, &err) == 0) {
 		struct ssh_exec x = {
 			.command = fan->command,
 			.user_shell = true,
@@ -190,10 +158,10 @@ static void run_host(struct fan *fan, struct host_result *h)
 			.on_stdout = fan_stdout,
 			.on_stderr = fan_stderr,
 			.data = &io,
-			.timeout = time_left(&bounded),
+			.timeout = hostrun_time_left(&bounded),
 		};
 		if (ssh_exec(s, &x, &h->status, &err) < 0) {
-			timed_out(&err, h->name, fan->timeout);
+			hostrun_timed_out(&err, h->name, fan->timeout);
 			h->status = -1;
 		}
 		ssh_session_free(s);

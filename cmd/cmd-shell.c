@@ -10,9 +10,7 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "gpu/gpu_top.h"
 #include "jobs/jobshell.h"
-#include "sched/plain/plainjob.h"
 #include "transport/ssh.h"
 
 static const char *opt_host, *opt_node;
@@ -22,72 +20,6 @@ static const struct dp_option shell_options[] = {
 	OPT_STRING(0, "node", &opt_node, "N", "the job's Nth node (1: the first, the default) or a node by name", NULL),
 	OPT_END,
 };
-
-/* Why a job that does not run has no shell: exit 1, naming the state. */
-static int not_running(const struct jobref *ref, const char *state, const char *reason)
-{
-	error_msg("job '%s' is %s%s%s%s: dispatch shell needs a running job%s", ref->arg,
-		  state, reason && *reason ? " (reason: " : "", reason && *reason ? reason : "",
-		  reason && *reason ? ")" : "",
-		  streq(state, "PENDING") ? " (dispatch wait --until running waits for it)" : "");
-	return DPE_FAIL;
-}
-
-/* The SLURM job's state and nodes (scontrol), and the step's command on its node. */
-static int slurm_command(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *ref,
-			 const char *node_opt, bool pty, char *const *argv, struct strbuf *cmd)
-{
-	_cleanup_(gpu_top_job_release) struct gpu_top_job j = { 0 };
-	int r = job_nodes_fetch(ss, ref, &j);
-	if (r)
-		return r;
-	if (!j.state || !streq(j.state, "RUNNING"))
-		return not_running(ref, j.state ? j.state : "in an unknown state", j.reason);
-	const char *node = jobshell_pick_node(&j, node_opt);
-	if (!node)
-		return usage_error(ctx, "--node '%s': job '%s' runs on %s (give 1 to %zu or one of "
-				   "those names)", node_opt, ref->arg, j.nodes, j.n);
-	jobshell_slurm_command(cmd, ref->id, node, pty, argv);
-	return 0;
-}
-
-/* The plain job's state (its stage dir's files), and the command in its work dir. */
-static int plain_command(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *ref,
-			 const char *node_opt, char *const *argv, struct strbuf *cmd)
-{
-	_cleanup_strbuf_ struct strbuf q = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	struct dp_error err = { 0 };
-	int status;
-
-	if (node_opt && !streq(node_opt, "1") && !streq(node_opt, ref->host))
-		return usage_error(ctx, "--node '%s': job '%s' runs on one plain host, '%s'",
-				   node_opt, ref->arg, ref->host);
-	_cleanup_free_ char *stage = job_stage_dir(ref);
-	if (!stage) {
-		error_msg("job '%s' is not in the ledger: its stage dir on '%s' is unknown",
-			  ref->arg, ref->host);
-		return DPE_NOTFOUND;
-	}
-	struct plainjob_ref pr = { .id = ref->id, .stage_dir = stage, .pgid = ref->rec.pid };
-	plainjob_status_command(&q, &pr, 1);
-	if (ssh_exec_capture(ss, q.buf, NULL, &out, &errout, &status, &err) < 0)
-		return report_error(&err);
-	struct plainjob_status *ps = NULL;
-	size_t n = plainjob_parse_status(out.buf, &ps);
-	int r = 0;
-	if (n == 0) {
-		fputs(errout.buf, stderr);
-		error_msg("cannot ask '%s' for the state of job '%s' (exit status %d)", ref->host,
-			  ref->arg, status);
-		r = DPE_FAIL;
-	} else if (!streq(ps[0].state, "RUNNING")) {
-		r = not_running(ref, ps[0].state, ps[0].reason);
-	} else {
-		jobshell_plain_command(cmd, ref->id, stage, argv);
-	}
-	plainjob_status_free(ps, n);
-	return r;
-}
 
 static int cmd_shell(struct dp_ctx *ctx, const struct dp_args *args)
 {
@@ -117,11 +49,16 @@ static int cmd_shell(struct dp_ctx *ctx, const struct dp_args *args)
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
 		return report_error(&err);
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
-	r = job_is_plain(ctx, ref) ? plain_command(ctx, ss, ref, node_opt, argv, &cmd)
-				   : slurm_command(ctx, ss, ref, node_opt, pty, argv, &cmd);
-	if (r)
-		return r;
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, remote_err = STRBUF_INIT;
+	_cleanup_free_ char *stage = job_stage_dir(ref);
+	struct jobshell_request rq = { .id = ref->id, .arg = ref->arg, .host = ref->host,
+				       .stage_dir = stage, .pgid = ref->rec.pid, .node = node_opt,
+				       .pty = pty, .argv = argv };
+	bool usage;
+	if (jobshell_prepare(ss, job_is_plain(ctx, ref), &rq, &cmd, &remote_err, &usage, &err) < 0) {
+		fputs(remote_err.buf, stderr);
+		return usage ? usage_error(ctx, "%s", err.msg) : report_error(&err);
+	}
 
 	struct ssh_exec x = {
 		.command = cmd.buf,

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch top JOB: the GPUs of a running SLURM job, per node, sampled by
- * nvidia-smi through one overlap step per session (lib/gpu/gpu_top.h), with
- * --procs the job's processes from the same step (lib/sched/slurm/slurm_procs.h), over one
- * connection: a refreshing table on a TTY, else one sample per interval as lines,
- * or one JSON document (one line) per sample.
+ * dispatch top JOB: the GPUs of a running job, per node, sampled by the job's
+ * backend (lib/jobs/top.h), with --procs the job's processes, over one connection:
+ * a refreshing table on a TTY, else one sample per interval as lines, or one JSON
+ * document (one line) per sample.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -14,14 +13,11 @@
 
 #include "base/strbuf.h"
 #include "dispatch.h"
+#include "gpu/node_health.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "gpu/gpu_top.h"
-#include "sched/slurm/hostlist.h"
-#include "gpu/node_health.h"
-#include "sched/plain/plain_top.h"
-#include "sched/plain/plainjob.h"
-#include "sched/slurm/slurm_procs.h"
+#include "jobs/jobs.h"
+#include "jobs/top.h"
 #include "transport/ssh.h"
 
 static const char *opt_host, *opt_node;
@@ -38,46 +34,11 @@ static const struct dp_option top_options[] = {
 	OPT_END,
 };
 
-struct session {
+struct view {
 	const struct dp_ctx *ctx;
 	const char *job, *host;
-	struct gpu_top top;
-	struct strbuf partial, err;
-	int interval;
-	long count, samples;
-	bool tty, stopped, procs, health;
-	struct plain_top *plain;        /* a plain host's job: its processes */
-	struct slurm_procs *nodeprocs;  /* a SLURM job with --procs: each node's */
+	bool tty;
 };
-
-/* The job's processes on node i, when known. */
-static const struct plain_top *node_procs(const struct session *s, size_t i)
-{
-	if (s->plain)
-		return i == 0 ? s->plain : NULL;
-	return s->nodeprocs ? slurm_procs_node(s->nodeprocs, i) : NULL;
-}
-
-static const char *node_flag(const struct gpu_node *n, size_t nrows, double now, double interval)
-{
-	if (n->state == GPU_NODE_NO_SMI)
-		return "no-nvidia-smi";
-	if (gpu_node_stale(n, now, interval))
-		return "stale";
-	if (n->allocated > 0 && nrows == 0 &&
-	    (n->state == GPU_NODE_OK || (n->state == GPU_NODE_FAILED && n->message &&
-					 strstr(n->message, "No devices were found"))))
-		return "no-gpus-visible";
-	if (n->state == GPU_NODE_FAILED)
-		return "nvidia-smi-failed";
-	if (n->state == GPU_NODE_ENDED)
-		return "ended";
-	if (n->state == GPU_NODE_WAITING)
-		return n->seen > 0 ? "starting" : "waiting";
-	if (n->allocated == 0)
-		return "no-gpus-allocated";
-	return NULL;
-}
 
 /* v rounded, then suffix; "-" for null. */
 static void num(struct strbuf *sb, double v, const char *suffix)
@@ -123,21 +84,11 @@ static cJSON *proc_json(const struct top_proc *pr, long pid, double mem_mib, boo
 static void procs_json(const struct plain_top *p, const struct gpu_row *r, cJSON *arr)
 {
 	const struct top_app **apps;
-	size_t na = plain_top_gpu_procs(p, r->uuid, &apps);
+	size_t na = top_gpu_procs(p, r->uuid, &apps);
 	for (size_t a = 0; a < na; a++)
-		cJSON_AddItemToArray(arr, proc_json(plain_top_proc(p, apps[a]->pid), apps[a]->pid,
+		cJSON_AddItemToArray(arr, proc_json(top_proc_of(p, apps[a]->pid), apps[a]->pid,
 						    apps[a]->mem_mib, true));
 	free(apps);
-}
-
-/* Whether the job's process pid holds one of the GPUs shown (rows). */
-static bool on_shown_gpu(const struct plain_top *p, long pid, const struct gpu_row **rows, size_t nr)
-{
-	for (size_t a = 0; a < p->napps; a++)
-		for (size_t k = 0; p->apps[a].pid == pid && k < nr; k++)
-			if (rows[k]->uuid && streq(rows[k]->uuid, p->apps[a].uuid))
-				return true;
-	return false;
 }
 
 static void proc_row(struct table *t, const char *node, const char *gpu, const struct top_proc *pr,
@@ -165,28 +116,28 @@ static void proc_row(struct table *t, const char *node, const char *gpu, const s
 }
 
 /* --procs: the job's processes on each GPU of each node, then those holding none. */
-static void procs_text(const struct session *s)
+static void procs_text(const struct top_session *s)
 {
 	struct table t = { .ncols = 8, .trim = true };
 	table_row(&t, "NODE", "GPU", "PID", "GPU-MEM(MiB)", "CPU", "RSS(MiB)", "USER", "COMMAND", NULL);
 	for (size_t i = 0; i < s->top.nnodes; i++) {
 		const struct gpu_node *n = &s->top.nodes[i];
-		const struct plain_top *p = node_procs(s, i);
+		const struct plain_top *p = top_node_procs(s, i);
 		if (!p)
 			continue;
 		const struct gpu_row **rows;
 		size_t nr = gpu_top_node_rows(&s->top, n, &rows), held = 0;
 		for (size_t k = 0; k < nr; k++) {
 			const struct top_app **apps;
-			size_t na = plain_top_gpu_procs(p, rows[k]->uuid, &apps);
+			size_t na = top_gpu_procs(p, rows[k]->uuid, &apps);
 			for (size_t a = 0; a < na; a++)
 				proc_row(&t, n->name, rows[k]->bus_id ? rows[k]->bus_id : rows[k]->key,
-					 plain_top_proc(p, apps[a]->pid), apps[a]->pid, apps[a]->mem_mib);
+					 top_proc_of(p, apps[a]->pid), apps[a]->pid, apps[a]->mem_mib);
 			held += na;
 			free(apps);
 		}
 		for (size_t k = 0; k < p->njob; k++)
-			if (!on_shown_gpu(p, p->job[k]->pid, rows, nr))
+			if (!top_on_shown_gpu(p, p->job[k]->pid, rows, nr))
 				proc_row(&t, n->name, "-", p->job[k], p->job[k]->pid, NAN);
 		free(rows);
 		if (nr > 0 && held == 0) /* GPUs shown (nvidia-smi answers), none held */
@@ -196,11 +147,11 @@ static void procs_text(const struct session *s)
 	table_print(&t);
 }
 
-static void show_json(struct session *s, double now)
+static void show_json(struct top_session *s, const struct view *v, double now)
 {
 	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "job", s->job);
-	cJSON_AddStringToObject(doc, "host", s->host);
+	cJSON_AddStringToObject(doc, "job", v->job);
+	cJSON_AddStringToObject(doc, "host", v->host);
 	cJSON_AddNumberToObject(doc, "sample", (double)s->samples);
 	cJSON_AddNumberToObject(doc, "interval", s->interval);
 	cJSON_AddNumberToObject(doc, "time", (double)time(NULL));
@@ -209,7 +160,7 @@ static void show_json(struct session *s, double now)
 		const struct gpu_node *n = &s->top.nodes[i];
 		const struct gpu_row **rows;
 		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
-		const char *flag = node_flag(n, nr, now, s->interval);
+		const char *flag = top_node_flag(n, nr, now, s->interval);
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "node", n->name);
 		cJSON_AddNumberToObject(o, "allocated_gpus", n->allocated);
@@ -234,10 +185,10 @@ static void show_json(struct session *s, double now)
 			json_add_str_or_null(g, "throttle_reasons", r->throttle);
 			json_add_str_or_null(g, "flag", gpu_node_stale(n, now, s->interval) ? "stale"
 							: r->shared ? "shared" : NULL);
-			if (s->plain)
+			if (s->one_host)
 				cJSON_AddBoolToObject(g, "shared", r->shared);
-			if (s->procs && node_procs(s, i))
-				procs_json(node_procs(s, i), r, cJSON_AddArrayToObject(g, "processes"));
+			if (s->procs && top_node_procs(s, i))
+				procs_json(top_node_procs(s, i), r, cJSON_AddArrayToObject(g, "processes"));
 			cJSON_AddItemToArray(gpus, g);
 		}
 		if (s->health) {
@@ -246,23 +197,23 @@ static void show_json(struct session *s, double now)
 			cJSON_AddItemToObject(o, "health", n->health ? gpu_health_json(&hr) : cJSON_CreateNull());
 			gpu_health_release(&hr);
 		}
-		const struct plain_top *p = node_procs(s, i);
+		const struct plain_top *p = top_node_procs(s, i);
 		if (p) {
 			cJSON *pr = cJSON_AddObjectToObject(o, "processes");
 			cJSON_AddNumberToObject(pr, "count", (double)p->njob);
 			cJSON_AddNumberToObject(pr, "cpu_pct", p->cpu);
 			cJSON_AddNumberToObject(pr, "rss_kib", (double)p->rss_kib);
-			if (s->nodeprocs)
-				cJSON_AddStringToObject(pr, "found_by", s->nodeprocs->how[i]);
+			if (top_node_procs_how(s, i))
+				cJSON_AddStringToObject(pr, "found_by", top_node_procs_how(s, i));
 			if (s->procs) {
 				/* the job's processes holding none of the GPUs above */
 				cJSON *none = cJSON_AddArrayToObject(pr, "without_gpu");
 				for (size_t k = 0; k < p->njob; k++)
-					if (!on_shown_gpu(p, p->job[k]->pid, rows, nr))
+					if (!top_on_shown_gpu(p, p->job[k]->pid, rows, nr))
 						cJSON_AddItemToArray(none, proc_json(p->job[k], p->job[k]->pid,
 										     NAN, false));
 			}
-		} else if (s->nodeprocs) {
+		} else if (top_has_procs(s)) {
 			cJSON_AddNullToObject(o, "processes"); /* not reported yet */
 		}
 		free(rows);
@@ -276,14 +227,14 @@ static void show_json(struct session *s, double now)
 	cJSON_Delete(doc);
 }
 
-static void show_text(struct session *s, double now)
+static void show_text(struct top_session *s, const struct view *v, double now)
 {
 	struct table t = { .ncols = 8, .trim = true };
-	if (s->tty) {
+	if (v->tty) {
 		char clock[16];
 		time_t tt = time(NULL);
 		strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&tt));
-		printf("\033[H\033[2Jdispatch top %s@%s  every %ds  %s\n\n", s->job, s->host,
+		printf("\033[H\033[2Jdispatch top %s@%s  every %ds  %s\n\n", v->job, v->host,
 		       s->interval, clock);
 	} else if (s->samples > 1) {
 		putchar('\n');
@@ -293,7 +244,7 @@ static void show_text(struct session *s, double now)
 		const struct gpu_node *n = &s->top.nodes[i];
 		const struct gpu_row **rows;
 		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
-		const char *flag = node_flag(n, nr, now, s->interval);
+		const char *flag = top_node_flag(n, nr, now, s->interval);
 		if (nr == 0)
 			table_row(&t, n->name, "-", "-", "-", "-", "-", "-", flag ? flag : "-", NULL);
 		for (size_t k = 0; k < nr; k++) {
@@ -318,7 +269,7 @@ static void show_text(struct session *s, double now)
 		const struct gpu_row **rows;
 		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
 		free(rows);
-		const char *flag = node_flag(n, nr, now, s->interval);
+		const char *flag = top_node_flag(n, nr, now, s->interval);
 		if (n->state == GPU_NODE_FAILED && n->message)
 			printf("%s: nvidia-smi: %s\n", n->name, n->message);
 		else if (flag && streq(flag, "no-gpus-visible"))
@@ -326,10 +277,10 @@ static void show_text(struct session *s, double now)
 			       "asked for with --gpus; before SLURM 22.05 an --overlap step shares no "
 			       "GRES (SLURM_STEP_GPUS='%s')\n", n->name, n->allocated,
 			       n->step_gpus ? n->step_gpus : "");
-		else if (flag && streq(flag, "no-gpus-allocated") && !s->plain && !s->nodeprocs)
+		else if (flag && streq(flag, "no-gpus-allocated") && !top_has_procs(s))
 			printf("%s: the job holds no GPUs there\n", n->name);
 	}
-	for (size_t i = 0; s->health && (s->tty || s->samples == 1) && i < s->top.nnodes; i++) {
+	for (size_t i = 0; s->health && (v->tty || s->samples == 1) && i < s->top.nnodes; i++) {
 		const struct gpu_node *n = &s->top.nodes[i];
 		if (!n->health)
 			continue;
@@ -339,9 +290,9 @@ static void show_text(struct session *s, double now)
 		gpu_health_print(n->name, &hr);
 		gpu_health_release(&hr);
 	}
-	for (size_t i = 0; (s->plain || s->nodeprocs) && i < s->top.nnodes; i++) {
+	for (size_t i = 0; top_has_procs(s) && i < s->top.nnodes; i++) {
 		const struct gpu_node *n = &s->top.nodes[i];
-		const struct plain_top *p = node_procs(s, i);
+		const struct plain_top *p = top_node_procs(s, i);
 		if (!p)
 			printf("%s: the job's processes: not reported yet\n", n->name);
 		else
@@ -354,180 +305,22 @@ static void show_text(struct session *s, double now)
 		procs_text(s);
 }
 
-static void show(struct session *s)
+static void show(struct top_session *s, void *data)
 {
+	const struct view *v = data;
 	double now = monotonic_seconds();
-	s->samples++;
-	if (s->ctx->json)
-		show_json(s, now);
+	if (v->ctx->json)
+		show_json(s, v, now);
 	else
-		show_text(s, now);
+		show_text(s, v, now);
 	fflush(stdout);
-}
-
-static int on_stdout(void *data, const char *buf, size_t len)
-{
-	struct session *s = data;
-	strbuf_add(&s->partial, buf, len);
-	char *start = s->partial.buf, *nl;
-	while ((nl = memchr(start, '\n', (size_t)(s->partial.buf + s->partial.len - start)))) {
-		*nl = 0;
-		bool tick = gpu_top_feed(&s->top, start, monotonic_seconds());
-		if (s->plain)
-			plain_top_feed(s->plain, start);
-		if (s->nodeprocs)
-			slurm_procs_feed(s->nodeprocs, &s->top, start);
-		if (tick) {
-			if (s->plain)
-				plain_top_settle(s->plain, &s->top);
-			show(s);
-			if (s->count > 0 && s->samples >= s->count) {
-				s->stopped = true;
-				return 1;
-			}
-		}
-		start = nl + 1;
-	}
-	size_t rest = (size_t)(s->partial.buf + s->partial.len - start);
-	memmove(s->partial.buf, start, rest);
-	s->partial.len = rest;
-	s->partial.buf[rest] = 0;
-	return 0;
-}
-
-static int on_stderr(void *data, const char *buf, size_t len)
-{
-	struct session *s = data;
-	if (s->err.len < 65536)
-		strbuf_add(&s->err, buf, len);
-	return 0;
-}
-
-/* Keeps the nodes of j that are in the hostlist expr; 0, or an exit status. */
-static int keep_nodes(const struct dp_ctx *ctx, struct gpu_top_job *j, const char *expr)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strv_free_ char **want = NULL;
-	if (hostlist_expand(expr, &want, &err) < 0)
-		return usage_error(ctx, "--node: %s", err.msg);
-	size_t k = 0;
-	for (size_t i = 0; i < j->n; i++) {
-		if (strv_contains(want, j->alloc[i].node))
-			j->alloc[k++] = j->alloc[i];
-		else
-			free(j->alloc[i].node);
-	}
-	j->n = k;
-	if (k == 0)
-		return usage_error(ctx, "--node '%s': the job runs on %s", expr, j->nodes);
-	return 0;
-}
-
-static void sleep_s(double sec)
-{
-	struct timespec ts = { .tv_sec = (time_t)sec,
-			       .tv_nsec = (long)((sec - (double)(time_t)sec) * 1e9) };
-	while (nanosleep(&ts, &ts) < 0)
-		;
-}
-
-/* A plain host's job: one script per refresh over ss (lib/sched/plain/plain_top.h). */
-static int top_plain(const struct dp_ctx *ctx, struct ssh_session *ss, const struct jobref *ref,
-		     long interval, long count, bool procs, bool health)
-{
-	struct dp_error err = { 0 };
-	_cleanup_free_ char *stage = job_stage_dir(ref);
-	if (!stage || !ref->in_ledger) {
-		error_msg("job '%s' not found on '%s': dispatch did not submit it", ref->arg, ref->host);
-		return DPE_NOTFOUND;
-	}
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	struct plainjob_ref pj = { .id = ref->id, .stage_dir = stage, .pgid = ref->rec.pid };
-	plainjob_status_command(&cmd, &pj, 1);
-	int status;
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0)
-		return report_error(&err);
-	struct plainjob_status *ps = NULL;
-	size_t nps = plainjob_parse_status(out.buf, &ps);
-	if (nps == 0) {
-		plainjob_status_free(ps, nps);
-		error_msg("job '%s' not found on '%s': no answer for its stage dir", ref->arg, ref->host);
-		return DPE_NOTFOUND;
-	}
-	if (!streq(ps[0].state, "RUNNING")) {
-		error_msg("job '%s' is %s%s%s%s: dispatch top shows running jobs", ref->arg, ps[0].state,
-			  ps[0].reason && *ps[0].reason ? " (" : "", ps[0].reason ? ps[0].reason : "",
-			  ps[0].reason && *ps[0].reason ? ")" : "");
-		plainjob_status_free(ps, nps);
-		return DPE_FAIL;
-	}
-	plainjob_status_free(ps, nps);
-
-	struct gpu_top_alloc one = { .node = (char *)ref->host, .gpus = 0 };
-	struct gpu_top_job j = { .n = 1, .alloc = &one };
-	struct plain_top plain;
-	plain_top_init(&plain, ref->rec.pid);
-	struct session s = {
-		.ctx = ctx, .job = ref->id, .host = ref->host,
-		.partial = STRBUF_INIT, .err = STRBUF_INIT,
-		.interval = (int)interval, .count = count, .procs = procs, .plain = &plain,
-		.tty = stdout_is_tty() && !ctx->json,
-	};
-	gpu_top_init(&s.top, &j);
-	if (health) {
-		/* once per session, over the same connection */
-		strbuf_reset(&cmd);
-		strbuf_reset(&out);
-		gpu_health_command(&cmd);
-		if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
-			gpu_top_release(&s.top);
-			plain_top_release(&plain);
-			return report_error(&err);
-		}
-		s.top.nodes[0].health = strbuf_detach(&out);
-		s.health = true;
-	}
-	strbuf_reset(&cmd);
-	plain_top_command(&cmd, ref->host, stage, ref->rec.pid);
-	int ret = 0;
-	for (;;) {
-		plain_top_reset(&plain);
-		long before = s.samples;
-		struct ssh_exec x = { .command = cmd.buf, .in_fd = -1, .on_stdout = on_stdout,
-				      .on_stderr = on_stderr, .data = &s };
-		if (ssh_exec(ss, &x, &status, &err) < 0 && !s.stopped) {
-			ret = report_error(&err);
-			break;
-		}
-		if (s.stopped)
-			break;
-		if (s.samples == before) {
-			error_msg("cannot sample job '%s' on '%s'%s%s", ref->arg, ref->host,
-				  s.err.len ? ": " : "", s.err.len ? strtok(s.err.buf, "\n") : "");
-			ret = DPE_FAIL;
-			break;
-		}
-		if (plain.ended || plain.njob == 0) {
-			note_msg("job '%s' ended", ref->arg);
-			ret = count ? DPE_FAIL : 0;
-			break;
-		}
-		sleep_s((double)interval);
-	}
-	gpu_top_release(&s.top);
-	plain_top_release(&plain);
-	strbuf_release(&s.partial);
-	strbuf_release(&s.err);
-	if (fflush(stdout) != 0)
-		return DPE_FAIL;
-	return ret;
 }
 
 static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = opt_host, *node_opt = opt_node;
-	long interval = opt_interval, count = opt_count;
-	bool procs = opt_procs, health = opt_health;
+	const char *host_opt = opt_host;
+	struct top_session s = { .interval = opt_interval, .count = opt_count, .nodes = opt_node,
+				 .procs = opt_procs, .health = opt_health };
 	struct dp_error err = { 0 };
 	_cleanup_(job_set_release) struct job_set set = { 0 };
 	int r = job_args_resolve(ctx, args->pos, 1, host_opt, &set);
@@ -540,69 +333,23 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
 		return report_error(&err);
-	if (job_is_plain(ctx, ref)) {
-		if (node_opt)
-			return usage_error(ctx, "--node: job '%s' runs on one plain host, '%s'", ref->arg,
-					   ref->host);
-		return top_plain(ctx, ss, ref, interval, count, procs, health);
-	}
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
-	int status;
-	_cleanup_(gpu_top_job_release) struct gpu_top_job j = { 0 };
-	r = job_nodes_fetch(ss, ref, &j);
-	if (r)
-		return r;
-	if (!j.state || !streq(j.state, "RUNNING")) {
-		error_msg("job '%s' is %s (reason: %s): dispatch top shows running jobs", ref->arg,
-			  j.state ? j.state : "in an unknown state", j.reason ? j.reason : "none given");
-		return DPE_FAIL;
-	}
-	if (node_opt && (r = keep_nodes(ctx, &j, node_opt)))
-		return r;
-
-	strbuf_reset(&cmd);
-	/* a step outlives nothing: the tick loop ends it when the connection goes, and
-	 * with --count it is bounded besides */
-	long minutes = count ? (count * interval + 59) / 60 + 1 : 0;
-	gpu_top_slurm_command(&cmd, ref->id, &j, (int)interval, minutes, health, procs);
-	struct slurm_procs nodeprocs;
-	struct session s = {
-		.ctx = ctx, .job = ref->id, .host = ref->host,
-		.partial = STRBUF_INIT, .err = STRBUF_INIT,
-		.interval = (int)interval, .count = count, .health = health, .procs = procs,
-		.nodeprocs = procs ? &nodeprocs : NULL,
-		.tty = stdout_is_tty() && !ctx->json,
-	};
-	gpu_top_init(&s.top, &j);
-	if (procs)
-		slurm_procs_init(&nodeprocs, &s.top);
-	struct ssh_exec x = {
-		.command = cmd.buf,
-		.in_fd = -1,
-		.on_stdout = on_stdout,
-		.on_stderr = on_stderr,
-		.data = &s,
-	};
-	int ret = 0;
-	if (ssh_exec(ss, &x, &status, &err) < 0 && !s.stopped)
-		ret = report_error(&err);
-	else if (!s.stopped && s.samples == 0) {
-		error_msg("cannot sample job '%s' on '%s'%s%s", ref->arg, ref->host,
-			  s.err.len ? ": " : " (the steps ended at once)",
-			  s.err.len ? strtok(s.err.buf, "\n") : "");
-		ret = DPE_FAIL;
-	} else if (!s.stopped) {
-		note_msg("the steps of job '%s' ended (the job may have ended)", ref->arg);
-		ret = count ? DPE_FAIL : 0;
-	}
-	if (procs)
-		slurm_procs_release(&nodeprocs);
-	gpu_top_release(&s.top);
-	strbuf_release(&s.partial);
-	strbuf_release(&s.err);
+	struct jobs_target t;
+	_cleanup_free_ char *stage = NULL;
+	jobs_target_of(ctx, ref, &t, &stage);
+	struct view v = { .ctx = ctx, .job = ref->id, .host = ref->host,
+			  .tty = stdout_is_tty() && !ctx->json };
+	s.show = show;
+	s.data = &v;
+	if (top_run(ss, t.sched, &t.job, &s, &err) < 0)
+		r = s.usage ? usage_error(ctx, "%s", err.msg) : report_error(&err);
+	else if (s.end_note)
+		note_msg("%s", s.end_note);
+	if (!r && s.end_note && s.count)
+		r = DPE_FAIL;
+	top_session_release(&s);
 	if (fflush(stdout) != 0)
 		return DPE_FAIL;
-	return ret;
+	return r;
 }
 
 const struct dispatch_cmd dispatch_cmd_top = {

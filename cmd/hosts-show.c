@@ -28,49 +28,8 @@ static enum host_facts_ask ask_for(const struct inv_host *h)
 	return h->type == INV_HOST_SLURM ? HOST_FACTS_SLURM : HOST_FACTS_GPUS;
 }
 
-/* --health: what was asked over the same connection, and the answer. */
-struct health {
-	bool asked;
-	struct node_health *nodes;      /* SLURM: sinfo's */
-	size_t nnodes;
-	char *sinfo_error;              /* sinfo failed: its message */
-	struct gpu_health_report gpus;  /* a plain host's */
-};
-
-static void health_release(struct health *h)
-{
-	node_health_free(h->nodes, h->nnodes);
-	free(h->sinfo_error);
-	gpu_health_release(&h->gpus);
-}
-
-static int fetch_health(struct ssh_session *s, const char *host, bool slurm, struct health *h)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	int status;
-	if (slurm)
-		node_health_command(&cmd);
-	else
-		gpu_health_command(&cmd);
-	if (ssh_exec_capture(s, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
-		error_msg("%s: %s", host, err.msg);
-		return err.kind ? err.kind : DPE_FAIL;
-	}
-	if (!slurm) {
-		gpu_health_parse(out.buf, &h->gpus);
-		return 0;
-	}
-	int sx = slurm_parse_exit(out.buf, "sinfo");
-	if (sx != 0)
-		h->sinfo_error = errout.len ? xstrndup(errout.buf, strcspn(errout.buf, "\n"))
-					    : xasprintf("sinfo failed (exit status %d)", sx);
-	h->nnodes = node_health_parse(out.buf, &h->nodes);
-	return 0;
-}
-
 static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, struct host_facts *f,
-		 struct health *health)
+		 struct host_health *health)
 {
 	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
 	struct ssh_ctx sc;
@@ -84,12 +43,10 @@ static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, 
 		error_msg("%s: %s", host, err.msg);
 		return err.kind ? err.kind : DPE_FAIL;
 	}
-	if (health && health->asked) {
-		int r = fetch_health(s, host, f->slurm, health);
-		if (r) {
-			host_facts_release(f);
-			return r;
-		}
+	if (health && host_health_fetch(s, f->slurm, health, &err) < 0) {
+		error_msg("%s: %s", host, err.msg);
+		host_facts_release(f);
+		return err.kind ? err.kind : DPE_FAIL;
 	}
 	return 0;
 }
@@ -200,15 +157,7 @@ static void show_gpus_text(const char *host, const struct host_facts *f)
 	table_print(&t);
 }
 
-static const struct slurm_node *facts_node(const struct slurm_facts *sl, const char *name)
-{
-	for (size_t i = 0; i < sl->nnodes; i++)
-		if (streq(sl->nodes[i].name, name))
-			return &sl->nodes[i];
-	return NULL;
-}
-
-static void show_health_text(const char *host, const struct host_facts *f, const struct health *h)
+static void show_health_text(const char *host, const struct host_facts *f, const struct host_health *h)
 {
 	putchar('\n');
 	if (f->slurm) {
@@ -218,7 +167,7 @@ static void show_health_text(const char *host, const struct host_facts *f, const
 		table_row(&t, "NODE", "STATE", "GPUS USED/TOTAL", "SINCE", "BY", "REASON", NULL);
 		for (size_t i = 0; i < h->nnodes; i++) {
 			const struct node_health *n = &h->nodes[i];
-			const struct slurm_node *sn = facts_node(&f->sl, n->node);
+			const struct slurm_node *sn = host_facts_node(&f->sl, n->node);
 			_cleanup_free_ char *cell = sn ? gpu_cell_node(sn) : xstrdup("?");
 			table_row(&t, n->node, n->state, cell, n->since ? n->since : "-",
 				  n->by ? n->by : "-", n->reason ? n->reason : "-", NULL);
@@ -260,54 +209,6 @@ void gpu_health_print(const char *host, const struct gpu_health_report *g)
 		       strv_len(g->xid) == 1 ? "" : "s");
 	for (size_t i = 0; g->xid && g->xid[i]; i++)
 		printf("  %s\n", g->xid[i]);
-}
-
-static cJSON *health_json(const struct host_facts *f, const struct health *h)
-{
-	if (!f->slurm)
-		return gpu_health_json(&h->gpus);
-	cJSON *o = cJSON_CreateObject();
-	{
-		json_add_str_or_null(o, "error", h->sinfo_error);
-		cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
-		for (size_t i = 0; i < h->nnodes; i++) {
-			const struct node_health *n = &h->nodes[i];
-			const struct slurm_node *sn = facts_node(&f->sl, n->node);
-			cJSON *j = cJSON_CreateObject();
-			cJSON_AddStringToObject(j, "node", n->node);
-			cJSON_AddStringToObject(j, "state", n->state);
-			json_add_str_or_null(j, "since", n->since);
-			json_add_str_or_null(j, "by", n->by);
-			json_add_str_or_null(j, "reason", n->reason);
-			long used = 0;
-			for (size_t k = 0; sn && k < sn->ngpus; k++)
-				used += sn->gpus[k].used;
-			json_add_int_or_null(j, "gpus_used", sn ? used : -1);
-			json_add_int_or_null(j, "gpus_total", sn ? slurm_node_gpus_total(sn, NULL) : -1);
-			cJSON_AddItemToArray(arr, j);
-		}
-	}
-	return o;
-}
-
-cJSON *gpu_health_json(const struct gpu_health_report *g)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddBoolToObject(o, "nvidia_smi", !g->no_smi);
-	json_add_str_or_null(o, "error", g->error);
-	cJSON *arr = cJSON_AddArrayToObject(o, "gpus");
-	for (size_t i = 0; i < g->ngpus; i++) {
-		cJSON *j = cJSON_CreateObject();
-		for (int fld = 0; fld < GH_N; fld++)
-			json_add_str_or_null(j, gpu_health_field_name(fld), g->gpus[i].v[fld]);
-		cJSON_AddBoolToObject(j, "healthy", !g->gpus[i].unhealthy);
-		cJSON_AddItemToArray(arr, j);
-	}
-	cJSON_AddStringToObject(o, "xid_source", g->xid_source ? g->xid_source : "unavailable");
-	cJSON *x = cJSON_AddArrayToObject(o, "xid");
-	for (size_t i = 0; g->xid && g->xid[i]; i++)
-		cJSON_AddItemToArray(x, cJSON_CreateString(g->xid[i]));
-	return o;
 }
 
 static cJSON *gpus_json(const struct host_facts *f)
@@ -408,8 +309,8 @@ static int hosts_show(struct dp_ctx *ctx, const char *host, bool health)
 {
 	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
 	struct host_facts f;
-	struct health hl = { .asked = health };
-	int r = fetch(ctx, host, ask_for(h), &f, &hl);
+	struct host_health hl = { 0 };
+	int r = fetch(ctx, host, ask_for(h), &f, health ? &hl : NULL);
 	if (r)
 		return r;
 	if (f.slurm && slurm_release_known(f.sl.version) == 0)
@@ -419,7 +320,7 @@ static int hosts_show(struct dp_ctx *ctx, const char *host, bool health)
 	if (ctx->json) {
 		cJSON *doc = show_json(host, &f);
 		if (health)
-			cJSON_AddItemToObject(doc, "health", health_json(&f, &hl));
+			cJSON_AddItemToObject(doc, "health", host_health_json(&f, &hl));
 		json_print(doc);
 	} else {
 		if (f.slurm)
@@ -429,63 +330,12 @@ static int hosts_show(struct dp_ctx *ctx, const char *host, bool health)
 		if (health)
 			show_health_text(host, &f, &hl);
 	}
-	health_release(&hl);
+	host_health_release(&hl);
 	host_facts_release(&f);
 	return 0;
 }
 
 /* ---- discover: the entry is lib/host_entry.h's ---- */
-
-/* The fields in the order of the text: a SLURM entry's partitions first, a plain
- * one's chips. */
-static cJSON *entry_json(const struct host_entry *e)
-{
-	cJSON *j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "name", e->name);
-	cJSON_AddStringToObject(j, "ssh", e->ssh);
-	cJSON_AddStringToObject(j, "type", e->type);
-	json_add_str_or_null(j, "cluster", e->cluster);
-	bool slurm = streq(e->type, "slurm");
-	cJSON *parts = NULL, *cpu = NULL;
-	if (slurm) {
-		parts = cJSON_AddArrayToObject(j, "partitions");
-		cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
-	}
-	cJSON *chips = cJSON_AddObjectToObject(j, "chips");
-	cJSON *unmapped = cJSON_AddArrayToObject(j, "unmapped");
-	if (!slurm) {
-		parts = cJSON_AddArrayToObject(j, "partitions");
-		cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
-	}
-	for (size_t i = 0; i < e->npartitions; i++) {
-		const struct host_entry_partition *p = &e->partitions[i];
-		cJSON *pj = cJSON_CreateObject();
-		cJSON_AddStringToObject(pj, "name", p->name);
-		cJSON_AddBoolToObject(pj, "default", p->is_default);
-		cJSON *gj = cJSON_AddObjectToObject(pj, "gpus");
-		for (size_t k = 0; k < p->ngpus; k++)
-			cJSON_AddNumberToObject(gj, p->gpus[k].type ? p->gpus[k].type : "", p->gpus[k].total);
-		cJSON_AddItemToArray(parts, pj);
-	}
-	for (size_t i = 0; e->cpu_partitions && e->cpu_partitions[i]; i++)
-		cJSON_AddItemToArray(cpu, cJSON_CreateString(e->cpu_partitions[i]));
-	for (size_t i = 0; i < e->nchips; i++)
-		cJSON_AddNumberToObject(chips, e->chips[i].chip, e->chips[i].count);
-	for (size_t i = 0; i < e->nunmapped; i++) {
-		const struct host_entry_unmapped *u = &e->unmapped[i];
-		cJSON *uj = cJSON_CreateObject();
-		if (slurm) {
-			json_add_str_or_null(uj, "gres_type", u->gres_type);
-		} else {
-			cJSON_AddStringToObject(uj, "name", u->name);
-			cJSON_AddNumberToObject(uj, "memory_mib", (double)u->memory_mib);
-		}
-		cJSON_AddNumberToObject(uj, "count", u->count);
-		cJSON_AddItemToArray(unmapped, uj);
-	}
-	cJSON_AddStringToObject(j, "yaml", e->yaml.buf);
-	return j;
-}
 
 static int hosts_discover(struct dp_ctx *ctx, const char *host)
 {
@@ -496,7 +346,7 @@ static int hosts_discover(struct dp_ctx *ctx, const char *host)
 	struct host_entry e;
 	host_entry_make(ctx->inv, host, &f, &e);
 	if (ctx->json)
-		json_print(entry_json(&e));
+		json_print(host_entry_json(&e));
 	else
 		fputs(e.yaml.buf, stdout);
 	host_entry_release(&e);

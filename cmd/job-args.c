@@ -8,9 +8,6 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "ledger.h"
-#include "gpu/gpu_top.h"
-#include "sched/plain/plainjob.h"
-#include "transport/ssh.h"
 
 int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,
 		     struct job_set *set)
@@ -60,25 +57,4 @@ void job_set_release(struct job_set *set)
 	strv_free(set->hosts);
 	ledger_close(set->ledger);
 	memset(set, 0, sizeof(*set));
-}
-
-int job_nodes_fetch(struct ssh_session *ss, const struct jobref *r, struct gpu_top_job *j)
-{
-	_cleanup_strbuf_ struct strbuf q = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	struct dp_error err = { 0 };
-	int status;
-
-	gpu_top_job_command(&q, r->id);
-	if (ssh_exec_capture(ss, q.buf, NULL, &out, &errout, &status, &err) < 0)
-		return report_error(&err);
-	if (gpu_top_parse_job(out.buf, j) < 0) {
-		error_msg("cannot read the nodes of job '%s' from scontrol on '%s'", r->arg, r->host);
-		return DPE_FAIL;
-	}
-	if (!j->found) {
-		error_msg("job '%s' not found on '%s'%s%s", r->arg, r->host,
-			  errout.len ? ": " : "", errout.len ? strtok(errout.buf, "\n") : "");
-		return DPE_NOTFOUND;
-	}
-	return 0;
 }

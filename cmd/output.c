@@ -114,14 +114,6 @@ void json_print(cJSON *doc)
 	cJSON_Delete(doc);
 }
 
-void json_add_str_or_null(cJSON *o, const char *key, const char *value)
-{
-	if (value)
-		cJSON_AddStringToObject(o, key, value);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 void json_add_container(cJSON *o, const char *runtime, const char *image)
 {
 	if (!image || !runtime) {
@@ -131,14 +123,6 @@ void json_add_container(cJSON *o, const char *runtime, const char *image)
 	cJSON *c = cJSON_AddObjectToObject(o, "container");
 	cJSON_AddStringToObject(c, "runtime", runtime);
 	cJSON_AddStringToObject(c, "image", image);
-}
-
-void json_add_int_or_null(cJSON *o, const char *key, long value)
-{
-	if (value >= 0)
-		cJSON_AddNumberToObject(o, key, (double)value);
-	else
-		cJSON_AddNullToObject(o, key);
 }
 
 /* ---- tables ---- */

@@ -2,9 +2,11 @@
 /* An inventory entry for a host from its facts, as YAML and as fields (host_entry.h). */
 #include "host_entry.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdlib.h>
 
+#include "base/json.h"
 #include "inventory/chips.h"
 #include "inventory/inventory.h"
 
@@ -261,4 +263,53 @@ void host_entry_release(struct host_entry *e)
 	free(e->unmapped);
 	strbuf_release(&e->yaml);
 	memset(e, 0, sizeof(*e));
+}
+
+cJSON *host_entry_json(const struct host_entry *e)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "name", e->name);
+	cJSON_AddStringToObject(j, "ssh", e->ssh);
+	cJSON_AddStringToObject(j, "type", e->type);
+	json_add_str_or_null(j, "cluster", e->cluster);
+	bool slurm = streq(e->type, "slurm");
+	cJSON *parts = NULL, *cpu = NULL;
+	if (slurm) {
+		parts = cJSON_AddArrayToObject(j, "partitions");
+		cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
+	}
+	cJSON *chips = cJSON_AddObjectToObject(j, "chips");
+	cJSON *unmapped = cJSON_AddArrayToObject(j, "unmapped");
+	if (!slurm) {
+		parts = cJSON_AddArrayToObject(j, "partitions");
+		cpu = cJSON_AddArrayToObject(j, "cpu_partitions");
+	}
+	for (size_t i = 0; i < e->npartitions; i++) {
+		const struct host_entry_partition *p = &e->partitions[i];
+		cJSON *pj = cJSON_CreateObject();
+		cJSON_AddStringToObject(pj, "name", p->name);
+		cJSON_AddBoolToObject(pj, "default", p->is_default);
+		cJSON *gj = cJSON_AddObjectToObject(pj, "gpus");
+		for (size_t k = 0; k < p->ngpus; k++)
+			cJSON_AddNumberToObject(gj, p->gpus[k].type ? p->gpus[k].type : "", p->gpus[k].total);
+		cJSON_AddItemToArray(parts, pj);
+	}
+	for (size_t i = 0; e->cpu_partitions && e->cpu_partitions[i]; i++)
+		cJSON_AddItemToArray(cpu, cJSON_CreateString(e->cpu_partitions[i]));
+	for (size_t i = 0; i < e->nchips; i++)
+		cJSON_AddNumberToObject(chips, e->chips[i].chip, e->chips[i].count);
+	for (size_t i = 0; i < e->nunmapped; i++) {
+		const struct host_entry_unmapped *u = &e->unmapped[i];
+		cJSON *uj = cJSON_CreateObject();
+		if (slurm) {
+			json_add_str_or_null(uj, "gres_type", u->gres_type);
+		} else {
+			cJSON_AddStringToObject(uj, "name", u->name);
+			cJSON_AddNumberToObject(uj, "memory_mib", (double)u->memory_mib);
+		}
+		cJSON_AddNumberToObject(uj, "count", u->count);
+		cJSON_AddItemToArray(unmapped, uj);
+	}
+	cJSON_AddStringToObject(j, "yaml", e->yaml.buf);
+	return j;
 }

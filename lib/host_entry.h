@@ -69,4 +69,8 @@ void host_entry_make(const struct inventory *inv, const char *host, const struct
 		     struct host_entry *e);
 void host_entry_release(struct host_entry *e);
 
+/* The entry as `hosts discover --json` gives it: the fields in the order of the
+ * text (a SLURM entry's partitions first, a plain one's chips), then the YAML. */
+struct cJSON *host_entry_json(const struct host_entry *e);
+
 #endif

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* One remote command for a host's facts, and its sections: host_facts.h. */
 #include "host_facts.h"
+
+#include <cjson/cJSON.h>
+
 #include "transport/ssh.h"
+#include "base/json.h"
 #include "base/marker.h"
 #include "base/util.h"
 #include "sched/plain/plainjob.h"
@@ -268,4 +272,40 @@ int host_facts_fetch_at(struct ssh_session *s, enum host_facts_ask ask, const ch
 	strbuf_release(&c.out);
 	strbuf_release(&c.err);
 	return r;
+}
+
+const struct slurm_node *host_facts_node(const struct slurm_facts *sl, const char *name)
+{
+	for (size_t i = 0; i < sl->nnodes; i++)
+		if (streq(sl->nodes[i].name, name))
+			return &sl->nodes[i];
+	return NULL;
+}
+
+cJSON *host_health_json(const struct host_facts *f, const struct host_health *h)
+{
+	if (!f->slurm)
+		return gpu_health_json(&h->gpus);
+	cJSON *o = cJSON_CreateObject();
+	{
+		json_add_str_or_null(o, "error", h->sinfo_error);
+		cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
+		for (size_t i = 0; i < h->nnodes; i++) {
+			const struct node_health *n = &h->nodes[i];
+			const struct slurm_node *sn = host_facts_node(&f->sl, n->node);
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "node", n->node);
+			cJSON_AddStringToObject(j, "state", n->state);
+			json_add_str_or_null(j, "since", n->since);
+			json_add_str_or_null(j, "by", n->by);
+			json_add_str_or_null(j, "reason", n->reason);
+			long used = 0;
+			for (size_t k = 0; sn && k < sn->ngpus; k++)
+				used += sn->gpus[k].used;
+			json_add_int_or_null(j, "gpus_used", sn ? used : -1);
+			json_add_int_or_null(j, "gpus_total", sn ? slurm_node_gpus_total(sn, NULL) : -1);
+			cJSON_AddItemToArray(arr, j);
+		}
+	}
+	return o;
 }

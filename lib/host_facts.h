@@ -17,6 +17,7 @@
 #define DISPATCH_HOST_FACTS_H
 
 #include "base/error.h"
+#include "gpu/node_health.h"
 #include "gpu/nvidia_smi.h"
 #include "sched/slurm/slurm_nodes.h"
 #include "base/strbuf.h"
@@ -65,5 +66,11 @@ int host_facts_fetch(struct ssh_session *s, enum host_facts_ask ask, double time
 		     struct host_facts *f, struct dp_error *err);
 int host_facts_fetch_at(struct ssh_session *s, enum host_facts_ask ask, const char *lock_dir,
 			double timeout, struct host_facts *f, struct dp_error *err);
+
+/* The node of sl named name, or NULL. */
+const struct slurm_node *host_facts_node(const struct slurm_facts *sl, const char *name);
+/* `hosts show --health --json`'s "health": a plain host's GPU report, or each SLURM
+ * node's state with the GPUs facts f counted on it. */
+struct cJSON *host_health_json(const struct host_facts *f, const struct host_health *h);
 
 #endif

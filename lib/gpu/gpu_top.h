@@ -1,20 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `dispatch top`: the GPUs of a running SLURM job, sampled by nvidia-smi on each of
- * its nodes through job steps started once per session.
+ * `dispatch top`'s samples: the line protocol every backend's sampling script
+ * prints ("dispatch-top NODE KIND REST", then a tick line each interval) and the
+ * state it builds, node by node and GPU by GPU. Who runs the script is the
+ * backend's business: a SLURM job's overlap steps (lib/sched/slurm/slurm_top.h),
+ * a plain host's refresh script (lib/sched/plain/plain_top.h).
  *
- * What runs: `scontrol -d show job J` first (state, reason, and the GPUs each node
- * was given: "Nodes=node1 ... GRES=gpu:a100:2(IDX:0-1)"), then one command on the
- * login node that starts `srun --jobid=J --overlap` over the job's nodes (one srun
- * per group of nodes given the same number of GPUs, that number asked for outright:
- * a step of an --exclusive job gets no GPUs otherwise) running a small script on
- * every node, and prints a tick line every interval while the steps run. The node
- * script says who it is and which GPUs the step got (SLURM_STEP_GPUS,
- * CUDA_VISIBLE_DEVICES), probes `nvidia-smi --help-query-gpu` once for the fields
- * that exist (clocks_event_reasons since driver 535, clocks_throttle_reasons
- * before: nvidia-smi fails a whole query on one unknown field), and then runs
- * `nvidia-smi --query-gpu=... --format=csv,noheader,nounits -l S`. Every line a
- * node prints carries the node's name: "dispatch-top NODE KIND REST".
+ * Every node probes `nvidia-smi --help-query-gpu` once for the fields that exist
+ * (clocks_event_reasons since driver 535, clocks_throttle_reasons before:
+ * nvidia-smi fails a whole query on one unknown field), and then prints
+ * `nvidia-smi --query-gpu=... --format=csv,noheader,nounits` rows.
  *
  * GPUs are keyed by UUID (else PCI bus id), never by index: a step with device
  * constraints sees its GPUs renumbered from 0, one without sees all of the node's
@@ -30,9 +25,7 @@
 
 #include "base/strbuf.h"
 
-/* --- the job ------------------------------------------------------------------ */
-
-void gpu_top_job_command(struct strbuf *sb, const char *id);
+/* --- the job: its nodes and the GPUs it holds on each (its backend asks) ------- */
 
 struct gpu_top_alloc {
 	char *node;
@@ -47,21 +40,9 @@ struct gpu_top_job {
 	size_t n;
 };
 
-/* Parses `scontrol -d show job` (the first record). Nodes named by NodeList but by
- * no "Nodes=" line hold no GPUs. Returns 0, or -1 when a hostlist does not expand. */
-int gpu_top_parse_job(const char *out, struct gpu_top_job *j);
 void gpu_top_job_release(struct gpu_top_job *j);
 
 /* --- the session ---------------------------------------------------------------- */
-
-/* The login-node command: the sruns and the tick. interval in seconds (>= 1);
- * minutes > 0 bounds each step (srun -t). With health, each node first runs
- * gpu_health_command (lib/gpu/node_health.h) once, its lines sent as
- * "dispatch-top NODE health LINE" (kept in the node's health). With procs, each
- * node also lists the job's processes every interval, beside nvidia-smi, in the same
- * step (lib/sched/slurm/slurm_procs.h). */
-void gpu_top_slurm_command(struct strbuf *sb, const char *id, const struct gpu_top_job *j,
-			   int interval, long minutes, bool health, bool procs);
 
 /* Shell text that sets q to the fields of gpu_field_name nvidia-smi has here
  * (--help-query-gpu) and prints "fields Q" through p (p KIND ARGS prints one line

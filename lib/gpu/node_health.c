@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "gpu/node_health.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "base/marker.h"
 #include "base/util.h"
+#include "transport/ssh.h"
 
 void node_health_command(struct strbuf *sb)
 {
@@ -214,4 +217,54 @@ void gpu_health_release(struct gpu_health_report *r)
 	free(r->xid_source);
 	strv_free(r->xid);
 	memset(r, 0, sizeof(*r));
+}
+
+cJSON *gpu_health_json(const struct gpu_health_report *g)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "nvidia_smi", !g->no_smi);
+	json_add_str_or_null(o, "error", g->error);
+	cJSON *arr = cJSON_AddArrayToObject(o, "gpus");
+	for (size_t i = 0; i < g->ngpus; i++) {
+		cJSON *j = cJSON_CreateObject();
+		for (int fld = 0; fld < GH_N; fld++)
+			json_add_str_or_null(j, gpu_health_field_name(fld), g->gpus[i].v[fld]);
+		cJSON_AddBoolToObject(j, "healthy", !g->gpus[i].unhealthy);
+		cJSON_AddItemToArray(arr, j);
+	}
+	cJSON_AddStringToObject(o, "xid_source", g->xid_source ? g->xid_source : "unavailable");
+	cJSON *x = cJSON_AddArrayToObject(o, "xid");
+	for (size_t i = 0; g->xid && g->xid[i]; i++)
+		cJSON_AddItemToArray(x, cJSON_CreateString(g->xid[i]));
+	return o;
+}
+
+int host_health_fetch(struct ssh_session *ss, bool slurm, struct host_health *h,
+		      struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	int status;
+	if (slurm)
+		node_health_command(&cmd);
+	else
+		gpu_health_command(&cmd);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, err) < 0)
+		return -1;
+	if (!slurm) {
+		gpu_health_parse(out.buf, &h->gpus);
+		return 0;
+	}
+	int sx = (int)marker_find_long(out.buf, MARK_SINFO_EXIT, 0, 255);
+	if (sx != 0)
+		h->sinfo_error = errout.len ? xstrndup(errout.buf, strcspn(errout.buf, "\n"))
+					    : xasprintf("sinfo failed (exit status %d)", sx);
+	h->nnodes = node_health_parse(out.buf, &h->nodes);
+	return 0;
+}
+
+void host_health_release(struct host_health *h)
+{
+	node_health_free(h->nodes, h->nnodes);
+	free(h->sinfo_error);
+	gpu_health_release(&h->gpus);
 }

@@ -20,7 +20,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/error.h"
 #include "base/strbuf.h"
+
+struct cJSON;
+struct ssh_session;
 
 /* sinfo's query, then "dispatch-sinfo-exit N". */
 void node_health_command(struct strbuf *sb);
@@ -61,5 +65,23 @@ struct gpu_health_report {
 };
 void gpu_health_parse(const char *out, struct gpu_health_report *r);
 void gpu_health_release(struct gpu_health_report *r);
+/* The report as JSON (`hosts show --health --json`, `top --health --json`). */
+struct cJSON *gpu_health_json(const struct gpu_health_report *g);
+
+/* --- one host's health, asked over its connection ------------------------------ */
+
+struct host_health {
+	struct node_health *nodes;      /* SLURM: sinfo's */
+	size_t nnodes;
+	char *sinfo_error;              /* sinfo failed: its message */
+	struct gpu_health_report gpus;  /* a plain host's */
+};
+
+/* Asks the host of ss for its nodes' health (slurm: sinfo's) or its GPUs' (a plain
+ * host): 0, or -1 and err (the exchange failed; sinfo's own failure is h's
+ * sinfo_error). host_health_release frees h either way. */
+int host_health_fetch(struct ssh_session *ss, bool slurm, struct host_health *h,
+		      struct dp_error *err);
+void host_health_release(struct host_health *h);
 
 #endif

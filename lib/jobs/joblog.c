@@ -3,6 +3,7 @@
 
 #include "base/shquote.h"
 #include "base/util.h"
+#include "transport/ssh.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -90,4 +91,26 @@ void joblog_follow_plain_command(struct strbuf *sb, const char *path, const char
 		"\t[ ! -f \"$d/exit_status\" ] && [ \"$g\" -gt 1 ] && kill -0 \"-$g\" 2>/dev/null\n"
 		"}\n");
 	follow_tail(sb);
+}
+
+int joblog_stream(struct ssh_session *ss, const struct joblog_request *rq,
+		  int (*on_stdout)(void *data, const char *buf, size_t len),
+		  int (*on_stderr)(void *data, const char *buf, size_t len), void *data, int *status,
+		  struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	if (!rq->follow)
+		joblog_cat_command(&cmd, rq->path);
+	else if (rq->stage_dir)
+		joblog_follow_plain_command(&cmd, rq->path, rq->stage_dir, rq->pgid);
+	else
+		joblog_follow_slurm_command(&cmd, rq->path, rq->id);
+	struct ssh_exec x = {
+		.command = cmd.buf,
+		.in_fd = -1,
+		.on_stdout = on_stdout,
+		.on_stderr = on_stderr,
+		.data = data,
+	};
+	return ssh_exec(ss, &x, status, err);
 }

@@ -10,7 +10,12 @@
 #ifndef DISPATCH_JOBLOG_H
 #define DISPATCH_JOBLOG_H
 
+#include <stdbool.h>
+
+#include "base/error.h"
 #include "base/strbuf.h"
+
+struct ssh_session;
 
 /* The exit status of these commands when the file is not there (job pending, or it
  * ended without writing one). */
@@ -26,5 +31,22 @@ void joblog_follow_slurm_command(struct strbuf *sb, const char *path, const char
 /* Follow path while the plain-host job of stage_dir (group pgid) runs. */
 void joblog_follow_plain_command(struct strbuf *sb, const char *path, const char *stage_dir,
 				 long pgid);
+
+/* What `dispatch logs` asks: the file, and the job whose end stops -f. */
+struct joblog_request {
+	const char *path;
+	bool follow;
+	const char *id;         /* a SLURM job's id */
+	const char *stage_dir;  /* a plain host's job: its stage dir (else NULL) */
+	long pgid;              /* and its process group */
+};
+
+/* Prints (or follows) the file over ss, its bytes to on_stdout, the remote stderr
+ * to on_stderr (each returns nonzero to stop). *status: the remote exit status
+ * (JOBLOG_NO_FILE: no file). Returns 0, or -1 and err. */
+int joblog_stream(struct ssh_session *ss, const struct joblog_request *rq,
+		  int (*on_stdout)(void *data, const char *buf, size_t len),
+		  int (*on_stderr)(void *data, const char *buf, size_t len), void *data, int *status,
+		  struct dp_error *err);
 
 #endif

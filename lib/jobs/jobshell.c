@@ -6,6 +6,8 @@
 #include "base/util.h"
 #include "gpu/gpu_top.h"
 #include "jobs/jobshell.h"
+#include "sched/plain/plainjob_ask.h"
+#include "sched/slurm/slurm_top.h"
 
 static bool all_digits(const char *s)
 {
@@ -67,4 +69,75 @@ void jobshell_plain_command(struct strbuf *sb, const char *id, const char *stage
 		"fi\n"
 		"exec ");
 	what_runs(sb, argv);
+}
+
+/* Why a job that does not run has no shell. */
+static int not_running(const struct jobshell_request *rq, const char *state, const char *reason,
+		       struct dp_error *err)
+{
+	bool why = reason && *reason;
+	return dp_err(err, DPE_FAIL, "job '%s' is %s%s%s%s: dispatch shell needs a running job%s",
+		      rq->arg, state, why ? " (reason: " : "", why ? reason : "", why ? ")" : "",
+		      streq(state, "PENDING") ? " (dispatch wait --until running waits for it)" : "");
+}
+
+/* The SLURM job's state and nodes (scontrol), and the step's command on its node. */
+static int slurm_prepare(struct ssh_session *ss, const struct jobshell_request *rq,
+			 struct strbuf *cmd, bool *usage, struct dp_error *err)
+{
+	_cleanup_(gpu_top_job_release) struct gpu_top_job j = { 0 };
+	if (slurm_top_job_fetch(ss, rq->id, rq->arg, rq->host, &j, err) < 0)
+		return -1;
+	if (!j.state || !streq(j.state, "RUNNING"))
+		return not_running(rq, j.state ? j.state : "in an unknown state", j.reason, err);
+	const char *node = jobshell_pick_node(&j, rq->node);
+	if (!node) {
+		*usage = true;
+		return dp_err(err, DPE_INPUT, "--node '%s': job '%s' runs on %s (give 1 to %zu or one "
+			      "of those names)", rq->node, rq->arg, j.nodes, j.n);
+	}
+	jobshell_slurm_command(cmd, rq->id, node, rq->pty, rq->argv);
+	return 0;
+}
+
+/* The plain job's state (its stage dir's files), and the command in its work dir. */
+static int plain_prepare(struct ssh_session *ss, const struct jobshell_request *rq,
+			 struct strbuf *cmd, struct strbuf *remote_err, bool *usage,
+			 struct dp_error *err)
+{
+	if (rq->node && !streq(rq->node, "1") && !streq(rq->node, rq->host)) {
+		*usage = true;
+		return dp_err(err, DPE_INPUT, "--node '%s': job '%s' runs on one plain host, '%s'",
+			      rq->node, rq->arg, rq->host);
+	}
+	if (!rq->stage_dir)
+		return dp_err(err, DPE_NOTFOUND, "job '%s' is not in the ledger: its stage dir on '%s' "
+			      "is unknown", rq->arg, rq->host);
+	_cleanup_strbuf_ struct strbuf errout = STRBUF_INIT;
+	struct plainjob_ref pr = { .id = rq->id, .stage_dir = rq->stage_dir, .pgid = rq->pgid };
+	struct plainjob_status *ps;
+	size_t n;
+	int status;
+	if (plainjob_ask_one(ss, &pr, &ps, &n, &errout, &status, err) < 0)
+		return -1;
+	int r = 0;
+	if (n == 0) {
+		strbuf_add(remote_err, errout.buf, errout.len);
+		r = dp_err(err, DPE_FAIL, "cannot ask '%s' for the state of job '%s' (exit status %d)",
+			   rq->host, rq->arg, status);
+	} else if (!streq(ps[0].state, "RUNNING")) {
+		r = not_running(rq, ps[0].state, ps[0].reason, err);
+	} else {
+		jobshell_plain_command(cmd, rq->id, rq->stage_dir, rq->argv);
+	}
+	plainjob_status_free(ps, n);
+	return r;
+}
+
+int jobshell_prepare(struct ssh_session *ss, bool plain, const struct jobshell_request *rq,
+		     struct strbuf *cmd, struct strbuf *remote_err, bool *usage, struct dp_error *err)
+{
+	*usage = false;
+	return plain ? plain_prepare(ss, rq, cmd, remote_err, usage, err)
+		     : slurm_prepare(ss, rq, cmd, usage, err);
 }

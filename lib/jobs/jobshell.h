@@ -19,7 +19,11 @@
 
 #include <stdbool.h>
 
+#include "base/error.h"
 #include "base/strbuf.h"
+
+struct gpu_top_job;
+struct ssh_session;
 
 struct gpu_top_job;
 
@@ -37,5 +41,24 @@ void jobshell_slurm_command(struct strbuf *sb, const char *id, const char *node,
  * (or argv) gets DISPATCH_JOB_ID, as the job has it. */
 void jobshell_plain_command(struct strbuf *sb, const char *id, const char *stage_dir,
 			    char *const *argv);
+
+/* What `dispatch shell` asks. */
+struct jobshell_request {
+	const char *id;         /* the job's id */
+	const char *arg;        /* the job as the user named it (messages) */
+	const char *host;
+	const char *stage_dir;  /* a plain host's job: its stage dir (NULL: not in the ledger) */
+	long pgid;              /* a plain host's job: its process group */
+	const char *node;       /* --node, or NULL */
+	bool pty;
+	char *const *argv;      /* the command, or NULL for a login shell */
+};
+
+/* Asks the job's state over ss (plain: a plain host's job, else SLURM) and, when it
+ * runs, builds the command for its shell into cmd: 0, or -1 and err; *usage when
+ * the error is the caller's (--node), remote_err gets what the host said on stderr
+ * when it gave no state (the caller passes it on). */
+int jobshell_prepare(struct ssh_session *ss, bool plain, const struct jobshell_request *rq,
+		     struct strbuf *cmd, struct strbuf *remote_err, bool *usage, struct dp_error *err);
 
 #endif

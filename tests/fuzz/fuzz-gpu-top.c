@@ -15,6 +15,7 @@
 
 #include "base/marker.h"
 #include "gpu/gpu_top.h"
+#include "sched/slurm/slurm_top.h"
 #include "sched/plain/plain_top.h"
 #include "sched/slurm/slurm_procs.h"
 

@@ -7,6 +7,7 @@
 
 #include "base/marker.h"
 #include "gpu/gpu_top.h"
+#include "sched/slurm/slurm_top.h"
 #include "unit.h"
 
 static const char job_gpus[] =

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "gpu/gpu_top.h"
+#include "sched/slurm/slurm_top.h"
 #include "jobs/jobshell.h"
 #include "unit.h"
 

@@ -9,6 +9,7 @@
 #include "base/marker.h"
 
 #include "sched/slurm/slurm_procs.h"
+#include "sched/slurm/slurm_top.h"
 #include "unit.h"
 
 #define U0 "GPU-2b5a3e1c-9d2f-4c8a-b1e7-5f0a6d3c2e91"

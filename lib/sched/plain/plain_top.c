@@ -8,6 +8,11 @@
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "base/util.h"
+#include "gpu/node_health.h"
+#include "sched/plain/plainjob_ask.h"
+#include "sched/sched.h"
+#include "sched/sched_top.h"
+#include "transport/ssh.h"
 
 void plain_top_command(struct strbuf *sb, const char *node, const char *stage_dir, long pgid)
 {
@@ -283,4 +288,76 @@ size_t plain_top_gpu_procs(const struct plain_top *p, const char *uuid, const st
 		if (streq(p->apps[a].uuid, uuid) && plain_top_proc(p, p->apps[a].pid))
 			(*out)[k++] = &p->apps[a];
 	return k;
+}
+
+/* Whether the plain job of s runs: 0, or -1 and err. */
+static int plain_running(struct ssh_session *ss, const struct sched_job *job, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf errout = STRBUF_INIT;
+	struct plainjob_ref pj = { .id = job->id, .stage_dir = job->stage_dir, .pgid = job->pgid };
+	struct plainjob_status *ps;
+	size_t nps;
+	int status;
+	if (plainjob_ask_one(ss, &pj, &ps, &nps, &errout, &status, err) < 0)
+		return -1;
+	int ret = 0;
+	if (nps == 0)
+		ret = dp_err(err, DPE_NOTFOUND, "job '%s' not found on '%s': no answer for its stage dir",
+			     job->arg, job->host);
+	else if (!streq(ps[0].state, "RUNNING"))
+		ret = dp_err(err, DPE_FAIL, "job '%s' is %s%s%s%s: dispatch top shows running jobs", job->arg,
+			     ps[0].state, ps[0].reason && *ps[0].reason ? " (" : "",
+			     ps[0].reason ? ps[0].reason : "", ps[0].reason && *ps[0].reason ? ")" : "");
+	plainjob_status_free(ps, nps);
+	return ret;
+}
+
+/* A plain host's job: one script per refresh (lib/sched/plain/plain_top.h). */
+int plain_top_run(struct ssh_session *ss, const struct sched_job *job, struct top_session *s,
+		  struct dp_error *err)
+{
+	if (s->nodes) {
+		s->usage = true;
+		return dp_err(err, DPE_INPUT, "--node: job '%s' runs on one plain host, '%s'",
+			      job->arg, job->host);
+	}
+	if (!job->stage_dir)
+		return dp_err(err, DPE_NOTFOUND, "job '%s' not found on '%s': dispatch did not submit it",
+			      job->arg, job->host);
+	if (plain_running(ss, job, err) < 0)
+		return -1;
+	struct gpu_top_alloc one = { .node = (char *)job->host, .gpus = 0 };
+	struct gpu_top_job j = { .n = 1, .alloc = &one };
+	s->one_host = true;
+	s->plain = xmalloc(sizeof(*s->plain));
+	plain_top_init(s->plain, job->pgid);
+	gpu_top_init(&s->top, &j);
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	int status;
+	if (s->health) {
+		/* once per session, over the same connection */
+		_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, errout = STRBUF_INIT;
+		gpu_health_command(&cmd);
+		if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, err) < 0)
+			return -1;
+		s->top.nodes[0].health = strbuf_detach(&out);
+		strbuf_reset(&cmd);
+	}
+	plain_top_command(&cmd, job->host, job->stage_dir, job->pgid);
+	for (;;) {
+		plain_top_reset(s->plain);
+		long before = s->samples;
+		if (sched_top_exec(ss, s, cmd.buf, err) < 0)
+			return -1;
+		if (s->stopped)
+			return 0;
+		if (s->samples == before)
+			return dp_err(err, DPE_FAIL, "cannot sample job '%s' on '%s'%s%s", job->arg, job->host,
+				      s->err.len ? ": " : "", sched_top_stderr_line(s));
+		if (s->plain->ended || s->plain->njob == 0) {
+			s->end_note = xasprintf("job '%s' ended", job->arg);
+			return 0;
+		}
+		sched_top_sleep((double)s->interval);
+	}
 }

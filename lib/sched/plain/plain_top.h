@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/error.h"
 #include "base/strbuf.h"
 #include "gpu/gpu_top.h"
 
@@ -83,5 +84,13 @@ size_t plain_top_gpu_procs(const struct plain_top *p, const char *uuid, const st
 const struct top_proc *plain_top_proc(const struct plain_top *p, long pid);
 /* Forget the last refresh's processes and apps (before the next script runs). */
 void plain_top_reset(struct plain_top *p);
+
+struct ssh_session;
+struct sched_job;
+struct top_session;
+/* sched_plain's top: the job's state, then its refresh script once per interval over
+ * ss until s's count or the job's end (lib/sched/sched_top.h). */
+int plain_top_run(struct ssh_session *ss, const struct sched_job *job, struct top_session *s,
+		  struct dp_error *err);
 
 #endif

@@ -11,13 +11,13 @@
 #include "gpu/node_health.h"
 #include "sched/slurm/slurm.h"
 
-#define SEC_JOBS MARKER("pending-jobs")
-#define SEC_DEPS MARKER("pending-deps")
-#define SEC_NODES MARKER("pending-nodes")
-#define SEC_PARTS MARKER("pending-partitions")
-#define SEC_HEALTH MARKER("pending-health")
-#define SEC_QOS MARKER("pending-qos")
-#define SEC_ASSOC MARKER("pending-assoc")
+#define SEC_JOBS MARK_PENDING_JOBS
+#define SEC_DEPS MARK_PENDING_DEPS
+#define SEC_NODES MARK_PENDING_NODES
+#define SEC_PARTS MARK_PENDING_PARTS
+#define SEC_HEALTH MARK_PENDING_HEALTH
+#define SEC_QOS MARK_PENDING_QOS
+#define SEC_ASSOC MARK_PENDING_ASSOC
 
 #define JOB_FORMAT "%i|%P|%D|%C|%m|%b|%l|%q|%a|%n|%S|%r|%E"
 enum { J_ID, J_PART, J_NODES, J_CPUS, J_MEM, J_TRES, J_TIME, J_QOS, J_ACCOUNT, J_REQ_NODES,

@@ -43,5 +43,8 @@ size_t slurm_pending_parse(const char *out, struct slurm_pending **jobs);
 const struct slurm_pending *slurm_pending_find(const struct slurm_pending *jobs, size_t n,
 					       const char *id);
 void slurm_pending_free(struct slurm_pending *jobs, size_t n);
+/* --json's "pending" of a job: {"reason", "words", "text", "detail"}; p may be NULL
+ * (lib/sched/slurm/slurm_sched.c). */
+cJSON *slurm_pending_json(const char *reason, const struct slurm_pending *p);
 
 #endif
