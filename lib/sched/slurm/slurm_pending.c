@@ -614,3 +614,28 @@ void slurm_pending_free(struct slurm_pending *jobs, size_t n)
 	}
 	free(jobs);
 }
+
+int slurm_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
+			struct slurm_pending **jobs, size_t *n, struct dp_error *err)
+{
+	_cleanup_strv_free_ char **asked = NULL;
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	int status;
+	*jobs = NULL;
+	*n = 0;
+	for (size_t i = 0; ids && ids[i]; i++) {
+		/* the pending rest of an array ("41_[2-5%2]"): squeue -j takes its job id */
+		_cleanup_free_ char *id = xstrndup(ids[i], strcspn(ids[i], "["));
+		if (id[0] && id[strlen(id) - 1] == '_')
+			id[strlen(id) - 1] = 0;
+		if (!strv_contains(asked, id))
+			strv_add(&asked, id);
+	}
+	if (!asked)
+		return 0;
+	slurm_pending_command(&cmd, asked, limits);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, err) < 0)
+		return -1;
+	*n = slurm_pending_parse(out.buf, jobs);
+	return 0;
+}
