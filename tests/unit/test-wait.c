@@ -57,6 +57,8 @@ static struct host {
 	char *told;             /* what the report said, a line each */
 } H;
 
+#define DAY 86400.0 /* the timeout of the waits that must end before it */
+
 static double fake_clock(void) { return H.clock; }
 static void fake_sleep(double s) { H.clock += s; }
 
@@ -66,7 +68,11 @@ static int fake_exec(void *data, struct wait_host *h, const char *command, doubl
 	(void)data;
 	(void)h;
 	if (H.next >= H.n || H.next >= 16) {
-		unit_report(0, __FILE__, __LINE__, "more commands than answers");
+		/* more polls than the script has answers: said once, and the wait's
+		 * timeout (DAY) ends it */
+		if (H.clock < DAY)
+			unit_report(0, __FILE__, __LINE__, "more commands than answers");
+		H.clock += DAY;
 		return dp_err(err, DPE_CONNECT, "no answer left");
 	}
 	H.commands[H.next] = xstrdup(command);
@@ -150,7 +156,7 @@ static void test_digest_and_lag(void)
 	};
 	struct wait w;
 	struct wait_job j;
-	CHECK_INT(run_wait(a, 6, 30, 0, &w, &j), 0);
+	CHECK_INT(run_wait(a, 6, 30, DAY, &w, &j), 0);
 	CHECK_INT(H.next, 6);
 	CHECK_INT(w.polls, 4);
 	CHECK(!w.timed_out);
@@ -186,7 +192,7 @@ static void test_no_accounting(void)
 	};
 	struct wait w;
 	struct wait_job j;
-	CHECK_INT(run_wait(a, 2, 30, 0, &w, &j), DPE_FAIL);
+	CHECK_INT(run_wait(a, 2, 30, DAY, &w, &j), DPE_FAIL);
 	CHECK_INT(w.polls, 1);
 	CHECK_INT(w.hosts[0].failures, 0);
 	CHECK_STR(j.w.state, "FAILED");
@@ -212,7 +218,7 @@ static void test_outage(void)
 	};
 	struct wait w;
 	struct wait_job j;
-	CHECK_INT(run_wait(a, 7, 30, 0, &w, &j), 0);
+	CHECK_INT(run_wait(a, 7, 30, DAY, &w, &j), 0);
 	CHECK_INT(w.polls, 5);
 	CHECK_INT(w.hosts[0].failures, 3);
 	CHECK_INT(w.hosts[0].polls, 2);
