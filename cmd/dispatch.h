@@ -13,6 +13,8 @@
 #include "base/error.h"
 #include "base/termesc.h"
 #include "base/util.h"
+#include "jobs/job_detail.h"
+#include "sched/sched.h"
 
 struct inventory;
 
@@ -215,34 +217,20 @@ struct ssh_session;
 struct gpu_top_job;
 int job_nodes_fetch(struct ssh_session *ss, const struct jobref *r, struct gpu_top_job *j);
 
-/* cmd/job-tail.c: where a job writes its output (SLURM, its accounting, else the ledger;
+/* cmd/job-detail.c: a JOB operand as lib/jobs's target (its stage dir into
+ * *stage_dir: free it after the target), and the names wait, queue and logs still
+ * call (over lib/jobs and the backends; lib/jobs/job_detail.h has the rest). */
+struct jobs_target;
+void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct jobs_target *t,
+		    char **stage_dir);
+/* Where a job writes its output (SLURM, its accounting, else the ledger;
  * JOB_LOG_ERR_OR_OUT: its stderr, or its output when they are one file), over ss. */
-struct ssh_session;
-enum job_log { JOB_LOG_OUT, JOB_LOG_ERR, JOB_LOG_ERR_OR_OUT };
 int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log which, char **path,
 		 struct dp_error *err);
-/* The last lines of that file for a job that ended without COMPLETED (wait, status,
- * submit --wait; --no-tail turns it off), fetched over ss. */
-struct job_tail {
-	bool fetched;           /* asked for (else nothing is printed, and JSON has nulls) */
-	char *path;             /* the file, NULL when not known */
-	char *text;             /* its last lines, NULL when they could not be read */
-	char *error;            /* why not */
-};
+/* The last lines of that file for a job that ended without COMPLETED, over ss. */
 void job_tail_fetch(struct ssh_session *ss, const struct jobref *r, bool plain,
 		    struct job_tail *t);
 void job_tail_print(const struct job_tail *t, const char *job);   /* indented lines */
-void job_tail_json(struct cJSON *o, const struct job_tail *t);    /* log_path, log_tail, log_tail_error */
-void job_tail_release(struct job_tail *t);
-
-/* cmd/job-end.c: how SLURM jobs that ended without COMPLETED ended, beyond their
- * state row (lib/sched/slurm/slurm_end.h): the step that used the most of its memory
- * limit, the name of the user who cancelled it, which of its nodes is down. */
-struct slurm_why_job;
-struct job_end {
-	long long max_rss, mem_limit;   /* bytes; 0 when not known */
-	char *rss_node, *rss_step, *cancelled_by_name, *failed_nodes;
-};
 /* A job that ended without COMPLETED: in that state, cancelled by uid (NULL: none),
  * on nodes. */
 struct job_end_of {
@@ -252,20 +240,6 @@ struct job_end_of {
  * them. Nothing is filled in when it cannot be asked (said with -v). */
 void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, const struct job_end_of *of,
 		   struct job_end *const *d, size_t n);
-void job_end_release(struct job_end *d);
-/* w's fields from d (borrowed). */
-void job_end_apply(const struct job_end *d, struct slurm_why_job *w);
-/* "failure": null, or for a job that ended without COMPLETED its state, exit code,
- * signal, memory, node, step, time and canceller as fields. */
-void job_end_json(struct cJSON *o, const struct slurm_why_job *w, bool failed);
-/* cmd/job-pending.c: why the pending SLURM jobs ids wait, with the numbers, in one
- * remote script over ss (limits: with sacctmgr's QOS and association limits); a
- * failure is a warning and no detail. */
-struct slurm_pending;
-size_t job_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
-			 struct slurm_pending **jobs);
-/* --json's "pending": {"reason", "words", "text", "detail"}; p may be NULL. */
-struct cJSON *job_pending_json(const char *reason, const struct slurm_pending *p);
 
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */

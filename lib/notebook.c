@@ -58,9 +58,6 @@ static const char job_command[] =
 	"rm -rf -- \"$JUPYTER_RUNTIME_DIR\"\n"
 	"exit \"$dnb_status\"\n";
 
-#define MARK_NOTEBOOK MARKER("notebook")
-#define MARK_NOTEBOOK_EXIT MARKER("notebook-exit")
-#define MARK_NOTEBOOK_STATE MARKER("notebook-state")
 
 const char *notebook_job_command(void)
 {

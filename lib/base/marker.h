@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Marker lines: how a remote shell tells dispatch what happened. The shell text
+ * Marker lines: how a remote shell tells dispatch what happened. This header is the one
+ * table of marker keys (lib/remote/remote.c lists them all for the reply parser; a new
+ * key is a line here and one there). The shell text
  * dispatch sends prints lines "dispatch-KEY VALUE" (or "dispatch-KEY" alone, a
  * section mark) among the tools' own output, and dispatch reads them back. Every key
  * is named here, written into shell text by the marker_* emitters (or, inside a
@@ -79,6 +81,20 @@
 #define MARK_FAIL_STEPS_EXIT MARKER("fail-steps-exit")
 #define MARK_FAIL_USERS MARKER("fail-users")
 #define MARK_FAIL_NODES MARKER("fail-nodes")
+/* A notebook server as its job starts it (lib/notebook.c): "dispatch-notebook HOST ADDR
+ * PORT" once it listens, its exit status when it failed to start, the poll's state. */
+#define MARK_NOTEBOOK MARKER("notebook")
+#define MARK_NOTEBOOK_EXIT MARKER("notebook-exit")
+#define MARK_NOTEBOOK_STATE MARKER("notebook-state")
+/* Why pending SLURM jobs wait (lib/sched/slurm/slurm_pending.h): the sections of its
+ * script's answer. */
+#define MARK_PENDING_JOBS MARKER("pending-jobs")
+#define MARK_PENDING_DEPS MARKER("pending-deps")
+#define MARK_PENDING_NODES MARKER("pending-nodes")
+#define MARK_PENDING_PARTS MARKER("pending-partitions")
+#define MARK_PENDING_HEALTH MARKER("pending-health")
+#define MARK_PENDING_QOS MARKER("pending-qos")
+#define MARK_PENDING_ASSOC MARKER("pending-assoc")
 
 /* Shell text: "echo MARK" (a section mark), "printf 'MARK %s\n' WORD" (WORD is shell
  * text: a quoted expansion such as "\"$PWD\"" or "\"$(id -un)\""), and "echo \"MARK

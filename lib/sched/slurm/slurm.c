@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "base/marker.h"
+#include "remote/remote.h"
 #include "base/shquote.h"
 
 #define SQUEUE_FORMAT "%i|%T|%M|%l|%N|%r"
@@ -215,8 +216,7 @@ void slurm_sacct_command(struct strbuf *sb, char *const *ids)
 
 int slurm_parse_exit(const char *out, const char *what)
 {
-	_cleanup_free_ char *mark = xasprintf(MARKER("%s-exit"), what);
-	return (int)marker_find_long(out, mark, 0, 255);
+	return remote_text_exit(out, remote_section_named(what));
 }
 
 bool slurm_squeue_failed(int exit_status, const char *err)

@@ -9,15 +9,16 @@
 #include "base/util.h"
 #include "sched/slurm/hostlist.h"
 #include "gpu/node_health.h"
+#include "remote/remote.h"
 #include "sched/slurm/slurm.h"
 
-#define SEC_JOBS MARKER("pending-jobs")
-#define SEC_DEPS MARKER("pending-deps")
-#define SEC_NODES MARKER("pending-nodes")
-#define SEC_PARTS MARKER("pending-partitions")
-#define SEC_HEALTH MARKER("pending-health")
-#define SEC_QOS MARKER("pending-qos")
-#define SEC_ASSOC MARKER("pending-assoc")
+#define SEC_JOBS MARK_PENDING_JOBS
+#define SEC_DEPS MARK_PENDING_DEPS
+#define SEC_NODES MARK_PENDING_NODES
+#define SEC_PARTS MARK_PENDING_PARTS
+#define SEC_HEALTH MARK_PENDING_HEALTH
+#define SEC_QOS MARK_PENDING_QOS
+#define SEC_ASSOC MARK_PENDING_ASSOC
 
 #define JOB_FORMAT "%i|%P|%D|%C|%m|%b|%l|%q|%a|%n|%S|%r|%E"
 enum { J_ID, J_PART, J_NODES, J_CPUS, J_MEM, J_TRES, J_TIME, J_QOS, J_ACCOUNT, J_REQ_NODES,
@@ -619,8 +620,8 @@ int slurm_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
 			struct slurm_pending **jobs, size_t *n, struct dp_error *err)
 {
 	_cleanup_strv_free_ char **asked = NULL;
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	int status;
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	struct remote_reply rr = REMOTE_REPLY_INIT;
 	*jobs = NULL;
 	*n = 0;
 	for (size_t i = 0; ids && ids[i]; i++) {
@@ -633,9 +634,11 @@ int slurm_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
 	}
 	if (!asked)
 		return 0;
-	slurm_pending_command(&cmd, asked, limits);
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, err) < 0)
-		return -1;
-	*n = slurm_pending_parse(out.buf, jobs);
-	return 0;
+	slurm_pending_command(remote_section(&rs, REMOTE_PENDING), asked, limits);
+	int r = remote_run(ss, &rs, &rr, err);
+	if (r == 0)
+		*n = slurm_pending_parse(rr.out.buf, jobs);
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+	return r < 0 ? -1 : 0;
 }

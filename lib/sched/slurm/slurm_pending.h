@@ -51,5 +51,8 @@ void slurm_pending_free(struct slurm_pending *jobs, size_t n);
  * when the command did not run. */
 int slurm_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
 			struct slurm_pending **jobs, size_t *n, struct dp_error *err);
+/* --json's "pending" of a job: {"reason", "words", "text", "detail"}; p may be NULL
+ * (lib/sched/slurm/slurm_sched.c). */
+cJSON *slurm_pending_json(const char *reason, const struct slurm_pending *p);
 
 #endif

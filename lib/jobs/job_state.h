@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one model of a job and what happened to it, filled by every backend
+ * (lib/sched/sched.h) and read by status, wait, jobs, queue and cancel. A struct
+ * job_state is one row of an answer: a job, or one array task, or the pending rest of
+ * an array. Its fields are data; what a command shows of a field comes from the one
+ * formatter per field below (text and JSON), so that every command writes a state,
+ * an exit code, a time alike.
+ *
+ * The state is both a phase (the enum, for decisions: active, ended, failed) and the
+ * word the scheduler gave ("COMPLETING", "NODE_FAIL", "CANCELLED"), which is what
+ * users see.
+ */
+#ifndef DISPATCH_JOB_STATE_H
+#define DISPATCH_JOB_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cJSON;
+struct sched_ops;
+
+enum job_phase {
+	JOB_PHASE_UNKNOWN,      /* no answer, or a word no backend knows */
+	JOB_PHASE_PENDING,      /* waiting to start */
+	JOB_PHASE_ACTIVE,       /* running, or in a scheduler's in-between state */
+	JOB_PHASE_COMPLETED,    /* ended, exit code 0 */
+	JOB_PHASE_ENDED,        /* ended any other way: failed, cancelled, timed out, ... */
+};
+
+/* How a job that ended without COMPLETED ended, beyond its state row (SLURM:
+ * lib/sched/slurm/slurm_end.h): the step that used the most of its memory limit, the
+ * name of the user who cancelled it, which of its nodes is down. */
+struct job_end {
+	long long max_rss, mem_limit;   /* bytes; 0 when not known */
+	char *rss_node, *rss_step, *cancelled_by_name, *failed_nodes;
+};
+
+/* The last lines of a job's log, for a job that ended without COMPLETED. */
+struct job_tail {
+	bool fetched;           /* asked for (else nothing is printed, and JSON has nulls) */
+	char *path;             /* the file, NULL when not known */
+	char *text;             /* its last lines, NULL when they could not be read */
+	char *error;            /* why not */
+};
+
+/* One earlier run of a job that was restarted (requeued, or run again): room for the
+ * runs issue; no backend fills it yet. */
+struct job_attempt {
+	char *state;
+	int exit_code, signal;
+	long elapsed;           /* seconds; -1 unknown */
+	char *nodes;
+};
+
+/* Times in seconds; JOB_TIME_UNKNOWN when not known, JOB_TIME_UNLIMITED for no limit.
+ * A time the scheduler gave as a word ("Partition_Limit", "INVALID") is kept in the
+ * *_word field (then the seconds are JOB_TIME_UNKNOWN). */
+#define JOB_TIME_UNKNOWN (-1L)
+#define JOB_TIME_UNLIMITED (-2L)
+
+struct job_state {
+	char *id;                       /* the job or task as reported: "123", "123_4",
+					   "123_[5-9]", a plain job's stage name */
+	const struct sched_ops *sched;  /* the backend that answered */
+	enum job_phase phase;
+	char *state;                    /* the scheduler's word; "" when none */
+	char *reason;                   /* why pending, or how it ended; "" when none */
+	int exit_code, signal;          /* -1 when not known */
+	long elapsed, limit;            /* seconds (JOB_TIME_*) */
+	char *elapsed_word, *limit_word; /* NULL unless a word stood for the time */
+	char *nodes;                    /* hostlist; "" before it runs */
+	char *gpus;                     /* the GPUs leased (plain hosts: indices); NULL:
+					   the scheduler's business */
+	char *cancelled_by;             /* the canceller's uid; NULL */
+	bool from_accounting;           /* the row is accounting's (sacct), not the queue's */
+	/* filled when asked (jobs_query's flags): */
+	char *pending_text;             /* a pending job: why, with the numbers; NULL none */
+	struct cJSON *pending;          /* the same for JSON; NULL: not pending or not asked */
+	struct job_end end;             /* how a failed job ended */
+	struct job_tail tail;           /* its log's last lines */
+	struct job_attempt *attempts;   /* earlier runs, oldest first */
+	size_t nattempts;
+};
+
+void job_state_release(struct job_state *js);
+void job_states_free(struct job_state *js, size_t n);
+
+/* The phase of a scheduler's state word (SLURM's words; a plain host's are the same). */
+enum job_phase job_phase_of(const char *state);
+/* Still queued or running (the phase is PENDING or ACTIVE). */
+bool job_state_active(const struct job_state *js);
+/* Ended, and not COMPLETED: the jobs whose end, pending detail and tail are asked. */
+bool job_state_failed(const struct job_state *js);
+
+/* ---- one formatter per field: text (caller frees) ---- */
+
+/* "ID@HOST" */
+char *job_state_name(const struct job_state *js, const char *host);
+/* The exit column: "0", "3", "sig9" (signal with code 0), "-" when not known. */
+char *job_state_exit_text(const struct job_state *js);
+/* Elapsed time and limit as SLURM writes them ("1:02", "1-02:03:04", "UNLIMITED", a
+ * word as given); "" when not known. */
+char *job_state_elapsed_text(const struct job_state *js);
+char *job_state_limit_text(const struct job_state *js);
+/* One sentence for why it waits or how it ended (the backend's, with end's detail);
+ * NULL when there is nothing to explain. */
+char *job_state_why(const struct job_state *js);
+
+/* ---- and JSON: each adds its keys to o ---- */
+
+void job_state_json_state(struct cJSON *o, const struct job_state *js);     /* "state", "active" */
+void job_state_json_times(struct cJSON *o, const struct job_state *js);     /* "elapsed", "time_limit" */
+void job_state_json_exit(struct cJSON *o, const struct job_state *js);      /* "exit_code", "signal" */
+void job_state_json_why(struct cJSON *o, const struct job_state *js);       /* "why" */
+void job_state_json_failure(struct cJSON *o, const struct job_state *js);   /* "failure": null or {...} */
+void job_state_json_pending(struct cJSON *o, const struct job_state *js);   /* "pending": null or {...} */
+void job_state_json_tail(struct cJSON *o, const struct job_state *js);      /* "log_path", "log_tail", "log_tail_error" */
+
+#endif

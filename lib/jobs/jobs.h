@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The operations the commands need on jobs, for every backend (lib/sched/sched.h),
+ * each one remote exchange per host whatever mix of jobs it holds:
+ *
+ *	jobs_query    where jobs stand (status, jobs; wait and queue build on it), and
+ *	              when asked, why pending jobs wait, how failed jobs ended and
+ *	              their log's last lines (each a further exchange over the same
+ *	              session, only for the jobs that need it)
+ *	jobs_cancel   cancel them
+ *
+ * lib never prints: what a command would say on the way (a job not found, a tool's
+ * own stderr, a warning) comes back as notes, in order, for the command to print.
+ */
+#ifndef DISPATCH_JOBS_H
+#define DISPATCH_JOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+#include "jobs/job_state.h"
+#include "sched/sched.h"
+
+struct ssh_session;
+
+/* One job asked about: what the backend needs, and its backend (sched_for). */
+struct jobs_target {
+	struct sched_job job;
+	const struct sched_ops *sched;
+};
+
+/* A host and how to reach it: ss is opened through open when the first exchange
+ * needs it (and left open for the caller to close). */
+struct jobs_host {
+	const char *host;
+	struct ssh_session *ss;
+	int (*open)(void *data, const char *host, struct ssh_session **ss, struct dp_error *err);
+	void *open_data;
+};
+
+enum jobs_note_kind {
+	JOBS_NOTE_ERROR,        /* an error (the caller's exit status reflects it) */
+	JOBS_NOTE_WARNING,
+	JOBS_NOTE_INFO,         /* for -v */
+	JOBS_NOTE_REMOTE,       /* a host's own stderr, as it came */
+};
+struct jobs_note {
+	enum jobs_note_kind kind;
+	char *text;
+};
+
+/* A row of an answer, or a job no row answered (not_found set). */
+struct jobs_row {
+	size_t target;          /* index into the targets */
+	struct job_state st;
+	char *not_found;        /* why no row answered the job; NULL for a row */
+};
+
+/* Why a host gave no answer. */
+enum jobs_failure {
+	JOBS_ANSWERED,
+	JOBS_NO_CONNECTION,     /* err: the session or the command failed */
+	JOBS_EXIT_STATUS,       /* the script exited with exit_status (stderr in remote_err) */
+	JOBS_TOOL_FAILED,       /* tool (squeue) could not answer: tool_exit (remote_err) */
+};
+
+struct jobs_result {
+	struct jobs_row *rows;
+	size_t n;
+	struct jobs_note *notes;
+	size_t nnotes;
+	enum jobs_failure failure;
+	struct dp_error err;
+	int exit_status;
+	const char *tool;
+	int tool_exit;
+	char *remote_err;
+};
+
+enum {
+	JOBS_WANT_PENDING = 1,  /* pending rows: why they wait, with the numbers */
+	JOBS_WANT_END = 2,      /* rows that ended without COMPLETED: how */
+	JOBS_WANT_TAIL = 4,     /* and their log's last lines */
+};
+
+/* Asks host about targets[0..n) (all of that host), appending to res: rows in the
+ * targets' order, each target's rows then its not-found entry. 0 when the host
+ * answered, -1 when not (res->failure says why; no rows were added). */
+int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n, unsigned want,
+	       struct jobs_result *res);
+void jobs_result_release(struct jobs_result *res);
+
+/* The state a job is in, from its rows (an array's tasks): an active row's (RUNNING
+ * first: an array runs while any task does), else the worst end (any but
+ * COMPLETED); NULL when there are none. */
+const char *jobs_summary_state(const struct job_state *const *rows, size_t n);
+
+/* The last lines of j's log (its stderr, or its output when they are one file; the
+ * backend says where it is), for a job that ended without COMPLETED, over ss. */
+void jobs_tail_fetch(struct ssh_session *ss, const struct sched_ops *s, const struct sched_job *j,
+		     struct job_tail *t);
+
+/* Cancels targets[0..n) on host in one exchange. outcome[i] gets "cancelled",
+ * "signalled", "ended", "gone" or "failed" (left alone where already set); errors
+ * come back as notes, in order. Returns 0 or the exit status (DPE_*) of the worst
+ * failure. */
+int jobs_cancel(struct jobs_host *h, const struct jobs_target *targets, size_t n,
+		const char **outcome, struct jobs_result *res);
+
+#endif
