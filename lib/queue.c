@@ -3,24 +3,7 @@
 #include "queue.h"
 
 #include "ledger.h"
-#include "sched/plain/plainjob.h"
-
-/* Why the pending jobs wait, in one more command over ss for all of them. */
-static void fetch_pending(struct ssh_session *ss, struct queue_host *a)
-{
-	_cleanup_strv_free_ char **ids = NULL;
-	bool limits = false;
-	for (size_t i = 0; i < a->q.n; i++) {
-		const struct slurm_qjob *j = &a->q.jobs[i];
-		if (!streq(j->state, "PENDING") || strv_contains(ids, j->id))
-			continue;
-		strv_add(&ids, j->id);
-		limits = limits || slurm_pending_wants_limits(j->reason);
-	}
-	struct dp_error err = { 0 };
-	if (slurm_pending_fetch(ss, ids, limits, &a->pending, &a->npending, &err) < 0)
-		a->pending_error = xstrdup(err.msg);
-}
+#include "sched/sched.h"
 
 int queue_ask(const struct ssh_ctx *sc, const struct inventory *inv, const char *host,
 	      const struct slurm_queue_filter *f, enum slurm_queue_format fmt,
@@ -29,13 +12,10 @@ int queue_ask(const struct ssh_ctx *sc, const struct inventory *inv, const char 
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
 	_cleanup_free_ char *eor = ledger_new_token();
 	const struct inv_host *ih = inv ? inventory_host(inv, host) : NULL;
-	bool plain = ih && ih->type == INV_HOST_PLAIN;
+	const struct sched_ops *s = sched_for(ih, 0);
 	a->host = host;
 	a->errout = (struct strbuf)STRBUF_INIT;
-	if (plain)
-		plainjob_queue_command(&cmd, ih->gpu_lock_dir);
-	else
-		slurm_queue_command(&cmd, f, fmt, eor);
+	s->queue_command(&cmd, ih, f, fmt, eor);
 	int status;
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	if (ssh_session_open(sc, inventory_ssh_destination(inv, host), &ss, err) < 0 ||
@@ -44,8 +24,7 @@ int queue_ask(const struct ssh_ctx *sc, const struct inventory *inv, const char 
 		return -1;
 	}
 	a->ran = true;
-	if (plain ? plainjob_parse_queue(out.buf, f, &a->q, err) < 0
-		  : slurm_parse_queue(out.buf, f, eor, &a->q, err) < 0) {
+	if (s->queue_parse(out.buf, f, eor, &a->q, err) < 0) {
 		a->error = xstrdup(err->msg);
 		return -1;
 	}
@@ -55,8 +34,10 @@ int queue_ask(const struct ssh_ctx *sc, const struct inventory *inv, const char 
 		return -1;
 	}
 	a->ok = true;
-	if (!plain)
-		fetch_pending(ss, a);
+	struct dp_error perr = { 0 };
+	if (s->queue_pending &&
+	    s->queue_pending(ss, &a->q, &a->pending, &a->npending, &perr) < 0)
+		a->pending_error = xstrdup(perr.msg);
 	return 0;
 }
 
