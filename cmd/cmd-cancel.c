@@ -10,8 +10,8 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "sched/plain/plainjob.h"
-#include "sched/slurm/slurm.h"
+#include "jobs/jobs.h"
+#include "transport/ssh.h"
 #include "base/strbuf.h"
 
 static const char *opt_host;
@@ -21,81 +21,49 @@ static const struct dp_option cancel_options[] = {
 	OPT_END,
 };
 
-struct result {
-	const struct jobref *ref;
-	const char *outcome;    /* "cancelled", "signalled", "ended", "gone", "failed" */
-};
-
-static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
-		       struct result *res)
+static int open_session(void *data, const char *host, struct ssh_session **ss,
+			struct dp_error *err)
 {
-	struct dp_error err = { 0 };
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	_cleanup_strv_free_ char **ids = NULL, **dirs = NULL;
-	_cleanup_free_ struct plainjob_ref *plain = NULL;
-	size_t nplain = 0;
-	int r = 0;
+	const struct dp_ctx *ctx = data;
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	return ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, err);
+}
 
+/* The jobs of one host, cancelled in one exchange: outcome[i] for set->refs[i]. */
+static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
+		       const char **outcome)
+{
+	_cleanup_free_ struct jobs_target *t = xcalloc(set->n + 1, sizeof(*t));
+	_cleanup_free_ const char **out = xcalloc(set->n + 1, sizeof(*out));
+	_cleanup_free_ size_t *at = xcalloc(set->n + 1, sizeof(*at));
+	_cleanup_strv_free_ char **dirs = NULL;
+	size_t n = 0;
 	for (size_t i = 0; i < set->n; i++) {
-		const struct jobref *ref = &set->refs[i];
-		if (!streq(ref->host, host))
+		if (!streq(set->refs[i].host, host))
 			continue;
-		if (!job_is_plain(ctx, ref)) {
-			if (!strv_contains(ids, ref->id))
-				strv_add(&ids, ref->id);
-			continue;
-		}
-		char *dir = job_stage_dir(ref);
-		if (!dir || ref->rec.pid <= 1) {
-			free(dir);
-			error_msg("cannot cancel '%s': dispatch has no record of its process on '%s'",
-				  ref->arg, host);
-			res[i].outcome = "failed";
-			r = DPE_NOTFOUND;
-			continue;
-		}
-		strv_push(&dirs, dir);
-		plain = xrealloc(plain, (nplain + 1) * sizeof(*plain));
-		plain[nplain++] = (struct plainjob_ref){ .id = ref->id, .stage_dir = dir,
-							  .pgid = ref->rec.pid };
+		char *dir;
+		jobs_target_of(ctx, &set->refs[i], &t[n], &dir);
+		if (dir)
+			strv_push(&dirs, dir);
+		out[n] = outcome[i];
+		at[n++] = i;
 	}
-	if (ids) {
-		/* scancel's own exit status, apart from the plain jobs' */
-		slurm_cancel_command(&cmd, ids);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	_cleanup_(jobs_result_release) struct jobs_result res = { 0 };
+	struct jobs_host h = { .host = host, .open = open_session, .open_data = (void *)ctx };
+	int r = jobs_cancel(&h, t, n, out, &res);
+	ss = h.ss;
+	for (size_t i = 0; i < n; i++)
+		outcome[at[i]] = out[i];
+	for (size_t i = 0; i < res.nnotes; i++) {
+		if (res.notes[i].kind == JOBS_NOTE_REMOTE)
+			fputs(res.notes[i].text, stderr);
+		else
+			error_msg("%s", res.notes[i].text);
 	}
-	if (nplain)
-		plainjob_cancel_command(&cmd, plain, nplain);
-	if (!cmd.len)
-		return r;
-
-	int status;
-	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
-		for (size_t i = 0; i < set->n; i++)
-			if (streq(set->refs[i].host, host) && !res[i].outcome)
-				res[i].outcome = "failed";
-		return report_error(&err);
-	}
-	fputs(errout.buf, stderr); /* scancel's own words */
-	bool scancel_ok = slurm_parse_exit(out.buf, "scancel") == 0;
-	if (ids && !scancel_ok) {
-		error_msg("scancel on '%s' failed", host);
-		r = DPE_FAIL;
-	}
-	for (size_t i = 0; i < set->n; i++) {
-		const struct jobref *ref = &set->refs[i];
-		if (!streq(ref->host, host) || res[i].outcome)
-			continue;
-		if (!job_is_plain(ctx, ref)) {
-			res[i].outcome = scancel_ok ? "cancelled" : "failed";
-			continue;
-		}
-		const char *outcome = plainjob_parse_cancel(out.buf, ref->id);
-		res[i].outcome = outcome ? outcome : "failed";
-		if (!outcome) {
-			error_msg("cannot cancel '%s' on '%s': no answer", ref->arg, host);
-			r = DPE_FAIL;
-		}
-	}
+	if (res.failure == JOBS_NO_CONNECTION)
+		return report_error(&res.err);
 	return r;
 }
 
@@ -106,7 +74,7 @@ static int cmd_cancel(struct dp_ctx *ctx, const struct dp_args *args)
 	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
 	if (r)
 		return r;
-	_cleanup_free_ struct result *res = xcalloc(set.n, sizeof(*res));
+	_cleanup_free_ const char **res = xcalloc(set.n + 1, sizeof(*res));
 	for (size_t h = 0; set.hosts && set.hosts[h]; h++) {
 		int hr = cancel_host(ctx, &set, set.hosts[h], res);
 		if (hr == DPE_CONNECT || (r != DPE_CONNECT && hr > r))
@@ -120,13 +88,13 @@ static int cmd_cancel(struct dp_ctx *ctx, const struct dp_args *args)
 			_cleanup_free_ char *job = xasprintf("%s@%s", set.refs[i].id, set.refs[i].host);
 			cJSON_AddStringToObject(o, "job", job);
 			cJSON_AddStringToObject(o, "asked", set.refs[i].arg);
-			cJSON_AddStringToObject(o, "outcome", res[i].outcome ? res[i].outcome : "failed");
+			cJSON_AddStringToObject(o, "outcome", res[i] ? res[i] : "failed");
 			cJSON_AddItemToArray(jobs, o);
 		}
 		json_print(doc);
 	} else if (ctx->verbosity >= 0) {
 		for (size_t i = 0; i < set.n; i++) {
-			const char *o = res[i].outcome ? res[i].outcome : "failed";
+			const char *o = res[i] ? res[i] : "failed";
 			if (streq(o, "failed"))
 				continue;
 			printf("%s@%s: %s\n", set.refs[i].id, set.refs[i].host,

@@ -15,8 +15,8 @@
 #include "base/when.h"
 #include "inventory/inventory.h"
 #include "ledger.h"
-#include "sched/plain/plainjob.h"
-#include "sched/slurm/slurm.h"
+#include "jobs/jobs.h"
+#include "transport/ssh.h"
 
 static struct ledger_filter f;
 static char **opt_states;
@@ -64,40 +64,18 @@ struct entry {
 	bool live;              /* the state was asked just now */
 };
 
-static bool is_plain(const struct dp_ctx *ctx, const struct ledger_job *j)
+static int open_session(void *data, const char *host, struct ssh_session **ss,
+			struct dp_error *err)
 {
-	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, j->host) : NULL;
-	if (h)
-		return h->type == INV_HOST_PLAIN;
-	return j->pid > 0;
+	const struct dp_ctx *ctx = data;
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	return ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, err);
 }
 
-static char *stage_dir_of(const struct ledger_job *j)
+static const struct sched_ops *sched_of(const struct dp_ctx *ctx, const struct ledger_job *j)
 {
-	const char *slash = j->script_path ? strrchr(j->script_path, '/') : NULL;
-	return slash ? xstrndup(j->script_path, (size_t)(slash - j->script_path)) : NULL;
-}
-
-/* What a job is, from the rows that answer it: the state of an active row (RUNNING
- * first: an array runs while any task does), else the worst end (any but
- * COMPLETED). NULL when no row answers. */
-static const char *slurm_summary(const struct slurm_job *jobs, size_t n, const char *id)
-{
-	const struct slurm_job **sel;
-	size_t nsel;
-	slurm_select(jobs, n, id, &sel, &nsel);
-	const char *active = NULL, *end = NULL;
-	for (size_t k = 0; k < nsel; k++) {
-		const char *s = sel[k]->state;
-		if (slurm_state_active(s)) {
-			if (!active || streq(s, "RUNNING"))
-				active = s;
-		} else if (!end || streq(end, "COMPLETED")) {
-			end = s;
-		}
-	}
-	free(sel);
-	return active ? active : end;
+	return sched_for(ctx->inv ? inventory_host(ctx->inv, j->host) : NULL, j->pid);
 }
 
 static void set_live(struct entry *e, const char *state)
@@ -108,76 +86,74 @@ static void set_live(struct entry *e, const char *state)
 	e->live = true;
 }
 
+/* The entries of host that may still change, as targets; *at[k]: the entry. */
+static size_t targets_of(const struct dp_ctx *ctx, const char *host, struct entry *ents, size_t n,
+			 struct jobs_target *t, size_t *at, char ***dirs)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ledger_job *j = ents[i].rec;
+		if (!streq(j->host, host) || !j->job_id || ledger_state_final(j->state))
+			continue;
+		const char *slash = j->script_path ? strrchr(j->script_path, '/') : NULL;
+		char *dir = slash ? xstrndup(j->script_path, (size_t)(slash - j->script_path)) : NULL;
+		if (dir)
+			strv_push(dirs, dir);
+		t[m] = (struct jobs_target){
+			.sched = sched_of(ctx, j),
+			.job = { .id = j->job_id, .arg = j->job_id, .stage_dir = dir, .pgid = j->pid,
+				 .host = j->host, .in_ledger = true },
+		};
+		at[m++] = i;
+	}
+	return m;
+}
+
 /* Asks one host about its jobs that may still change; returns 0 or an exit status
  * (reported: the entries keep the ledger's state). */
 static int refresh_host(const struct dp_ctx *ctx, struct ledger *l, const char *host,
 			struct entry *ents, size_t n)
 {
 	struct dp_error err = { 0 };
-	_cleanup_strv_free_ char **ids = NULL, **dirs = NULL;
-	_cleanup_free_ struct plainjob_ref *plain = NULL;
-	size_t nplain = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct ledger_job *j = ents[i].rec;
-		if (!streq(j->host, host) || !j->job_id || ledger_state_final(j->state))
-			continue;
-		if (is_plain(ctx, j)) {
-			char *dir = stage_dir_of(j);
-			if (!dir)
-				continue;
-			strv_push(&dirs, dir);
-			plain = xrealloc(plain, (nplain + 1) * sizeof(*plain));
-			plain[nplain++] = (struct plainjob_ref){ .id = j->job_id, .stage_dir = dir,
-								 .pgid = j->pid };
-		} else if (!strv_contains(ids, j->job_id)) {
-			strv_add(&ids, j->job_id);
-		}
-	}
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	if (ids)
-		slurm_status_command(&cmd, ids);
-	if (nplain)
-		plainjob_status_command(&cmd, plain, nplain);
-	if (!cmd.len)
+	_cleanup_free_ struct jobs_target *t = xcalloc(n + 1, sizeof(*t));
+	_cleanup_free_ size_t *at = xcalloc(n + 1, sizeof(*at));
+	_cleanup_strv_free_ char **dirs = NULL;
+	size_t m = targets_of(ctx, host, ents, n, t, at, &dirs);
+	bool ask = false;
+	for (size_t k = 0; k < m; k++)
+		ask = ask || t[k].sched->can_query(&t[k].job);
+	if (!ask)
 		return 0;
-	int status;
-	if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &status, &err) < 0) {
-		int r = report_error(&err);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	_cleanup_(jobs_result_release) struct jobs_result res = { 0 };
+	struct jobs_host h = { .host = host, .open = open_session, .open_data = (void *)ctx };
+	int r = jobs_query(&h, t, m, 0, &res);
+	ss = h.ss;
+	if (r < 0 && res.failure == JOBS_NO_CONNECTION) {
+		r = report_error(&res.err);
 		warning_msg("'%s': showing the states the ledger last knew", host);
 		return r;
 	}
-	int sq = ids ? slurm_parse_exit(out.buf, "squeue") : 0;
-	if (status != 0 || slurm_squeue_failed(sq, errout.buf)) {
-		fputs(errout.buf, stderr);
+	if (r < 0) {
+		fputs(res.remote_err, stderr);
 		error_msg("cannot ask '%s' for the jobs' state (exit status %d); showing the states "
-			  "the ledger last knew", host, status ? status : sq);
+			  "the ledger last knew", host, res.failure == JOBS_EXIT_STATUS ? res.exit_status
+			  : res.tool_exit);
 		return DPE_FAIL;
 	}
-	struct slurm_job *sjobs = NULL;
-	struct plainjob_status *pjobs = NULL;
-	size_t nsjobs = 0, npjobs = 0;
-	slurm_parse_status(out.buf, &sjobs, &nsjobs);
-	npjobs = plainjob_parse_status(out.buf, &pjobs);
-	for (size_t i = 0; i < n; i++) {
-		struct entry *e = &ents[i];
-		struct ledger_job *j = e->rec;
-		if (!streq(j->host, host) || !j->job_id || ledger_state_final(j->state))
-			continue;
-		const char *state = NULL;
-		if (is_plain(ctx, j)) {
-			for (size_t k = 0; k < npjobs && !state; k++)
-				if (streq(pjobs[k].id, j->job_id))
-					state = pjobs[k].state;
-		} else {
-			state = slurm_summary(sjobs, nsjobs, j->job_id);
-		}
+	_cleanup_free_ const struct job_state **rows = xcalloc(res.n + 1, sizeof(*rows));
+	for (size_t k = 0; k < m; k++) {
+		struct entry *e = &ents[at[k]];
+		size_t nrows = 0;
+		for (size_t i = 0; i < res.n; i++)
+			if (res.rows[i].target == k && !res.rows[i].not_found)
+				rows[nrows++] = &res.rows[i].st;
+		const char *state = jobs_summary_state(rows, nrows);
 		set_live(e, state ? state : "UNKNOWN");
 		/* An end is stored back: that job is never asked about again. */
-		if (ledger_state_final(e->state) && ledger_set_end_state(l, j->row, e->state, &err) < 0)
+		if (ledger_state_final(e->state) && ledger_set_end_state(l, e->rec->row, e->state, &err) < 0)
 			warning_msg("%s", err.msg);
 	}
-	slurm_jobs_free(sjobs, nsjobs);
-	plainjob_status_free(pjobs, npjobs);
 	return 0;
 }
 
@@ -247,7 +223,7 @@ static void print_json(const struct dp_ctx *ctx, const struct entry *const *ents
 		}
 		json_add_str_or_null(o, "id", j->job_id);
 		cJSON_AddStringToObject(o, "host", j->host);
-		cJSON_AddStringToObject(o, "type", is_plain(ctx, j) ? "plain" : "slurm");
+		cJSON_AddStringToObject(o, "type", sched_of(ctx, j)->name);
 		json_add_str_or_null(o, "cluster", j->cluster);
 		json_add_str_or_null(o, "name", j->name);
 		cJSON_AddNumberToObject(o, "submitted_at", (double)j->submitted_at);

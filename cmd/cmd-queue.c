@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch queue: the jobs of SLURM hosts, one connection and one command per host
- * (lib/sched/slurm/slurm_queue.h: squeue --json or a '|'-separated format with the name last,
- * chosen by the host's SLURM version in the same command).
+ * dispatch queue: the jobs of SLURM hosts (and plain hosts named), one connection and
+ * one command per host (lib/queue.h, through each host's backend), printed.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -12,11 +11,9 @@
 #include "dispatch.h"
 #include "sched/slurm/hostlist.h"
 #include "inventory/inventory.h"
-#include "ledger.h"
-#include "sched/plain/plainjob.h"
+#include "queue.h"
 #include "sched/slurm/slurm_pending.h"
 #include "sched/slurm/slurm_queue.h"
-#include "transport/ssh.h"
 
 static struct slurm_queue_filter opt_filter;
 static char **opt_hosts;
@@ -37,69 +34,21 @@ static const struct dp_rule queue_rules[] = {
 	{ 0 },
 };
 
-struct host_answer {
-	const char *host;
-	struct slurm_queue q;
-	bool ok;
-	char *error;
-	struct slurm_pending *pending; /* why the pending jobs wait, with the numbers */
-	size_t npending;
-};
-
-/* Why the pending jobs wait, in one more script over ss for all of them. */
-static void fetch_pending(struct ssh_session *ss, struct host_answer *a)
-{
-	_cleanup_strv_free_ char **ids = NULL;
-	bool limits = false;
-	for (size_t i = 0; i < a->q.n; i++) {
-		const struct slurm_qjob *j = &a->q.jobs[i];
-		if (!streq(j->state, "PENDING") || strv_contains(ids, j->id))
-			continue;
-		strv_add(&ids, j->id);
-		limits = limits || slurm_pending_wants_limits(j->reason);
-	}
-	a->npending = job_pending_fetch(ss, ids, limits, &a->pending);
-}
-
-static int ask_host(const struct dp_ctx *ctx, const char *host, const struct slurm_queue_filter *f,
-		    enum slurm_queue_format fmt, struct host_answer *a)
+/* The host's queue (lib/queue.h), what failed said. */
+static int ask_host(const struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *host,
+		    const struct slurm_queue_filter *f, enum slurm_queue_format fmt,
+		    struct queue_host *a)
 {
 	struct dp_error err = { 0 };
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	_cleanup_free_ char *eor = ledger_new_token();
-	const struct inv_host *ih = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
-	bool plain = ih && ih->type == INV_HOST_PLAIN;
-	a->host = host;
-	if (plain)
-		plainjob_queue_command(&cmd, ih->gpu_lock_dir);
-	else
-		slurm_queue_command(&cmd, f, fmt, eor);
-	int status;
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, &err) < 0 ||
-	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
-		a->error = xstrdup(err.msg);
-		return report_error(&err);
-	}
-	if (plain ? plainjob_parse_queue(out.buf, f, &a->q, &err) < 0
-		  : slurm_parse_queue(out.buf, f, eor, &a->q, &err) < 0) {
-		print_remote_text(stderr, errout.buf);
-		a->error = xasprintf("%s", err.msg);
+	if (queue_ask(sc, ctx->inv, host, f, fmt, a, &err) < 0) {
+		if (!a->ran)
+			return report_error(&err);
+		print_remote_text(stderr, a->errout.buf); /* squeue's own words */
 		error_msg("cannot list the queue of '%s': %s", host, err.msg);
 		return DPE_FAIL;
 	}
-	if (a->q.squeue_status != 0) {
-		print_remote_text(stderr, errout.buf); /* squeue's own words */
-		a->error = xasprintf("squeue failed (exit status %d)", a->q.squeue_status);
-		error_msg("cannot list the queue of '%s': squeue failed (exit status %d)", host,
-			  a->q.squeue_status);
-		return DPE_FAIL;
-	}
-	a->ok = true;
-	if (!plain)
-		fetch_pending(ss, a);
+	if (a->pending_error)
+		warning_msg("no detail on why the pending jobs wait: %s", a->pending_error);
 	if (slurm_release_known(a->q.version) == 0)
 		warning_msg("'%s' runs SLURM %s, newer than any release dispatch knows (up to %s): "
 			    "its answer is read as %s's", host, a->q.version, SLURM_NEWEST_KNOWN,
@@ -114,7 +63,7 @@ static const char *where(const struct slurm_qjob *j)
 
 /* A pending job's (REASON), then why with the numbers where known (SLURM's jobs: a
  * plain host's have gpus set, and their reason says it all). */
-static char *reason_text(const struct slurm_qjob *j, const struct host_answer *a)
+static char *reason_text(const struct slurm_qjob *j, const struct queue_host *a)
 {
 	const struct slurm_pending *p = streq(j->state, "PENDING") && !j->gpus
 						? slurm_pending_find(a->pending, a->npending, j->id)
@@ -124,7 +73,7 @@ static char *reason_text(const struct slurm_qjob *j, const struct host_answer *a
 }
 
 /* Columns as wide as their widest value; the last one is not padded. */
-static void print_text(const struct host_answer *a, size_t n)
+static void print_text(const struct queue_host *a, size_t n)
 {
 	/* ELAPSED and NODES right-aligned, as squeue */
 	static const struct table_col cols[] = { [5] = { .right = true }, [6] = { .right = true },
@@ -159,7 +108,7 @@ static void print_text(const struct host_answer *a, size_t n)
 	table_print(&t);
 }
 
-static void print_json(const struct host_answer *a, size_t n)
+static void print_json(const struct queue_host *a, size_t n)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON *hosts = cJSON_AddArrayToObject(doc, "hosts");
@@ -231,10 +180,12 @@ static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
 		fmt = SLURM_QUEUE_TEXT;
 
 	size_t n = strv_len(hosts);
-	struct host_answer *a = xcalloc(n, sizeof(*a));
+	struct queue_host *a = xcalloc(n, sizeof(*a));
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
 	int r = 0;
 	for (size_t h = 0; h < n; h++) {
-		int hr = ask_host(ctx, hosts[h], &f, fmt, &a[h]);
+		int hr = ask_host(ctx, &sc, hosts[h], &f, fmt, &a[h]);
 		if (hr == DPE_CONNECT || (r != DPE_CONNECT && hr > r))
 			r = hr;
 	}
@@ -242,11 +193,8 @@ static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
 		print_json(a, n);
 	else
 		print_text(a, n);
-	for (size_t h = 0; h < n; h++) {
-		slurm_queue_release(&a[h].q);
-		slurm_pending_free(a[h].pending, a[h].npending);
-		free(a[h].error);
-	}
+	for (size_t h = 0; h < n; h++)
+		queue_host_release(&a[h]);
 	free(a);
 	return r;
 }

@@ -11,10 +11,8 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
-#include "sched/plain/plainjob.h"
+#include "jobs/jobs.h"
 #include "sched/slurm/slurm.h"
-#include "sched/slurm/slurm_pending.h"
-#include "sched/slurm/slurm_why.h"
 #include "sched/slurm/slurm_steps.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
@@ -30,50 +28,17 @@ static const struct dp_option status_options[] = {
 	OPT_END,
 };
 
-/* One line of the answer. */
-struct row {
-	const struct jobref *ref;
-	char *id;               /* the job or task as reported */
-	char *state, *reason, *elapsed, *time_limit, *nodes;
-	char *cancelled_by;     /* sacct's "CANCELLED by UID"; NULL */
-	char *gpus;             /* plain host: the GPUs leased (indices); NULL: SLURM's */
-	int exit_code, signal;  /* -1: not known */
-	struct job_tail tail;   /* a job that ended without COMPLETED: its stderr's last lines */
-	struct job_end end;     /* and how it ended: memory, canceller (SLURM jobs) */
-	bool plain;
-	char *pending_text;     /* a pending SLURM job: why, with the numbers; NULL none */
-	cJSON *pending;         /* the same for --json; NULL: not pending */
-};
-
+/* The answer: the rows of every host, each with its operand. */
 struct answer {
-	struct row *rows;
-	size_t n;
-	int status;             /* the exit status so far */
+	struct jobs_result res;
+	const struct jobref **refs;     /* per row */
+	int status;                     /* the exit status so far */
 };
-
-static void add_row(struct answer *a, const struct row *r)
-{
-	a->rows = xrealloc(a->rows, (a->n + 1) * sizeof(*a->rows));
-	a->rows[a->n++] = *r;
-}
 
 static void answer_release(struct answer *a)
 {
-	for (size_t i = 0; i < a->n; i++) {
-		free(a->rows[i].id);
-		free(a->rows[i].state);
-		free(a->rows[i].reason);
-		free(a->rows[i].elapsed);
-		free(a->rows[i].time_limit);
-		free(a->rows[i].nodes);
-		free(a->rows[i].gpus);
-		free(a->rows[i].cancelled_by);
-		job_tail_release(&a->rows[i].tail);
-		job_end_release(&a->rows[i].end);
-		free(a->rows[i].pending_text);
-		cJSON_Delete(a->rows[i].pending);
-	}
-	free(a->rows);
+	jobs_result_release(&a->res);
+	free(a->refs);
 }
 
 static void worst(struct answer *a, int status)
@@ -85,227 +50,92 @@ static void worst(struct answer *a, int status)
 
 /* ---- one host ---- */
 
-static void query_command(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
-			  struct strbuf *cmd, struct plainjob_ref **plain, size_t *nplain,
-			  char ***stage_dirs)
+static int open_session(void *data, const char *host, struct ssh_session **ss,
+			struct dp_error *err)
 {
-	_cleanup_strv_free_ char **ids = NULL;
-	*plain = NULL;
-	*nplain = 0;
-	for (size_t i = 0; i < set->n; i++) {
-		const struct jobref *r = &set->refs[i];
-		if (!streq(r->host, host))
-			continue;
-		if (job_is_plain(ctx, r)) {
-			char *dir = job_stage_dir(r);
-			if (!dir)
-				continue; /* not in the ledger: reported as not found */
-			strv_push(stage_dirs, dir);
-			*plain = xrealloc(*plain, (*nplain + 1) * sizeof(**plain));
-			(*plain)[(*nplain)++] = (struct plainjob_ref){ .id = r->id, .stage_dir = dir,
-								       .pgid = r->rec.pid };
-		} else if (!strv_contains(ids, r->id)) {
-			strv_add(&ids, r->id);
-		}
-	}
-	if (ids)
-		slurm_status_command(cmd, ids);
-	if (*nplain)
-		plainjob_status_command(cmd, *plain, *nplain);
-}
-
-static void slurm_rows(struct answer *a, const struct jobref *r, const char *host,
-		       const struct slurm_job *jobs, size_t n)
-{
-	const struct slurm_job **sel;
-	size_t nsel;
-	slurm_select(jobs, n, r->id, &sel, &nsel);
-	for (size_t k = 0; k < nsel; k++) {
-		const struct slurm_job *j = sel[k];
-		struct row row = {
-			.ref = r,
-			.id = xstrdup(j->id),
-			.state = xstrdup(j->state),
-			.reason = xstrdup(j->reason),
-			.elapsed = xstrdup(j->elapsed),
-			.time_limit = xstrdup(j->time_limit),
-			.nodes = xstrdup(j->nodes),
-			.cancelled_by = j->cancelled_by ? xstrdup(j->cancelled_by) : NULL,
-			.exit_code = j->exit_code,
-			.signal = j->exit_signal,
-		};
-		add_row(a, &row);
-	}
-	if (nsel == 0) {
-		error_msg("job '%s' not found on '%s': neither squeue nor sacct knows it", r->id, host);
-		worst(a, DPE_NOTFOUND);
-	}
-	free(sel);
-}
-
-static int query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
-		      struct ssh_session **ss, struct answer *a, struct slurm_job **sjobs, size_t *nsjobs,
-		      struct plainjob_status **pjobs, size_t *npjobs)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	_cleanup_strv_free_ char **dirs = NULL;
-	_cleanup_free_ struct plainjob_ref *plain = NULL;
-	size_t nplain;
-	query_command(ctx, set, host, &cmd, &plain, &nplain, &dirs);
-	if (!cmd.len)
-		return 0;
-	int status;
+	const struct dp_ctx *ctx = data;
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, &err) < 0 ||
-	    ssh_exec_capture(*ss, cmd.buf, NULL, &out, &errout, &status, &err) < 0) {
-		worst(a, report_error(&err));
-		return -1;
-	}
-	if (status != 0) {
-		fputs(errout.buf, stderr);
-		error_msg("cannot ask '%s' for the jobs' state (exit status %d)", host, status);
-		worst(a, DPE_FAIL);
-		return -1;
-	}
-	/* squeue fails outright when every id has left the controller's memory (sacct
-	 * answers for those); any other failure (slurmctld down or too busy) means no
-	 * answer: a job that just ended may not be in sacct yet, so it is not "not
-	 * found". */
-	int sq = strstr(cmd.buf, "dispatch-squeue-exit") ? slurm_parse_exit(out.buf, "squeue") : 0;
-	if (slurm_squeue_failed(sq, errout.buf)) {
-		fputs(errout.buf, stderr);
-		error_msg("cannot ask '%s' for the jobs' state: squeue failed (exit status %d); try again", host, sq);
-		worst(a, DPE_FAIL);
-		return -1;
-	}
-	slurm_parse_status(out.buf, sjobs, nsjobs);
-	*npjobs = plainjob_parse_status(out.buf, pjobs);
-	return 0;
+	return ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, err);
 }
 
-static void plain_row(struct answer *a, const struct jobref *r, const char *host,
-		      const struct plainjob_status *p, size_t n)
+static void print_notes(const struct dp_ctx *ctx, const struct jobs_result *res, size_t from)
 {
-	for (size_t k = 0; k < n; k++) {
-		if (!streq(p[k].id, r->id))
-			continue;
-		struct row row = {
-			.ref = r,
-			.id = xstrdup(r->id),
-			.state = xstrdup(p[k].state),
-			.reason = xstrdup(p[k].reason),
-			.elapsed = slurm_format_seconds(p[k].elapsed),
-			.gpus = xstrdup(p[k].gpus),
-			.time_limit = xstrdup("UNLIMITED"),
-			.nodes = xstrdup(host),
-			.exit_code = p[k].exit_code,
-			.signal = p[k].exit_signal,
-			.plain = true,
-		};
-		add_row(a, &row);
-		return;
+	for (size_t i = from; i < res->nnotes; i++) {
+		const struct jobs_note *n = &res->notes[i];
+		if (n->kind == JOBS_NOTE_ERROR)
+			error_msg("%s", n->text);
+		else if (n->kind == JOBS_NOTE_WARNING)
+			warning_msg("%s", n->text);
+		else if (n->kind == JOBS_NOTE_INFO)
+			info_msg(ctx, "%s", n->text);
+		else
+			fputs(n->text, stderr);
 	}
-	error_msg("job '%s' not found on '%s'%s", r->id, host,
-		  r->in_ledger ? ": no answer for its stage dir" : ": dispatch did not submit it");
-	worst(a, DPE_NOTFOUND);
 }
 
-/* Ended, and not COMPLETED. */
-static bool ended_failed(const struct row *r)
+/* The jobs of one host, asked in one exchange; rows into a. */
+static void query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
+		       bool tail, struct answer *a)
 {
-	return !streq(r->state, "COMPLETED") && !slurm_state_active(r->state);
-}
-
-/* The SLURM rows from first on that ended without COMPLETED: how they ended, in one
- * command over ss. */
-static void fetch_ends(const struct dp_ctx *ctx, struct answer *a, size_t first,
-		       struct ssh_session *ss)
-{
-	_cleanup_free_ struct job_end_of *of = xcalloc(a->n - first + 1, sizeof(*of));
-	_cleanup_free_ struct job_end **d = xcalloc(a->n - first + 1, sizeof(*d));
+	_cleanup_free_ struct jobs_target *t = xcalloc(set->n + 1, sizeof(*t));
+	_cleanup_free_ const struct jobref **refs = xcalloc(set->n + 1, sizeof(*refs));
+	_cleanup_strv_free_ char **dirs = NULL;
 	size_t n = 0;
-	for (size_t i = first; i < a->n; i++) {
-		struct row *r = &a->rows[i];
-		if (r->plain || !ended_failed(r))
+	for (size_t i = 0; i < set->n; i++) {
+		if (!streq(set->refs[i].host, host))
 			continue;
-		of[n] = (struct job_end_of){ .id = r->id, .state = r->state,
-					     .cancelled_by = r->cancelled_by, .nodes = r->nodes };
-		d[n++] = &r->end;
+		char *dir;
+		jobs_target_of(ctx, &set->refs[i], &t[n], &dir);
+		if (dir)
+			strv_push(&dirs, dir);
+		refs[n++] = &set->refs[i];
 	}
-	job_end_fetch(ctx, ss, of, d, n);
-}
-
-/* The rows from first on that ended without COMPLETED: their log tails, over ss. */
-static void fetch_tails(const struct dp_ctx *ctx, struct answer *a, size_t first,
-			struct ssh_session *ss)
-{
-	for (size_t i = first; ss && i < a->n; i++) {
-		struct row *r = &a->rows[i];
-		if (!ended_failed(r))
-			continue;
-		struct jobref task = *r->ref;   /* an array's task: its own files */
-		task.id = r->id;
-		job_tail_fetch(ss, &task, job_is_plain(ctx, r->ref), &r->tail);
-	}
-}
-
-/* The rows from first on that are pending on SLURM: why, with the numbers, in one
- * script over ss for all of them. */
-static void fetch_pending(const struct dp_ctx *ctx, struct answer *a, size_t first,
-			  struct ssh_session *ss)
-{
-	_cleanup_strv_free_ char **ids = NULL;
-	bool limits = false;
-	for (size_t i = first; i < a->n; i++) {
-		const struct row *r = &a->rows[i];
-		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
-			continue;
-		if (!strv_contains(ids, r->id))
-			strv_add(&ids, r->id);
-		limits = limits || slurm_pending_wants_limits(r->reason);
-	}
-	if (!ids || !ss)
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	struct jobs_host h = { .host = host, .open = open_session, .open_data = (void *)ctx };
+	size_t first = a->res.n, notes = a->res.nnotes;
+	int r = jobs_query(&h, t, n, JOBS_WANT_END | JOBS_WANT_PENDING | (tail ? JOBS_WANT_TAIL : 0),
+			   &a->res);
+	ss = h.ss;
+	if (r < 0) {
+		if (a->res.failure == JOBS_NO_CONNECTION) {
+			worst(a, report_error(&a->res.err));
+			return;
+		}
+		fputs(a->res.remote_err, stderr);
+		if (a->res.failure == JOBS_EXIT_STATUS)
+			error_msg("cannot ask '%s' for the jobs' state (exit status %d)", host,
+				  a->res.exit_status);
+		else
+			error_msg("cannot ask '%s' for the jobs' state: %s failed (exit status %d); try again",
+				  host, a->res.tool, a->res.tool_exit);
+		free(a->res.remote_err);
+		a->res.remote_err = NULL;
+		worst(a, DPE_FAIL);
 		return;
-	struct slurm_pending *p;
-	size_t n = job_pending_fetch(ss, ids, limits, &p);
-	for (size_t i = first; i < a->n; i++) {
-		struct row *r = &a->rows[i];
-		if (!streq(r->state, "PENDING") || job_is_plain(ctx, r->ref))
-			continue;
-		const struct slurm_pending *f = slurm_pending_find(p, n, r->id);
-		r->pending = job_pending_json(r->reason, f);
-		r->pending_text = f && f->text ? xstrdup(f->text) : NULL;
 	}
-	slurm_pending_free(p, n);
+	a->refs = xrealloc(a->refs, (a->res.n + 1) * sizeof(*a->refs));
+	for (size_t i = first; i < a->res.n; i++) {
+		a->refs[i] = refs[a->res.rows[i].target];
+		if (a->res.rows[i].not_found) {
+			error_msg("%s", a->res.rows[i].not_found);
+			worst(a, DPE_NOTFOUND);
+		}
+	}
+	print_notes(ctx, &a->res, notes);
 }
 
 /* ---- output ---- */
 
-static struct slurm_why_job why_job(const struct row *r)
-{
-	struct slurm_why_job w = { .state = r->state, .reason = r->reason,
-				   .exit_code = r->exit_code, .signal = r->signal,
-				   .nodes = r->nodes, .elapsed = r->elapsed,
-				   .time_limit = r->time_limit, .cancelled_by = r->cancelled_by };
-	job_end_apply(&r->end, &w);
-	return w;
-}
-
-static char *why_of(const struct row *r)
-{
-	struct slurm_why_job w = why_job(r);
-	return r->plain ? slurm_why_plain(w.state, w.exit_code, w.signal) : slurm_why(&w);
-}
-
 /* Below the table: why each pending job waits and why each failed job ended. */
 static void print_why(const struct answer *a)
 {
-	for (size_t i = 0; i < a->n; i++) {
-		const struct row *r = &a->rows[i];
-		_cleanup_free_ char *why = why_of(r);
-		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
+	for (size_t i = 0; i < a->res.n; i++) {
+		const struct job_state *r = &a->res.rows[i].st;
+		if (a->res.rows[i].not_found)
+			continue;
+		_cleanup_free_ char *why = job_state_why(r);
+		_cleanup_free_ char *job = job_state_name(r, a->refs[i]->host);
 		if (why)
 			printf("%s: %s\n", job, why);
 		if (r->pending_text)
@@ -323,17 +153,16 @@ static void print_text(const struct answer *a)
 						 { .width = 0 } };
 	struct table t = { .ncols = 7, .sep = " ", .cols = cols };
 	table_row(&t, "JOB", "STATE", "EXIT", "ELAPSED", "TIMELIMIT", "NODES", "REASON", NULL);
-	for (size_t i = 0; i < a->n; i++) {
-		const struct row *r = &a->rows[i];
-		table_addf(&t, "%s@%s", r->id, r->ref->host);
+	for (size_t i = 0; i < a->res.n; i++) {
+		const struct job_state *r = &a->res.rows[i].st;
+		if (a->res.rows[i].not_found)
+			continue;
+		_cleanup_free_ char *elapsed = job_state_elapsed_text(r);
+		_cleanup_free_ char *limit = job_state_limit_text(r);
+		table_take(&t, job_state_name(r, a->refs[i]->host));
 		table_add(&t, r->state);
-		if (r->exit_code >= 0 && r->signal > 0 && r->exit_code == 0)
-			table_addf(&t, "sig%d", r->signal);
-		else if (r->exit_code >= 0)
-			table_addf(&t, "%d", r->exit_code);
-		else
-			table_add(&t, "-");
-		table_row(&t, r->elapsed[0] ? r->elapsed : "-", r->time_limit[0] ? r->time_limit : "-",
+		table_take(&t, job_state_exit_text(r));
+		table_row(&t, elapsed[0] ? elapsed : "-", limit[0] ? limit : "-",
 			  r->nodes[0] ? r->nodes : "-", NULL);
 		table_take(&t, printable(r->reason[0] ? r->reason : "-"));
 	}
@@ -341,40 +170,34 @@ static void print_text(const struct answer *a)
 	print_why(a);
 }
 
-static void print_json(const struct dp_ctx *ctx, const struct answer *a)
+static void print_json(const struct answer *a)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON *jobs = cJSON_AddArrayToObject(doc, "jobs");
-	for (size_t i = 0; i < a->n; i++) {
-		const struct row *r = &a->rows[i];
+	for (size_t i = 0; i < a->res.n; i++) {
+		const struct job_state *r = &a->res.rows[i].st;
+		const struct jobref *ref = a->refs[i];
+		if (a->res.rows[i].not_found)
+			continue;
 		cJSON *o = cJSON_CreateObject();
-		_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->ref->host);
+		_cleanup_free_ char *job = job_state_name(r, ref->host);
 		cJSON_AddStringToObject(o, "job", job);
-		cJSON_AddStringToObject(o, "asked", r->ref->arg);
+		cJSON_AddStringToObject(o, "asked", ref->arg);
 		cJSON_AddStringToObject(o, "id", r->id);
-		cJSON_AddStringToObject(o, "host", r->ref->host);
-		cJSON_AddStringToObject(o, "type", job_is_plain(ctx, r->ref) ? "plain" : "slurm");
-		cJSON_AddStringToObject(o, "state", r->state);
-		cJSON_AddBoolToObject(o, "active", streq(r->state, "RUNNING") ||
-							   slurm_state_active(r->state));
+		cJSON_AddStringToObject(o, "host", ref->host);
+		cJSON_AddStringToObject(o, "type", r->sched->name);
+		job_state_json_state(o, r);
 		cJSON_AddStringToObject(o, "reason", r->reason);
-		cJSON_AddStringToObject(o, "elapsed", r->elapsed);
-		cJSON_AddStringToObject(o, "time_limit", r->time_limit);
+		job_state_json_times(o, r);
 		cJSON_AddStringToObject(o, "nodes", r->nodes);
 		json_add_str_or_null(o, "gpus", r->gpus);
-		json_add_int_or_null(o, "exit_code", r->exit_code);
-		json_add_int_or_null(o, "signal", r->signal);
-		_cleanup_free_ char *why = why_of(r);
-		json_add_str_or_null(o, "why", why);
-		struct slurm_why_job w = why_job(r);
-		job_end_json(o, &w, ended_failed(r));
-		if (r->pending)
-			cJSON_AddItemToObject(o, "pending", cJSON_Duplicate(r->pending, true));
-		else
-			cJSON_AddNullToObject(o, "pending");
-		json_add_container(o, r->ref->in_ledger ? r->ref->rec.container_runtime : NULL,
-				   r->ref->in_ledger ? r->ref->rec.container_image : NULL);
-		job_tail_json(o, &r->tail);
+		job_state_json_exit(o, r);
+		job_state_json_why(o, r);
+		job_state_json_failure(o, r);
+		job_state_json_pending(o, r);
+		json_add_container(o, ref->in_ledger ? ref->rec.container_runtime : NULL,
+				   ref->in_ledger ? ref->rec.container_image : NULL);
+		job_state_json_tail(o, r);
 		cJSON_AddItemToArray(jobs, o);
 	}
 	json_print(doc);
@@ -535,35 +358,14 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		return cmd_status_steps(ctx, &set);
 
 	_cleanup_(answer_release) struct answer a = { 0 };
-	for (size_t h = 0; set.hosts && set.hosts[h]; h++) {
-		struct slurm_job *sjobs = NULL;
-		struct plainjob_status *pjobs = NULL;
-		size_t nsjobs = 0, npjobs = 0;
-		_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-		size_t first = a.n;
-		bool ok = query_host(ctx, &set, set.hosts[h], &ss, &a, &sjobs, &nsjobs, &pjobs,
-				     &npjobs) == 0;
-		for (size_t i = 0; ok && i < set.n; i++) {
-			const struct jobref *ref = &set.refs[i];
-			if (!streq(ref->host, set.hosts[h]))
-				continue;
-			if (job_is_plain(ctx, ref))
-				plain_row(&a, ref, set.hosts[h], pjobs, npjobs);
-			else
-				slurm_rows(&a, ref, set.hosts[h], sjobs, nsjobs);
-		}
-		slurm_jobs_free(sjobs, nsjobs);
-		plainjob_status_free(pjobs, npjobs);
-		if (ok) {
-			fetch_ends(ctx, &a, first, ss);
-			fetch_pending(ctx, &a, first, ss);
-		}
-		if (ok && tail)
-			fetch_tails(ctx, &a, first, ss);
-	}
+	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
+		query_host(ctx, &set, set.hosts[h], tail, &a);
+	size_t found = 0;
+	for (size_t i = 0; i < a.res.n; i++)
+		found += !a.res.rows[i].not_found;
 	if (ctx->json)
-		print_json(ctx, &a);
-	else if (a.n)
+		print_json(&a);
+	else if (found)
 		print_text(&a);
 	return a.status;
 }

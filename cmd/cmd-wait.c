@@ -1,25 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch wait JOB...: polls until every job has ended (or, with --until running,
- * runs), cheaply for the controller and without giving up on a failed poll.
- *
- * Each poll asks each host once: one squeue for all of its jobs still waited on (the
- * query of lib/sched/slurm/slurm.h that status uses, cut in two), then sacct, over the same
- * connection, only for the jobs squeue no longer has active; plain-host jobs from
- * their pid and exit_status files (lib/sched/plain/plainjob.h) in the same command. The interval
- * starts at 2 s and grows by half each poll up to --interval. A poll that fails (the
- * connection, squeue's "slurm_load_jobs error", sacct) is retried at the next one,
- * over a fresh connection when the connection failed: only --timeout ends the wait.
+ * runs): the options, the poller of lib/jobs/wait.h (one squeue per host and poll,
+ * sacct only for the jobs that left the queue, backing off to --interval, failed polls
+ * retried), then how the failed jobs ended and their log tails, printed.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "jobs/jobwait.h"
+#include "jobs/wait.h"
 #include "sched/plain/plainjob.h"
 #include "sched/slurm/slurm.h"
 #include "sched/slurm/slurm_why.h"
@@ -42,240 +36,38 @@ static const struct dp_option wait_options[] = {
 	OPT_END,
 };
 
-#define FIRST_INTERVAL 2.0
-#define BACKOFF 1.5
-#define EXEC_TIMEOUT 120.0
-/* A job and what the polls made of it (lib/jobs/jobwait.h). */
+/* A job: what the polls made of it (lib/jobs/wait.h), then how it ended. */
 struct wjob {
 	const struct jobref *ref;
-	struct jobwait w;
+	struct jobwait *w;      /* its wait_job's */
 	struct job_tail tail;   /* fetched once it ended without COMPLETED */
 	struct job_end end;     /* how it ended: memory, canceller (SLURM jobs) */
 };
 
-struct whost {
-	const char *host;
-	struct ssh_session *ss;
-	long polls, squeue_calls, sacct_calls, failures, connects;
-	long same_polls;        /* polls squeue --only-job-state answered alone */
-	char *states;           /* its last digest (slurm_squeue_poll_command) */
-	bool outage;
-};
+/* ---- what the poller tells ---- */
 
-static double dmin(double a, double b) { return a < b ? a : b; }
-static double dmax(double a, double b) { return a > b ? a : b; }
-
-static double now_seconds(void)
+static void told_job(void *data, const struct wait_job *j, enum jobwait_event ev, const char *detail)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_seconds(double s)
-{
-	if (s <= 0)
-		return;
-	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
-	while (nanosleep(&ts, &ts) < 0)
-		;
-}
-
-/* ---- one command on a host, bounded in time ---- */
-
-struct sinks {
-	struct strbuf *out, *err;
-};
-
-static int to_out(void *data, const char *buf, size_t len)
-{
-	strbuf_add(((struct sinks *)data)->out, buf, len);
-	return 0;
-}
-
-static int to_err(void *data, const char *buf, size_t len)
-{
-	strbuf_add(((struct sinks *)data)->err, buf, len);
-	return 0;
-}
-
-/* The command on the host's session, its output gathered; a hung connection (a
- * stopped server, a dropped route) ends at timeout. */
-static int run(struct whost *h, const char *command, double timeout, struct strbuf *out,
-	       struct strbuf *errout, int *status, struct dp_error *err)
-{
-	struct sinks sinks = { out, errout };
-	struct ssh_exec x = {
-		.command = command,
-		.in_fd = -1,
-		.on_stdout = to_out,
-		.on_stderr = to_err,
-		.data = &sinks,
-		.timeout = timeout,
-	};
-	return ssh_exec(h->ss, &x, status, err);
-}
-
-/* ---- what an answer means for a job: lib/jobs/jobwait.h; said here ---- */
-
-static void decided(const struct dp_ctx *ctx, const struct wjob *j, enum jobwait_event ev,
-		    const char *detail)
-{
+	const struct dp_ctx *ctx = data;
 	if (ev == JOBWAIT_CHANGED)
-		info_msg(ctx, "%s@%s: %s%s%s", j->ref->id, j->ref->host, j->w.state,
-			 detail[0] ? " " : "", detail);
+		info_msg(ctx, "%s@%s: %s%s%s", j->id, j->host, j->w.state, detail[0] ? " " : "", detail);
 	else if (ev == JOBWAIT_NOT_FOUND)
-		error_msg("job '%s' not found on '%s': %s", j->ref->id, j->ref->host,
-			  j->w.plain ? "no answer for its stage dir"
-				     : "neither squeue nor sacct knows it");
+		error_msg("job '%s' not found on '%s': %s", j->id, j->host,
+			  j->plain ? "no answer for its stage dir" : "neither squeue nor sacct knows it");
 }
 
-/* ---- one poll of one host ---- */
-
-/* A failed poll: counted, said once per outage. The connection is dropped only when
- * it failed itself (SLURM's own failures leave it good for the next poll). */
-static void host_failed(const struct dp_ctx *ctx, struct whost *h, const char *why, bool drop)
+static void told_failed(void *data, const char *host, const char *why)
 {
-	h->failures++;
-	if (drop) {
-		ssh_session_free(h->ss);
-		h->ss = NULL;
-	}
-	if (!h->outage && ctx->verbosity >= 0)
-		warning_msg("cannot ask '%s' about its jobs: %s; retrying", h->host, why);
-	h->outage = true;
+	const struct dp_ctx *ctx = data;
+	if (ctx->verbosity >= 0)
+		warning_msg("cannot ask '%s' about its jobs: %s; retrying", host, why);
 }
 
-/* The host's connection, opened again after a failure. */
-static int host_connect(const struct dp_ctx *ctx, struct whost *h, struct dp_error *err)
+static void told_answers(void *data, const char *host)
 {
-	if (h->ss)
-		return 0;
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, h->host), &h->ss, err) < 0)
-		return -1;
-	h->connects++;
-	return 0;
-}
-
-static char *first_line(const char *s)
-{
-	s += strspn(s, "\n");
-	return xstrndup(s, strcspn(s, "\n"));
-}
-
-static void poll_host(const struct dp_ctx *ctx, struct whost *h, struct wjob *jobs, size_t n,
-		      double timeout)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strv_free_ char **ids = NULL, **dirs = NULL;
-	_cleanup_free_ struct plainjob_ref *plain = NULL;
-	size_t nplain = 0;
-	bool awaiting = false; /* a job's end waits for sacct: squeue's rows every poll */
-	for (size_t i = 0; i < n; i++) {
-		struct wjob *j = &jobs[i];
-		if (j->w.done || !streq(j->ref->host, h->host))
-			continue;
-		if (!j->w.plain) {
-			awaiting |= j->w.awaiting_sacct;
-			if (!strv_contains(ids, j->ref->id))
-				strv_add(&ids, j->ref->id);
-			continue;
-		}
-		char *dir = job_stage_dir(j->ref);
-		strv_push(&dirs, dir);
-		plain = xrealloc(plain, (nplain + 1) * sizeof(*plain));
-		plain[nplain++] = (struct plainjob_ref){ .id = j->ref->id, .stage_dir = dir,
-							  .pgid = j->ref->rec.pid };
-	}
-	if (!ids && !nplain)
-		return;
-
-	if (host_connect(ctx, h, &err) < 0) {
-		host_failed(ctx, h, err.msg, true);
-		return;
-	}
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	if (ids)
-		slurm_squeue_poll_command(&cmd, ids, awaiting ? NULL : h->states);
-	if (nplain)
-		plainjob_status_command(&cmd, plain, nplain);
-	int status;
-	if (ids)
-		h->squeue_calls++;
-	if (run(h, cmd.buf, timeout, &out, &errout, &status, &err) < 0) {
-		host_failed(ctx, h, err.msg, true);
-		return;
-	}
-	int sq = ids ? slurm_parse_exit(out.buf, "squeue") : 0;
-	if (sq < 0 || slurm_squeue_failed(sq, errout.buf)) {
-		_cleanup_free_ char *why = errout.len ? first_line(errout.buf)
-				: xasprintf("squeue failed (exit status %d)", sq < 0 ? status : sq);
-		host_failed(ctx, h, why, false);
-		return;
-	}
-	/* No job changed state since the last poll: nothing to decide for them. */
-	bool same = ids && slurm_poll_same(out.buf);
-	if (ids) {
-		free(h->states);
-		h->states = slurm_poll_states(out.buf);
-	}
-	if (same)
-		h->same_polls++;
-	struct slurm_job *rows = NULL;
-	size_t nrows = 0;
-	slurm_parse_status(out.buf, &rows, &nrows);
-
-	/* sacct for the jobs squeue no longer has active */
-	_cleanup_strv_free_ char **gone = same ? NULL : jobwait_gone(ids, rows, nrows);
-	bool sacct_answered = false;
-	if (gone) {
-		_cleanup_strbuf_ struct strbuf c2 = STRBUF_INIT, o2 = STRBUF_INIT, e2 = STRBUF_INIT;
-		slurm_sacct_command(&c2, gone);
-		h->sacct_calls++;
-		if (run(h, c2.buf, timeout, &o2, &e2, &status, &err) < 0) {
-			slurm_jobs_free(rows, nrows);
-			host_failed(ctx, h, err.msg, true);
-			return;
-		}
-		int sa = slurm_parse_exit(o2.buf, "sacct");
-		/* without accounting, squeue's rows are all there is */
-		if (sa != 0 && !strstr(e2.buf, "accounting storage is disabled")) {
-			_cleanup_free_ char *why = e2.len ? first_line(e2.buf)
-					: xasprintf("sacct failed (exit status %d)", sa < 0 ? status : sa);
-			slurm_jobs_free(rows, nrows);
-			host_failed(ctx, h, why, false);
-			return;
-		}
-		sacct_answered = sa == 0;
-		struct slurm_job *more = NULL;
-		size_t nmore = 0;
-		slurm_parse_status(o2.buf, &more, &nmore);
-		rows = xrealloc(rows, (nrows + nmore + 1) * sizeof(*rows));
-		for (size_t k = 0; k < nmore; k++)
-			rows[nrows++] = more[k];
-		free(more);
-	}
-	struct plainjob_status *ps = NULL;
-	size_t nps = nplain ? plainjob_parse_status(out.buf, &ps) : 0;
-
-	if (h->outage && ctx->verbosity >= 0)
-		note_msg("'%s' answers again", h->host);
-	h->outage = false;
-	h->polls++;
-	for (size_t i = 0; i < n; i++) {
-		struct wjob *j = &jobs[i];
-		if (j->w.done || !streq(j->ref->host, h->host) || (same && !j->w.plain))
-			continue;
-		const char *detail;
-		j->w.sacct_answered = sacct_answered;
-		enum jobwait_event ev = j->w.plain ? jobwait_plain(&j->w, ps, nps, &detail)
-						   : jobwait_slurm(&j->w, rows, nrows, &detail);
-		decided(ctx, j, ev, detail);
-	}
-	slurm_jobs_free(rows, nrows);
-	plainjob_status_free(ps, nps);
+	const struct dp_ctx *ctx = data;
+	if (ctx->verbosity >= 0)
+		note_msg("'%s' answers again", host);
 }
 
 /* ---- output ---- */
@@ -292,7 +84,7 @@ static void exit_text(const struct jobwait *j, char *buf, size_t size)
 
 static struct slurm_why_job why_job(const struct wjob *wj)
 {
-	const struct jobwait *j = &wj->w;
+	const struct jobwait *j = wj->w;
 	struct slurm_why_job w = { .state = j->state, .reason = j->reason,
 				   .exit_code = j->exit_code, .signal = j->signal,
 				   .nodes = j->nodes, .elapsed = j->elapsed,
@@ -305,7 +97,7 @@ static struct slurm_why_job why_job(const struct wjob *wj)
 static char *why_of(const struct wjob *wj)
 {
 	struct slurm_why_job w = why_job(wj);
-	return wj->w.plain ? slurm_why_plain(w.state, w.exit_code, w.signal) : slurm_why(&w);
+	return wj->w->plain ? slurm_why_plain(w.state, w.exit_code, w.signal) : slurm_why(&w);
 }
 
 /* Ended, and not as asked: what a "why" and the details are for. */
@@ -326,7 +118,7 @@ static void print_why(const struct wjob *j)
 static void print_text(const struct wjob *jobs, size_t n, bool until_running, double waited)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct jobwait *j = &jobs[i].w;
+		const struct jobwait *j = jobs[i].w;
 		_cleanup_free_ char *job = xasprintf("%s@%s", j->id, j->host);
 		const char *state = j->state ? j->state : "UNKNOWN";
 		char ex[32];
@@ -355,16 +147,16 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 	}
 }
 
-static void print_json(const struct wjob *jobs, size_t n, const struct whost *hosts, size_t nh,
-		       long polls, bool until_running, bool timed_out, double waited)
+static void print_json(const struct wjob *jobs, const struct wait *wt, bool until_running)
 {
+	const struct wait_host *hosts = wt->hosts;
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "until", until_running ? "running" : "done");
-	cJSON_AddBoolToObject(doc, "timed_out", timed_out);
-	cJSON_AddNumberToObject(doc, "polls", (double)polls);
-	cJSON_AddNumberToObject(doc, "seconds", (double)(long)(waited * 10 + 0.5) / 10);
+	cJSON_AddBoolToObject(doc, "timed_out", wt->timed_out);
+	cJSON_AddNumberToObject(doc, "polls", (double)wt->polls);
+	cJSON_AddNumberToObject(doc, "seconds", (double)(long)(wt->waited * 10 + 0.5) / 10);
 	cJSON *ha = cJSON_AddArrayToObject(doc, "hosts");
-	for (size_t i = 0; i < nh; i++) {
+	for (size_t i = 0; i < wt->nh; i++) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "host", hosts[i].host);
 		cJSON_AddNumberToObject(o, "polls", (double)hosts[i].polls);
@@ -376,8 +168,8 @@ static void print_json(const struct wjob *jobs, size_t n, const struct whost *ho
 		cJSON_AddItemToArray(ha, o);
 	}
 	cJSON *ja = cJSON_AddArrayToObject(doc, "jobs");
-	for (size_t i = 0; i < n; i++) {
-		const struct jobwait *j = &jobs[i].w;
+	for (size_t i = 0; i < wt->n; i++) {
+		const struct jobwait *j = jobs[i].w;
 		cJSON *o = cJSON_CreateObject();
 		_cleanup_free_ char *job = xasprintf("%s@%s", j->id, j->host);
 		cJSON_AddStringToObject(o, "job", job);
@@ -423,47 +215,46 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 /* A SLURM job of host that ended without COMPLETED. */
 static bool ended_here(const struct wjob *j, const char *host)
 {
-	return streq(j->ref->host, host) && !j->w.plain && ended_failed(&j->w);
+	return streq(j->ref->host, host) && !j->w->plain && ended_failed(j->w);
 }
 
 /* How each host's SLURM jobs that ended without COMPLETED ended: one command per host. */
-static void fetch_ends(const struct dp_ctx *ctx, struct wjob *jobs, size_t n, struct whost *hosts,
-		       size_t nh)
+static void fetch_ends(const struct dp_ctx *ctx, struct wjob *jobs, struct wait *wt)
 {
-	_cleanup_free_ struct job_end_of *of = xcalloc(n + 1, sizeof(*of));
-	_cleanup_free_ struct job_end **d = xcalloc(n + 1, sizeof(*d));
-	for (size_t h = 0; h < nh; h++) {
+	_cleanup_free_ struct job_end_of *of = xcalloc(wt->n + 1, sizeof(*of));
+	_cleanup_free_ struct job_end **d = xcalloc(wt->n + 1, sizeof(*d));
+	for (size_t h = 0; h < wt->nh; h++) {
 		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			const struct jobwait *w = &jobs[i].w;
-			if (!ended_here(&jobs[i], hosts[h].host))
+		for (size_t i = 0; i < wt->n; i++) {
+			const struct jobwait *w = jobs[i].w;
+			if (!ended_here(&jobs[i], wt->hosts[h].host))
 				continue;
 			of[k] = (struct job_end_of){ .id = w->id, .state = w->state,
 						     .cancelled_by = w->cancelled_by, .nodes = w->nodes };
 			d[k++] = &jobs[i].end;
 		}
 		struct dp_error err = { 0 };
-		if (k && host_connect(ctx, &hosts[h], &err) == 0)
-			job_end_fetch(ctx, hosts[h].ss, of, d, k);
+		struct ssh_session *ss = k ? wait_session(wt, &wt->hosts[h], &err) : NULL;
+		if (ss)
+			job_end_fetch(ctx, ss, of, d, k);
 	}
 }
 
 /* The log tails of the jobs that ended without COMPLETED, over each host's connection. */
-static void fetch_tails(const struct dp_ctx *ctx, struct wjob *jobs, size_t n, struct whost *hosts,
-			size_t nh)
+static void fetch_tails(struct wjob *jobs, struct wait *wt)
 {
-	for (size_t h = 0; h < nh; h++) {
-		for (size_t i = 0; i < n; i++) {
+	for (size_t h = 0; h < wt->nh; h++) {
+		for (size_t i = 0; i < wt->n; i++) {
 			struct wjob *j = &jobs[i];
 			struct dp_error err = { 0 };
-			if (!streq(j->ref->host, hosts[h].host) || !j->w.settled || j->w.not_found ||
-			    jobwait_ok(&j->w) || !j->w.state || slurm_state_active(j->w.state))
+			if (!streq(j->ref->host, wt->hosts[h].host) || !ended_failed(j->w))
 				continue;
-			if (host_connect(ctx, &hosts[h], &err) < 0) {
+			struct ssh_session *ss = wait_session(wt, &wt->hosts[h], &err);
+			if (!ss) {
 				j->tail = (struct job_tail){ .fetched = true, .error = xstrdup(err.msg) };
 				continue;
 			}
-			job_tail_fetch(hosts[h].ss, j->ref, j->w.plain, &j->tail);
+			job_tail_fetch(ss, j->ref, j->w->plain, &j->tail);
 		}
 	}
 }
@@ -476,79 +267,47 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 	if (r)
 		return r;
 
-	struct wjob *jobs = xcalloc(set.n, sizeof(*jobs));
-	size_t nh = strv_len(set.hosts);
-	struct whost *hosts = xcalloc(nh ? nh : 1, sizeof(*hosts));
-	for (size_t h = 0; h < nh; h++)
-		hosts[h].host = set.hosts[h];
+	struct wjob *jobs = xcalloc(set.n + 1, sizeof(*jobs));
+	struct wait_job *wj = xcalloc(set.n + 1, sizeof(*wj));
 	for (size_t i = 0; i < set.n; i++) {
-		struct wjob *j = &jobs[i];
-		j->ref = &set.refs[i];
-		bool plain = job_is_plain(ctx, j->ref);
-		jobwait_init(&j->w, j->ref->id, j->ref->host, plain, until_running);
-		_cleanup_free_ char *dir = plain ? job_stage_dir(j->ref) : NULL;
-		if (plain && !dir) {
-			error_msg("job '%s' not found on '%s': dispatch did not submit it", j->ref->arg,
-				  j->ref->host);
-			jobwait_not_found(&j->w);
+		const struct jobref *ref = &set.refs[i];
+		bool plain = job_is_plain(ctx, ref);
+		jobs[i] = (struct wjob){ .ref = ref, .w = &wj[i].w };
+		wj[i] = (struct wait_job){ .id = ref->id, .host = ref->host, .plain = plain,
+					   .stage_dir = plain ? job_stage_dir(ref) : NULL,
+					   .pgid = ref->rec.pid };
+		jobwait_init(&wj[i].w, ref->id, ref->host, plain, until_running);
+		if (plain && !wj[i].stage_dir) {
+			error_msg("job '%s' not found on '%s': dispatch did not submit it", ref->arg, ref->host);
+			jobwait_not_found(&wj[i].w);
 		}
 	}
-
-	double start = now_seconds(), pause = dmin(FIRST_INTERVAL, interval);
-	long polls = 0;
-	bool timed_out = false;
-	for (;;) {
-		polls++;
-		for (size_t h = 0; h < nh; h++) {
-			double left = timeout > 0 ? timeout - (now_seconds() - start) : EXEC_TIMEOUT;
-			poll_host(ctx, &hosts[h], jobs, set.n, dmax(1.0, dmin(EXEC_TIMEOUT, left)));
-		}
-		bool all = true;
-		for (size_t i = 0; i < set.n; i++)
-			all = all && jobs[i].w.done;
-		if (all)
-			break;
-		double waited = now_seconds() - start;
-		if (timeout > 0 && waited + 0.01 >= timeout) {
-			timed_out = true;
-			break;
-		}
-		sleep_seconds(timeout > 0 ? dmin(pause, timeout - waited) : pause);
-		pause = dmin(pause * BACKOFF, interval);
-		if (timeout > 0 && now_seconds() - start >= timeout) {
-			timed_out = true;
-			break;
-		}
-	}
-	double waited = now_seconds() - start;
-	info_msg(ctx, "%ld polls in %.1f s", polls, waited);
-	fetch_ends(ctx, jobs, set.n, hosts, nh);
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	struct wait wt = { .sc = &sc, .inv = ctx->inv, .interval = interval, .timeout = timeout,
+			   .report = { told_job, told_failed, told_answers, ctx } };
+	wait_init(&wt, set.hosts, wj, set.n);
+	r = wait_run(&wt);
+	info_msg(ctx, "%ld polls in %.1f s", wt.polls, wt.waited);
+	fetch_ends(ctx, jobs, &wt);
 	if (tail)
-		fetch_tails(ctx, jobs, set.n, hosts, nh);
+		fetch_tails(jobs, &wt);
 
 	if (ctx->json)
-		print_json(jobs, set.n, hosts, nh, polls, until_running, timed_out, waited);
-	else if (ctx->verbosity >= 0 || timed_out)
-		print_text(jobs, set.n, until_running, waited);
-
-	const struct jobwait **w = xcalloc(set.n, sizeof(*w));
-	for (size_t i = 0; i < set.n; i++)
-		w[i] = &jobs[i].w;
-	r = jobwait_result(w, set.n, timed_out);
-	free(w);
-	if (timed_out)
-		error_msg("timed out after %.0f s waiting for %s", waited,
+		print_json(jobs, &wt, until_running);
+	else if (ctx->verbosity >= 0 || wt.timed_out)
+		print_text(jobs, set.n, until_running, wt.waited);
+	if (wt.timed_out)
+		error_msg("timed out after %.0f s waiting for %s", wt.waited,
 			  until_running ? "the jobs to run" : "the jobs to end");
 	for (size_t i = 0; i < set.n; i++) {
-		jobwait_release(&jobs[i].w);
+		jobwait_release(&wj[i].w);
+		free((char *)wj[i].stage_dir);
 		job_tail_release(&jobs[i].tail);
 		job_end_release(&jobs[i].end);
 	}
-	for (size_t h = 0; h < nh; h++) {
-		ssh_session_free(hosts[h].ss);
-		free(hosts[h].states);
-	}
-	free(hosts);
+	wait_release(&wt);
+	free(wj);
 	free(jobs);
 	return r;
 }

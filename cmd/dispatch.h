@@ -300,12 +300,6 @@ struct job_end_of {
  * them. Nothing is filled in when it cannot be asked (said with -v). */
 void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, const struct job_end_of *of,
 		   struct job_end *const *d, size_t n);
-/* Why the pending SLURM jobs ids wait, with the numbers, in one remote script over
- * ss (limits: with sacctmgr's QOS and association limits); a failure is a warning
- * and no detail. */
-struct slurm_pending;
-size_t job_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
-			 struct slurm_pending **jobs);
 
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */

@@ -84,35 +84,6 @@ void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, const struc
 	remote_script_release(&rs);
 }
 
-size_t job_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
-			 struct slurm_pending **jobs)
-{
-	struct dp_error err = { 0 };
-	_cleanup_strv_free_ char **asked = NULL;
-	struct remote_script rs = REMOTE_SCRIPT_INIT;
-	struct remote_reply rr = REMOTE_REPLY_INIT;
-	size_t n = 0;
-	*jobs = NULL;
-	for (size_t i = 0; ids && ids[i]; i++) {
-		/* the pending rest of an array ("41_[2-5%2]"): squeue -j takes its job id */
-		_cleanup_free_ char *id = xstrndup(ids[i], strcspn(ids[i], "["));
-		if (id[0] && id[strlen(id) - 1] == '_')
-			id[strlen(id) - 1] = 0;
-		if (!strv_contains(asked, id))
-			strv_add(&asked, id);
-	}
-	if (!asked)
-		return 0;
-	slurm_pending_command(remote_section(&rs, REMOTE_PENDING), asked, limits);
-	if (remote_run(ss, &rs, &rr, &err) < 0)
-		warning_msg("no detail on why the pending jobs wait: %s", err.msg);
-	else
-		n = slurm_pending_parse(rr.out.buf, jobs);
-	remote_reply_release(&rr);
-	remote_script_release(&rs);
-	return n;
-}
-
 void job_tail_print(const struct job_tail *t, const char *job)
 {
 	if (!t->fetched)

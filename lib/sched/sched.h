@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "sched/slurm/slurm_queue.h" /* the queue's rows, both backends' (plainjob fills them) */
 
 struct remote_script;
 struct remote_reply;
@@ -30,6 +31,8 @@ struct job_state;
 struct inv_host;
 struct ssh_session;
 struct top_session;
+struct strbuf;
+struct slurm_pending;
 
 /* One job as a caller asks a backend about it. */
 struct sched_job {
@@ -116,6 +119,21 @@ struct sched_ops {
 	 * when s->nodes names none of j's nodes). */
 	int (*top)(struct ssh_session *ss, const struct sched_job *j, struct top_session *s,
 		   struct dp_error *err);
+	/* ---- queue: every job of a host (`dispatch queue`) ---- */
+	/* The command that lists the jobs of host h (its inventory entry, NULL: not in
+	 * it) as f asks (fmt and eor: SLURM's answer format and a fresh end-of-record
+	 * mark, slurm_queue.h). */
+	void (*queue_command)(struct strbuf *sb, const struct inv_host *h,
+			      const struct slurm_queue_filter *f, enum slurm_queue_format fmt,
+			      const char *eor);
+	/* Its output parsed into q and filtered; -1 (DPE_FAIL) with err when it holds no
+	 * listing. */
+	int (*queue_parse)(const char *out, const struct slurm_queue_filter *f, const char *eor,
+			   struct slurm_queue *q, struct dp_error *err);
+	/* Why q's pending jobs wait, with the numbers, asked over ss (NULL: the backend's
+	 * pending jobs say it all in their reason): 0, or -1 with err. */
+	int (*queue_pending)(struct ssh_session *ss, const struct slurm_queue *q,
+			     struct slurm_pending **pending, size_t *n, struct dp_error *err);
 };
 
 extern const struct sched_ops sched_slurm;

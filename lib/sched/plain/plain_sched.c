@@ -9,6 +9,7 @@
 
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "inventory/inventory.h"
 #include "jobs/job_state.h"
 #include "remote/remote.h"
 #include "sched/plain/plainjob.h"
@@ -158,6 +159,21 @@ static const char *cancel_outcome(const struct remote_reply *rr, const struct sc
 	return NULL;
 }
 
+/* ---- queue ---- */
+
+static void queue_command(struct strbuf *sb, const struct inv_host *h,
+			  const struct slurm_queue_filter *f, enum slurm_queue_format fmt,
+			  const char *eor)
+{
+	plainjob_queue_command(sb, h ? h->gpu_lock_dir : NULL);
+}
+
+static int queue_parse(const char *out, const struct slurm_queue_filter *f, const char *eor,
+		       struct slurm_queue *q, struct dp_error *err)
+{
+	return plainjob_parse_queue(out, f, q, err);
+}
+
 const struct sched_ops sched_plain = {
 	.name = "plain",
 	.can_query = can_query,
@@ -174,4 +190,6 @@ const struct sched_ops sched_plain = {
 	.cancel_ok = cancel_ok,
 	.cancel_outcome = cancel_outcome,
 	.top = plain_top_run,
+	.queue_command = queue_command,
+	.queue_parse = queue_parse,
 };

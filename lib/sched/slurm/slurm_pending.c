@@ -9,6 +9,7 @@
 #include "base/util.h"
 #include "sched/slurm/hostlist.h"
 #include "gpu/node_health.h"
+#include "remote/remote.h"
 #include "sched/slurm/slurm.h"
 
 #define SEC_JOBS MARK_PENDING_JOBS
@@ -613,4 +614,31 @@ void slurm_pending_free(struct slurm_pending *jobs, size_t n)
 		cJSON_Delete(jobs[i].detail);
 	}
 	free(jobs);
+}
+
+int slurm_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
+			struct slurm_pending **jobs, size_t *n, struct dp_error *err)
+{
+	_cleanup_strv_free_ char **asked = NULL;
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	*jobs = NULL;
+	*n = 0;
+	for (size_t i = 0; ids && ids[i]; i++) {
+		/* the pending rest of an array ("41_[2-5%2]"): squeue -j takes its job id */
+		_cleanup_free_ char *id = xstrndup(ids[i], strcspn(ids[i], "["));
+		if (id[0] && id[strlen(id) - 1] == '_')
+			id[strlen(id) - 1] = 0;
+		if (!strv_contains(asked, id))
+			strv_add(&asked, id);
+	}
+	if (!asked)
+		return 0;
+	slurm_pending_command(remote_section(&rs, REMOTE_PENDING), asked, limits);
+	int r = remote_run(ss, &rs, &rr, err);
+	if (r == 0)
+		*n = slurm_pending_parse(rr.out.buf, jobs);
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+	return r < 0 ? -1 : 0;
 }

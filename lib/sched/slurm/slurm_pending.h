@@ -23,6 +23,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/error.h"
+#include "transport/ssh.h"
+
 #include "base/strbuf.h"
 
 /* The script for the pending jobs ids (squeue's ids); limits: also sacctmgr's QOS and
@@ -43,6 +46,11 @@ size_t slurm_pending_parse(const char *out, struct slurm_pending **jobs);
 const struct slurm_pending *slurm_pending_find(const struct slurm_pending *jobs, size_t n,
 					       const char *id);
 void slurm_pending_free(struct slurm_pending *jobs, size_t n);
+/* Why the pending jobs ids (squeue's, an array's pending rest "41_[2-5%2]" included)
+ * wait, asked over ss in one command: *jobs and *n (NULL and 0 for none); -1 and err
+ * when the command did not run. */
+int slurm_pending_fetch(struct ssh_session *ss, char *const *ids, bool limits,
+			struct slurm_pending **jobs, size_t *n, struct dp_error *err);
 /* --json's "pending" of a job: {"reason", "words", "text", "detail"}; p may be NULL
  * (lib/sched/slurm/slurm_sched.c). */
 cJSON *slurm_pending_json(const char *reason, const struct slurm_pending *p);

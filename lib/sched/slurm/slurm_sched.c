@@ -17,6 +17,7 @@
 #include "sched/slurm/slurm.h"
 #include "sched/slurm/slurm_end.h"
 #include "sched/slurm/slurm_pending.h"
+#include "sched/slurm/slurm_queue.h"
 #include "sched/slurm/slurm_why.h"
 
 struct sched_answer {
@@ -345,6 +346,31 @@ static const char *cancel_outcome(const struct remote_reply *rr, const struct sc
 	return ok ? "cancelled" : "failed";
 }
 
+/* ---- queue ---- */
+
+static void queue_command(struct strbuf *sb, const struct inv_host *h,
+			  const struct slurm_queue_filter *f, enum slurm_queue_format fmt,
+			  const char *eor)
+{
+	slurm_queue_command(sb, f, fmt, eor);
+}
+
+/* Why the pending jobs wait, in one more command for all of them. */
+static int queue_pending(struct ssh_session *ss, const struct slurm_queue *q,
+			 struct slurm_pending **pending, size_t *n, struct dp_error *err)
+{
+	_cleanup_strv_free_ char **ids = NULL;
+	bool limits = false;
+	for (size_t i = 0; i < q->n; i++) {
+		const struct slurm_qjob *j = &q->jobs[i];
+		if (!streq(j->state, "PENDING") || strv_contains(ids, j->id))
+			continue;
+		strv_add(&ids, j->id);
+		limits = limits || slurm_pending_wants_limits(j->reason);
+	}
+	return slurm_pending_fetch(ss, ids, limits, pending, n, err);
+}
+
 const struct sched_ops sched_slurm = {
 	.name = "slurm",
 	.can_query = can_query,
@@ -365,4 +391,7 @@ const struct sched_ops sched_slurm = {
 	.cancel_ok = cancel_ok,
 	.cancel_outcome = cancel_outcome,
 	.top = slurm_top_run,
+	.queue_command = queue_command,
+	.queue_parse = slurm_parse_queue,
+	.queue_pending = queue_pending,
 };

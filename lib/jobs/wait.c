@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/* The poller behind `dispatch wait`: lib/jobs/wait.h. */
+#include <string.h>
+#include <time.h>
+
+#include "jobs/wait.h"
+#include "base/util.h"
+#include "sched/plain/plainjob.h"
+#include "sched/slurm/slurm.h"
+
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* ---- the schedule ---- */
+
+void wait_schedule_init(struct wait_schedule *s, double start, double interval, double timeout)
+{
+	*s = (struct wait_schedule){ .start = start, .interval = interval, .timeout = timeout,
+				     .pause = dmin(WAIT_FIRST_INTERVAL, interval) };
+}
+
+double wait_exec_timeout(const struct wait_schedule *s, double now)
+{
+	double left = s->timeout > 0 ? s->timeout - (now - s->start) : WAIT_EXEC_TIMEOUT;
+	return dmax(1.0, dmin(WAIT_EXEC_TIMEOUT, left));
+}
+
+bool wait_timed_out(const struct wait_schedule *s, double now, bool before_pause)
+{
+	return s->timeout > 0 && now - s->start + (before_pause ? 0.01 : 0) >= s->timeout;
+}
+
+double wait_next_pause(struct wait_schedule *s, double now)
+{
+	double p = s->timeout > 0 ? dmin(s->pause, s->timeout - (now - s->start)) : s->pause;
+	s->pause = dmin(s->pause * WAIT_BACKOFF, s->interval);
+	return p;
+}
+
+static void sleep_seconds(double s)
+{
+	if (s <= 0)
+		return;
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+/* ---- one command on a host, bounded in time ---- */
+
+struct sinks {
+	struct strbuf *out, *err;
+};
+
+static int to_out(void *data, const char *buf, size_t len)
+{
+	strbuf_add(((struct sinks *)data)->out, buf, len);
+	return 0;
+}
+
+static int to_err(void *data, const char *buf, size_t len)
+{
+	strbuf_add(((struct sinks *)data)->err, buf, len);
+	return 0;
+}
+
+struct ssh_session *wait_session(struct wait *w, struct wait_host *h, struct dp_error *err)
+{
+	if (h->ss)
+		return h->ss;
+	if (ssh_session_open(w->sc, inventory_ssh_destination(w->inv, h->host), &h->ss, err) < 0)
+		return NULL;
+	h->connects++;
+	return h->ss;
+}
+
+/* The command on the host's session, its output gathered; a hung connection (a
+ * stopped server, a dropped route) ends at timeout. */
+static int ssh_run(void *data, struct wait_host *h, const char *command, double timeout,
+		   struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err)
+{
+	struct sinks sinks = { out, errout };
+	struct ssh_exec x = {
+		.command = command,
+		.in_fd = -1,
+		.on_stdout = to_out,
+		.on_stderr = to_err,
+		.data = &sinks,
+		.timeout = timeout,
+	};
+	if (!wait_session(data, h, err))
+		return -1;
+	return ssh_exec(h->ss, &x, status, err);
+}
+
+static int run(struct wait *w, struct wait_host *h, const char *command, double timeout,
+	       struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err)
+{
+	if (w->exec)
+		return w->exec(w->exec_data, h, command, timeout, out, errout, status, err);
+	return ssh_run(w, h, command, timeout, out, errout, status, err);
+}
+
+/* ---- one poll of one host ---- */
+
+/* A failed poll: counted, told once per outage. The connection is dropped only when
+ * it failed itself (SLURM's own failures leave it good for the next poll). */
+static void host_failed(struct wait *w, struct wait_host *h, const char *why, bool drop)
+{
+	h->failures++;
+	if (drop) {
+		ssh_session_free(h->ss);
+		h->ss = NULL;
+	}
+	if (!h->outage && w->report.failed)
+		w->report.failed(w->report.data, h->host, why);
+	h->outage = true;
+}
+
+static char *first_line(const char *s)
+{
+	s += strspn(s, "\n");
+	return xstrndup(s, strcspn(s, "\n"));
+}
+
+/* The host's jobs still waited on: the SLURM ids (strv) and the plain jobs. */
+static void host_jobs(const struct wait *w, const struct wait_host *h, char ***ids,
+		      struct plainjob_ref **plain, size_t *nplain, bool *awaiting)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		const struct wait_job *j = &w->jobs[i];
+		if (j->w.done || !streq(j->host, h->host))
+			continue;
+		if (!j->plain) {
+			*awaiting |= j->w.awaiting_sacct;
+			if (!strv_contains(*ids, j->id))
+				strv_add(ids, j->id);
+			continue;
+		}
+		*plain = xrealloc(*plain, (*nplain + 1) * sizeof(**plain));
+		(*plain)[(*nplain)++] = (struct plainjob_ref){ .id = j->id, .stage_dir = j->stage_dir,
+							       .pgid = j->pgid };
+	}
+}
+
+/* sacct for the jobs squeue no longer has active, its rows added to *rows. -1 when the
+ * poll failed (said). */
+static int ask_sacct(struct wait *w, struct wait_host *h, char *const *gone, double timeout,
+		     struct slurm_job **rows, size_t *nrows, bool *answered)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	int status;
+	slurm_sacct_command(&cmd, gone);
+	h->sacct_calls++;
+	if (run(w, h, cmd.buf, timeout, &out, &errout, &status, &err) < 0) {
+		host_failed(w, h, err.msg, true);
+		return -1;
+	}
+	int sa = slurm_parse_exit(out.buf, "sacct");
+	/* without accounting, squeue's rows are all there is */
+	if (sa != 0 && !strstr(errout.buf, "accounting storage is disabled")) {
+		_cleanup_free_ char *why = errout.len ? first_line(errout.buf)
+				: xasprintf("sacct failed (exit status %d)", sa < 0 ? status : sa);
+		host_failed(w, h, why, false);
+		return -1;
+	}
+	*answered = sa == 0;
+	struct slurm_job *more = NULL;
+	size_t nmore = 0;
+	slurm_parse_status(out.buf, &more, &nmore);
+	*rows = xrealloc(*rows, (*nrows + nmore + 1) * sizeof(**rows));
+	for (size_t k = 0; k < nmore; k++)
+		(*rows)[(*nrows)++] = more[k];
+	free(more);
+	return 0;
+}
+
+void wait_poll_host(struct wait *w, struct wait_host *h, double timeout)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **ids = NULL;
+	_cleanup_free_ struct plainjob_ref *plain = NULL;
+	size_t nplain = 0;
+	bool awaiting = false; /* a job's end waits for sacct: squeue's rows every poll */
+	host_jobs(w, h, &ids, &plain, &nplain, &awaiting);
+	if (!ids && !nplain)
+		return;
+
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	if (ids)
+		slurm_squeue_poll_command(&cmd, ids, awaiting ? NULL : h->states);
+	if (nplain)
+		plainjob_status_command(&cmd, plain, nplain);
+	int status;
+	if (ids)
+		h->squeue_calls++;
+	if (run(w, h, cmd.buf, timeout, &out, &errout, &status, &err) < 0) {
+		host_failed(w, h, err.msg, true);
+		return;
+	}
+	int sq = ids ? slurm_parse_exit(out.buf, "squeue") : 0;
+	if (sq < 0 || slurm_squeue_failed(sq, errout.buf)) {
+		_cleanup_free_ char *why = errout.len ? first_line(errout.buf)
+				: xasprintf("squeue failed (exit status %d)", sq < 0 ? status : sq);
+		host_failed(w, h, why, false);
+		return;
+	}
+	/* No job changed state since the last poll: nothing to decide for them. */
+	bool same = ids && slurm_poll_same(out.buf);
+	if (ids) {
+		free(h->states);
+		h->states = slurm_poll_states(out.buf);
+	}
+	if (same)
+		h->same_polls++;
+	struct slurm_job *rows = NULL;
+	size_t nrows = 0;
+	slurm_parse_status(out.buf, &rows, &nrows);
+
+	_cleanup_strv_free_ char **gone = same ? NULL : jobwait_gone(ids, rows, nrows);
+	bool sacct_answered = false;
+	if (gone && ask_sacct(w, h, gone, timeout, &rows, &nrows, &sacct_answered) < 0) {
+		slurm_jobs_free(rows, nrows);
+		return;
+	}
+	struct plainjob_status *ps = NULL;
+	size_t nps = nplain ? plainjob_parse_status(out.buf, &ps) : 0;
+
+	if (h->outage && w->report.answers)
+		w->report.answers(w->report.data, h->host);
+	h->outage = false;
+	h->polls++;
+	for (size_t i = 0; i < w->n; i++) {
+		struct wait_job *j = &w->jobs[i];
+		if (j->w.done || !streq(j->host, h->host) || (same && !j->plain))
+			continue;
+		const char *detail;
+		j->w.sacct_answered = sacct_answered;
+		enum jobwait_event ev = j->plain ? jobwait_plain(&j->w, ps, nps, &detail)
+						 : jobwait_slurm(&j->w, rows, nrows, &detail);
+		if (w->report.job)
+			w->report.job(w->report.data, j, ev, detail);
+	}
+	slurm_jobs_free(rows, nrows);
+	plainjob_status_free(ps, nps);
+}
+
+/* ---- the loop ---- */
+
+void wait_init(struct wait *w, char *const *hosts, struct wait_job *jobs, size_t n)
+{
+	w->jobs = jobs;
+	w->n = n;
+	w->nh = strv_len(hosts);
+	w->hosts = xcalloc(w->nh ? w->nh : 1, sizeof(*w->hosts));
+	for (size_t h = 0; h < w->nh; h++)
+		w->hosts[h].host = hosts[h];
+}
+
+static bool all_done(const struct wait *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (!w->jobs[i].w.done)
+			return false;
+	return true;
+}
+
+int wait_run(struct wait *w)
+{
+	double (*clock)(void) = w->clock ? w->clock : monotonic_seconds;
+	void (*pause)(double) = w->sleep ? w->sleep : sleep_seconds;
+	struct wait_schedule s;
+	wait_schedule_init(&s, clock(), w->interval, w->timeout);
+	w->polls = 0;
+	w->timed_out = false;
+	for (;;) {
+		w->polls++;
+		for (size_t h = 0; h < w->nh; h++)
+			wait_poll_host(w, &w->hosts[h], wait_exec_timeout(&s, clock()));
+		if (all_done(w))
+			break;
+		double now = clock();
+		if (wait_timed_out(&s, now, true)) {
+			w->timed_out = true;
+			break;
+		}
+		pause(wait_next_pause(&s, now));
+		if (wait_timed_out(&s, clock(), false)) {
+			w->timed_out = true;
+			break;
+		}
+	}
+	w->waited = clock() - s.start;
+
+	const struct jobwait **jw = xcalloc(w->n + 1, sizeof(*jw));
+	for (size_t i = 0; i < w->n; i++)
+		jw[i] = &w->jobs[i].w;
+	int r = jobwait_result(jw, w->n, w->timed_out);
+	free(jw);
+	return r;
+}
+
+struct wait_host *wait_host_of(struct wait *w, const char *host)
+{
+	for (size_t h = 0; h < w->nh; h++)
+		if (streq(w->hosts[h].host, host))
+			return &w->hosts[h];
+	return NULL;
+}
+
+void wait_release(struct wait *w)
+{
+	for (size_t h = 0; h < w->nh; h++) {
+		ssh_session_free(w->hosts[h].ss);
+		free(w->hosts[h].states);
+	}
+	free(w->hosts);
+	w->hosts = NULL;
+	w->nh = 0;
+}
