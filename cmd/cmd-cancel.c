@@ -21,15 +21,6 @@ static const struct dp_option cancel_options[] = {
 	OPT_END,
 };
 
-static int open_session(void *data, const char *host, struct ssh_session **ss,
-			struct dp_error *err)
-{
-	const struct dp_ctx *ctx = data;
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	return ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, err);
-}
-
 /* The jobs of one host, cancelled in one exchange: outcome[i] for set->refs[i]. */
 static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
 		       const char **outcome)
@@ -51,7 +42,7 @@ static int cancel_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 	}
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	_cleanup_(jobs_result_release) struct jobs_result res = { 0 };
-	struct jobs_host h = { .host = host, .open = open_session, .open_data = (void *)ctx };
+	struct jobs_host h = jobs_host_of(ctx, host);
 	int r = jobs_cancel(&h, t, n, out, &res);
 	ss = h.ss;
 	for (size_t i = 0; i < n; i++)

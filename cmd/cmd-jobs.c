@@ -64,15 +64,6 @@ struct entry {
 	bool live;              /* the state was asked just now */
 };
 
-static int open_session(void *data, const char *host, struct ssh_session **ss,
-			struct dp_error *err)
-{
-	const struct dp_ctx *ctx = data;
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	return ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, err);
-}
-
 static const struct sched_ops *sched_of(const struct dp_ctx *ctx, const struct ledger_job *j)
 {
 	return sched_for(ctx->inv ? inventory_host(ctx->inv, j->host) : NULL, j->pid);
@@ -126,7 +117,7 @@ static int refresh_host(const struct dp_ctx *ctx, struct ledger *l, const char *
 		return 0;
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	_cleanup_(jobs_result_release) struct jobs_result res = { 0 };
-	struct jobs_host h = { .host = host, .open = open_session, .open_data = (void *)ctx };
+	struct jobs_host h = jobs_host_of(ctx, host);
 	int r = jobs_query(&h, t, m, 0, &res);
 	ss = h.ss;
 	if (r < 0 && res.failure == JOBS_NO_CONNECTION) {

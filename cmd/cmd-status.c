@@ -3,7 +3,7 @@
  * dispatch status JOB...: where each job stands. One connection and one command per
  * host however many jobs: squeue for the jobs still in the queue, then sacct for
  * those that left it (lib/sched/slurm/slurm.h); plain-host jobs from their stage dir's pid and
- * exit_status files (lib/sched/plain/plainjob.h).
+ * exit_status files (lib/sched/plain/plainjob.h); through lib/jobs (jobs_query).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include "jobs/jobs.h"
 #include "sched/slurm/slurm.h"
 #include "sched/slurm/slurm_steps.h"
+#include "remote/remote.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
@@ -50,15 +51,6 @@ static void worst(struct answer *a, int status)
 
 /* ---- one host ---- */
 
-static int open_session(void *data, const char *host, struct ssh_session **ss,
-			struct dp_error *err)
-{
-	const struct dp_ctx *ctx = data;
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	return ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, err);
-}
-
 static void print_notes(const struct dp_ctx *ctx, const struct jobs_result *res, size_t from)
 {
 	for (size_t i = from; i < res->nnotes; i++) {
@@ -92,7 +84,7 @@ static void query_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 		refs[n++] = &set->refs[i];
 	}
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	struct jobs_host h = { .host = host, .open = open_session, .open_data = (void *)ctx };
+	struct jobs_host h = jobs_host_of(ctx, host);
 	size_t first = a->res.n, notes = a->res.nnotes;
 	int r = jobs_query(&h, t, n, JOBS_WANT_END | JOBS_WANT_PENDING | (tail ? JOBS_WANT_TAIL : 0),
 			   &a->res);
@@ -277,7 +269,7 @@ static int cmd_status_steps(struct dp_ctx *ctx, const struct job_set *set)
 			status = report_error(&err);
 			continue;
 		}
-		int sx = slurm_parse_exit(out.buf, "steps");
+		int sx = remote_text_exit(out.buf, REMOTE_STEPS);
 		if (rc != 0 || sx != 0) {
 			fputs(errout.buf, stderr);
 			error_msg("cannot ask '%s' for the jobs' steps: sacct failed (exit status %d)", host,

@@ -283,6 +283,9 @@ char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledge
 struct jobs_target;
 void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct jobs_target *t,
 		    char **stage_dir);
+/* An inventory host (or ssh alias) for lib/jobs: its session opened on first use, as
+ * every command opens one (cmd_ssh_ctx); the caller closes h.ss. */
+struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host);
 /* Where a job writes its output (SLURM, its accounting, else the ledger;
  * JOB_LOG_ERR_OR_OUT: its stderr, or its output when they are one file), over ss. */
 int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log which, char **path,

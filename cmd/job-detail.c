@@ -31,6 +31,20 @@ void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct job
 	};
 }
 
+static int open_session(void *data, const char *host, struct ssh_session **ss,
+			struct dp_error *err)
+{
+	const struct dp_ctx *ctx = data;
+	struct ssh_ctx sc;
+	cmd_ssh_ctx(ctx, &sc);
+	return ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), ss, err);
+}
+
+struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host)
+{
+	return (struct jobs_host){ .host = host, .open = open_session, .open_data = (void *)ctx };
+}
+
 int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log which, char **path,
 		 struct dp_error *err)
 {
