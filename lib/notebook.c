@@ -13,7 +13,6 @@
 #include "sched/plain/plainjob.h"
 #include "shfiles.h"
 
-
 #define MARK_NOTEBOOK MARKER("notebook")
 #define MARK_NOTEBOOK_EXIT MARKER("notebook-exit")
 #define MARK_NOTEBOOK_STATE MARKER("notebook-state")

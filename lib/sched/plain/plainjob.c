@@ -10,9 +10,6 @@
 #include "sched/slurm/slurm_queue.h"
 #include "shfiles.h"
 
-
-
-
 void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const char *workdir,
 			     const char *log_path, const char *job_id,
 			     const struct plainjob_lease *lease)
@@ -101,7 +98,7 @@ static void job_args(struct strbuf *sb, const char *fn, const struct plainjob_re
 void plainjob_status_command(struct strbuf *sb, const struct plainjob_ref *jobs, size_t n)
 {
 	marker_print(sb, MARK_NOW, "\"$(date +%s)\"");
-	strbuf_adds(sb, shfile_sched_plain_status);
+	strbuf_adds(sb, shfile_sched_plain_status); /* status.sh: dispatch_q ID STAGE PGID */
 	for (size_t i = 0; i < n; i++)
 		job_args(sb, "dispatch_q", &jobs[i]);
 }
@@ -198,7 +195,7 @@ void plainjob_status_free(struct plainjob_status *res, size_t n)
 
 void plainjob_cancel_command(struct strbuf *sb, const struct plainjob_ref *jobs, size_t n)
 {
-	strbuf_adds(sb, shfile_sched_plain_cancel);
+	strbuf_adds(sb, shfile_sched_plain_cancel); /* cancel.sh: dispatch_c ID STAGE PGID */
 	for (size_t i = 0; i < n; i++)
 		job_args(sb, "dispatch_c", &jobs[i]);
 }
@@ -220,10 +217,10 @@ const char *plainjob_parse_cancel(const char *out, const char *id)
 	return outcome;
 }
 
-
 void plainjob_queue_command(struct strbuf *sb, const char *lock_dir)
 {
 	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT;
+	/* lease_fns.sh and queue.sh: the listing, in bash under timeout */
 	strbuf_adds(&script, shfile_sched_plain_lease_fns);
 	strbuf_adds(&script, shfile_sched_plain_queue);
 	strbuf_adds(sb, "L=");
