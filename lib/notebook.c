@@ -11,57 +11,12 @@
 #include "ledger.h"
 #include "notebook.h"
 #include "sched/plain/plainjob.h"
-
-/* Runs inside the bootstrap's command subshell (bash, no strict mode), in the code's
- * directory. No user text: nothing here needs quoting. The probe ignores http_proxy
- * (clusters often set one, and it would never reach the node's own address). */
-static const char job_command[] =
-	"dnb_py=$(command -v python3 || command -v python) || {\n"
-	"\techo \"dispatch notebook: no python3 on $(hostname)'s PATH\" >&2; exit 127; }\n"
-	"dnb_port=$(\"$dnb_py\" -c 'import socket; s = socket.socket(); s.bind((\"\", 0)); print(s.getsockname()[1])') || exit 1\n"
-	"if [ -n \"${SLURM_JOB_ID:-}\" ]; then\n"
-	"\tdnb_addr=$(scontrol show node -o \"${SLURMD_NODENAME:-$(hostname)}\" 2>/dev/null | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p')\n"
-	"\tdnb_addr=${dnb_addr:-${SLURMD_NODENAME:-$(hostname)}}\n"
-	"else\n"
-	"\tdnb_addr=127.0.0.1\n"
-	"fi\n"
-	"if command -v uv >/dev/null 2>&1 && [ -f pyproject.toml ]; then\n"
-	"\tset -- uv run --with jupyterlab jupyter lab\n"
-	"elif command -v jupyter >/dev/null 2>&1; then\n"
-	"\tif jupyter lab --version >/dev/null 2>&1; then set -- jupyter lab\n"
-	"\telif jupyter notebook --version >/dev/null 2>&1; then set -- jupyter notebook\n"
-	"\telse set -- jupyter server; fi\n"
-	"else\n"
-	"\techo \"dispatch notebook: no jupyter on $(hostname)'s PATH: install Jupyter there\" \\\n"
-	"\t\t\"(jupyter-server or notebook), or give the code a pyproject.toml and uv\" >&2\n"
-	"\techo 'dispatch-notebook-exit 127'; exit 127\n"
-	"fi\n"
-	/* Kernel connection files and the server's token: a new directory (0700, a
-	 * random name: mktemp fails rather than reuse one that another user made). */
-	"JUPYTER_RUNTIME_DIR=$(mktemp -d \"${TMPDIR:-/tmp}/dispatch-notebook-$DISPATCH_JOB_ID.XXXXXXXX\") || {\n"
-	"\techo \"dispatch notebook: cannot create a private runtime directory in ${TMPDIR:-/tmp} on $(hostname)\" >&2\n"
-	"\techo 'dispatch-notebook-exit 1'; exit 1; }\n"
-	"export JUPYTER_RUNTIME_DIR\n"
-	"echo \"dispatch notebook: starting $* on $(hostname), port $dnb_port\" >&2\n"
-	"\"$@\" --no-browser --ip=\"$dnb_addr\" --port=\"$dnb_port\" --port-retries=0 --log-level=WARN &\n"
-	"dnb_pid=$!\n"
-	"until \"$dnb_py\" -c 'import sys, urllib.request; urllib.request.build_opener(urllib.request.ProxyHandler({})).open(\"http://%s:%s/api\" % (sys.argv[1], sys.argv[2]), timeout=2)' \"$dnb_addr\" \"$dnb_port\" 2>/dev/null; do\n"
-	"\tif ! kill -0 \"$dnb_pid\" 2>/dev/null; then\n"
-	"\t\twait \"$dnb_pid\"; dnb_status=$?; rm -rf -- \"$JUPYTER_RUNTIME_DIR\"\n"
-	"\t\techo \"dispatch-notebook-exit $dnb_status\"; exit \"$dnb_status\"\n"
-	"\tfi\n"
-	"\tsleep 1\n"
-	"done\n"
-	"echo \"dispatch-notebook $(hostname) $dnb_addr $dnb_port\"\n"
-	"wait \"$dnb_pid\"\n"
-	"dnb_status=$?\n"
-	"rm -rf -- \"$JUPYTER_RUNTIME_DIR\"\n"
-	"exit \"$dnb_status\"\n";
+#include "shfiles.h"
 
 
 const char *notebook_job_command(void)
 {
-	return job_command;
+	return shfile_notebook_job; /* notebook_job.sh */
 }
 
 char *notebook_new_token(void)

@@ -9,6 +9,7 @@
 #include "base/marker.h"
 #include "base/util.h"
 #include "transport/ssh.h"
+#include "shfiles.h"
 
 void node_health_command(struct strbuf *sb)
 {
@@ -87,34 +88,7 @@ const char *gpu_health_field_name(enum gpu_health_field f)
 
 void gpu_health_command(struct strbuf *sb)
 {
-	strbuf_adds(sb, "p() { printf '" MARK_HEALTH " %s %s\\n' \"$1\" \"$2\"; }\n"
-			"if ! command -v nvidia-smi >/dev/null 2>&1; then\n"
-			"\tp no-nvidia-smi\n"
-			"elif ! h=$(nvidia-smi --help-query-gpu 2>&1); then\n"
-			"\tp failed \"$(printf '%s\\n' \"$h\" | head -n 1)\"\n"
-			"else\n"
-			"\tq=\n"
-			"\tfor f in");
-	for (int f = 0; f < GH_N; f++)
-		strbuf_addf(sb, " %s", health_names[f]);
-	strbuf_adds(sb, "; do\n"
-			"\t\tcase $h in *\"\\\"$f\\\"\"*) q=$q${q:+,}$f ;; esac\n"
-			"\tdone\n"
-			"\tp fields \"$q\"\n"
-			"\tnvidia-smi --query-gpu=\"$q\" --format=csv,noheader,nounits 2>&1 |\n"
-			"\t\twhile IFS= read -r l; do p row \"$l\"; done\n"
-			"fi\n"
-			/* the kernel log where this user may read it */
-			"if x=$(journalctl -k -q --no-pager -o short 2>/dev/null) && [ -n \"$x\" ]; then\n"
-			"\ts=journalctl\n"
-			"elif x=$(dmesg 2>/dev/null) && [ -n \"$x\" ]; then\n"
-			"\ts=dmesg\n"
-			"else\n"
-			"\ts=unavailable x=\n"
-			"fi\n"
-			"p xid-source \"$s\"\n"
-			"printf '%s\\n' \"$x\" | grep 'NVRM: Xid' | tail -n 20 |\n"
-			"\twhile IFS= read -r l; do p xid \"$l\"; done\n");
+	strbuf_adds(sb, shfile_gpu_gpu_health); /* gpu_health.sh */
 }
 
 /* A value nvidia-smi could not give. */

@@ -15,6 +15,7 @@
 #include "base/shquote.h"
 #include "base/strbuf.h"
 #include "container/container_run.h"
+#include "shfiles.h"
 
 #ifndef DISPATCH_VERSION
 #define DISPATCH_VERSION "unknown"
@@ -293,67 +294,12 @@ static void boot_identity(struct strbuf *sb, const struct jobspec *spec)
 		"export DISPATCH_NNODES=\"${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}\"\n");
 	strbuf_addf(sb, "export DISPATCH_GPUS_PER_NODE=\"${SLURM_GPUS_ON_NODE:-%ld}\"\n",
 		    jobspec_gpus_per_node(spec));
-	strbuf_adds(sb,
-		"# The first host of a SLURM hostlist, for when scontrol is not there: each\n"
-		"# bracket group's first value (\"gpu[07-09,12],cpu1\" gives gpu07,\n"
-		"# \"rack[1-2]-n[01-02]\" gives rack1-n01).\n"
-		"dispatch_first_node() {\n"
-		"\tlocal rest=$1 out='' lit group\n"
-		"\twhile :; do\n"
-		"\t\tlit=${rest%%[,[]*}\n"
-		"\t\tout=$out$lit\n"
-		"\t\trest=${rest:${#lit}}\n"
-		"\t\tcase $rest in\n"
-		"\t\t\\[*\\]*) group=${rest#?}; out=$out${group%%[],-]*}; rest=${rest#*]} ;;\n"
-		"\t\t*) break ;;\n"
-		"\t\tesac\n"
-		"\tdone\n"
-		"\tprintf '%s\\n' \"$out\"\n"
-		"}\n"
-		"if [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
-		"\tif ! dispatch_hosts=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null) ||\n"
-		"\t   [ -z \"$dispatch_hosts\" ]; then\n"
-		"\t\tdispatch_hosts=$(dispatch_first_node \"$SLURM_JOB_NODELIST\")\n"
-		"\tfi\n"
-		"\tDISPATCH_MASTER_ADDR=${dispatch_hosts%%$'\\n'*}\n"
-		"else\n"
-		"\tDISPATCH_MASTER_ADDR=localhost\n"
-		"fi\n"
-		"export DISPATCH_MASTER_ADDR\n"
-		"# A port per job, so that jobs sharing a node do not collide.\n"
-		"case $DISPATCH_JOB_ID in\n"
-		"*[!0-9]* | '') dispatch_port=29500 ;;\n"
-		"*) dispatch_port=$((20000 + 10#$DISPATCH_JOB_ID % 20000)) ;;\n"
-		"esac\n"
-		"export DISPATCH_MASTER_PORT=\"${DISPATCH_MASTER_PORT:-$dispatch_port}\"\n");
+	strbuf_adds(sb, shfile_jobs_boot_identity); /* boot_identity.sh */
 }
 
 static void boot_traps(struct strbuf *sb)
 {
-	strbuf_adds(sb,
-		"\n# Clean up on exit; forward signals to the command's process group (before the\n"
-		"# command starts, a signal ends the script).\n"
-		"dispatch_tmp=\n"
-		"dispatch_uv_tmp=\n"
-		"dispatch_child=\n"
-		"# shellcheck disable=SC2317 # called from the traps\n"
-		"dispatch_cleanup() {\n"
-		"\tif [ -n \"$dispatch_tmp\" ]; then\n"
-		"\t\trm -rf -- \"$dispatch_tmp\"\n"
-		"\tfi\n"
-		"\tif [ -n \"$dispatch_uv_tmp\" ]; then\n"
-		"\t\trm -rf -- \"$dispatch_uv_tmp\"\n"
-		"\tfi\n"
-		"}\n"
-		"trap dispatch_cleanup EXIT\n"
-		"# shellcheck disable=SC2317 # called from the traps\n"
-		"dispatch_forward() {\n"
-		"\tif [ -z \"$dispatch_child\" ]; then\n"
-		"\t\texit \"$2\"\n"
-		"\tfi\n"
-		"\tkill -s \"$1\" -- \"-$dispatch_child\" 2>/dev/null ||\n"
-		"\t\tkill -s \"$1\" \"$dispatch_child\" 2>/dev/null || true\n"
-		"}\n");
+	strbuf_adds(sb, shfile_jobs_boot_traps); /* boot_traps.sh */
 	strbuf_adds(sb, forward_signals);
 }
 

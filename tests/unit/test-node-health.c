@@ -106,6 +106,14 @@ static void test_gpus(void)
 	gpu_health_command(&sb);
 	CHECK_CONTAINS(sb.buf, "remapped_rows.pending remapped_rows.failure gpu_recovery_action; do");
 	CHECK_CONTAINS(sb.buf, "journalctl -k");
+	/* gpu_health.sh asks for the fields the parser knows, in their order */
+	struct strbuf list = STRBUF_INIT;
+	strbuf_adds(&list, "\tfor f in");
+	for (int f = 0; f < GH_N; f++)
+		strbuf_addf(&list, " %s", gpu_health_field_name(f));
+	strbuf_adds(&list, "; do\n");
+	CHECK_CONTAINS(sb.buf, list.buf);
+	strbuf_release(&list);
 	strbuf_release(&sb);
 }
 

@@ -5,35 +5,11 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "shfiles.h"
 
 void slurm_procs_script(struct strbuf *sb, int interval)
 {
-	strbuf_adds(sb,
-		"P() {\n"
-		"p procs-begin\n"
-		"if o=$(scontrol listpids \"${SLURM_JOB_ID-}\" \"$n\" 2>/dev/null); then\n"
-		"\tw=listpids\n"
-		"\tk=$(printf '%s\\n' \"$o\" | awk -v s=\"${SLURM_STEP_ID-}\" "
-		"'NR > 1 && $1 ~ /^[0-9]+$/ && $3 != s { printf \"%s%s\", c, $1; c = \",\" }')\n"
-		"else\n"
-		"\tw=ps\n"
-		"\tk=$(ps -e -o pid= -o ppid= -o args= 2>/dev/null | "
-		"awk -v j=\"${SLURM_JOB_ID-}\" -v s=\"${SLURM_STEP_ID-}\" '\n"
-		"\t{ pp[$1] = $2; a = $0; sub(/^ *[0-9]+ +[0-9]+ +/, \"\", a)\n"
-		"\t  if (index(a, \"slurmstepd: [\" j \".\") == 1 && a != \"slurmstepd: [\" j \".\" s \"]\") r[$1] = 1 }\n"
-		"\tEND { for (x in pp) { y = x\n"
-		"\t\tfor (d = 0; d < 64 && (y in pp) && !(y in r) && y + 0 > 1; d++) y = pp[y]\n"
-		"\t\tif ((y in r) && !(x in r)) { printf \"%s%s\", c, x; c = \",\" } } }')\n"
-		"fi\n"
-		"[ -n \"$k\" ] && ps -o pid= -o ppid= -o pgid= -o uid= -o pcpu= -o rss= -o comm= -o user= "
-		"-p \"$k\" 2>/dev/null |\n"
-		"\twhile IFS= read -r x; do p proc \"$x\"; done\n"
-		"command -v nvidia-smi >/dev/null 2>&1 &&\n"
-		"\ta=$(nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory "
-		"--format=csv,noheader,nounits 2>/dev/null) &&\n"
-		"\tprintf '%s\\n' \"$a\" | while IFS= read -r x; do [ -n \"$x\" ] && p app \"$x\"; done\n"
-		"p procs-end \"$w\"\n"
-		"}\n");
+	strbuf_adds(sb, shfile_sched_slurm_slurm_procs); /* slurm_procs.sh */
 	strbuf_addf(sb, "while :; do P; sleep %d; done &\n", interval);
 }
 

@@ -1,0 +1,232 @@
+# shellcheck shell=bash
+# The launcher (bash: lease fds are more than sh's ten): the group leader of the job,
+# written to STAGE/launcher.sh after lease_fns.sh by plainjob_launch_command and run
+# by setsid. It records its pid (= the group id, setsid made it a session leader),
+# ignores HUP as nohup does, survives TERM (a handler, reset in the bootstrap, which
+# forwards TERM to the command) to record the exit status; queues for its lease
+# (plainjob.h) and runs the bootstrap with none of its lock fds, so that the locks
+# last exactly as long as the launcher. Arguments: STAGE ID NGPUS SHARE LOCKDIR
+# MAXJOBS ALLOWED BUSY_MIB [LOCKWAIT].
+
+d=$1 id=$2 ng=$3 share=$4 L=$5 maxj=$6 allowed=$7 busy_mib=$8 lw=${9:-5}
+echo "$$ $(date +%s)" >"$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
+trap "" HUP
+trap : TERM INT
+me=$(id -un 2>/dev/null || echo "${USER:-?}")
+dp_end() {
+	echo "$1 $(date +%s)" >"$d/exit_status.tmp" && mv -f "$d/exit_status.tmp" "$d/exit_status"
+	[ -n "${rec:-}" ] && rm -f -- "$rec"
+	rm -f -- "$d/pending"
+	exit 0
+}
+dp_fail() {
+	echo "dispatch: $*" >&2
+	printf '%s\n' "$*" >"$d/failed"
+	dp_end 1
+}
+dp_cancelled() { [ -f "$d/cancelled" ] && dp_end 143; }
+# The host's GPUs: "INDEX UUID" lines.
+gpus=
+if command -v nvidia-smi >/dev/null 2>&1; then
+	gpus=$(nvidia-smi --query-gpu=uuid,name,memory.total --format=csv,noheader,nounits 2>/dev/null |
+		awk -F', *' 'NF >= 1 && $1 != "" { print n++, $1 }') || gpus=
+fi
+ngpus=0
+[ -n "$gpus" ] && ngpus=$(printf '%s\n' "$gpus" | wc -l)
+if [ "$ng" -gt 0 ] && [ "$ng" -gt "$ngpus" ]; then
+	dp_fail "the job asks for $ng GPU(s); $(hostname) has $ngpus"
+fi
+fds=
+dp_open() { # VAR FILE: FILE (created 0644 if missing, never through a symlink) on a read fd
+	if [ -L "$2" ]; then dp_fail "$2 is a symbolic link: refusing it"; fi
+	[ -e "$2" ] || (umask 022; set -C; : >"$2") 2>/dev/null
+	if [ -L "$2" ] || [ ! -f "$2" ]; then dp_fail "$2 is not a regular file: refusing it"; fi
+	{ exec {dp_fd}<"$2"; } 2>/dev/null || dp_fail "cannot open $2 (it is $(stat -c %U -- "$2" 2>/dev/null)'s, mode $(stat -c %a -- "$2" 2>/dev/null))"
+	printf -v "$1" %s "$dp_fd"
+	fds="$fds $dp_fd"
+}
+# shellcheck disable=SC2086 # $fds: descriptor numbers, split into words on purpose
+dp_close() { eval "exec $1<&-"; fds=$(printf '%s\n' $fds | grep -vx "$1" | tr '\n' ' '); }
+# The record, written only through the descriptor it was created with (a name in a
+# shared directory is never written through): USER|STATE|NGPUS|GPUS|SINCE|REASON
+dp_rec() { printf '%s|%s|%s|%s|%s|%s\n' "$me" "$@" >"/proc/self/fd/$rfd"; }
+dp_pending() { # REASON: for status (STAGE/pending), once it changes
+	{ [ -f "$d/pending" ] && [ "$(cat "$d/pending")" = "$1" ]; } ||
+		{ printf '%s\n' "$1" >"$d/pending.tmp" && mv -f "$d/pending.tmp" "$d/pending"; }
+}
+queue=1
+if ! command -v flock >/dev/null 2>&1; then
+	if [ "$ng" -gt 0 ] || [ "$maxj" -gt 0 ]; then
+		dp_fail "flock (util-linux) not found on $(hostname): GPU leases and max_jobs need it"
+	fi
+	queue=
+fi
+if [ -n "$queue" ]; then
+	if [ -L "$L" ]; then dp_fail "the GPU lock directory $L is a symbolic link: refusing it"; fi
+	[ -e "$L" ] || mkdir -m 1777 -- "$L" 2>/dev/null
+	if [ -L "$L" ]; then dp_fail "the GPU lock directory $L is a symbolic link: refusing it"; fi
+	[ -d "$L" ] || dp_fail "cannot create the GPU lock directory $L"
+	why=$(dp_trust "$L")
+	[ -n "$why" ] || why=$(dp_trust "$(cd -P -- "$L" && pwd -P)")
+	if [ -n "$why" ]; then
+		dp_fail "the GPU lock directory $L is refused: $why, so another user could swap the records there (set gpu_lock_dir to a directory of yours, or have an admin make $L root-owned with mode 1777, as /tmp is)"
+	fi
+	dp_open gfd "$L/.lock"
+	# shellcheck disable=SC2154 # dp_open set gfd (printf -v)
+	dp_lock "$gfd" "$L/.lock" ||
+		dp_fail "the lock of the GPU lock directory, $L/.lock, is held for over $lw s by $(dp_held "$L/.lock"): the job was not queued"
+	t=0
+	for f in "$L"/job.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9].*; do
+		[ -e "$f" ] || [ -L "$f" ] || continue
+		n=${f#"$L"/job.}
+		n=${n%%.*}
+		[ $((10#$n)) -gt "$t" ] && t=$((10#$n))
+	done
+	myt=$((t + 1))
+	rec=$(printf '%s/job.%010d.%s' "$L" "$myt" "$id")
+	# Created here (O_EXCL), mode 0600 until locked: no other process can open it first.
+	(umask 077; set -C; : >"$rec") 2>/dev/null || dp_fail "cannot create $rec"
+	{ exec {rfd}<>"$rec"; } 2>/dev/null || dp_fail "cannot open $rec"
+	{ [ -f "/proc/self/fd/$rfd" ] && [ -O "/proc/self/fd/$rfd" ]; } || dp_fail "$rec is not a file of yours: refusing it"
+	fds="$fds $rfd"
+	flock -n "$rfd" || dp_fail "cannot lock $rec: held by $(dp_held "$rec")"
+	chmod 644 "/proc/self/fd/$rfd" || dp_fail "cannot make $rec readable"
+	t0=$(date +%s)
+	dp_rec pending "$ng" "" "$t0" ""
+	flock -u "$gfd"
+fi
+# who holds what, from the live records (under the lock directory's lock): fills
+# nrun, ahead (earlier pending jobs this one competes with), held_by (INDEX=USER).
+# A record that names another user than its file's owner is ignored.
+dp_scan() {
+	nrun=0 ahead=0 held_by='' scan_err=''
+	local out n o line u st g x tk
+	# (a job without GPUs and max_jobs waits for nothing: no scan)
+	[ "$ng" -gt 0 ] || [ "$maxj" -gt 0 ] || return 0
+	if ! out=$(timeout -k 1 "$lw" bash -c "$(declare -f dp_list); dp_list \"\$1\"" dp-list "$L"); then
+		scan_err="the job records in $L could not be read within $lw s"
+		return 1
+	fi
+	while IFS='|' read -r n o line; do
+		{ [ -n "$n" ] && [ "$n" != "${rec##*/}" ]; } || continue
+		IFS='|' read -r u st x g _ <<<"$line"
+		[ "$u" = "$o" ] || continue
+		tk=${n#job.}
+		tk=${tk%%.*}
+		if [ "$st" = running ]; then
+			nrun=$((nrun + 1))
+			for g in ${g//,/ }; do held_by="$held_by $g=$u"; done
+		elif [ "$st" = pending ] && [ $((10#$tk)) -lt "$myt" ]; then
+			if [ "$maxj" -gt 0 ] || { [ "$ng" -gt 0 ] && [ "${x:-0}" -gt 0 ] 2>/dev/null; }; then
+				ahead=$((ahead + 1))
+			fi
+		fi
+	done <<<"$out"
+}
+dp_busy() { # the UUIDs of GPUs that processes use (as solve --check counts them)
+	nvidia-smi --query-compute-apps=gpu_uuid,used_memory --format=csv,noheader,nounits 2>/dev/null |
+		awk -F', *' -v t="$busy_mib" '$1 != "" && !($2 ~ /^[0-9]+$/ && $2 + 0 < t) { print $1 }'
+}
+dp_allowed() { # INDEX UUID
+	[ -z "$allowed" ] && return 0
+	case ",$allowed," in *",$1,"* | *",$2,"*) return 0 ;; esac
+	return 1
+}
+dp_holders() { # the reason's "(by a job of alice's and one of yours)"
+	local w=() u i=0 out=
+	for u in $held_jobs; do
+		if [ "$u" = "$me" ]; then w+=("yours"); else w+=("$u's"); fi
+	done
+	for u in "${w[@]}"; do
+		if [ $i = 0 ]; then out="a job of $u"
+		elif [ $i = $((${#w[@]} - 1)) ]; then out="$out and one of $u"
+		else out="$out, one of $u"; fi
+		i=$((i + 1))
+	done
+	printf '%s' "$out"
+}
+lease_idx='' lease_uuid=''
+if [ -n "$queue" ]; then
+	while :; do
+		dp_cancelled
+		busy=
+		[ "$ng" -gt 0 ] && [ "$share" != 1 ] && busy=$(dp_busy)
+		if ! dp_lock "$gfd" "$L/.lock"; then
+			dp_pending "waiting for the lock of the GPU lock directory, $L/.lock, held for over $lw s by $(dp_held "$L/.lock")"
+			continue
+		fi
+		reason=
+		if ! dp_scan; then
+			reason=$scan_err
+		elif [ "$maxj" -gt 0 ] && [ "$nrun" -ge "$maxj" ]; then
+			reason="waiting for a job slot: max_jobs $maxj, $nrun running"
+		elif [ "$ng" -gt 0 ]; then
+			got=0 lease_idx='' lease_uuid='' lfds='' nheld=0 nbusy=0 nall=0 held_jobs='' outside=''
+			while read -r i u; do
+				[ -n "$u" ] || continue
+				dp_allowed "$i" "$u" || continue
+				nall=$((nall + 1))
+				[ "$got" -ge "$ng" ] && continue
+				dp_open x "$L/gpu.$u"
+				if ! flock -n "$x"; then
+					dp_close "$x"
+					nheld=$((nheld + 1))
+					h_ok=
+					for h in $held_by; do
+						[ "${h%%=*}" = "$i" ] && held_jobs="$held_jobs ${h#*=}" && h_ok=1
+					done
+					[ -n "$h_ok" ] || outside="$outside; GPU $i is locked outside dispatch's records, by $(dp_held "$L/gpu.$u")"
+					continue
+				fi
+				if printf '%s\n' "$busy" | grep -qxF -- "$u"; then
+					dp_close "$x"
+					nbusy=$((nbusy + 1))
+					continue
+				fi
+				got=$((got + 1))
+				lfds="$lfds $x"
+				lease_idx="$lease_idx${lease_idx:+,}$i"
+				lease_uuid="$lease_uuid${lease_uuid:+,}$u"
+			done <<<"$gpus"
+			if [ "$got" -lt "$ng" ] || [ "$ahead" -gt 0 ]; then
+				for x in $lfds; do dp_close "$x"; done
+				lease_idx='' lease_uuid=''
+				s=s; [ "$ng" = 1 ] && s=
+				reason="waiting for $ng GPU$s: $nheld of $nall held"
+				[ -n "$held_jobs" ] && reason="$reason (by $(dp_holders))"
+				[ "$nbusy" -gt 0 ] && reason="$reason, $nbusy busy with other processes"
+				[ "$ahead" -gt 0 ] && reason="$reason; $ahead earlier job(s) waiting"
+				reason="$reason$outside"
+			fi
+		elif [ "$ahead" -gt 0 ]; then
+			reason="waiting behind $ahead earlier job(s)"
+		fi
+		if [ -z "$reason" ]; then
+			dp_cancelled
+			dp_rec running "$ng" "$lease_idx" "$(date +%s)" ""
+			flock -u "$gfd"
+			break
+		fi
+		dp_rec pending "$ng" "" "$t0" "$reason"
+		dp_pending "$reason"
+		flock -u "$gfd"
+		sleep 0.2 2>/dev/null || sleep 1
+	done
+fi
+rm -f -- "$d/pending"
+echo "$(date +%s) ${lease_idx:--}" >"$d/lease.tmp" && mv -f "$d/lease.tmp" "$d/lease"
+if [ "$ng" -gt 0 ]; then
+	export CUDA_VISIBLE_DEVICES="$lease_uuid" DISPATCH_GPUS="$lease_idx"
+elif [ "$ngpus" -gt 0 ]; then
+	export CUDA_VISIBLE_DEVICES='' DISPATCH_GPUS=''
+fi
+(
+	for x in $fds; do eval "exec $x<&-"; done
+	# a job with an image: container.sh runs the bootstrap in it
+	if [ -f "$d/container.sh" ]; then
+		DISPATCH_JOB_ID=$id exec bash "$d/container.sh"
+	fi
+	DISPATCH_JOB_ID=$id exec bash "$d/bootstrap.sh"
+)
+st=$?
+dp_end "$st"
