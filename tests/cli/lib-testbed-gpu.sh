@@ -18,6 +18,24 @@ tb_up() {
 	[ -n "$TB_HOME" ] || skip_rest "no home for $DISPATCH_TESTBED_USER"
 }
 
+# claim_boxes BOX...: until it exits, this test alone puts a fake nvidia-smi on these
+# plain hosts of the instance, or counts on their having none (t5400 wants box2 bare
+# while t5410 fakes box1 and box2: side by side they met). A lock a box in the
+# instance's directory, held on a descriptor of the test's shell (its children get it
+# too: a claim lasts while anything the test started runs), taken in sorted order so
+# that two tests never wait on each other crosswise, each wait bounded: a box still
+# claimed after 600 s fails the rest of the test. Call it at the top level, not in a
+# test body (those run in subshells).
+claim_boxes() {
+	local b fd
+	for b in $(printf '%s\n' "$@" | sort -u); do
+		exec {fd}>>"$DISPATCH_TESTBED_DIR/claim-$b.lock" ||
+			fail_rest "cannot open the claim lock of $b"
+		flock -w 600 "$fd" ||
+			fail_rest "$b is still claimed by another test after 600 s (tests/cli/lib-testbed-gpu.sh claim_boxes)"
+	done
+}
+
 # The sshd port of a test bed alias, from the generated ssh config.
 box_port() {
 	awk -v h="$1" '$1 == "Host" { on = ($2 == h) } on && $1 == "Port" { print $2; exit }' \

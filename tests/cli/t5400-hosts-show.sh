@@ -14,6 +14,7 @@ test_expect_success 'show and discover need one host' '
 '
 
 tb_up
+claim_boxes box2 box3
 
 test_expect_success 'show: partitions and nodes of the SLURM cluster' '
 	dispatch hosts show hpc >out &&

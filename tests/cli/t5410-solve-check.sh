@@ -15,6 +15,7 @@ test_expect_success '--check goes with --solve in submit' '
 '
 
 tb_up
+claim_boxes box1 box2
 
 cat >halves.yaml <<'INV'
 gres_mapping:
