@@ -20,7 +20,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dispatch.h"
@@ -90,12 +89,10 @@ struct session {
 	volatile sig_atomic_t *stop;
 };
 
-#define GONE_POLLS 5     /* polls without the job before it counts as ended */
-
-static void sleep_second(void)
+static void say_state(void *data, const char *state)
 {
-	struct timespec ts = { .tv_sec = 1 };
-	nanosleep(&ts, NULL); /* a signal ends it early: the caller looks at stop */
+	const struct session *s = data;
+	info_msg(s->ctx, "job %s is %s", s->job, state);
 }
 
 /* Step 1. 0 when the server answers; else the exit status (reported), or -1 when
@@ -109,54 +106,32 @@ static int wait_ready(struct session *s)
 					   : xstrdup(s->ref->rec.log_path);
 	_cleanup_free_ char *stage = s->plain ? job_stage_dir(s->ref) : NULL;
 	struct plainjob_ref p = { .id = s->ref->id, .stage_dir = stage, .pgid = s->ref->rec.pid };
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
-	notebook_poll_command(&cmd, s->ref->rec.log_path, s->ref->id, s->plain ? &p : NULL);
-	double deadline = monotonic_seconds() + s->o->timeout;
-	_cleanup_free_ char *last_state = NULL;
-	int gone = 0;
-	for (;;) {
-		struct dp_error err = { 0 };
-		_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-		int status;
-		if (*s->stop)
-			return -1;
-		if (ssh_exec_capture(s->ss, cmd.buf, NULL, &out, NULL, &status, &err) < 0)
-			return *s->stop ? -1 : report_error(&err); /* Ctrl-C may break a wait */
-		notebook_poll_release(&s->poll);
-		if (notebook_parse_poll(out.buf, s->plain, &s->poll) < 0) {
-			error_msg("cannot read the state of job %s from '%s' (exit status %d)", s->job,
-				  s->ref->host, status);
-			return DPE_FAIL;
-		}
-		if (s->poll.exit_status >= 0) {
-			error_msg("the Jupyter server of job %s ended with status %d before it answered; "
-				  "its log: %s ('dispatch logs %s')", s->job, s->poll.exit_status, log, s->job);
-			return DPE_FAIL;
-		}
-		/* squeue answers nothing for a job that left the queue, and also while the
-		 * controller restarts: gone only when it stays so for a while. */
-		if (!*s->poll.state && ++gone < GONE_POLLS && monotonic_seconds() < deadline) {
-			sleep_second();
-			continue;
-		}
-		if (!notebook_state_alive(s->poll.state)) {
-			error_msg("job %s %s (%s); its log: %s ('dispatch logs %s')", s->job,
-				  s->poll.ready ? "has ended: its Jupyter server is gone"
-						: "ended before its Jupyter server answered",
-				  *s->poll.state ? s->poll.state : "no longer in the queue", log, s->job);
-			return DPE_FAIL;
-		}
-		gone = 0;
-		if (s->poll.ready) /* and the job runs: a cancelled job's log still says ready */
-			return 0;
-		if (!streq_ptr(last_state, s->poll.state)) {
-			info_msg(s->ctx, "job %s is %s", s->job, s->poll.state);
-			free(last_state);
-			last_state = xstrdup(s->poll.state);
-		}
-		if (monotonic_seconds() >= deadline)
-			break;
-		sleep_second();
+	struct dp_error err = { 0 };
+	int status = -1;
+	switch (notebook_wait_ready(s->ss, s->ref->rec.log_path, s->ref->id, s->plain ? &p : NULL,
+				    s->o->timeout, s->stop, say_state, s, &s->poll, &status, &err)) {
+	case NOTEBOOK_READY:
+		return 0;
+	case NOTEBOOK_STOPPED:
+		return -1;
+	case NOTEBOOK_NO_CONNECTION:
+		return report_error(&err);
+	case NOTEBOOK_UNREADABLE:
+		error_msg("cannot read the state of job %s from '%s' (exit status %d)", s->job,
+			  s->ref->host, status);
+		return DPE_FAIL;
+	case NOTEBOOK_SERVER_EXITED:
+		error_msg("the Jupyter server of job %s ended with status %d before it answered; "
+			  "its log: %s ('dispatch logs %s')", s->job, s->poll.exit_status, log, s->job);
+		return DPE_FAIL;
+	case NOTEBOOK_JOB_ENDED:
+		error_msg("job %s %s (%s); its log: %s ('dispatch logs %s')", s->job,
+			  s->poll.ready ? "has ended: its Jupyter server is gone"
+					: "ended before its Jupyter server answered",
+			  *s->poll.state ? s->poll.state : "no longer in the queue", log, s->job);
+		return DPE_FAIL;
+	case NOTEBOOK_NO_ANSWER:
+		break;
 	}
 	error_msg("the Jupyter server of job %s did not answer within %g s (the job is %s); its "
 		  "log: %s ('dispatch logs %s'); --timeout gives it longer", s->job, s->o->timeout,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/marker.h"
@@ -12,6 +13,7 @@
 #include "notebook.h"
 #include "sched/plain/plainjob.h"
 #include "shfiles.h"
+#include "transport/ssh.h"
 
 
 const char *notebook_job_command(void)
@@ -151,4 +153,55 @@ int notebook_token_load(const char *ledger_token, char **token, struct dp_error 
 	buf[strcspn(buf, "\n")] = '\0';
 	*token = buf;
 	return 0;
+}
+
+#define GONE_POLLS 5     /* polls without the job before it counts as ended */
+
+static void sleep_second(void)
+{
+	struct timespec ts = { .tv_sec = 1 };
+	nanosleep(&ts, NULL); /* a signal ends it early: the caller looks at stop */
+}
+
+enum notebook_wait notebook_wait_ready(struct ssh_session *ss, const char *log, const char *job_id,
+				       const struct plainjob_ref *plain, double timeout,
+				       volatile sig_atomic_t *stop,
+				       void (*on_state)(void *data, const char *state), void *data,
+				       struct notebook_poll *poll, int *status, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	notebook_poll_command(&cmd, log, job_id, plain);
+	double deadline = monotonic_seconds() + timeout;
+	_cleanup_free_ char *last_state = NULL;
+	int gone = 0;
+	for (;;) {
+		_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+		if (*stop)
+			return NOTEBOOK_STOPPED;
+		if (ssh_exec_capture(ss, cmd.buf, NULL, &out, NULL, status, err) < 0)
+			return *stop ? NOTEBOOK_STOPPED : NOTEBOOK_NO_CONNECTION; /* Ctrl-C may break a wait */
+		notebook_poll_release(poll);
+		if (notebook_parse_poll(out.buf, plain != NULL, poll) < 0)
+			return NOTEBOOK_UNREADABLE;
+		if (poll->exit_status >= 0)
+			return NOTEBOOK_SERVER_EXITED;
+		if (!*poll->state && ++gone < GONE_POLLS && monotonic_seconds() < deadline) {
+			sleep_second();
+			continue;
+		}
+		if (!notebook_state_alive(poll->state))
+			return NOTEBOOK_JOB_ENDED;
+		gone = 0;
+		if (poll->ready) /* and the job runs: a cancelled job's log still says ready */
+			return NOTEBOOK_READY;
+		if (!streq_ptr(last_state, poll->state)) {
+			if (on_state)
+				on_state(data, poll->state);
+			free(last_state);
+			last_state = xstrdup(poll->state);
+		}
+		if (monotonic_seconds() >= deadline)
+			return NOTEBOOK_NO_ANSWER;
+		sleep_second();
+	}
 }

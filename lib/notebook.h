@@ -21,12 +21,14 @@
 #ifndef DISPATCH_NOTEBOOK_H
 #define DISPATCH_NOTEBOOK_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "base/error.h"
 #include "base/strbuf.h"
 
 struct plainjob_ref;
+struct ssh_session;
 
 /* The environment variable that carries the token to the server. */
 #define NOTEBOOK_TOKEN_ENV "JUPYTER_TOKEN"
@@ -56,6 +58,27 @@ int notebook_parse_poll(const char *out, bool plain, struct notebook_poll *res);
 void notebook_poll_release(struct notebook_poll *res);
 /* The job may still start the server: PENDING, RUNNING and their kin. */
 bool notebook_state_alive(const char *state);
+
+/* How notebook_wait_ready ended. */
+enum notebook_wait {
+	NOTEBOOK_READY,         /* the server answers and the job runs: poll has where */
+	NOTEBOOK_STOPPED,       /* *stop was set (Ctrl-C) */
+	NOTEBOOK_NO_CONNECTION, /* the poll command failed: err says why */
+	NOTEBOOK_UNREADABLE,    /* its answer held no state: *status is its exit status */
+	NOTEBOOK_SERVER_EXITED, /* the server ended before it answered (poll->exit_status) */
+	NOTEBOOK_JOB_ENDED,     /* the job left the queue or ended (poll->state, "" gone) */
+	NOTEBOOK_NO_ANSWER,     /* no answer within timeout seconds (poll->state) */
+};
+/* Polls over ss once a second until the job's server answers (the job, its log and,
+ * on a plain host, plain as in notebook_poll_command): a job squeue no longer lists
+ * counts as gone only after five polls in a row (a restarting controller answers
+ * nothing too). on_state (may be NULL) hears each new state. poll holds the last
+ * answer; the caller releases it. */
+enum notebook_wait notebook_wait_ready(struct ssh_session *ss, const char *log, const char *job_id,
+				       const struct plainjob_ref *plain, double timeout,
+				       volatile sig_atomic_t *stop,
+				       void (*on_state)(void *data, const char *state), void *data,
+				       struct notebook_poll *poll, int *status, struct dp_error *err);
 
 /* STATE_DIR/notebooks/LEDGER_TOKEN: write (mode 0600, in a 0700 dir) and read the
  * notebook's token. Errors: DPE_FAIL (write), DPE_NOTFOUND (no such file). */
