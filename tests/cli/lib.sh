@@ -81,13 +81,16 @@ test_expect_success() {
 		test_failed=$((test_failed + 1))
 		return
 	fi
+	local start=$SECONDS
 	(
 		set -e
 		eval "$2"
 	) >"$TRASH/.out" 2>&1
 	local rc=$?
 	if [ $rc -eq 0 ]; then
+		# the seconds each case took (a TAP comment: the CI logs say where time goes)
 		echo "ok $test_count - $1"
+		echo "# $((SECONDS - start)) s"
 	else
 		echo "not ok $test_count - $1"
 		sed 's/^/#   /' "$TRASH/.out"

@@ -64,6 +64,20 @@ gone() {
 	return 1
 }
 
+# The first case's subject is dispatch's own: a connection cut mid-wait, a retry and
+# a new connection; squeue's words in between are those of any poll (t7200 reads them
+# on every release). So it runs on the 22.05 instance only; on a newer release's
+# (DISPATCH_TESTBED_SLURM) it is skipped: the cases after it read what SLURM says
+# (squeue's error with slurmctld down, sdiag's RPC counts, --only-job-state) and run
+# on every release.
+case ${DISPATCH_TESTBED_SLURM:-} in
+24.11 | trixie | 26.05 | forky) release_run=yes ;;
+*) release_run=no ;;
+esac
+if [ $release_run = yes ]; then
+	test_count=$((test_count + 1))
+	echo "ok $test_count # skip sshd killed mid-wait: not a SLURM release's subject (on 22.05 only)"
+else
 test_expect_success 'sshd of the login node killed and started again mid-wait: exit 0' '
 	job=$(dispatch submit -H hpc -J sshd -p cpu -- "sleep 8") &&
 	{ (dispatch -v --json wait --interval 1 --timeout 150 "$job" >s.json 2>s.err; echo $? >s.rc) 8>&- & } &&
@@ -81,6 +95,7 @@ test_expect_success 'sshd of the login node killed and started again mid-wait: e
 	test "$(jget s.json "d[\"jobs\"][0][\"state\"], d[\"jobs\"][0][\"exit_code\"]")" = "COMPLETED 0" &&
 	test "$(jget s.json "d[\"hosts\"][0][\"failed_polls\"] >= 1, d[\"hosts\"][0][\"connections\"] >= 2")" = "True True"
 '
+fi
 
 test_expect_success 'slurmctld stopped and started mid-wait: the jobs end as they did, exit 1 (status meanwhile: cannot ask, not "not found")' '
 	ok=$(dispatch submit -H hpc -J ctldok -p cpu -- "sleep 6") &&
