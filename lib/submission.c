@@ -400,6 +400,8 @@ static int run_plain(struct submission *sub, const struct submission_job *job,
 		.lock_dir = job->host->gpu_lock_dir,
 		.max_jobs = job->host->max_jobs,
 		.allowed = pinned_gpus(job->host),
+		.dependency = job->spec->dependency,
+		.time_limit = job->spec->time ? jobspec_time_seconds(job->spec->time) : 0,
 	};
 	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage, &lease);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)

@@ -108,31 +108,39 @@ static bool digits(const char **p, long *v)
 
 bool jobspec_valid_time(const char *s)
 {
+	return jobspec_time_seconds(s) >= 0;
+}
+
+long jobspec_time_seconds(const char *s)
+{
 	if (!strcasecmp(s, "unlimited") || !strcasecmp(s, "infinite"))
-		return true;
+		return 0;
 	long f[3], days = -1;
 	int n = 0;
 	const char *p = s;
 	if (strchr(s, '-')) {
 		if (!digits(&p, &days) || *p++ != '-')
-			return false;
+			return -1;
 	}
 	for (;;) {
 		if (n == 3 || !digits(&p, &f[n]))
-			return false;
+			return -1;
 		n++;
 		if (*p == '\0')
 			break;
 		if (*p++ != ':')
-			return false;
+			return -1;
 	}
-	if (days >= 0) /* D-HH, D-HH:MM, D-HH:MM:SS */
-		return f[0] < 24 && (n < 2 || f[1] < 60) && (n < 3 || f[2] < 60);
+	if (days >= 0) { /* D-HH, D-HH:MM, D-HH:MM:SS */
+		if (!(f[0] < 24 && (n < 2 || f[1] < 60) && (n < 3 || f[2] < 60)))
+			return -1;
+		return days * 86400 + f[0] * 3600 + (n > 1 ? f[1] * 60 : 0) + (n > 2 ? f[2] : 0);
+	}
 	if (n == 1) /* minutes */
-		return true;
+		return f[0] * 60;
 	if (n == 2) /* MM:SS */
-		return f[1] < 60;
-	return f[1] < 60 && f[2] < 60; /* HH:MM:SS */
+		return f[1] < 60 ? f[0] * 60 + f[1] : -1;
+	return f[1] < 60 && f[2] < 60 ? f[0] * 3600 + f[1] * 60 + f[2] : -1; /* HH:MM:SS */
 }
 
 bool jobspec_valid_mem(const char *s)
@@ -177,6 +185,32 @@ bool jobspec_valid_array(const char *s)
 	return *p == '\0';
 }
 
+/* The length of the plain host's job id at s (jobscript_stage_name's
+ * NAME-YYYYMMDD-HHMMSS-XXXX, then @HOST as submit prints it, optional), else 0. */
+static size_t plain_job_id(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	const char *shape = "-dddddddd-dddddd-xxxx";
+	size_t k = strlen(shape);
+	if (n <= k || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (size_t i = 0; i < k; i++) {
+		char c = s[n - k + i];
+		bool ok = shape[i] == '-' ? c == '-'
+			: shape[i] == 'd' ? (c >= '0' && c <= '9')
+			: (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+		if (!ok)
+			return 0;
+	}
+	if (s[n] == '@') {
+		size_t h = strspn(s + n + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+		if (!h)
+			return 0;
+		n += 1 + h;
+	}
+	return n;
+}
+
 bool jobspec_valid_dependency(const char *s)
 {
 	static const char *const types[] = { "after", "afterany", "afterburstbuffer", "aftercorr",
@@ -200,6 +234,11 @@ bool jobspec_valid_dependency(const char *s)
 			while (*p == ':') { /* :JOBID[_TASK][+MINUTES] ... */
 				long v;
 				p++;
+				size_t plain = plain_job_id(p);
+				if (plain) { /* a plain host's job */
+					p += plain;
+					continue;
+				}
 				if (!digits(&p, &v))
 					return false;
 				if (*p == '_' && (p++, !digits(&p, &v)))

@@ -86,6 +86,8 @@ long jobspec_total_gpus(const struct jobspec *js);
 
 /* The value checkers, exposed for the tests: true when s is valid. */
 bool jobspec_valid_time(const char *s);
+/* The seconds of a valid --time value (0: UNLIMITED), -1 when it is not valid. */
+long jobspec_time_seconds(const char *s);
 bool jobspec_valid_mem(const char *s);
 bool jobspec_valid_array(const char *s);
 bool jobspec_valid_dependency(const char *s);

@@ -714,7 +714,8 @@ static char *make_container(const struct jobspec *spec, const struct jobscript_t
 	return strbuf_detach(&sb);
 }
 
-/* The options a plain host cannot honour (it has no scheduler). */
+/* The options a plain host cannot honour (it has no scheduler; its launcher does
+ * --time and --dependency: lib/sched/plain/plainjob.h). */
 static char **slurm_only(const struct jobspec *s)
 {
 	char **v = NULL;
@@ -724,8 +725,8 @@ static char **slurm_only(const struct jobspec *s)
 	} opts[] = {
 		{ "partition", s->partition }, { "nodes", s->nodes > 1 }, { "ntasks", s->ntasks },
 		{ "ntasks-per-node", s->ntasks_per_node }, { "cpus-per-task", s->cpus_per_task },
-		{ "mem", s->mem }, { "mem-per-cpu", s->mem_per_cpu }, { "time", s->time },
-		{ "output", s->output }, { "error", s->error }, { "dependency", s->dependency },
+		{ "mem", s->mem }, { "mem-per-cpu", s->mem_per_cpu },
+		{ "output", s->output }, { "error", s->error },
 		{ "exclusive", s->exclusive > 0 }, { "constraint", s->constraint },
 		{ "account", s->account }, { "qos", s->qos }, { "exclude", s->exclude },
 		{ "array", s->array }, { "signal", s->signal }, { "requeue", s->requeue > 0 },

@@ -364,7 +364,8 @@ static void test_plain_host(void)
 	set(&js, "gpus", "2");
 	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
 	CHECK(s.sbatch == NULL);
-	CHECK(strv_contains(s.ignored, "time") && strv_contains(s.ignored, "partition"));
+	/* the launcher enforces --time and --dependency (lib/sched/plain/launcher.sh) */
+	CHECK(!strv_contains(s.ignored, "time") && strv_contains(s.ignored, "partition"));
 	CHECK(!strv_contains(s.ignored, "gpus"));
 	CHECK_CONTAINS(s.bootstrap, "${SLURM_GPUS_ON_NODE:-2}");
 	CHECK(strstr(s.bootstrap, "juicefs") == NULL); /* the local cluster has no mount */

@@ -62,6 +62,17 @@ static void test_values_name_their_option(void)
 	      jobspec_valid_dependency("afterok:1:2,afterany:3") &&
 	      jobspec_valid_dependency("afternotok:12_3?afterok:4") &&
 	      jobspec_valid_dependency("after:5+10"));
+	/* a plain host's job ids, as submit prints them (@HOST) or not */
+	CHECK(jobspec_valid_dependency("afterok:train-20261127-185300-0a1f") &&
+	      jobspec_valid_dependency("afterany:my_job.1-20261127-185300-ffff@box1:12") &&
+	      !jobspec_valid_dependency("afterok:train-2026-185300-0a1f") &&
+	      !jobspec_valid_dependency("afterok:../x-20261127-185300-0a1f") &&
+	      !jobspec_valid_dependency("afterok:train-20261127-185300-0a1f@") &&
+	      !jobspec_valid_dependency("afterok:train-20261127-185300-0A1F"));
+	CHECK(jobspec_time_seconds("10") == 600 && jobspec_time_seconds("0:20") == 20 &&
+	      jobspec_time_seconds("1:02:03") == 3723 && jobspec_time_seconds("2-1") == 176400 &&
+	      jobspec_time_seconds("1-0:0:5") == 86405 && jobspec_time_seconds("UNLIMITED") == 0 &&
+	      jobspec_time_seconds("1:60") == -1 && jobspec_time_seconds("x") == -1);
 	CHECK(!jobspec_valid_dependency("afterok") && !jobspec_valid_dependency("afterok:") &&
 	      !jobspec_valid_dependency("whenever:1") && !jobspec_valid_dependency("afterok:x") &&
 	      !jobspec_valid_dependency("afterok:1,afterany:2?afterok:3"));
