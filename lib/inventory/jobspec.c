@@ -294,6 +294,114 @@ bool jobspec_valid_signal(const char *s)
 	return *p == '\0';
 }
 
+/* ---- the run ---- */
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} run_events[] = {
+	{ "timeout", RUN_ON_TIMEOUT },
+	{ "preempted", RUN_ON_PREEMPTED },
+	{ "node-fail", RUN_ON_NODE_FAIL },
+	{ "lost", RUN_ON_LOST },
+	{ "error", RUN_ON_ERROR },
+};
+
+/* The bits of a comma-separated event list; 0 when a word is not an event. */
+static unsigned parse_events(const char *s)
+{
+	unsigned bits = 0;
+	for (const char *p = s;;) {
+		size_t len = strcspn(p, ",");
+		unsigned bit = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(run_events); i++)
+			if (strlen(run_events[i].name) == len && !strncmp(p, run_events[i].name, len))
+				bit = run_events[i].bit;
+		if (!bit)
+			return 0;
+		bits |= bit;
+		if (p[len] == '\0')
+			return bits;
+		p += len + 1;
+	}
+}
+
+bool jobspec_valid_restart_on(const char *s)
+{
+	return parse_events(s) != 0;
+}
+
+bool jobspec_valid_max_restarts(const char *s)
+{
+	long v;
+	return digits(&s, &v) && *s == '\0' && v <= 1000;
+}
+
+/* Signals a command can catch and that mean "stop soon"; "SIG" optional. */
+static const char *const stop_signals[] = { "USR1", "USR2", "TERM", "INT", "HUP", "QUIT", "ALRM",
+					    "XCPU" };
+
+static const char *stop_signal_name(const char *s)
+{
+	if (strlen(s) > 3 && !strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		if (!strcasecmp(s, stop_signals[i]))
+			return stop_signals[i];
+	return NULL;
+}
+
+bool jobspec_valid_stop_signal(const char *s)
+{
+	return stop_signal_name(s) != NULL;
+}
+
+long jobspec_run_max_restarts(const struct jobspec *js)
+{
+	long v = 0;
+	const char *p = js->max_restarts;
+	if (p && !digits(&p, &v))
+		v = 0;
+	return v;
+}
+
+unsigned jobspec_run_restart_on(const struct jobspec *js)
+{
+	return js->restart_on ? parse_events(js->restart_on) : RUN_ON_DEFAULT;
+}
+
+const char *jobspec_run_stop_signal(const struct jobspec *js)
+{
+	const char *name = js->stop_signal ? stop_signal_name(js->stop_signal) : NULL;
+	return name ? name : "USR1";
+}
+
+long jobspec_run_grace(const struct jobspec *js)
+{
+	return js->grace > 0 ? js->grace : RUN_DEFAULT_GRACE;
+}
+
+bool jobspec_is_run(const struct jobspec *js)
+{
+	return jobspec_run_max_restarts(js) > 0 || js->stop_signal || js->grace > 0;
+}
+
+void jobspec_run_events_text(unsigned bits, char *buf, size_t size)
+{
+	size_t n = 0;
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(run_events); i++) {
+		if (!(bits & run_events[i].bit))
+			continue;
+		int w = snprintf(buf + n, size > n ? size - n : 0, "%s%s", n ? "," : "",
+				 run_events[i].name);
+		if (w < 0 || (size_t)w >= size - n)
+			return;
+		n += (size_t)w;
+	}
+}
+
 /* ---- the table ---- */
 
 #define X(SHORT, NAME, ARGNAME, HELP, COMPLETE, KIND, FIELD, CHECK, EXPECT, UNIQ) \
@@ -765,6 +873,17 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 	if (js->ntasks && js->nodes && js->ntasks < js->nodes)
 		return dp_err(err, DPE_INPUT, "--ntasks %ld is fewer than --nodes %ld: every node needs "
 			      "a task", js->ntasks, js->nodes);
+	if (js->restart_on && jobspec_run_max_restarts(js) == 0)
+		return dp_err(err, DPE_INPUT, "--restart-on '%s' needs --max-restarts N (how many "
+			      "restarts a run may have)", js->restart_on);
+	if (js->grace > RUN_MAX_GRACE)
+		return dp_err(err, DPE_INPUT, "--grace %ld is more than %d seconds (what sbatch "
+			      "--signal takes): give at most %d", js->grace, RUN_MAX_GRACE,
+			      RUN_MAX_GRACE);
+	if (js->signal && jobspec_is_run(js))
+		return dp_err(err, DPE_INPUT, "--signal '%s' and --max-restarts, --stop-signal or "
+			      "--grace exclude each other: a run gets its stop signal from "
+			      "--stop-signal and --grace", js->signal);
 	return 0;
 }
 
