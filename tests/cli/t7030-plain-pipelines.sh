@@ -142,7 +142,7 @@ test_expect_success '--time: the stop signal first, then TERM at the limit: TIME
 	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.2 "$t1" >out &&
 	test_grep TIMEOUT out &&
 	test -s "$G/stop-t1" && test -s "$G/term-t1" &&
-	test "$(cat "$G/sig-t1")" = SIGUSR1 &&
+	test "$(cat "$G/sig-t1")" = USR1 &&
 	python3 -c "import sys; s, t = float(open(sys.argv[1]).read()), float(open(sys.argv[2]).read()); sys.exit(0 if 3 <= t - s <= 6 else 1)" "$G/stop-t1" "$G/term-t1" &&
 	dispatch --json status "$t1" >st.json &&
 	python3 -c "import json; j = json.load(open(\"st.json\"))[\"jobs\"][0]; assert j[\"state\"] == \"TIMEOUT\" and not j[\"active\"], j" &&

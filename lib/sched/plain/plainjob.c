@@ -52,12 +52,15 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 	strbuf_adds(sb, shfile_sched_plain_launcher);
 	strbuf_adds(sb, "DISPATCH_LAUNCHER_END\n");
 	strbuf_addf(sb, "setsid bash \"$d/launcher.sh\" \"$d\" \"$id\" %ld %d \"$lockdir\" %ld "
-		    "\"$allowed\" %d %d \"$dep\" %ld %ld \"$stopsig\" </dev/null >>\"$log\" 2>&1 &\n",
+		    "\"$allowed\" %d %d \"$dep\" %ld %ld \"$stopsig\" %ld %s </dev/null >>\"$log\" 2>&1 &\n",
 		    lease->gpus > 0 ? lease->gpus : 0, lease->gpu_share ? 1 : 0,
 		    lease->max_jobs > 0 ? lease->max_jobs : 0, NVIDIA_SMI_BUSY_MIB,
 		    lease->lock_wait > 0 ? lease->lock_wait : PLAINJOB_LOCK_WAIT,
 		    lease->time_limit > 0 ? lease->time_limit : 0,
-		    lease->grace > 0 ? lease->grace : PLAINJOB_GRACE);
+		    lease->grace > 0 ? lease->grace : PLAINJOB_GRACE,
+		    lease->max_restarts > 0 ? lease->max_restarts : 0,
+		    lease->restart_on_timeout && lease->restart_on_error ? "timeout,error"
+		    : lease->restart_on_error ? "error" : lease->restart_on_timeout ? "timeout" : "-");
 	/* Until the launcher has started the job, queued it or given up (a lock
 	 * directory refused, too many GPUs asked for): the last is the submission's
 	 * error. */

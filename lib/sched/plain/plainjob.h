@@ -15,6 +15,8 @@
  *   STAGE/lease        "START GPUS" once the bootstrap started (GPUS: the indices of
  *                      the GPUs leased, comma-separated, or "-")
  *   STAGE/timeout      written by the launcher when the time limit ends the job (TIMEOUT)
+ *   STAGE/attempts     "ATTEMPT WORD END HOST" for each attempt that was restarted
+ *   STAGE/gave-up      the reason, when the last restart ended as the others
  *
  * GPU leases and the queue (no daemon: the launcher, the group leader, does it all):
  * a shared lock directory per host (LOCKDIR, mode 1777) holds a record per job,
@@ -73,6 +75,10 @@ struct plainjob_lease {
 				   KILL 30 s later. */
 	long grace;             /* seconds; 0: PLAINJOB_GRACE */
 	const char *stop_signal; /* a name without SIG ("USR1"); NULL: PLAINJOB_STOP_SIGNAL */
+	long max_restarts;      /* the command runs again after a time limit or a non-zero
+				   exit (as restart_on_* say) this many times at most, queued
+				   again at the back; then FAILED, "gave up after N restarts" */
+	bool restart_on_timeout, restart_on_error;
 };
 
 /* The command that starts stage_dir/bootstrap.sh in workdir (all paths absolute),

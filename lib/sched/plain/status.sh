@@ -32,6 +32,8 @@ dispatch_q() {
 	fi
 	if [ -f "$2/failed" ]; then
 		p=$(head -n 1 "$2/failed")
+	elif [ -f "$2/gave-up" ]; then
+		p=$(head -n 1 "$2/gave-up")
 	fi
 	printf '@MARK_JOB@ %s|%s|%s|%s|%s|%s\n' "$1" "$st" "$c" "$s" "${g:--}" "$p"
 }
