@@ -36,6 +36,8 @@ struct ledger_job {
 	char *state;            /* "submitting", "submitted", "unknown", or the end state
 				   a later query saw ("COMPLETED", "FAILED", ...: see
 				   ledger_set_end_state) */
+	char *run_id;           /* a run (--max-restarts, ...): the same for every attempt
+				   and resubmission; NULL: not a run */
 };
 
 /* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else

@@ -47,6 +47,10 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 	sub->stage = jobscript_stage_name(job->spec->job_name, time(NULL),
 					  job->dry_run ? (unsigned long)getpid() : nonce);
 	sub->bootstrap_path = xasprintf("%s/%s/bootstrap.sh", share, sub->stage);
+	if (job->run_id)
+		sub->run_id = xstrdup(job->run_id);
+	else if (jobspec_is_run(job->spec))
+		sub->run_id = xasprintf("run-%.16s", sub->token + 4); /* after "dsp-" */
 	sub->code_uploaded = job->code && job->code_sha256 && job->code_len > SUBMISSION_EMBED_MAX;
 	_cleanup_free_ char *code_path = sub->code_uploaded
 		? xasprintf("%s/code/%s.tar.gz", share, job->code_sha256) : NULL;
@@ -60,6 +64,7 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 		.payload_path = code_path,
 		.payload_subdir = job->code_subdir && *job->code_subdir ? job->code_subdir : NULL,
 		.redact = job->dry_run, /* shown, never run */
+		.run_id = sub->run_id,
 	};
 	return jobscript_generate(job->spec, &t, &sub->js, err);
 }
@@ -77,6 +82,7 @@ void submission_release(struct submission *sub)
 	free(sub->script);
 	free(sub->log);
 	free(sub->job_id);
+	free(sub->run_id);
 	strbuf_release(&sub->remote_err);
 	memset(sub, 0, sizeof(*sub));
 }
@@ -400,6 +406,13 @@ static int run_plain(struct submission *sub, const struct submission_job *job,
 		.lock_dir = job->host->gpu_lock_dir,
 		.max_jobs = job->host->max_jobs,
 		.allowed = pinned_gpus(job->host),
+		.dependency = job->spec->dependency,
+		.time_limit = job->spec->time ? jobspec_time_seconds(job->spec->time) : 0,
+		.grace = jobspec_run_grace(job->spec),
+		.stop_signal = jobspec_run_stop_signal(job->spec),
+		.max_restarts = jobspec_run_max_restarts(job->spec),
+		.restart_on_timeout = (jobspec_run_restart_on(job->spec) & RUN_ON_TIMEOUT) != 0,
+		.restart_on_error = (jobspec_run_restart_on(job->spec) & RUN_ON_ERROR) != 0,
 	};
 	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage, &lease);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)
@@ -442,6 +455,7 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.log_path = log0,
 		.err_path = job->spec->error,
 		.container_image = (char *)container_job_image(job->spec, host),
+		.run_id = sub->run_id,
 	};
 	if (rec.container_image)
 		rec.container_runtime = (char *)container_runtime_name(host->container_runtime);

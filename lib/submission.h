@@ -60,6 +60,8 @@ struct submission_job {
 	const char *commit;             /* recorded in the ledger; NULL: none */
 	bool dirty;
 	bool dry_run;                   /* name the stage after the pid, not the token */
+	const char *run_id;             /* a run's id when it is resubmitted; NULL: a new one
+					   (for a spec that is a run, jobspec_is_run) */
 };
 
 enum submission_state {
@@ -84,6 +86,7 @@ struct submission {
 	long pid;                       /* plain host: the job's process group; else 0 */
 	bool recovered;                 /* found by its token after the connection broke */
 	struct strbuf remote_err;       /* the host's tools' stderr, to show the user */
+	char *run_id;                   /* a run: DISPATCH_RUN_ID, in the ledger; else NULL */
 };
 
 /* The token, the stage name and the scripts. Errors: DPE_INPUT (a job option the

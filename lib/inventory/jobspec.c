@@ -108,31 +108,39 @@ static bool digits(const char **p, long *v)
 
 bool jobspec_valid_time(const char *s)
 {
+	return jobspec_time_seconds(s) >= 0;
+}
+
+long jobspec_time_seconds(const char *s)
+{
 	if (!strcasecmp(s, "unlimited") || !strcasecmp(s, "infinite"))
-		return true;
+		return 0;
 	long f[3], days = -1;
 	int n = 0;
 	const char *p = s;
 	if (strchr(s, '-')) {
 		if (!digits(&p, &days) || *p++ != '-')
-			return false;
+			return -1;
 	}
 	for (;;) {
 		if (n == 3 || !digits(&p, &f[n]))
-			return false;
+			return -1;
 		n++;
 		if (*p == '\0')
 			break;
 		if (*p++ != ':')
-			return false;
+			return -1;
 	}
-	if (days >= 0) /* D-HH, D-HH:MM, D-HH:MM:SS */
-		return f[0] < 24 && (n < 2 || f[1] < 60) && (n < 3 || f[2] < 60);
+	if (days >= 0) { /* D-HH, D-HH:MM, D-HH:MM:SS */
+		if (!(f[0] < 24 && (n < 2 || f[1] < 60) && (n < 3 || f[2] < 60)))
+			return -1;
+		return days * 86400 + f[0] * 3600 + (n > 1 ? f[1] * 60 : 0) + (n > 2 ? f[2] : 0);
+	}
 	if (n == 1) /* minutes */
-		return true;
+		return f[0] * 60;
 	if (n == 2) /* MM:SS */
-		return f[1] < 60;
-	return f[1] < 60 && f[2] < 60; /* HH:MM:SS */
+		return f[1] < 60 ? f[0] * 60 + f[1] : -1;
+	return f[1] < 60 && f[2] < 60 ? f[0] * 3600 + f[1] * 60 + f[2] : -1; /* HH:MM:SS */
 }
 
 bool jobspec_valid_mem(const char *s)
@@ -177,6 +185,32 @@ bool jobspec_valid_array(const char *s)
 	return *p == '\0';
 }
 
+/* The length of the plain host's job id at s (jobscript_stage_name's
+ * NAME-YYYYMMDD-HHMMSS-XXXX, then @HOST as submit prints it, optional), else 0. */
+static size_t plain_job_id(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	const char *shape = "-dddddddd-dddddd-xxxx";
+	size_t k = strlen(shape);
+	if (n <= k || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (size_t i = 0; i < k; i++) {
+		char c = s[n - k + i];
+		bool ok = shape[i] == '-' ? c == '-'
+			: shape[i] == 'd' ? (c >= '0' && c <= '9')
+			: (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+		if (!ok)
+			return 0;
+	}
+	if (s[n] == '@') {
+		size_t h = strspn(s + n + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+		if (!h)
+			return 0;
+		n += 1 + h;
+	}
+	return n;
+}
+
 bool jobspec_valid_dependency(const char *s)
 {
 	static const char *const types[] = { "after", "afterany", "afterburstbuffer", "aftercorr",
@@ -200,6 +234,11 @@ bool jobspec_valid_dependency(const char *s)
 			while (*p == ':') { /* :JOBID[_TASK][+MINUTES] ... */
 				long v;
 				p++;
+				size_t plain = plain_job_id(p);
+				if (plain) { /* a plain host's job */
+					p += plain;
+					continue;
+				}
 				if (!digits(&p, &v))
 					return false;
 				if (*p == '_' && (p++, !digits(&p, &v)))
@@ -253,6 +292,114 @@ bool jobspec_valid_signal(const char *s)
 			return false;
 	}
 	return *p == '\0';
+}
+
+/* ---- the run ---- */
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} run_events[] = {
+	{ "timeout", RUN_ON_TIMEOUT },
+	{ "preempted", RUN_ON_PREEMPTED },
+	{ "node-fail", RUN_ON_NODE_FAIL },
+	{ "lost", RUN_ON_LOST },
+	{ "error", RUN_ON_ERROR },
+};
+
+/* The bits of a comma-separated event list; 0 when a word is not an event. */
+static unsigned parse_events(const char *s)
+{
+	unsigned bits = 0;
+	for (const char *p = s;;) {
+		size_t len = strcspn(p, ",");
+		unsigned bit = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(run_events); i++)
+			if (strlen(run_events[i].name) == len && !strncmp(p, run_events[i].name, len))
+				bit = run_events[i].bit;
+		if (!bit)
+			return 0;
+		bits |= bit;
+		if (p[len] == '\0')
+			return bits;
+		p += len + 1;
+	}
+}
+
+bool jobspec_valid_restart_on(const char *s)
+{
+	return parse_events(s) != 0;
+}
+
+bool jobspec_valid_max_restarts(const char *s)
+{
+	long v;
+	return digits(&s, &v) && *s == '\0' && v <= 1000;
+}
+
+/* Signals a command can catch and that mean "stop soon"; "SIG" optional. */
+static const char *const stop_signals[] = { "USR1", "USR2", "TERM", "INT", "HUP", "QUIT", "ALRM",
+					    "XCPU" };
+
+static const char *stop_signal_name(const char *s)
+{
+	if (strlen(s) > 3 && !strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		if (!strcasecmp(s, stop_signals[i]))
+			return stop_signals[i];
+	return NULL;
+}
+
+bool jobspec_valid_stop_signal(const char *s)
+{
+	return stop_signal_name(s) != NULL;
+}
+
+long jobspec_run_max_restarts(const struct jobspec *js)
+{
+	long v = 0;
+	const char *p = js->max_restarts;
+	if (p && !digits(&p, &v))
+		v = 0;
+	return v;
+}
+
+unsigned jobspec_run_restart_on(const struct jobspec *js)
+{
+	return js->restart_on ? parse_events(js->restart_on) : RUN_ON_DEFAULT;
+}
+
+const char *jobspec_run_stop_signal(const struct jobspec *js)
+{
+	const char *name = js->stop_signal ? stop_signal_name(js->stop_signal) : NULL;
+	return name ? name : "USR1";
+}
+
+long jobspec_run_grace(const struct jobspec *js)
+{
+	return js->grace > 0 ? js->grace : RUN_DEFAULT_GRACE;
+}
+
+bool jobspec_is_run(const struct jobspec *js)
+{
+	return jobspec_run_max_restarts(js) > 0 || js->stop_signal || js->grace > 0;
+}
+
+void jobspec_run_events_text(unsigned bits, char *buf, size_t size)
+{
+	size_t n = 0;
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(run_events); i++) {
+		if (!(bits & run_events[i].bit))
+			continue;
+		int w = snprintf(buf + n, size > n ? size - n : 0, "%s%s", n ? "," : "",
+				 run_events[i].name);
+		if (w < 0 || (size_t)w >= size - n)
+			return;
+		n += (size_t)w;
+	}
 }
 
 /* ---- the table ---- */
@@ -726,6 +873,17 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 	if (js->ntasks && js->nodes && js->ntasks < js->nodes)
 		return dp_err(err, DPE_INPUT, "--ntasks %ld is fewer than --nodes %ld: every node needs "
 			      "a task", js->ntasks, js->nodes);
+	if (js->restart_on && jobspec_run_max_restarts(js) == 0)
+		return dp_err(err, DPE_INPUT, "--restart-on '%s' needs --max-restarts N (how many "
+			      "restarts a run may have)", js->restart_on);
+	if (js->grace > RUN_MAX_GRACE)
+		return dp_err(err, DPE_INPUT, "--grace %ld is more than %d seconds (what sbatch "
+			      "--signal takes): give at most %d", js->grace, RUN_MAX_GRACE,
+			      RUN_MAX_GRACE);
+	if (js->signal && jobspec_is_run(js))
+		return dp_err(err, DPE_INPUT, "--signal '%s' and --max-restarts, --stop-signal or "
+			      "--grace exclude each other: a run gets its stop signal from "
+			      "--stop-signal and --grace", js->signal);
 	return 0;
 }
 

@@ -43,7 +43,24 @@ struct jobspec {
 	char *container_workdir;
 	int no_container;               /* 1: ignore the host's default image */
 	char *command;                  /* shell text of the main command, NULL when not given */
+	/* the run (dispatch-submit(1) RUNS): read them through the jobspec_run_* helpers */
+	char *max_restarts;             /* "0".."1000", NULL: 0 */
+	char *restart_on;               /* "timeout,preempted,...", NULL: the default */
+	char *stop_signal;              /* "USR1", "SIGTERM", ..., NULL: USR1 */
+	long grace;                     /* seconds, 0: 120 */
 };
+
+/* The ends that may restart a run (--restart-on). */
+enum run_event {
+	RUN_ON_TIMEOUT = 1 << 0,
+	RUN_ON_PREEMPTED = 1 << 1,
+	RUN_ON_NODE_FAIL = 1 << 2,
+	RUN_ON_LOST = 1 << 3,        /* a plain host's launcher vanished */
+	RUN_ON_ERROR = 1 << 4,       /* a non-zero exit */
+};
+#define RUN_ON_DEFAULT (RUN_ON_TIMEOUT | RUN_ON_PREEMPTED | RUN_ON_NODE_FAIL | RUN_ON_LOST)
+#define RUN_DEFAULT_GRACE 120
+#define RUN_MAX_GRACE 65535          /* what sbatch --signal's @SECONDS takes */
 
 /* The job option names, as the command line spells them (without "--"). */
 extern const char *const jobspec_option_names[];
@@ -86,9 +103,25 @@ long jobspec_total_gpus(const struct jobspec *js);
 
 /* The value checkers, exposed for the tests: true when s is valid. */
 bool jobspec_valid_time(const char *s);
+/* The seconds of a valid --time value (0: UNLIMITED), -1 when it is not valid. */
+long jobspec_time_seconds(const char *s);
 bool jobspec_valid_mem(const char *s);
 bool jobspec_valid_array(const char *s);
 bool jobspec_valid_dependency(const char *s);
 bool jobspec_valid_signal(const char *s);
+bool jobspec_valid_max_restarts(const char *s);
+bool jobspec_valid_restart_on(const char *s);
+bool jobspec_valid_stop_signal(const char *s);
+
+/* The run's settings with their defaults. A spec is a run (the job gets the stop
+ * signal and the DISPATCH_RUN_* environment) when it gives --max-restarts N > 0,
+ * --stop-signal or --grace. */
+long jobspec_run_max_restarts(const struct jobspec *js);
+unsigned jobspec_run_restart_on(const struct jobspec *js);   /* enum run_event bits */
+const char *jobspec_run_stop_signal(const struct jobspec *js); /* "USR1": no "SIG" */
+long jobspec_run_grace(const struct jobspec *js);
+bool jobspec_is_run(const struct jobspec *js);
+/* "timeout,preempted" for bits, in the order above; "" for none. */
+void jobspec_run_events_text(unsigned bits, char *buf, size_t size);
 
 #endif

@@ -55,6 +55,10 @@
 	X(0, "container-image", "IMAGE", "run the job in this image, with the host's container_runtime", NULL, JO_STR, container_image, check_image, "expected an image: a file path or a registry reference, without spaces", false) \
 	X(0, "container-mounts", "SRC:DST[:ro][,...]", "also mount these in the container (repeatable)", NULL, JO_LIST, container_mounts, container_mounts_valid, "expected SRC:DST or SRC:DST:ro items (absolute paths) joined by ','", true) \
 	X(0, "container-workdir", "DIR", "working directory in the container (default: the code directory)", NULL, JO_STR, container_workdir, check_line, "expected a path on one line", false) \
-	X(0, "no-container", NULL, "run on the host: ignore the host's default container_image", NULL, JO_FLAG, no_container, NULL, NULL, false)
+	X(0, "no-container", NULL, "run on the host: ignore the host's default container_image", NULL, JO_FLAG, no_container, NULL, NULL, false) \
+	X(0, "max-restarts", "N", "restart the run up to N times after a time limit, preemption, ... (default 0)", NULL, JO_STR, max_restarts, jobspec_valid_max_restarts, "expected a whole number from 0 to 1000", false) \
+	X(0, "restart-on", "EVENTS", "which ends restart: timeout,preempted,node-fail,lost,error (default all but error)", NULL, JO_STR, restart_on, jobspec_valid_restart_on, "expected events from timeout, preempted, node-fail, lost, error joined by ','", false) \
+	X(0, "stop-signal", "SIG", "signal the command gets before its time limit (default USR1)", NULL, JO_STR, stop_signal, jobspec_valid_stop_signal, "expected a signal the command can catch: USR1, USR2, TERM, INT, HUP, QUIT, ALRM or XCPU", false) \
+	X(0, "grace", "SECONDS", "seconds between the stop signal and the time limit (default 120)", NULL, JO_COUNT, grace, NULL, NULL, false)
 
 #endif

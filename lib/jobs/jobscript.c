@@ -248,7 +248,14 @@ static char **make_directives(const struct jobspec *spec, const struct jobscript
 		directive(&d, "array", spec->array);
 	if (spec->signal)
 		directive(&d, "signal", spec->signal);
-	if (spec->requeue > 0)
+	if (t->run_id) { /* the wrapper gets the stop signal, forwards it and requeues */
+		_cleanup_free_ char *sig = xasprintf("B:%s@%ld", jobspec_run_stop_signal(spec),
+						     jobspec_run_grace(spec));
+		directive(&d, "signal", sig);
+	}
+	if (t->run_id) /* one log for all the attempts */
+		directive(&d, "open-mode", "append");
+	if (spec->requeue > 0 || (t->run_id && jobspec_run_max_restarts(spec) > 0))
 		directive(&d, "requeue", NULL);
 	else if (spec->requeue < 0)
 		directive(&d, "no-requeue", NULL);
@@ -483,6 +490,56 @@ static void boot_env(struct strbuf *sb, const struct jobspec *spec)
 	}
 }
 
+static bool env_sets(const struct jobspec *spec, const struct inv_host *h, const char *key)
+{
+	for (size_t i = 0; i < spec->nenv; i++)
+		if (streq(spec->env[i].key, key))
+			return true;
+	for (size_t i = 0; i < h->nenv; i++)
+		if (streq(h->env[i].key, key))
+			return true;
+	return false;
+}
+
+/* A run (dispatch-submit(1) RUNS): its id, the attempt, the checkpoint directory (one
+ * per run, on the cluster's shared storage), the stop signal and its deadline (the
+ * SLURM wrapper exports those it knows; a plain host's launcher likewise). */
+static void boot_run(struct strbuf *sb, const struct jobspec *spec,
+		     const struct jobscript_target *t)
+{
+	if (!t->run_id)
+		return;
+	const struct inv_cluster *c = t->host->cluster;
+	_cleanup_free_ char *base = c && c->root ? inv_cluster_dir(c, "checkpoints") : NULL;
+	if (!base) {
+		_cleanup_free_ char *share = jobscript_share_dir(t->host);
+		base = xasprintf("%s/checkpoints", share);
+	}
+	_cleanup_free_ char *dir = xasprintf("%s/%s", base, t->run_id);
+	strbuf_adds(sb, "\n# The run: one id for every attempt, and its checkpoint directory.\n"
+			"export DISPATCH_RUN_ID=");
+	sh_quote(sb, t->run_id);
+	strbuf_adds(sb, "\nexport DISPATCH_ATTEMPT=\"${DISPATCH_ATTEMPT:-${SLURM_RESTART_COUNT:-0}}\"\n"
+			"export DISPATCH_CHECKPOINT_DIR=");
+	jobscript_quote_path(sb, dir);
+	strbuf_addf(sb, "\n(umask 077 && mkdir -p -- \"$DISPATCH_CHECKPOINT_DIR\")\n"
+			"export DISPATCH_STOP_SIGNAL=%s\n"
+			"export DISPATCH_STOP_GRACE=%ld\n"
+			"export DISPATCH_STOP_DEADLINE=\"${DISPATCH_STOP_DEADLINE:-}\"\n",
+		    jobspec_run_stop_signal(spec), jobspec_run_grace(spec));
+	static const char *const own[][2] = { { "QUIT", "131" }, { "ALRM", "142" },
+					      { "XCPU", "152" } };
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+		if (streq(jobspec_run_stop_signal(spec), own[i][0]))
+			strbuf_addf(sb, "trap 'dispatch_forward %s %s' %s\n", own[i][0], own[i][1],
+				    own[i][0]);
+	if (c && c->wandb && !env_sets(spec, t->host, "WANDB_RUN_ID") &&
+	    !env_sets(spec, t->host, "WANDB_RESUME"))
+		strbuf_adds(sb, "# Every attempt continues one W&B run.\n"
+				"export WANDB_RUN_ID=\"$DISPATCH_RUN_ID\"\n"
+				"export WANDB_RESUME=allow\n");
+}
+
 /* Base64 in lines of 76 characters, as base64(1) writes and reads it. */
 static void base64_lines(struct strbuf *sb, const unsigned char *p, size_t n)
 {
@@ -649,6 +706,7 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	boot_juicefs(&sb, t);
 	boot_modules(&sb, spec->modules);
 	boot_env(&sb, spec);
+	boot_run(&sb, spec, t);
 	boot_workdir(&sb, spec, t);
 	boot_uv(&sb, spec, t->host);
 	if (spec->container_workdir && container_job_image(spec, t->host)) {
@@ -662,6 +720,33 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	return strbuf_detach(&sb);
 }
 
+/* A run's wrapper: its settings, then sbatch_run.sh (the stop, the requeue). */
+static void sbatch_run(struct strbuf *sb, const struct jobspec *spec,
+		       const struct jobscript_target *t)
+{
+	char events[128];
+	jobspec_run_events_text(jobspec_run_restart_on(spec), events, sizeof(events));
+	for (char *p = events; *p; p++)
+		if (*p == ',')
+			*p = ' ';
+	strbuf_adds(sb, "# Starts the bootstrap once per node with srun and forwards signals to srun\n"
+			"# (which passes them to every node). A run (dispatch-submit(1) RUNS): the\n"
+			"# stop signal before the time limit, then a requeue while restarts remain.\n"
+			"set -uo pipefail\n"
+			"dispatch_run_id=");
+	sh_quote(sb, t->run_id);
+	strbuf_addf(sb, "\ndispatch_max_restarts=%ld\n"
+			"dispatch_restart_on=' %s '\n"
+			"dispatch_stop_signal=%s\n"
+			"dispatch_grace=%ld\n"
+			"dispatch_stage=",
+		    jobspec_run_max_restarts(spec), events, jobspec_run_stop_signal(spec),
+		    jobspec_run_grace(spec));
+	jobscript_quote_path(sb, t->bootstrap_path);
+	strbuf_adds(sb, "\ndispatch_stage=${dispatch_stage%/*}\n");
+	strbuf_adds(sb, shfile_jobs_sbatch_run); /* sbatch_run.sh */
+}
+
 static char *make_sbatch(const struct jobspec *spec, const struct jobscript_target *t,
 			 char *const *dirs)
 {
@@ -671,19 +756,23 @@ static char *make_sbatch(const struct jobspec *spec, const struct jobscript_targ
 		strbuf_addf(&sb, "#SBATCH %s\n", dirs[i]);
 	strbuf_adds(&sb, "\n");
 	header(&sb, "sbatch.sh", spec);
-	strbuf_adds(&sb,
-		"# Starts the bootstrap once per node with srun, forwards signals to srun (which\n"
-		"# passes them to every node), and exits with the bootstrap's status.\n"
-		"set -uo pipefail\n"
-		"dispatch_child=\n"
-		"# shellcheck disable=SC2317 # called from the traps\n"
-		"dispatch_forward() {\n"
-		"\tif [ -z \"$dispatch_child\" ]; then\n"
-		"\t\texit \"$2\"\n"
-		"\tfi\n"
-		"\tkill -s \"$1\" \"$dispatch_child\" 2>/dev/null || true\n"
-		"}\n");
-	strbuf_adds(&sb, forward_signals);
+	if (t->run_id) {
+		sbatch_run(&sb, spec, t);
+	} else {
+		strbuf_adds(&sb,
+			"# Starts the bootstrap once per node with srun, forwards signals to srun (which\n"
+			"# passes them to every node), and exits with the bootstrap's status.\n"
+			"set -uo pipefail\n"
+			"dispatch_child=\n"
+			"# shellcheck disable=SC2317 # called from the traps\n"
+			"dispatch_forward() {\n"
+			"\tif [ -z \"$dispatch_child\" ]; then\n"
+			"\t\texit \"$2\"\n"
+			"\tfi\n"
+			"\tkill -s \"$1\" \"$dispatch_child\" 2>/dev/null || true\n"
+			"}\n");
+		strbuf_adds(&sb, forward_signals);
+	}
 	/* Since SLURM 22.05 a step does not inherit --cpus-per-task from the job: ask again. */
 	strbuf_adds(&sb, "srun --kill-on-bad-exit=1");
 	if (spec->cpus_per_task)
@@ -696,7 +785,7 @@ static char *make_sbatch(const struct jobspec *spec, const struct jobscript_targ
 		jobscript_quote_path(&sb, t->bootstrap_path);
 	}
 	strbuf_adds(&sb, " &\ndispatch_child=$!\n");
-	strbuf_adds(&sb, wait_child);
+	strbuf_adds(&sb, t->run_id ? "dispatch_run_wait\n" : wait_child);
 	return strbuf_detach(&sb);
 }
 
@@ -714,7 +803,8 @@ static char *make_container(const struct jobspec *spec, const struct jobscript_t
 	return strbuf_detach(&sb);
 }
 
-/* The options a plain host cannot honour (it has no scheduler). */
+/* The options a plain host cannot honour (it has no scheduler; its launcher does
+ * --time and --dependency: lib/sched/plain/plainjob.h). */
 static char **slurm_only(const struct jobspec *s)
 {
 	char **v = NULL;
@@ -724,8 +814,8 @@ static char **slurm_only(const struct jobspec *s)
 	} opts[] = {
 		{ "partition", s->partition }, { "nodes", s->nodes > 1 }, { "ntasks", s->ntasks },
 		{ "ntasks-per-node", s->ntasks_per_node }, { "cpus-per-task", s->cpus_per_task },
-		{ "mem", s->mem }, { "mem-per-cpu", s->mem_per_cpu }, { "time", s->time },
-		{ "output", s->output }, { "error", s->error }, { "dependency", s->dependency },
+		{ "mem", s->mem }, { "mem-per-cpu", s->mem_per_cpu },
+		{ "output", s->output }, { "error", s->error },
 		{ "exclusive", s->exclusive > 0 }, { "constraint", s->constraint },
 		{ "account", s->account }, { "qos", s->qos }, { "exclude", s->exclude },
 		{ "array", s->array }, { "signal", s->signal }, { "requeue", s->requeue > 0 },

@@ -46,6 +46,8 @@ struct jobscript_target {
 					   wandb_project, hf_token and the JuiceFS password)
 					   written as '<redacted>': for scripts that are shown
 					   (--dry-run, --emit), never for the ones that run */
+	const char *run_id;             /* a run (jobspec_is_run): its id, the same for every
+					   attempt; NULL: not a run (the scripts as before) */
 };
 
 /* What a redacted credential reads as. */

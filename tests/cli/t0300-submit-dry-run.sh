@@ -118,10 +118,10 @@ test_expect_success 'the text output shows both scripts, separated' '
 '
 
 test_expect_success 'a plain host gets the bootstrap only, and a warning for SLURM options' '
-	dispatch submit -H box --time 10 --dry-run -- true >out 2>err &&
+	dispatch submit -H box --time 10 --dependency afterok:tr-20261127-185300-0a1f --partition p --dry-run -- true >out 2>err &&
 	test_grep "^==> bootstrap.sh <==$" out &&
 	! grep "sbatch.sh" out &&
-	test_grep "plain host (no scheduler): ignoring --time" err
+	test_grep "plain host (no scheduler): ignoring --partition$" err
 '
 
 test_expect_success 'multi-node: one task per node, cpus-per-task, no invented memory' '

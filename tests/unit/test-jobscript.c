@@ -364,7 +364,8 @@ static void test_plain_host(void)
 	set(&js, "gpus", "2");
 	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
 	CHECK(s.sbatch == NULL);
-	CHECK(strv_contains(s.ignored, "time") && strv_contains(s.ignored, "partition"));
+	/* the launcher enforces --time and --dependency (lib/sched/plain/launcher.sh) */
+	CHECK(!strv_contains(s.ignored, "time") && strv_contains(s.ignored, "partition"));
 	CHECK(!strv_contains(s.ignored, "gpus"));
 	CHECK_CONTAINS(s.bootstrap, "${SLURM_GPUS_ON_NODE:-2}");
 	CHECK(strstr(s.bootstrap, "juicefs") == NULL); /* the local cluster has no mount */
@@ -799,8 +800,68 @@ static void test_login_families(void)
 	jobspec_release(&js);
 }
 
+/* A run: the wrapper gets the stop signal, requeues itself, appends to one log; the
+ * bootstrap exports the run's id, attempt, checkpoint dir and stop signal; W&B
+ * continues one run unless the user names it. Without a run id nothing of it. */
+static void test_run(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	hpc.wandb = "k";
+	spec_cmd(&js, "python train.py");
+	set(&js, "max-restarts", "3");
+	set(&js, "restart-on", "timeout,error");
+	set(&js, "grace", "30");
+	struct jobscript_target t = { .host = &h, .run_id = "run-0123456789abcdef",
+				      .bootstrap_path = "/scratch/theseus/.dispatch/x/bootstrap.sh" };
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--signal=B:USR1@30"));
+	CHECK(has_directive(&s, "--requeue"));
+	CHECK(has_directive(&s, "--open-mode=append"));
+	CHECK_CONTAINS(s.sbatch, "\ndispatch_run_id='run-0123456789abcdef'\ndispatch_max_restarts=3\n"
+				 "dispatch_restart_on=' timeout error '\ndispatch_stop_signal=USR1\n"
+				 "dispatch_grace=30\ndispatch_stage='/scratch/theseus/.dispatch/x/bootstrap.sh'\n");
+	CHECK_CONTAINS(s.sbatch, "scontrol requeue \"$SLURM_JOB_ID\"");
+	CHECK_CONTAINS(s.sbatch, " &\ndispatch_child=$!\ndispatch_run_wait\n");
+	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_RUN_ID='run-0123456789abcdef'\n");
+	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_CHECKPOINT_DIR='/mnt/juicefs/theseus/checkpoints/"
+				    "run-0123456789abcdef'\n");
+	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_STOP_SIGNAL=USR1\nexport DISPATCH_STOP_GRACE=30\n");
+	CHECK_CONTAINS(s.bootstrap, "export WANDB_RUN_ID=\"$DISPATCH_RUN_ID\"\nexport WANDB_RESUME=allow\n");
+	jobscript_release(&s);
+
+	/* the user's WANDB_RESUME wins; a stop signal the bootstrap does not trap yet */
+	set(&js, "env", "WANDB_RESUME=must");
+	set(&js, "stop-signal", "SIGXCPU");
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(strstr(s.bootstrap, "WANDB_RUN_ID") == NULL);
+	CHECK_CONTAINS(s.bootstrap, "trap 'dispatch_forward XCPU 152' XCPU\n");
+	CHECK(has_directive(&s, "--signal=B:XCPU@30"));
+	jobscript_release(&s);
+	hpc.wandb = NULL;
+
+	/* no run id: the scripts as before */
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK(strstr(s.sbatch, "dispatch_run") == NULL && strstr(s.bootstrap, "DISPATCH_RUN_ID") == NULL);
+	CHECK(!has_prefix_directive(&s, "--signal") && !has_directive(&s, "--requeue"));
+	jobscript_release(&s);
+
+	/* a cluster without a root: the checkpoints under its share dir */
+	struct inv_host p = plain_host();
+	local.root = NULL;
+	t.host = &p;
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_CHECKPOINT_DIR='/tmp/theseus/.dispatch/checkpoints/"
+				    "run-0123456789abcdef'\n");
+	local.root = "/data";
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
 int main(void)
 {
+	test_run();
 	test_login_families();
 	test_container_goldens();
 	test_container_refusals();

@@ -62,6 +62,17 @@ static void test_values_name_their_option(void)
 	      jobspec_valid_dependency("afterok:1:2,afterany:3") &&
 	      jobspec_valid_dependency("afternotok:12_3?afterok:4") &&
 	      jobspec_valid_dependency("after:5+10"));
+	/* a plain host's job ids, as submit prints them (@HOST) or not */
+	CHECK(jobspec_valid_dependency("afterok:train-20261127-185300-0a1f") &&
+	      jobspec_valid_dependency("afterany:my_job.1-20261127-185300-ffff@box1:12") &&
+	      !jobspec_valid_dependency("afterok:train-2026-185300-0a1f") &&
+	      !jobspec_valid_dependency("afterok:../x-20261127-185300-0a1f") &&
+	      !jobspec_valid_dependency("afterok:train-20261127-185300-0a1f@") &&
+	      !jobspec_valid_dependency("afterok:train-20261127-185300-0A1F"));
+	CHECK(jobspec_time_seconds("10") == 600 && jobspec_time_seconds("0:20") == 20 &&
+	      jobspec_time_seconds("1:02:03") == 3723 && jobspec_time_seconds("2-1") == 176400 &&
+	      jobspec_time_seconds("1-0:0:5") == 86405 && jobspec_time_seconds("UNLIMITED") == 0 &&
+	      jobspec_time_seconds("1:60") == -1 && jobspec_time_seconds("x") == -1);
 	CHECK(!jobspec_valid_dependency("afterok") && !jobspec_valid_dependency("afterok:") &&
 	      !jobspec_valid_dependency("whenever:1") && !jobspec_valid_dependency("afterok:x") &&
 	      !jobspec_valid_dependency("afterok:1,afterany:2?afterok:3"));
@@ -326,8 +337,86 @@ static void test_container(void)
 	jobspec_release(&js);
 }
 
+/* The run options: values, defaults, the job file, merging, whole-spec checks. */
+static void test_run(void)
+{
+	char buf[128];
+	struct jobspec js = { 0 };
+	CHECK(!jobspec_is_run(&js));
+	CHECK_INT(jobspec_run_max_restarts(&js), 0);
+	CHECK_INT(jobspec_run_restart_on(&js), RUN_ON_DEFAULT);
+	CHECK_STR(jobspec_run_stop_signal(&js), "USR1");
+	CHECK_INT(jobspec_run_grace(&js), 120);
+	jobspec_run_events_text(jobspec_run_restart_on(&js), buf, sizeof(buf));
+	CHECK_STR(buf, "timeout,preempted,node-fail,lost");
+
+	CHECK_STR(try_set("max-restarts", "0"), "");
+	CHECK_STR(try_set("max-restarts", "1000"), "");
+	CHECK_STR(try_set("max-restarts", "1001"), "invalid --max-restarts '1001': expected a whole "
+		  "number from 0 to 1000");
+	CHECK_CONTAINS(try_set("max-restarts", "-1"), "invalid --max-restarts '-1'");
+	CHECK_CONTAINS(try_set("max-restarts", "3x"), "invalid --max-restarts '3x'");
+	CHECK_CONTAINS(try_set("max-restarts", ""), "invalid --max-restarts ''");
+	CHECK_STR(try_set("restart-on", "timeout,error"), "");
+	CHECK_STR(try_set("restart-on", "node-fail"), "");
+	CHECK_STR(try_set("restart-on", "timeout,oom"), "invalid --restart-on 'timeout,oom': "
+		  "expected events from timeout, preempted, node-fail, lost, error joined by ','");
+	CHECK_CONTAINS(try_set("restart-on", "timeout,"), "invalid --restart-on");
+	CHECK_CONTAINS(try_set("restart-on", ""), "invalid --restart-on");
+	CHECK_STR(try_set("stop-signal", "SIGUSR2"), "");
+	CHECK_STR(try_set("stop-signal", "term"), "");
+	CHECK_CONTAINS(try_set("stop-signal", "KILL"), "invalid --stop-signal 'KILL': expected a "
+		       "signal the command can catch");
+	CHECK_CONTAINS(try_set("stop-signal", "B:USR1@60"), "invalid --stop-signal");
+	CHECK_CONTAINS(try_set("grace", "0"), "invalid --grace '0'");
+	CHECK_STR(try_set("grace", "30"), "");
+
+	CHECK(parse(&js, "max_restarts: 4\nrestart-on: timeout,error\nstop_signal: SIGTERM\n"
+			 "grace: 15\ncommand: python train.py\n") == 0);
+	CHECK(jobspec_is_run(&js));
+	CHECK_INT(jobspec_run_max_restarts(&js), 4);
+	CHECK_INT(jobspec_run_restart_on(&js), RUN_ON_TIMEOUT | RUN_ON_ERROR);
+	CHECK_STR(jobspec_run_stop_signal(&js), "TERM");
+	CHECK_INT(jobspec_run_grace(&js), 15);
+	CHECK(jobspec_validate(&js, &err) == 0);
+	struct jobspec cli = { 0 };
+	CHECK(jobspec_set(&cli, "max-restarts", "0", NULL, &err) == 0);
+	jobspec_merge(&js, &cli); /* an explicit 0 on the command line wins */
+	CHECK_INT(jobspec_run_max_restarts(&js), 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_STR(err.msg, "--restart-on 'timeout,error' needs --max-restarts N (how many restarts "
+		  "a run may have)");
+	jobspec_release(&cli);
+	jobspec_release(&js);
+
+	CHECK(parse(&js, "max-restarts: nine\n") < 0);
+	CHECK_STR(err.msg, "job.yaml:1:15: invalid max-restarts 'nine': expected a whole number "
+		  "from 0 to 1000");
+	jobspec_release(&js);
+
+	js.command = xstrdup("true");
+	CHECK(jobspec_set(&js, "grace", "70000", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--grace 70000 is more than 65535 seconds");
+	jobspec_release(&js);
+
+	js.command = xstrdup("true");
+	CHECK(jobspec_set(&js, "max-restarts", "2", NULL, &err) == 0);
+	CHECK(jobspec_set(&js, "signal", "B:USR1@60", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--signal 'B:USR1@60' and --max-restarts, --stop-signal or --grace "
+		       "exclude each other");
+	jobspec_release(&js);
+	js.command = xstrdup("true");
+	CHECK(jobspec_set(&js, "stop-signal", "USR2", NULL, &err) == 0);
+	CHECK(jobspec_is_run(&js)); /* a stop signal without restarts: checkpoint, then end */
+	CHECK_INT(jobspec_run_max_restarts(&js), 0);
+	jobspec_release(&js);
+}
+
 int main(void)
 {
+	test_run();
 	test_container();
 	test_time();
 	test_values_name_their_option();

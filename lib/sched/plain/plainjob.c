@@ -29,6 +29,11 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 	sh_quote(sb, lease->lock_dir && *lease->lock_dir ? lease->lock_dir : PLAINJOB_LOCK_DIR);
 	strbuf_adds(sb, "\nallowed=");
 	sh_quote(sb, lease->allowed ? lease->allowed : "");
+	strbuf_adds(sb, "\ndep=");
+	sh_quote(sb, lease->dependency ? lease->dependency : "");
+	strbuf_adds(sb, "\nstopsig=");
+	sh_quote(sb, lease->stop_signal && *lease->stop_signal ? lease->stop_signal
+							     : PLAINJOB_STOP_SIGNAL);
 	strbuf_adds(sb,
 		"\numask 077\n"
 		"cd -- \"$w\" || exit 1\n"
@@ -47,10 +52,15 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 	strbuf_adds(sb, shfile_sched_plain_launcher);
 	strbuf_adds(sb, "DISPATCH_LAUNCHER_END\n");
 	strbuf_addf(sb, "setsid bash \"$d/launcher.sh\" \"$d\" \"$id\" %ld %d \"$lockdir\" %ld "
-		    "\"$allowed\" %d %d </dev/null >>\"$log\" 2>&1 &\n",
+		    "\"$allowed\" %d %d \"$dep\" %ld %ld \"$stopsig\" %ld %s </dev/null >>\"$log\" 2>&1 &\n",
 		    lease->gpus > 0 ? lease->gpus : 0, lease->gpu_share ? 1 : 0,
 		    lease->max_jobs > 0 ? lease->max_jobs : 0, NVIDIA_SMI_BUSY_MIB,
-		    lease->lock_wait > 0 ? lease->lock_wait : PLAINJOB_LOCK_WAIT);
+		    lease->lock_wait > 0 ? lease->lock_wait : PLAINJOB_LOCK_WAIT,
+		    lease->time_limit > 0 ? lease->time_limit : 0,
+		    lease->grace > 0 ? lease->grace : PLAINJOB_GRACE,
+		    lease->max_restarts > 0 ? lease->max_restarts : 0,
+		    lease->restart_on_timeout && lease->restart_on_error ? "timeout,error"
+		    : lease->restart_on_error ? "error" : lease->restart_on_timeout ? "timeout" : "-");
 	/* Until the launcher has started the job, queued it or given up (a lock
 	 * directory refused, too many GPUs asked for): the last is the submission's
 	 * error. */
@@ -125,7 +135,7 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 		}
 		if (!(v = marker_value(line, MARK_JOB)) || !*v)
 			continue;
-		/* ID|START|cancelled|pending, running, exited STATUS END or gone|GPUS|REASON
+		/* ID|START|cancelled or timeout|pending, running, exited STATUS END or gone|GPUS|REASON
 		 * (START: the bootstrap's start once the lease file is there) */
 		char *f[6], *s = line + (v - line);
 		size_t k = 0;
@@ -153,7 +163,7 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 		long start = -1, status, end;
 		if (!parse_long(f[1], 0, 0x7fffffffffffL, &start))
 			start = -1;
-		bool cancelled = streq(f[2], "cancelled");
+		bool cancelled = streq(f[2], "cancelled"), timeout = streq(f[2], "timeout");
 		char word[16];
 		if (streq(f[3], "running")) {
 			st.state = "RUNNING";
@@ -165,11 +175,12 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 		} else if (sscanf(f[3], "exited %ld %ld", &status, &end) == 2 && status >= 0 &&
 			   status <= 255) {
 			set_exit(&st, status);
-			st.state = cancelled ? "CANCELLED" : status == 0 ? "COMPLETED" : "FAILED";
+			st.state = cancelled ? "CANCELLED" : timeout ? "TIMEOUT"
+				 : status == 0 ? "COMPLETED" : "FAILED";
 			if (start >= 0 && end >= start)
 				st.elapsed = end - start;
 		} else if (sscanf(f[3], "%15s", word) == 1 && streq(word, "gone")) {
-			st.state = cancelled ? "CANCELLED" : "UNKNOWN";
+			st.state = cancelled ? "CANCELLED" : timeout ? "TIMEOUT" : "UNKNOWN";
 		} else {
 			continue;
 		}
@@ -305,8 +316,8 @@ int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
 			continue;
 		fl[7] = s;
 		bool running = streq(fl[3], "running");
-		if (!running && !streq(fl[3], "pending"))
-			continue;
+		if (!running && !streq(fl[3], "pending") && !streq(fl[3], "held"))
+			continue; /* held: waiting for its dependencies, PENDING with the reason */
 		long since = -1;
 		if (!parse_long(fl[6], 0, 0x7fffffffffffL, &since))
 			since = -1;

@@ -14,11 +14,14 @@
  *   STAGE/pending      the reason, while the job waits in the host's queue
  *   STAGE/lease        "START GPUS" once the bootstrap started (GPUS: the indices of
  *                      the GPUs leased, comma-separated, or "-")
+ *   STAGE/timeout      written by the launcher when the time limit ends the job (TIMEOUT)
+ *   STAGE/attempts     "ATTEMPT WORD END HOST" for each attempt that was restarted
+ *   STAGE/gave-up      the reason, when the last restart ended as the others
  *
  * GPU leases and the queue (no daemon: the launcher, the group leader, does it all):
  * a shared lock directory per host (LOCKDIR, mode 1777) holds a record per job,
- * LOCKDIR/job.TICKET.ID ("USER|STATE|NGPUS|GPUS|SINCE|REASON", STATE pending or
- * running), locked (flock) by its launcher for as long as it lives, and a file per
+ * LOCKDIR/job.TICKET.ID ("USER|STATE|NGPUS|GPUS|SINCE|REASON", STATE pending,
+ * running or held: waiting for its --dependency, which competes with no one), locked (flock) by its launcher for as long as it lives, and a file per
  * GPU, LOCKDIR/gpu.UUID, locked by the launcher that leases it. Tickets are taken
  * under LOCKDIR/.lock, in order: a job starts when no earlier live job it competes
  * with (for GPUs, or for a max_jobs slot) is still pending. A record whose lock can
@@ -51,6 +54,9 @@
 #define PLAINJOB_LOCK_DIR "/tmp/dispatch-gpus"
 /* Seconds a launcher or a listing waits for a lock that another user could hold. */
 #define PLAINJOB_LOCK_WAIT 5
+/* Before a time limit: the stop signal, this many seconds before it. */
+#define PLAINJOB_GRACE 120
+#define PLAINJOB_STOP_SIGNAL "USR1"
 
 /* What the launcher leases before the bootstrap runs. */
 struct plainjob_lease {
@@ -61,6 +67,18 @@ struct plainjob_lease {
 	const char *allowed;    /* the GPUs (indices or UUIDs, comma-separated) leases are
 				   taken from; NULL: all */
 	int lock_wait;          /* seconds; 0: PLAINJOB_LOCK_WAIT */
+	const char *dependency; /* sbatch's --dependency on jobs of the host (their ids: stage
+				   dirs next to this job's), checked by jobspec_valid_dependency;
+				   NULL: none. Held PENDING (Dependency) until it holds. */
+	long time_limit;        /* seconds; 0: none. The stop signal at the limit minus the
+				   grace (at most half the limit), TERM at the limit (TIMEOUT),
+				   KILL 30 s later. */
+	long grace;             /* seconds; 0: PLAINJOB_GRACE */
+	const char *stop_signal; /* a name without SIG ("USR1"); NULL: PLAINJOB_STOP_SIGNAL */
+	long max_restarts;      /* the command runs again after a time limit or a non-zero
+				   exit (as restart_on_* say) this many times at most, queued
+				   again at the back; then FAILED, "gave up after N restarts" */
+	bool restart_on_timeout, restart_on_error;
 };
 
 /* The command that starts stage_dir/bootstrap.sh in workdir (all paths absolute),
@@ -90,7 +108,8 @@ void plainjob_status_command(struct strbuf *sb, const struct plainjob_ref *jobs,
 
 struct plainjob_status {
 	char *id;
-	const char *state;      /* "PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "UNKNOWN"
+	const char *state;      /* "PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED",
+				   "TIMEOUT", "UNKNOWN"
 				   (no process and no exit status: killed hard, or the host
 				   rebooted) */
 	int exit_code;          /* -1 while running or unknown */

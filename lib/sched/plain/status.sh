@@ -1,6 +1,6 @@
 # shellcheck shell=sh
 # dispatch_q ID STAGE PGID: one plain-host job's state, as a MARK_JOB line
-# "ID|START|cancelled|STATE|GPUS|REASON" (plainjob_parse_status reads it). C calls it
+# "ID|START|cancelled or timeout|STATE|GPUS|REASON" (plainjob_parse_status reads it). C calls it
 # once per job after this (plainjob_status_command).
 
 dispatch_q() {
@@ -11,6 +11,8 @@ dispatch_q() {
 	c=
 	if [ -f "$2/cancelled" ]; then
 		c=cancelled
+	elif [ -f "$2/timeout" ]; then
+		c=timeout
 	fi
 	g=
 	if [ -f "$2/lease" ]; then
@@ -30,6 +32,8 @@ dispatch_q() {
 	fi
 	if [ -f "$2/failed" ]; then
 		p=$(head -n 1 "$2/failed")
+	elif [ -f "$2/gave-up" ]; then
+		p=$(head -n 1 "$2/gave-up")
 	fi
 	printf '@MARK_JOB@ %s|%s|%s|%s|%s|%s\n' "$1" "$st" "$c" "$s" "${g:--}" "$p"
 }

@@ -1,0 +1,131 @@
+# shellcheck shell=bash
+# Part of a run's sbatch.sh (jobscript.c's make_sbatch, for a spec with --max-restarts,
+# --stop-signal or --grace): after the variables dispatch_run_id, dispatch_max_restarts,
+# dispatch_restart_on (" timeout preempted ... "), dispatch_stop_signal, dispatch_grace
+# and dispatch_stage (the stage dir), before srun starts the bootstrap (then
+# dispatch_child=$! and dispatch_run_wait). SLURM sends the stop signal to this shell
+# (--signal=B:SIG@GRACE); it goes on to the command's steps; once they end (or the
+# grace is nearly over) this job requeues itself while restarts remain. A SIGTERM is a
+# preemption (PreemptMode=CANCEL) unless the job was cancelled or timed out. Each
+# attempt's end is one line of $dispatch_stage/attempts: ATTEMPT STATE EPOCH NODE.
+
+# the settings before this part (the wrapper's lines above)
+: "${dispatch_run_id:?}" "${dispatch_max_restarts:?}" "${dispatch_restart_on:?}"
+: "${dispatch_stop_signal:?}" "${dispatch_grace:?}" "${dispatch_stage:?}"
+dispatch_child=
+dispatch_event=
+dispatch_attempt=${SLURM_RESTART_COUNT:-0}
+export DISPATCH_RUN_ID="$dispatch_run_id"
+export DISPATCH_ATTEMPT="$dispatch_attempt"
+export DISPATCH_STOP_SIGNAL="$dispatch_stop_signal"
+export DISPATCH_STOP_GRACE="$dispatch_grace"
+# When the time limit ends this attempt (the stop signal comes $dispatch_grace seconds
+# before); empty without a limit.
+dispatch_end=${SLURM_JOB_END_TIME:-}
+if [ -z "$dispatch_end" ]; then
+	dispatch_end=$(squeue -h -j "$SLURM_JOB_ID" -o %e 2>/dev/null | head -n 1)
+	dispatch_end=$(date -d "$dispatch_end" +%s 2>/dev/null) || dispatch_end=
+fi
+export DISPATCH_STOP_DEADLINE="$dispatch_end"
+
+# shellcheck disable=SC2317 # called from the traps
+dispatch_forward() {
+	if [ -z "$dispatch_child" ]; then
+		exit "$2"
+	fi
+	kill -s "$1" "$dispatch_child" 2>/dev/null || true
+}
+
+# The stop: $1 the event (timeout, preempted). The command's steps get the stop
+# signal; if they are still there near the end of the grace, srun is killed.
+# shellcheck disable=SC2317 # called from the traps
+dispatch_stop() {
+	if [ -n "$dispatch_event" ]; then
+		return
+	fi
+	dispatch_event=$1
+	echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: $1 at $(date -u +%FT%TZ), $dispatch_stop_signal to the command" >&2
+	if [ -z "$dispatch_child" ]; then
+		return
+	fi
+	kill -s "$dispatch_stop_signal" "$dispatch_child" 2>/dev/null || true
+	dispatch_left=$((dispatch_grace > 20 ? dispatch_grace - 10 : dispatch_grace / 2))
+	(sleep "$dispatch_left" && kill -s KILL "$dispatch_child" 2>/dev/null) &
+}
+
+# shellcheck disable=SC2317 # called from the traps
+dispatch_term() {
+	dispatch_state=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null |
+		sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+	case $dispatch_state in
+	RUNNING | PREEMPTED | SUSPENDED) dispatch_stop preempted ;;
+	*) dispatch_forward TERM 143 ;;
+	esac
+}
+
+trap 'dispatch_stop timeout' "$dispatch_stop_signal"
+if [ "$dispatch_stop_signal" != TERM ]; then
+	trap dispatch_term TERM
+fi
+for dispatch_sig in INT HUP USR1 USR2; do
+	if [ "$dispatch_sig" != "$dispatch_stop_signal" ]; then
+		# shellcheck disable=SC2064 # the signal's name, now
+		trap "dispatch_forward $dispatch_sig 1" "$dispatch_sig"
+	fi
+done
+
+# The ends of the attempts before this one, as "TIMEOUT, TIMEOUT".
+dispatch_history() {
+	if [ -f "$dispatch_stage/attempts" ]; then
+		awk '{ printf "%s%s", (NR > 1 ? ", " : ""), $2 }' "$dispatch_stage/attempts"
+	fi
+}
+
+# Waits for srun through the traps, then ends the attempt: a requeue while restarts
+# remain and the event may restart, else the command's status.
+dispatch_run_wait() {
+	set +e
+	wait "$dispatch_child"
+	while kill -0 "$dispatch_child" 2>/dev/null; do
+		wait "$dispatch_child"
+	done
+	wait "$dispatch_child"
+	dispatch_status=$?
+	dispatch_ended=
+	if [ -n "$dispatch_event" ]; then
+		dispatch_ended=$dispatch_event
+	elif [ "$dispatch_status" -ne 0 ]; then
+		dispatch_ended=error
+	fi
+	if [ -z "$dispatch_ended" ]; then
+		exit 0
+	fi
+	case $dispatch_ended in
+	timeout) dispatch_word=TIMEOUT ;;
+	preempted) dispatch_word=PREEMPTED ;;
+	*) dispatch_word=FAILED ;;
+	esac
+	case $dispatch_restart_on in
+	*" $dispatch_ended "*) ;;
+	*)
+		if [ "$dispatch_ended" = error ]; then
+			exit "$dispatch_status"
+		fi
+		echo "dispatch: run $dispatch_run_id ended $dispatch_word; --restart-on does not restart it" >&2
+		exit 1
+		;;
+	esac
+	if [ "$dispatch_attempt" -ge "$dispatch_max_restarts" ]; then
+		dispatch_why="gave up after $dispatch_max_restarts restarts: $(dispatch_history)"
+		echo "$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >"$dispatch_stage/gave-up"
+		echo "dispatch: run $dispatch_run_id $dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >&2
+		exit 1
+	fi
+	echo "$dispatch_attempt $dispatch_word $(date +%s) $(hostname)" >>"$dispatch_stage/attempts"
+	echo "dispatch: run $dispatch_run_id: attempt $((dispatch_attempt + 1)) ended $dispatch_word, requeued (restart $((dispatch_attempt + 1)) of $dispatch_max_restarts)" >&2
+	if ! scontrol requeue "$SLURM_JOB_ID"; then
+		echo "dispatch: run $dispatch_run_id: scontrol requeue $SLURM_JOB_ID failed" >&2
+		exit 1
+	fi
+	exit 0
+}

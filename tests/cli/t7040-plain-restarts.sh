@@ -1,0 +1,67 @@
+#!/bin/bash
+# t7040: --max-restarts on a plain host (box1 of tests/testbed): the launcher runs
+# the command again after a time limit while restarts remain (DISPATCH_ATTEMPT 0, 1,
+# ...), giving back its max_jobs slot and queueing again at the back (a job that
+# came meanwhile runs first); past the cap the job is FAILED, "gave up after N
+# restarts: TIMEOUT, ...". A non-zero exit restarts only with --restart-on error.
+# Short limits (0:04: the stop signal 2 s before) keep it quick.
+. "$(dirname "$0")/lib.sh"
+
+testbed_up
+export DISPATCH_STATE_DIR="$TRASH/state"
+CL=$DISPATCH_TESTBED_DIR/cluster
+G=$CL/work/t7040-gates-$$
+mkdir -p "$G" && chmod 777 "$G"
+LD=/tmp/dispatch-gpus-t7040-$$
+awk -v ld="$LD" '{ print }
+	/^hosts:$/ { print "  boxq:\n    ssh: box1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld }' \
+	"$DISPATCH_INVENTORY" >inv.yaml
+export DISPATCH_INVENTORY=$PWD/inv.yaml
+mkdir -m 1777 "$LD" || exit 1
+
+cleanup_t7040() {
+	local p
+	touch "$G"/all 2>/dev/null
+	for p in $(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select pid from jobs where pid > 1" 2>/dev/null); do
+		kill -KILL -- "-$p" 2>/dev/null
+	done
+	rm -rf "$G" "$LD"
+}
+trap 'cleanup_t7040; rm -rf "$TRASH"' EXIT
+
+state() {
+	dispatch --json status "$1" >st.json &&
+		python3 -c 'import json; j = json.load(open("st.json"))["jobs"][0]; print(j["state"], j["reason"], sep="|")'
+}
+
+test_expect_success 'a run restarted after each time limit, queued behind a later job, then COMPLETED' '
+	blk=$(dispatch submit -H boxq -J blocker -- "while [ ! -e $G/blocker ]; do sleep 0.1; done") &&
+	r=$(dispatch submit -H boxq -J run --time 0:04 --max-restarts 3 -- \
+		"echo \"\$DISPATCH_ATTEMPT\" >>$G/attempts; if [ \"\$DISPATCH_ATTEMPT\" = 2 ]; then exit 0; fi; while :; do sleep 0.1; done") &&
+	o=$(dispatch submit -H boxq -J other -- "echo other >>$G/attempts") &&
+	test "$(state "$o")" = "PENDING|waiting for a job slot: max_jobs 1, 1 running" &&
+	touch "$G/blocker" &&
+	timeout 120 "$DISPATCH" wait --interval 0.5 "$r" "$o" "$blk" >out &&
+	test "$(state "$r")" = "COMPLETED|" &&
+	printf "%s\n" 0 other 1 2 >want && test_cmp want "$G/attempts" &&
+	stage=$CL/work/.dispatch/${r%@boxq} &&
+	test "$(cut -d " " -f 1,2 "$stage/attempts")" = "$(printf "0 TIMEOUT\n1 TIMEOUT")" &&
+	test_grep "restarting (restart 1 of 3)" "$CL/log/${r%@boxq}.out"
+'
+
+test_expect_success 'restarts exhausted: FAILED, gave up after 1 restarts: TIMEOUT' '
+	r=$(dispatch submit -H box1 -J gives --time 0:04 --max-restarts 1 -- "while :; do sleep 0.1; done") &&
+	test_expect_code 1 timeout 120 "$DISPATCH" wait --interval 0.5 "$r" >out &&
+	test "$(state "$r")" = "FAILED|gave up after 1 restarts: TIMEOUT; attempt 2 ended TIMEOUT"
+'
+
+test_expect_success 'a non-zero exit restarts only with --restart-on error' '
+	a=$(dispatch submit -H box1 -J err1 --max-restarts 2 -- "echo \$DISPATCH_ATTEMPT >>$G/err1; exit 3") &&
+	b=$(dispatch submit -H box1 -J err2 --max-restarts 2 --restart-on error -- "echo \$DISPATCH_ATTEMPT >>$G/err2; [ \$DISPATCH_ATTEMPT = 1 ]") &&
+	test_expect_code 1 timeout 120 "$DISPATCH" wait --interval 0.5 "$a" &&
+	timeout 120 "$DISPATCH" wait --interval 0.5 "$b" &&
+	test "$(cat "$G/err1")" = 0 &&
+	test "$(cat "$G/err2" | tr "\n" " ")" = "0 1 "
+'
+
+test_done
