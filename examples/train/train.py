@@ -58,7 +58,7 @@ def checksum(model):
     return h.hexdigest()[:16]
 
 
-def worker(local, args, node, nnodes, addr, port):
+def worker(local, args, node, nnodes, addr, port, stopped):
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -126,7 +126,9 @@ def worker(local, args, node, nnodes, addr, port):
             say(f"node {node} rank {rank}: step {step}/{args.steps} loss {loss.item():.6f}")
         if ckpt and step < args.steps:
             # every rank stops at the same step: one of them got the signal
-            stop[0] = 1.0 if STOP[0] else 0.0
+            # this worker's signal, or its parent's (the signal may come while
+            # the worker starts, when it still ignores it)
+            stop[0] = 1.0 if STOP[0] or stopped.is_set() else 0.0
             if sig:
                 dist.all_reduce(stop, op=dist.ReduceOp.MAX)
             if stop[0] > 0 or (args.checkpoint_every and step % args.checkpoint_every == 0):
@@ -144,6 +146,9 @@ def worker(local, args, node, nnodes, addr, port):
 
 
 def main():
+    sig = stop_signal()
+    if sig:  # from the start: a stop before the workers run is not lost
+        signal.signal(sig, on_stop)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--lr", type=float, default=0.05)
@@ -171,10 +176,20 @@ def main():
         print(f"node {node}: no PyTorch here (Debian 12: apt-get install python3-torch)",
               file=sys.stderr)
         return 1
+    # The stop signal reaches this process and the workers: this one tells the
+    # workers (they ignore it until their own handler is set); they checkpoint and end.
+    stopped = mp.get_context("spawn").Event()
     sig = stop_signal()
     if sig:
-        signal.signal(sig, signal.SIG_IGN)  # the workers stop; this process waits for them
-    mp.spawn(worker, args=(args, node, nnodes, addr, port), nprocs=args.procs_per_node)
+        signal.signal(sig, signal.SIG_IGN)  # inherited by the workers as they start
+    ctx = mp.start_processes(worker, args=(args, node, nnodes, addr, port, stopped),
+                             nprocs=args.procs_per_node, join=False, start_method="spawn")
+    if sig:
+        signal.signal(sig, lambda signum, frame: stopped.set())
+        if STOP[0]:  # it came before
+            stopped.set()
+    while not ctx.join():
+        pass
     say(f"node {node}: done")
     return 0
 
