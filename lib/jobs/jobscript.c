@@ -667,12 +667,16 @@ static void boot_setup(struct strbuf *sb, char *const *setup)
 	}
 }
 
-static void boot_command(struct strbuf *sb, const struct jobspec *spec)
+static void boot_command(struct strbuf *sb, const struct jobspec *spec,
+			 const struct jobscript_target *t)
 {
 	strbuf_adds(sb, "\n# The command, as an ordinary bash script runs it (no strict mode), in a\n"
 			"# process group of its own so that a forwarded signal reaches all of it;\n"
 			"# its exit status is the script's.\n"
-			"set -m\n(\n\tset +euo pipefail\n\teval ");
+			"set -m\n(\n\tset +euo pipefail\n");
+	if (t->run_id) /* this shell outlives the stop signal: the command handles it */
+		strbuf_addf(sb, "\ttrap : %s\n", jobspec_run_stop_signal(spec));
+	strbuf_adds(sb, "\teval ");
 	sh_quote(sb, spec->command);
 	strbuf_adds(sb, "\n) &\ndispatch_child=$!\nset +m\n");
 	strbuf_adds(sb, wait_child);
@@ -716,7 +720,7 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	}
 	boot_setup(&sb, spec->setup);
 	boot_record_workdir(&sb, t);
-	boot_command(&sb, spec);
+	boot_command(&sb, spec, t);
 	return strbuf_detach(&sb);
 }
 

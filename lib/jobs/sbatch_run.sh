@@ -49,7 +49,15 @@ dispatch_stop() {
 		return
 	fi
 	kill -s "$dispatch_stop_signal" "$dispatch_child" 2>/dev/null || true
+	# until 5 s before the limit (SLURM sends the signal up to 30 s before the grace,
+	# its time limit check runs every 30 s), else most of the grace
 	dispatch_left=$((dispatch_grace > 20 ? dispatch_grace - 10 : dispatch_grace / 2))
+	if [ -n "$dispatch_end" ]; then
+		dispatch_left=$((dispatch_end - $(date +%s) - 5))
+		if [ "$dispatch_left" -lt 1 ]; then
+			dispatch_left=1
+		fi
+	fi
 	(sleep "$dispatch_left" && kill -s KILL "$dispatch_child" 2>/dev/null) &
 }
 

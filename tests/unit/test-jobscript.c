@@ -828,6 +828,7 @@ static void test_run(void)
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_CHECKPOINT_DIR='/mnt/juicefs/theseus/checkpoints/"
 				    "run-0123456789abcdef'\n");
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_STOP_SIGNAL=USR1\nexport DISPATCH_STOP_GRACE=30\n");
+	CHECK_CONTAINS(s.bootstrap, "(\n\tset +euo pipefail\n\ttrap : USR1\n\teval 'python train.py'\n) &\n");
 	CHECK_CONTAINS(s.bootstrap, "export WANDB_RUN_ID=\"$DISPATCH_RUN_ID\"\nexport WANDB_RESUME=allow\n");
 	jobscript_release(&s);
 

@@ -1,0 +1,134 @@
+#!/bin/bash
+# t7800: runs that outlive their jobs on the test cluster (dispatch-submit(1) RUNS),
+# the jobs side by side: examples/train (160 steps of a second) under --time 3
+# --max-restarts 4 (stopped by USR1 before each time limit, it checkpoints, the
+# wrapper requeues it, the next attempt resumes) ends COMPLETED after two attempts or
+# more with the checksum of an uninterrupted run of the same steps. (--time 3: SLURM
+# sends --signal up to 30 s early, its time limit check runs every 30 s, and PyTorch
+# takes up to a minute to start on a loaded test machine: under --time 1 an attempt
+# may get the signal before its first step. 130 to 160 s into an attempt, 160 steps
+# cannot be done in the first, and two attempts get through them.) a run that never finishes gives up after
+# --max-restarts 2 (FAILED, "gave up after 2 restarts: TIMEOUT, TIMEOUT", wait exits
+# 1); exit 1 is not restarted by default, and is with --restart-on error.
+# SLURM makes a requeued job eligible 121 s later (its BeginTime): the test moves
+# that to now (scontrol update, as root) to keep the file short.
+. "$(dirname "$0")/lib.sh"
+
+testbed_up
+export DISPATCH_STATE_DIR="$TRASH/state"
+dispatch run -H hpc -- python3 -c "'import torch.distributed'" >/dev/null 2>&1 ||
+	skip_rest "no PyTorch on the test cluster's nodes (tests/install-deps installs python3-torch on the host)"
+jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$2"; }
+
+# The jobs of this file, for the hurrying loop and the clean-up.
+: >"$TRASH/ids"
+hurry=
+cleanup() {
+	[ -z "$hurry" ] || kill "$hurry" 2>/dev/null || true
+	# shellcheck disable=SC2046
+	[ ! -s "$TRASH/ids" ] || scancel $(cat "$TRASH/ids") >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# hurry: a requeued job of this file waits for its BeginTime no longer (bounded: 900 s)
+hurry_loop() {
+	local i id
+	for i in $(seq 1 900); do
+		for id in $(cat "$TRASH/ids"); do
+			if [ "$(squeue -h -j "$id" -o %r 2>/dev/null)" = BeginTime ]; then
+				scontrol update jobid="$id" StartTime=now >/dev/null 2>&1 || true
+			fi
+		done
+		sleep 1
+	done
+}
+hurry_loop &
+hurry=$!
+
+# submit NAME ARGS...: dispatch --json submit ARGS; prints JOB@hpc, records the id
+submit() {
+	local name=$1 job
+	shift
+	dispatch --json "$@" >"$TRASH/$name.json" || return 1
+	job=$(jq_ 'd["job"]' "$TRASH/$name.json") || return 1
+	echo "${job%@*}" >>"$TRASH/ids"
+	echo "$job"
+}
+
+TRAIN=(-p cpu -c 1 --mem 600 --env MASTER_ADDR=127.0.0.1 --env PYTHONUNBUFFERED=1)
+STEPS="python3 train.py --procs-per-node 1 --steps 160 --log-every 50 --checkpoint-every 10"
+LOOP='n=$(cat "$DISPATCH_CHECKPOINT_DIR/n" 2>/dev/null || echo 0)
+echo "attempt $DISPATCH_ATTEMPT of $DISPATCH_RUN_ID from $n"
+trap "echo \$n >\"\$DISPATCH_CHECKPOINT_DIR/n\"; exit 0" USR1
+while :; do n=$((n + 1)); sleep 1; done'
+
+run=$(submit run submit-packed -H hpc --repo "$TEST_SRCDIR/examples/train" -J t7800run \
+	"${TRAIN[@]}" -t 3 --max-restarts 4 --grace 20 -- "$STEPS --step-seconds 1") ||
+	fail_rest "submitting the interrupted training failed"
+plain=$(submit plain submit-packed -H hpc --repo "$TEST_SRCDIR/examples/train" -J t7800plain \
+	"${TRAIN[@]}" -- "$STEPS") || fail_rest "submitting the uninterrupted training failed"
+capped=$(submit capped submit -H hpc -J t7800cap -p cpu --mem 50 -t 1 --max-restarts 2 \
+	--grace 15 -- "$LOOP") || fail_rest "submitting the capped run failed"
+exit1=$(submit exit1 submit -H hpc -J t7800exit1 -p cpu --mem 50 --max-restarts 2 -- 'exit 1') ||
+	fail_rest "submitting exit 1 failed"
+again=$(submit again submit -H hpc -J t7800again -p cpu --mem 50 --max-restarts 2 \
+	--restart-on error -- 'echo "attempt $DISPATCH_ATTEMPT"; [ "$DISPATCH_ATTEMPT" -ge 1 ]') ||
+	fail_rest "submitting the run restarted on error failed"
+
+# run_id ID: the ledger's run id of job ID ("None" for none)
+run_id() {
+	python3 -c "import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute(\"SELECT run_id FROM jobs WHERE job_id = ?\", (sys.argv[2],)).fetchone()[0])" \
+		"$DISPATCH_STATE_DIR/ledger.db" "$1"
+}
+
+test_expect_success 'a run has an id in the ledger; a job that is not a run has none' '
+	runid=$(run_id "${run%@*}") &&
+	case $runid in run-????????????????) ;; *) false ;; esac &&
+	test "$(run_id "${plain%@*}")" = None
+'
+
+test_expect_success 'exit 1 is not restarted by default' '
+	test_expect_code 1 dispatch wait --interval 1 --timeout 120 --no-tail "$exit1" >out &&
+	test_grep "^$exit1 FAILED exit 1 " out &&
+	test "$(scontrol -o show job "${exit1%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p")" = 0
+'
+
+test_expect_success '--restart-on error restarts exit 1: attempt 1 completes' '
+	dispatch wait --interval 1 --timeout 400 --no-tail "$again" >out &&
+	test_grep "^$again COMPLETED exit 0 " out &&
+	test "$(scontrol -o show job "${again%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p")" = 1 &&
+	dispatch logs "$again" >log &&
+	test_grep "^attempt 0$" log && test_grep "^attempt 1$" log &&
+	test_grep "attempt 1 ended FAILED, requeued (restart 1 of 2)" log
+'
+
+test_expect_success 'time limits: the training resumes from its checkpoint and ends with the uninterrupted checksum' '
+	dispatch wait --interval 2 --timeout 300 --no-tail "$plain" >out &&
+	test_grep " COMPLETED exit 0 " out &&
+	dispatch wait --interval 2 --timeout 500 --no-tail "$run" >out &&
+	test_grep "^$run COMPLETED exit 0 " out &&
+	restarts=$(scontrol -o show job "${run%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p") &&
+	test "$restarts" -ge 1 &&
+	dispatch logs "$run" >log &&
+	test_grep "^stopped at step [0-9]*: USR1$" log &&
+	test_grep "^resumed from step [0-9]* (attempt 1)$" log &&
+	test_grep "attempt 1 ended TIMEOUT, requeued (restart 1 of 4)" log &&
+	dispatch logs "$plain" >plain.log &&
+	want=$(sed -n "s/.* done on .*, checksum \([0-9a-f]*\)$/\1/p" plain.log) &&
+	got=$(sed -n "s/.* done on .*, checksum \([0-9a-f]*\)$/\1/p" log) &&
+	test -n "$want" && test "$got" = "$want" &&
+	test "$(grep -c "step 160/160" log)" = 1
+'
+
+test_expect_success 'restarts exhausted: FAILED, gave up after 2 restarts: TIMEOUT, TIMEOUT; wait exits 1' '
+	test_expect_code 1 dispatch wait --interval 2 --timeout 300 "$capped" >out &&
+	test_grep "^$capped FAILED exit 1 " out &&
+	test_grep "gave up after 2 restarts: TIMEOUT, TIMEOUT; attempt 3 ended TIMEOUT" out &&
+	test "$(scontrol -o show job "${capped%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p")" = 2 &&
+	dispatch logs "$capped" >log &&
+	test "$(grep -c "^attempt [012] of run-" log)" = 3 &&
+	test_grep "^attempt 2 of run-.* from [1-9][0-9]*$" log
+'
+
+test_done
