@@ -12,10 +12,11 @@
 # 1); exit 1 is not restarted by default, and is with --restart-on error.
 # SLURM makes a requeued job eligible 121 s later (its BeginTime): the test moves
 # that to now (scontrol update, as root) to keep the file short.
+# Its own instance: its training jobs hold the cluster's nodes for minutes, which
+# would keep the other files' jobs pending on the default instance.
 . "$(dirname "$0")/lib.sh"
 
-testbed_up
-export DISPATCH_STATE_DIR="$TRASH/state"
+testbed_own t7800 "36000 drn7 10.177" "36500 drn24 10.178" "37000 drn26 10.179"
 dispatch run -H hpc -- python3 -c "'import torch.distributed'" >/dev/null 2>&1 ||
 	skip_rest "no PyTorch on the test cluster's nodes (tests/install-deps installs python3-torch on the host)"
 jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$2"; }
