@@ -5,8 +5,8 @@
  *
  *	jobs_query    where jobs stand (status, jobs; wait and queue build on it), and
  *	              when asked, why pending jobs wait, how failed jobs ended and
- *	              their log's last lines (each a further exchange over the same
- *	              session, only for the jobs that need it)
+ *	              their log's last lines (jobs_detail: each a further exchange
+ *	              over the same session, only for the jobs that need it)
  *	jobs_cancel   cancel them
  *
  * lib never prints: what a command would say on the way (a job not found, a tool's
@@ -23,6 +23,8 @@
 #include "sched/sched.h"
 
 struct ssh_session;
+struct ssh_ctx;
+struct inventory;
 
 /* One job asked about: what the backend needs, and its backend (sched_for). */
 struct jobs_target {
@@ -30,13 +32,14 @@ struct jobs_target {
 	const struct sched_ops *sched;
 };
 
-/* A host and how to reach it: ss is opened through open when the first exchange
- * needs it (and left open for the caller to close). */
+/* A host and how to reach it: ss is opened (ssh_session_open over sc, to the host's
+ * inventory destination) when the first exchange needs it, and left open for the
+ * caller to close. */
 struct jobs_host {
 	const char *host;
 	struct ssh_session *ss;
-	int (*open)(void *data, const char *host, struct ssh_session **ss, struct dp_error *err);
-	void *open_data;
+	const struct ssh_ctx *sc;
+	const struct inventory *inv;    /* NULL: the host is an ssh alias */
 };
 
 enum jobs_note_kind {
@@ -90,6 +93,15 @@ enum {
 int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n, unsigned want,
 	       struct jobs_result *res);
 void jobs_result_release(struct jobs_result *res);
+
+/* The detail want asks for, over h->ss (nothing when it is not open), of rows[0..n)
+ * (jobs[i]: the job rows[i] answers, its task's files where it is an array's task):
+ * how those that ended without COMPLETED ended, why the pending ones wait, and the
+ * failed ones' log tails; what jobs_query does after its answer, and wait after its
+ * polls. Notes go to res. */
+void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
+		 const struct sched_job *const *jobs, size_t n, unsigned want,
+		 struct jobs_result *res);
 
 /* The state a job is in, from its rows (an array's tasks): an active row's (RUNNING
  * first: an array runs while any task does), else the worst end (any but
