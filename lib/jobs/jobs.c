@@ -276,6 +276,51 @@ const char *jobs_summary_state(const struct job_state *const *rows, size_t n)
 	return active ? active : end;
 }
 
+/* ---- steps ---- */
+
+int jobs_steps(struct jobs_host *h, const struct jobs_target *targets, size_t n,
+	       struct jobs_steps *steps, struct jobs_result *res)
+{
+	_cleanup_free_ bool *ok = xcalloc(n + 1, sizeof(*ok));
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	int r = 0;
+	res->failure = JOBS_ANSWERED;
+	for (size_t i = 0; i < n; i++)
+		ok[i] = targets[i].sched->steps_script != NULL;
+	for (size_t b = 0; sched_all[b]; b++) {
+		_cleanup_free_ struct sched_job *jobs = NULL;
+		size_t m = jobs_of(targets, n, ok, sched_all[b], &jobs);
+		if (m)
+			sched_all[b]->steps_script(&rs, jobs, m);
+	}
+	if (remote_script_empty(&rs))
+		goto out;
+	if (session(h, &res->err) < 0 || remote_run(h->ss, &rs, &rr, &res->err) < 0) {
+		r = no_answer(res, JOBS_NO_CONNECTION, NULL);
+		goto out;
+	}
+	for (size_t b = 0; sched_all[b]; b++) {
+		_cleanup_free_ struct sched_job *jobs = NULL;
+		if (!jobs_of(targets, n, ok, sched_all[b], &jobs))
+			continue;
+		int x = sched_all[b]->steps_exit(&rs, &rr, &res->tool);
+		if (rr.status != 0 || x != 0) {
+			res->tool_exit = x >= 0 ? x : rr.status;
+			r = no_answer(res, JOBS_TOOL_FAILED, &rr);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ok[i])
+			targets[i].sched->steps_take(&rr, &targets[i].job, &steps[i].steps,
+						     &steps[i].n);
+out:
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+	return r;
+}
+
 /* ---- cancel ---- */
 
 int jobs_cancel(struct jobs_host *h, const struct jobs_target *targets, size_t n,

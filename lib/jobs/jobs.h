@@ -8,6 +8,7 @@
  *	              their log's last lines (jobs_detail: each a further exchange
  *	              over the same session, only for the jobs that need it)
  *	jobs_cancel   cancel them
+ *	jobs_steps    each job's steps, from the accounting (status --steps)
  *
  * lib never prints: what a command would say on the way (a job not found, a tool's
  * own stderr, a warning) comes back as notes, in order, for the command to print.
@@ -20,6 +21,7 @@
 
 #include "base/error.h"
 #include "jobs/job_state.h"
+#include "jobs/job_step.h"
 #include "sched/sched.h"
 
 struct ssh_session;
@@ -112,6 +114,19 @@ const char *jobs_summary_state(const struct job_state *const *rows, size_t n);
  * backend says where it is), for a job that ended without COMPLETED, over ss. */
 void jobs_tail_fetch(struct ssh_session *ss, const struct sched_ops *s, const struct sched_job *j,
 		     struct job_tail *t);
+
+/* One job's steps (jobs_steps). */
+struct jobs_steps {
+	struct job_step *steps;
+	size_t n;
+};
+
+/* The steps of targets[0..n) on host (each target's backend has steps_script) in one
+ * exchange: steps[i] for targets[i] (n 0 when the accounting has none of it). 0, or
+ * -1 when the host gave no answer (res->failure: JOBS_NO_CONNECTION with res->err, or
+ * JOBS_TOOL_FAILED with res->tool, res->tool_exit, res->remote_err). */
+int jobs_steps(struct jobs_host *h, const struct jobs_target *targets, size_t n,
+	       struct jobs_steps *steps, struct jobs_result *res);
 
 /* Cancels targets[0..n) on host in one exchange. outcome[i] gets "cancelled",
  * "signalled", "ended", "gone" or "failed" (left alone where already set); errors
