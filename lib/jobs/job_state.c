@@ -23,6 +23,9 @@ void job_state_release(struct job_state *js)
 	free(js->nodes);
 	free(js->gpus);
 	free(js->cancelled_by);
+	free(js->partition);
+	free(js->name);
+	free(js->user);
 	free(js->pending_text);
 	cJSON_Delete(js->pending);
 	job_end_release(&js->end);
@@ -63,6 +66,25 @@ bool job_state_active(const struct job_state *js)
 bool job_state_failed(const struct job_state *js)
 {
 	return !streq(js->state, "COMPLETED") && !slurm_state_active(js->state);
+}
+
+void job_state_time_of(const char *text, long *secs, char **word)
+{
+	long s = slurm_parse_duration(text);
+	*word = NULL;
+	if (streq(text, "UNLIMITED")) {
+		*secs = JOB_TIME_UNLIMITED;
+		return;
+	}
+	if (s >= 0) {
+		_cleanup_free_ char *back = slurm_format_seconds(s);
+		if (streq(back, text)) {
+			*secs = s;
+			return;
+		}
+	}
+	*secs = JOB_TIME_UNKNOWN;
+	*word = text[0] ? xstrdup(text) : NULL;
 }
 
 /* ---- text ---- */

@@ -74,6 +74,9 @@ struct job_state {
 					   the scheduler's business */
 	char *cancelled_by;             /* the canceller's uid; NULL */
 	bool from_accounting;           /* the row is accounting's (sacct), not the queue's */
+	/* a listing of a host's queue (lib/queue.h) gives these too; NULL elsewhere */
+	char *partition, *name, *user;
+	long node_count;                /* queue's: -1 when not known */
 	/* filled when asked (jobs_query's flags): */
 	char *pending_text;             /* a pending job: why, with the numbers; NULL none */
 	struct cJSON *pending;          /* the same for JSON; NULL: not pending or not asked */
@@ -92,6 +95,10 @@ enum job_phase job_phase_of(const char *state);
 bool job_state_active(const struct job_state *js);
 /* Ended, and not COMPLETED: the jobs whose end, pending detail and tail are asked. */
 bool job_state_failed(const struct job_state *js);
+
+/* A time as the scheduler wrote it ("1:02", "UNLIMITED") into *secs, or kept as
+ * *word (JOB_TIME_UNKNOWN) when the seconds would not write it back alike. */
+void job_state_time_of(const char *text, long *secs, char **word);
 
 /* ---- one formatter per field: text (caller frees) ---- */
 

@@ -81,27 +81,6 @@ static void answer_free(struct sched_answer *a)
 	free(a);
 }
 
-/* A time as SLURM wrote it into seconds, or kept as the word when the seconds would
- * not write it back alike. */
-static void time_of(const char *text, long *secs, char **word)
-{
-	long s = slurm_parse_duration(text);
-	*word = NULL;
-	if (streq(text, "UNLIMITED")) {
-		*secs = JOB_TIME_UNLIMITED;
-		return;
-	}
-	if (s >= 0) {
-		_cleanup_free_ char *back = slurm_format_seconds(s);
-		if (streq(back, text)) {
-			*secs = s;
-			return;
-		}
-	}
-	*secs = JOB_TIME_UNKNOWN;
-	*word = text[0] ? xstrdup(text) : NULL;
-}
-
 static size_t query_rows(const struct sched_answer *a, const struct sched_job *j,
 			 const char *host, struct job_state **rows, size_t *n,
 			 struct dp_error *err)
@@ -124,8 +103,8 @@ static size_t query_rows(const struct sched_answer *a, const struct sched_job *j
 			.cancelled_by = s->cancelled_by ? xstrdup(s->cancelled_by) : NULL,
 			.from_accounting = s->from_sacct,
 		};
-		time_of(s->elapsed, &js.elapsed, &js.elapsed_word);
-		time_of(s->time_limit, &js.limit, &js.limit_word);
+		job_state_time_of(s->elapsed, &js.elapsed, &js.elapsed_word);
+		job_state_time_of(s->time_limit, &js.limit, &js.limit_word);
 		(*rows)[(*n)++] = js;
 	}
 	free(sel);
