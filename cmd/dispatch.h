@@ -13,7 +13,7 @@
 #include "base/error.h"
 #include "base/termesc.h"
 #include "base/util.h"
-#include "jobs/job_detail.h"
+#include "jobs/job_state.h"
 #include "sched/sched.h"
 
 struct inventory;

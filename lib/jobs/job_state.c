@@ -7,11 +7,26 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "jobs/job_detail.h"
 #include "sched/sched.h"
 #include "sched/slurm/slurm.h"
-#include "sched/slurm/slurm_pending.h"
 #include "sched/slurm/slurm_why.h"
+
+static void job_end_release(struct job_end *d)
+{
+	free(d->rss_node);
+	free(d->rss_step);
+	free(d->cancelled_by_name);
+	free(d->failed_nodes);
+	*d = (struct job_end){ 0 };
+}
+
+static void job_tail_release(struct job_tail *t)
+{
+	free(t->path);
+	free(t->text);
+	free(t->error);
+	*t = (struct job_tail){ 0 };
+}
 
 void job_state_release(struct job_state *js)
 {
@@ -197,7 +212,7 @@ void job_state_json_why(cJSON *o, const struct job_state *js)
 	add_str_or_null(o, "why", why);
 }
 
-void job_end_json(cJSON *o, const struct slurm_why_job *w, bool failed)
+static void job_end_json(cJSON *o, const struct slurm_why_job *w, bool failed)
 {
 	if (!failed || !w->state) {
 		cJSON_AddNullToObject(o, "failure");
@@ -238,7 +253,7 @@ void job_state_json_pending(cJSON *o, const struct job_state *js)
 		cJSON_AddNullToObject(o, "pending");
 }
 
-void job_tail_json(cJSON *o, const struct job_tail *t)
+static void job_tail_json(cJSON *o, const struct job_tail *t)
 {
 	add_str_or_null(o, "log_path", t->fetched ? t->path : NULL);
 	if (!t->text) {
@@ -258,38 +273,4 @@ void job_tail_json(cJSON *o, const struct job_tail *t)
 void job_state_json_tail(cJSON *o, const struct job_state *js)
 {
 	job_tail_json(o, &js->tail);
-}
-
-/* ---- the detail's own parts ---- */
-
-void job_end_release(struct job_end *d)
-{
-	free(d->rss_node);
-	free(d->rss_step);
-	free(d->cancelled_by_name);
-	free(d->failed_nodes);
-	*d = (struct job_end){ 0 };
-}
-
-void job_tail_release(struct job_tail *t)
-{
-	free(t->path);
-	free(t->text);
-	free(t->error);
-	*t = (struct job_tail){ 0 };
-}
-
-void job_end_apply(const struct job_end *d, struct slurm_why_job *w)
-{
-	w->max_rss = d->max_rss;
-	w->mem_limit = d->mem_limit;
-	w->rss_node = d->rss_node;
-	w->rss_step = d->rss_step;
-	w->cancelled_by_name = d->cancelled_by_name;
-	w->failed_nodes = d->failed_nodes;
-}
-
-cJSON *job_pending_json(const char *reason, const struct slurm_pending *p)
-{
-	return slurm_pending_json(reason, p);
 }
