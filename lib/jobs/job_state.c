@@ -109,13 +109,18 @@ char *job_state_name(const struct job_state *js, const char *host)
 	return xasprintf("%s@%s", js->id, host);
 }
 
+char *job_exit_text(int exit_code, int signal)
+{
+	if (exit_code >= 0 && signal > 0 && exit_code == 0)
+		return xasprintf("sig%d", signal);
+	if (exit_code >= 0)
+		return xasprintf("%d", exit_code);
+	return xstrdup("-");
+}
+
 char *job_state_exit_text(const struct job_state *js)
 {
-	if (js->exit_code >= 0 && js->signal > 0 && js->exit_code == 0)
-		return xasprintf("sig%d", js->signal);
-	if (js->exit_code >= 0)
-		return xasprintf("%d", js->exit_code);
-	return xstrdup("-");
+	return job_exit_text(js->exit_code, js->signal);
 }
 
 static char *time_text(long secs, const char *word)

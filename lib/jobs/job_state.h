@@ -106,6 +106,7 @@ void job_state_time_of(const char *text, long *secs, char **word);
 char *job_state_name(const struct job_state *js, const char *host);
 /* The exit column: "0", "3", "sig9" (signal with code 0), "-" when not known. */
 char *job_state_exit_text(const struct job_state *js);
+char *job_exit_text(int exit_code, int signal);     /* the same of a code and signal */
 /* Elapsed time and limit as SLURM writes them ("1:02", "1-02:03:04", "UNLIMITED", a
  * word as given); "" when not known. */
 char *job_state_elapsed_text(const struct job_state *js);

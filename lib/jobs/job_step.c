@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "base/util.h"
+#include "jobs/job_state.h"
 
 void job_steps_free(struct job_step *steps, size_t n)
 {
@@ -28,11 +29,7 @@ void job_steps_free(struct job_step *steps, size_t n)
 
 char *job_step_exit_text(const struct job_step *st)
 {
-	if (st->exit_code >= 0 && st->exit_signal > 0 && st->exit_code == 0)
-		return xasprintf("sig%d", st->exit_signal);
-	if (st->exit_code >= 0)
-		return xasprintf("%d", st->exit_code);
-	return xstrdup("-");
+	return job_exit_text(st->exit_code, st->exit_signal);
 }
 
 static void add_count_or_null(cJSON *o, const char *key, long long v)
