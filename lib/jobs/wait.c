@@ -359,17 +359,19 @@ void wait_detail(struct wait *w, struct job_state *st, unsigned want, struct job
 	for (size_t h = 0; h < w->nh; h++) {
 		struct wait_host *wh = &w->hosts[h];
 		size_t k = 0;
+		bool ask = false;       /* a tail, or a backend's end: then connect */
 		for (size_t i = 0; i < w->n; i++) {
 			if (!streq(w->jobs[i].host, wh->host) || !wait_job_failed(&w->jobs[i]))
 				continue;
 			rows[k] = &st[i];
 			jobs[k++] = w->jobs[i].job ? w->jobs[i].job : &own[i];
+			ask |= (want & JOBS_WANT_TAIL) || st[i].sched->end_script;
 		}
 		struct dp_error err = { 0 };
 		struct jobs_host jh = { .host = wh->host };
-		if (k)
+		if (ask)
 			jh.ss = wait_session(w, wh, &err);
-		for (size_t i = 0; k && !jh.ss && (want & JOBS_WANT_TAIL) && i < k; i++)
+		for (size_t i = 0; ask && !jh.ss && (want & JOBS_WANT_TAIL) && i < k; i++)
 			rows[i]->tail = (struct job_tail){ .fetched = true, .error = xstrdup(err.msg) };
 		jobs_detail(&jh, rows, jobs, k, want & (JOBS_WANT_END | JOBS_WANT_TAIL), notes);
 	}
