@@ -9,13 +9,10 @@
 #include <strings.h>
 
 #include "dispatch.h"
-#include "sched/slurm/hostlist.h"
 #include "inventory/inventory.h"
 #include "queue.h"
-#include "sched/slurm/slurm_pending.h"
-#include "sched/slurm/slurm_queue.h"
 
-static struct slurm_queue_filter opt_filter;
+static struct queue_filter opt_filter;
 static char **opt_hosts;
 
 static int check_states(const struct dp_ctx *ctx, const struct dp_option *o, const char *states);
@@ -35,12 +32,11 @@ static const struct dp_rule queue_rules[] = {
 };
 
 /* The host's queue (lib/queue.h), what failed said. */
-static int ask_host(const struct dp_ctx *ctx, const struct ssh_ctx *sc, const char *host,
-		    const struct slurm_queue_filter *f, enum slurm_queue_format fmt,
-		    struct queue_host *a)
+static int ask_host(const struct dp_ctx *ctx, const char *host, const struct queue_filter *f,
+		    const char *format, struct queue_host *a)
 {
 	struct dp_error err = { 0 };
-	if (queue_ask(sc, ctx->inv, host, f, fmt, a, &err) < 0) {
+	if (queue_ask(ctx->ssh, ctx->inv, host, f, format, a, &err) < 0) {
 		if (!a->ran)
 			return report_error(&err);
 		print_remote_text(stderr, a->errout.buf); /* squeue's own words */
@@ -49,27 +45,21 @@ static int ask_host(const struct dp_ctx *ctx, const struct ssh_ctx *sc, const ch
 	}
 	if (a->pending_error)
 		warning_msg("no detail on why the pending jobs wait: %s", a->pending_error);
-	if (slurm_release_known(a->q.version) == 0)
-		warning_msg("'%s' runs SLURM %s, newer than any release dispatch knows (up to %s): "
-			    "its answer is read as %s's", host, a->q.version, SLURM_NEWEST_KNOWN,
-			    SLURM_NEWEST_KNOWN);
+	if (a->warning)
+		warning_msg("%s", a->warning);
 	return 0;
 }
 
-static const char *where(const struct slurm_qjob *j)
+static const char *where(const struct job_state *j)
 {
 	return streq(j->state, "PENDING") || !j->nodes[0] ? NULL : j->nodes;
 }
 
-/* A pending job's (REASON), then why with the numbers where known (SLURM's jobs: a
- * plain host's have gpus set, and their reason says it all). */
-static char *reason_text(const struct slurm_qjob *j, const struct queue_host *a)
+/* A pending job's (REASON), then why with the numbers where known. */
+static char *reason_text(const struct job_state *j)
 {
-	const struct slurm_pending *p = streq(j->state, "PENDING") && !j->gpus
-						? slurm_pending_find(a->pending, a->npending, j->id)
-						: NULL;
 	_cleanup_free_ char *r = printable(j->reason);
-	return p && p->text ? xasprintf("(%s) %s", r, p->text) : xasprintf("(%s)", r);
+	return j->pending_text ? xasprintf("(%s) %s", r, j->pending_text) : xasprintf("(%s)", r);
 }
 
 /* Columns as wide as their widest value; the last one is not padded. */
@@ -82,15 +72,16 @@ static void print_text(const struct queue_host *a, size_t n)
 	table_row(&t, "JOBID", "PARTITION", "NAME", "USER", "STATE", "ELAPSED", "NODES",
 		  "NODELIST(REASON)", NULL);
 	for (size_t h = 0; h < n; h++) {
-		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++) {
-			const struct slurm_qjob *j = &a[h].q.jobs[i];
+		for (size_t i = 0; a[h].ok && i < a[h].n; i++) {
+			const struct job_state *j = &a[h].rows[i];
 			_cleanup_free_ char *id = printable(j->id);
+			_cleanup_free_ char *elapsed = job_state_elapsed_text(j);
 			table_addf(&t, "%s@%s", id, a[h].host);
 			table_take(&t, printable(j->partition));
 			table_take(&t, printable(j->name));
 			table_take(&t, printable(j->user));
 			table_take(&t, printable(j->state));
-			table_take(&t, printable(j->elapsed));
+			table_take(&t, printable(elapsed));
 			if (j->node_count >= 0)
 				table_addf(&t, "%ld", j->node_count);
 			else
@@ -102,7 +93,7 @@ static void print_text(const struct queue_host *a, size_t n)
 			else if (where(j))
 				table_take(&t, printable(where(j)));
 			else
-				table_take(&t, reason_text(j, &a[h]));
+				table_take(&t, reason_text(j));
 		}
 	}
 	table_print(&t);
@@ -117,14 +108,15 @@ static void print_json(const struct queue_host *a, size_t n)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "host", a[h].host);
 		cJSON_AddBoolToObject(o, "ok", a[h].ok);
-		json_add_str_or_null(o, "slurm_version", a[h].q.version);
-		json_add_str_or_null(o, "format", a[h].q.format);
+		json_add_str_or_null(o, "slurm_version", a[h].version);
+		json_add_str_or_null(o, "format", a[h].format);
 		json_add_str_or_null(o, "error", a[h].error);
 		cJSON_AddItemToArray(hosts, o);
-		for (size_t i = 0; a[h].ok && i < a[h].q.n; i++) {
-			const struct slurm_qjob *j = &a[h].q.jobs[i];
+		for (size_t i = 0; a[h].ok && i < a[h].n; i++) {
+			const struct job_state *j = &a[h].rows[i];
 			cJSON *jo = cJSON_CreateObject();
-			_cleanup_free_ char *job = xasprintf("%s@%s", j->id, a[h].host);
+			_cleanup_free_ char *job = job_state_name(j, a[h].host);
+			_cleanup_free_ char *elapsed = job_state_elapsed_text(j);
 			cJSON_AddStringToObject(jo, "job", job);
 			cJSON_AddStringToObject(jo, "id", j->id);
 			cJSON_AddStringToObject(jo, "host", a[h].host);
@@ -132,16 +124,12 @@ static void print_json(const struct queue_host *a, size_t n)
 			cJSON_AddStringToObject(jo, "name", j->name);
 			cJSON_AddStringToObject(jo, "user", j->user);
 			cJSON_AddStringToObject(jo, "state", j->state);
-			cJSON_AddStringToObject(jo, "elapsed", j->elapsed);
+			cJSON_AddStringToObject(jo, "elapsed", elapsed);
 			json_add_int_or_null(jo, "node_count", j->node_count);
 			cJSON_AddStringToObject(jo, "nodes", j->nodes);
 			cJSON_AddStringToObject(jo, "reason", j->reason);
 			json_add_str_or_null(jo, "gpus", j->gpus);
-			if (streq(j->state, "PENDING") && !j->gpus)
-				cJSON_AddItemToObject(jo, "pending", job_pending_json(j->reason,
-					slurm_pending_find(a[h].pending, a[h].npending, j->id)));
-			else
-				cJSON_AddNullToObject(jo, "pending");
+			job_state_json_pending(jo, j);
 			cJSON_AddItemToArray(jobs, jo);
 		}
 	}
@@ -154,7 +142,7 @@ static int check_states(const struct dp_ctx *ctx, const struct dp_option *o, con
 	_cleanup_free_ char *a = xstrdup(states);
 	char *save = NULL;
 	for (char *w = strtok_r(a, ",", &save); w; w = strtok_r(NULL, ",", &save))
-		if (strcasecmp(w, "all") && !slurm_state_name(w))
+		if (strcasecmp(w, "all") && !queue_state_known(w))
 			return usage_error(ctx, "unknown job state '%s' in -t (squeue's names: PD, R, CG, CD, F, CA, TO, ... or all)", w);
 	*(const char **)o->value = states;
 	return 0;
@@ -162,7 +150,7 @@ static int check_states(const struct dp_ctx *ctx, const struct dp_option *o, con
 
 static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	struct slurm_queue_filter f = opt_filter;
+	struct queue_filter f = opt_filter;
 	_cleanup_strv_free_ char **hosts = opt_hosts;
 	opt_hosts = NULL; /* hosts owns them */
 	if (!hosts) {
@@ -172,20 +160,15 @@ static int cmd_queue(struct dp_ctx *ctx, const struct dp_args *args)
 		if (!hosts)
 			return usage_error(ctx, "no SLURM host in the inventory: name one with -H");
 	}
-	enum slurm_queue_format fmt = SLURM_QUEUE_AUTO;
-	const char *env = getenv("DISPATCH_QUEUE_FORMAT");
-	if (env && streq(env, "json"))
-		fmt = SLURM_QUEUE_JSON;
-	else if (env && streq(env, "text"))
-		fmt = SLURM_QUEUE_TEXT;
+	const char *format = getenv("DISPATCH_QUEUE_FORMAT");
+	if (format && !streq(format, "json") && !streq(format, "text"))
+		format = NULL;
 
 	size_t n = strv_len(hosts);
 	struct queue_host *a = xcalloc(n, sizeof(*a));
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
 	int r = 0;
 	for (size_t h = 0; h < n; h++) {
-		int hr = ask_host(ctx, &sc, hosts[h], &f, fmt, &a[h]);
+		int hr = ask_host(ctx, hosts[h], &f, format, &a[h]);
 		if (hr == DPE_CONNECT || (r != DPE_CONNECT && hr > r))
 			r = hr;
 	}

@@ -12,9 +12,6 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "jobs/jobs.h"
-#include "sched/slurm/slurm.h"
-#include "sched/slurm/slurm_steps.h"
-#include "remote/remote.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
@@ -197,44 +194,97 @@ static void print_json(const struct answer *a)
 
 /* ---- --steps: sacct's rows per job step ---- */
 
-static void step_json(cJSON *o, const struct slurm_step *st)
-{
-	cJSON_AddStringToObject(o, "id", st->id);
-	cJSON_AddStringToObject(o, "step", st->step);
-	cJSON_AddStringToObject(o, "name", st->name);
-	cJSON_AddStringToObject(o, "state", st->state);
-	json_add_int_or_null(o, "exit_code", st->exit_code);
-	json_add_int_or_null(o, "signal", st->exit_signal);
-	cJSON_AddStringToObject(o, "elapsed", st->elapsed);
-	cJSON_AddStringToObject(o, "max_rss", st->max_rss);
-	if (st->max_rss_bytes >= 0)
-		cJSON_AddNumberToObject(o, "max_rss_bytes", (double)st->max_rss_bytes);
-	else
-		cJSON_AddNullToObject(o, "max_rss_bytes");
-	cJSON_AddStringToObject(o, "max_vmsize", st->max_vmsize);
-	if (st->max_vmsize_bytes >= 0)
-		cJSON_AddNumberToObject(o, "max_vmsize_bytes", (double)st->max_vmsize_bytes);
-	else
-		cJSON_AddNullToObject(o, "max_vmsize_bytes");
-	cJSON_AddStringToObject(o, "ave_cpu", st->ave_cpu);
-	cJSON_AddStringToObject(o, "tres_usage", st->tres_usage);
-	cJSON_AddStringToObject(o, "nodes", st->nodes);
-}
-
-static void step_text(struct table *t, const struct slurm_step *st, const char *host)
+static void step_text(struct table *t, const struct job_step *st, const char *host)
 {
 	table_addf(t, "%s@%s", st->id, host);
 	table_add(t, st->name[0] ? st->name : "-");
 	table_add(t, st->state);
-	if (st->exit_code >= 0 && st->exit_signal > 0 && st->exit_code == 0)
-		table_addf(t, "sig%d", st->exit_signal);
-	else if (st->exit_code >= 0)
-		table_addf(t, "%d", st->exit_code);
-	else
-		table_add(t, "-");
+	table_take(t, job_step_exit_text(st));
 	table_row(t, st->elapsed[0] ? st->elapsed : "-", st->max_rss[0] ? st->max_rss : "-",
 		  st->max_vmsize[0] ? st->max_vmsize : "-", st->ave_cpu[0] ? st->ave_cpu : "-",
 		  st->nodes[0] ? st->nodes : "-", st->tres_usage[0] ? st->tres_usage : "-", NULL);
+}
+
+/* A job's steps: rows of t, and its object ("main": the job itself, "steps": the rest). */
+static cJSON *steps_of(struct table *t, const struct jobref *r, const struct jobs_steps *js)
+{
+	cJSON *o = cJSON_CreateObject(), *arr = NULL, *main = NULL;
+	_cleanup_free_ char *job = xasprintf("%s@%s", r->id, r->host);
+	cJSON_AddStringToObject(o, "job", job);
+	cJSON_AddStringToObject(o, "asked", r->arg);
+	cJSON_AddStringToObject(o, "host", r->host);
+	for (size_t k = 0; k < js->n; k++) {
+		const struct job_step *st = &js->steps[k];
+		step_text(t, st, r->host);
+		cJSON *so = cJSON_CreateObject();
+		job_step_json(so, st);
+		if (!st->step[0] && !main && streq(st->job, r->id)) {
+			main = so;
+			cJSON_AddItemToObject(o, "main", so);
+			continue;
+		}
+		if (!arr)
+			arr = cJSON_AddArrayToObject(o, "steps");
+		cJSON_AddItemToArray(arr, so);
+	}
+	if (!main)
+		cJSON_AddNullToObject(o, "main");
+	if (!arr)
+		cJSON_AddArrayToObject(o, "steps");
+	return o;
+}
+
+/* The steps of host's jobs in one exchange: rows of t, objects into jobs; *status
+ * moved on. */
+static void steps_host(struct dp_ctx *ctx, const struct job_set *set, const char *host,
+		       struct table *t, cJSON *jobs, int *status)
+{
+	_cleanup_free_ struct jobs_target *tg = xcalloc(set->n + 1, sizeof(*tg));
+	_cleanup_free_ const struct jobref **refs = xcalloc(set->n + 1, sizeof(*refs));
+	_cleanup_strv_free_ char **dirs = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct jobref *r = &set->refs[i];
+		char *dir;
+		if (!streq(r->host, host))
+			continue;
+		jobs_target_of(ctx, r, &tg[n], &dir);
+		if (dir)
+			strv_push(&dirs, dir);
+		if (!tg[n].sched->steps_script) {
+			error_msg("job '%s' runs on plain host '%s': it has no SLURM steps", r->arg, host);
+			*status = *status == DPE_CONNECT ? *status : DPE_INPUT;
+			continue;
+		}
+		refs[n++] = r;
+	}
+	if (!n)
+		return;
+	_cleanup_free_ struct jobs_steps *steps = xcalloc(n + 1, sizeof(*steps));
+	struct jobs_result res = { 0 };
+	struct jobs_host h = jobs_host_of(ctx, host);
+	int r = jobs_steps(&h, tg, n, steps, &res);
+	ssh_session_free(h.ss);
+	if (r < 0 && res.failure == JOBS_NO_CONNECTION) {
+		*status = report_error(&res.err);
+	} else if (r < 0) {
+		fputs(res.remote_err, stderr);
+		error_msg("cannot ask '%s' for the jobs' steps: %s failed (exit status %d)", host,
+			  res.tool, res.tool_exit);
+		*status = *status == DPE_CONNECT ? *status : DPE_FAIL;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		cJSON_AddItemToArray(jobs, steps_of(t, refs[i], &steps[i]));
+		if (!steps[i].n) {
+			error_msg("job '%s' not found on '%s': sacct has no record of it (accounting "
+				  "may lag a job that just started)", refs[i]->id, host);
+			if (*status != DPE_CONNECT && *status < DPE_NOTFOUND)
+				*status = DPE_NOTFOUND;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		job_steps_free(steps[i].steps, steps[i].n);
+	jobs_result_release(&res);
 }
 
 static int cmd_status_steps(struct dp_ctx *ctx, const struct job_set *set)
@@ -245,81 +295,8 @@ static int cmd_status_steps(struct dp_ctx *ctx, const struct job_set *set)
 		  "NODES", "TRES", NULL);
 	cJSON *doc = cJSON_CreateObject();
 	cJSON *jobs = cJSON_AddArrayToObject(doc, "jobs");
-	for (size_t h = 0; set->hosts && set->hosts[h]; h++) {
-		const char *host = set->hosts[h];
-		_cleanup_strv_free_ char **ids = NULL;
-		for (size_t i = 0; i < set->n; i++) {
-			const struct jobref *r = &set->refs[i];
-			if (!streq(r->host, host))
-				continue;
-			if (job_is_plain(ctx, r)) {
-				error_msg("job '%s' runs on plain host '%s': it has no SLURM steps", r->arg, host);
-				status = status == DPE_CONNECT ? status : DPE_INPUT;
-			} else if (!strv_contains(ids, r->id)) {
-				strv_add(&ids, r->id);
-			}
-		}
-		if (!ids)
-			continue;
-		struct dp_error err = { 0 };
-		_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-		slurm_steps_command(&cmd, ids);
-		int rc;
-		if (host_exec_capture(ctx, host, cmd.buf, &out, &errout, &rc, &err) < 0) {
-			status = report_error(&err);
-			continue;
-		}
-		int sx = remote_text_exit(out.buf, REMOTE_STEPS);
-		if (rc != 0 || sx != 0) {
-			fputs(errout.buf, stderr);
-			error_msg("cannot ask '%s' for the jobs' steps: sacct failed (exit status %d)", host,
-				  sx >= 0 ? sx : rc);
-			status = status == DPE_CONNECT ? status : DPE_FAIL;
-			continue;
-		}
-		struct slurm_step *steps;
-		size_t n = slurm_parse_steps(out.buf, &steps);
-		for (size_t i = 0; i < set->n; i++) {
-			const struct jobref *r = &set->refs[i];
-			if (!streq(r->host, host) || job_is_plain(ctx, r))
-				continue;
-			cJSON *o = cJSON_CreateObject(), *arr = NULL;
-			_cleanup_free_ char *job = xasprintf("%s@%s", r->id, host);
-			cJSON_AddStringToObject(o, "job", job);
-			cJSON_AddStringToObject(o, "asked", r->arg);
-			cJSON_AddStringToObject(o, "host", host);
-			cJSON *main = NULL;
-			size_t found = 0;
-			for (size_t k = 0; k < n; k++) {
-				if (!slurm_id_matches(r->id, steps[k].job))
-					continue;
-				found++;
-				step_text(&t, &steps[k], host);
-				cJSON *so = cJSON_CreateObject();
-				step_json(so, &steps[k]);
-				if (!steps[k].step[0] && !main && streq(steps[k].job, r->id)) {
-					main = so;
-					cJSON_AddItemToObject(o, "main", so);
-					continue;
-				}
-				if (!arr)
-					arr = cJSON_AddArrayToObject(o, "steps");
-				cJSON_AddItemToArray(arr, so);
-			}
-			if (!main)
-				cJSON_AddNullToObject(o, "main");
-			if (!arr)
-				cJSON_AddArrayToObject(o, "steps");
-			cJSON_AddItemToArray(jobs, o);
-			if (!found) {
-				error_msg("job '%s' not found on '%s': sacct has no record of it (accounting "
-					  "may lag a job that just started)", r->id, host);
-				if (status != DPE_CONNECT && status < DPE_NOTFOUND)
-					status = DPE_NOTFOUND;
-			}
-		}
-		slurm_steps_free(steps, n);
-	}
+	for (size_t h = 0; set->hosts && set->hosts[h]; h++)
+		steps_host(ctx, set, set->hosts[h], &t, jobs, &status);
 	if (ctx->json) {
 		json_print(doc);
 	} else {

@@ -12,11 +12,9 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
+#include "jobs/jobs.h"
 #include "jobs/jobwait.h"
 #include "jobs/wait.h"
-#include "sched/plain/plainjob.h"
-#include "sched/slurm/slurm.h"
-#include "sched/slurm/slurm_why.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
@@ -36,12 +34,13 @@ static const struct dp_option wait_options[] = {
 	OPT_END,
 };
 
-/* A job: what the polls made of it (lib/jobs/wait.h), then how it ended. */
+/* A job: what the polls made of it (lib/jobs/wait.h), then as a job_state with how it
+ * ended and its log tail (wait_detail). */
 struct wjob {
 	const struct jobref *ref;
+	const struct wait_job *wj;
 	struct jobwait *w;      /* its wait_job's */
-	struct job_tail tail;   /* fetched once it ended without COMPLETED */
-	struct job_end end;     /* how it ended: memory, canceller (SLURM jobs) */
+	struct job_state *st;   /* wait_detail's */
 };
 
 /* ---- what the poller tells ---- */
@@ -82,29 +81,10 @@ static void exit_text(const struct jobwait *j, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
-static struct slurm_why_job why_job(const struct wjob *wj)
-{
-	const struct jobwait *j = wj->w;
-	struct slurm_why_job w = { .state = j->state, .reason = j->reason,
-				   .exit_code = j->exit_code, .signal = j->signal,
-				   .nodes = j->nodes, .elapsed = j->elapsed,
-				   .time_limit = j->time_limit, .cancelled_by = j->cancelled_by };
-	job_end_apply(&wj->end, &w);
-	return w;
-}
-
 /* Why a job ended without COMPLETED (or waits). */
 static char *why_of(const struct wjob *wj)
 {
-	struct slurm_why_job w = why_job(wj);
-	return wj->w->plain ? slurm_why_plain(w.state, w.exit_code, w.signal) : slurm_why(&w);
-}
-
-/* Ended, and not as asked: what a "why" and the details are for. */
-static bool ended_failed(const struct jobwait *j)
-{
-	return j->settled && !j->not_found && !jobwait_ok(j) && j->state &&
-	       !slurm_state_active(j->state);
+	return wj->w->state ? job_state_why(wj->st) : NULL;
 }
 
 /* ": why" after a job that ended without COMPLETED (or waits, pending). */
@@ -135,7 +115,7 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 				printf(" (ended before it was seen running)");
 			print_why(&jobs[i]);
 			putchar('\n');
-			job_tail_print(&jobs[i].tail, job);
+			job_tail_print(&jobs[i].st->tail, job);
 		} else if (j->not_found) {
 			printf("%s NOT_FOUND\n", job);
 		} else {
@@ -189,9 +169,11 @@ static void print_json(const struct wjob *jobs, const struct wait *wt, bool unti
 		json_add_str_or_null(o, "reason", j->reason);
 		_cleanup_free_ char *why = why_of(&jobs[i]);
 		json_add_str_or_null(o, "why", why);
-		struct slurm_why_job w = why_job(&jobs[i]);
-		job_end_json(o, &w, ended_failed(j));
-		job_tail_json(o, &jobs[i].tail);
+		if (wait_job_failed(jobs[i].wj))
+			job_state_json_failure(o, jobs[i].st);
+		else
+			cJSON_AddNullToObject(o, "failure");
+		job_state_json_tail(o, jobs[i].st);
 		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);
 		cJSON_AddItemToArray(ja, o);
 	}
@@ -212,53 +194,6 @@ static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
 			     until_running, tail);
 }
 
-/* A SLURM job of host that ended without COMPLETED. */
-static bool ended_here(const struct wjob *j, const char *host)
-{
-	return streq(j->ref->host, host) && !j->w->plain && ended_failed(j->w);
-}
-
-/* How each host's SLURM jobs that ended without COMPLETED ended: one command per host. */
-static void fetch_ends(const struct dp_ctx *ctx, struct wjob *jobs, struct wait *wt)
-{
-	_cleanup_free_ struct job_end_of *of = xcalloc(wt->n + 1, sizeof(*of));
-	_cleanup_free_ struct job_end **d = xcalloc(wt->n + 1, sizeof(*d));
-	for (size_t h = 0; h < wt->nh; h++) {
-		size_t k = 0;
-		for (size_t i = 0; i < wt->n; i++) {
-			const struct jobwait *w = jobs[i].w;
-			if (!ended_here(&jobs[i], wt->hosts[h].host))
-				continue;
-			of[k] = (struct job_end_of){ .id = w->id, .state = w->state,
-						     .cancelled_by = w->cancelled_by, .nodes = w->nodes };
-			d[k++] = &jobs[i].end;
-		}
-		struct dp_error err = { 0 };
-		struct ssh_session *ss = k ? wait_session(wt, &wt->hosts[h], &err) : NULL;
-		if (ss)
-			job_end_fetch(ctx, ss, of, d, k);
-	}
-}
-
-/* The log tails of the jobs that ended without COMPLETED, over each host's connection. */
-static void fetch_tails(struct wjob *jobs, struct wait *wt)
-{
-	for (size_t h = 0; h < wt->nh; h++) {
-		for (size_t i = 0; i < wt->n; i++) {
-			struct wjob *j = &jobs[i];
-			struct dp_error err = { 0 };
-			if (!streq(j->ref->host, wt->hosts[h].host) || !ended_failed(j->w))
-				continue;
-			struct ssh_session *ss = wait_session(wt, &wt->hosts[h], &err);
-			if (!ss) {
-				j->tail = (struct job_tail){ .fetched = true, .error = xstrdup(err.msg) };
-				continue;
-			}
-			job_tail_fetch(ss, j->ref, j->w->plain, &j->tail);
-		}
-	}
-}
-
 int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,
 		  double interval, double timeout, bool until_running, bool tail)
 {
@@ -269,13 +204,17 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 
 	struct wjob *jobs = xcalloc(set.n + 1, sizeof(*jobs));
 	struct wait_job *wj = xcalloc(set.n + 1, sizeof(*wj));
+	struct jobs_target *t = xcalloc(set.n + 1, sizeof(*t));
+	struct job_state *st = xcalloc(set.n + 1, sizeof(*st));
+	char **dirs = xcalloc(set.n + 1, sizeof(*dirs));
 	for (size_t i = 0; i < set.n; i++) {
 		const struct jobref *ref = &set.refs[i];
 		bool plain = job_is_plain(ctx, ref);
-		jobs[i] = (struct wjob){ .ref = ref, .w = &wj[i].w };
+		jobs_target_of(ctx, ref, &t[i], &dirs[i]);
+		jobs[i] = (struct wjob){ .ref = ref, .wj = &wj[i], .w = &wj[i].w, .st = &st[i] };
 		wj[i] = (struct wait_job){ .id = ref->id, .host = ref->host, .plain = plain,
 					   .stage_dir = plain ? job_stage_dir(ref) : NULL,
-					   .pgid = ref->rec.pid };
+					   .pgid = ref->rec.pid, .job = &t[i].job };
 		jobwait_init(&wj[i].w, ref->id, ref->host, plain, until_running);
 		if (plain && !wj[i].stage_dir) {
 			error_msg("job '%s' not found on '%s': dispatch did not submit it", ref->arg, ref->host);
@@ -289,9 +228,11 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 	wait_init(&wt, set.hosts, wj, set.n);
 	r = wait_run(&wt);
 	info_msg(ctx, "%ld polls in %.1f s", wt.polls, wt.waited);
-	fetch_ends(ctx, jobs, &wt);
-	if (tail)
-		fetch_tails(jobs, &wt);
+	struct jobs_result notes = { 0 };
+	wait_detail(&wt, st, JOBS_WANT_END | (tail ? JOBS_WANT_TAIL : 0), &notes);
+	for (size_t i = 0; i < notes.nnotes; i++)
+		info_msg(ctx, "%s", notes.notes[i].text);
+	jobs_result_release(&notes);
 
 	if (ctx->json)
 		print_json(jobs, &wt, until_running);
@@ -303,12 +244,15 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 	for (size_t i = 0; i < set.n; i++) {
 		jobwait_release(&wj[i].w);
 		free((char *)wj[i].stage_dir);
-		job_tail_release(&jobs[i].tail);
-		job_end_release(&jobs[i].end);
+		job_state_release(&st[i]);
+		free(dirs[i]);
 	}
 	wait_release(&wt);
 	free(wj);
 	free(jobs);
+	free(t);
+	free(st);
+	free(dirs);
 	return r;
 }
 

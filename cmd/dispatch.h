@@ -13,7 +13,7 @@
 #include "base/error.h"
 #include "base/termesc.h"
 #include "base/util.h"
-#include "jobs/job_detail.h"
+#include "jobs/job_state.h"
 #include "sched/sched.h"
 
 struct inventory;
@@ -278,31 +278,19 @@ bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
 
 /* cmd/job-detail.c: a JOB operand as lib/jobs's target (its stage dir into
- * *stage_dir: free it after the target), and the names wait, queue and logs still
- * call (over lib/jobs and the backends; lib/jobs/job_detail.h has the rest). */
+ * *stage_dir: free it after the target), a host as lib/jobs's, where logs finds a
+ * job's output, the log tail printed. */
 struct jobs_target;
 void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct jobs_target *t,
 		    char **stage_dir);
-/* An inventory host (or ssh alias) for lib/jobs: its session opened on first use, as
- * every command opens one (cmd_ssh_ctx); the caller closes h.ss. */
+/* An inventory host (or ssh alias) for lib/jobs (a CMD_NEEDS_SSH command's): its
+ * session opened on first use over ctx->ssh; the caller closes h.ss. */
 struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host);
 /* Where a job writes its output (SLURM, its accounting, else the ledger;
  * JOB_LOG_ERR_OR_OUT: its stderr, or its output when they are one file), over ss. */
 int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log which, char **path,
 		 struct dp_error *err);
-/* The last lines of that file for a job that ended without COMPLETED, over ss. */
-void job_tail_fetch(struct ssh_session *ss, const struct jobref *r, bool plain,
-		    struct job_tail *t);
 void job_tail_print(const struct job_tail *t, const char *job);   /* indented lines */
-/* A job that ended without COMPLETED: in that state, cancelled by uid (NULL: none),
- * on nodes. */
-struct job_end_of {
-	const char *id, *state, *cancelled_by, *nodes;
-};
-/* How the n jobs of one host (of) ended, into d[i]: one command over ss for all of
- * them. Nothing is filled in when it cannot be asked (said with -v). */
-void job_end_fetch(const struct dp_ctx *ctx, struct ssh_session *ss, const struct job_end_of *of,
-		   struct job_end *const *d, size_t n);
 
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */

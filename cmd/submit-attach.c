@@ -15,9 +15,8 @@
 
 #include "dispatch.h"
 #include "jobref.h"
-#include "sched/plain/plainjob.h"
-#include "sched/slurm/slurm.h"
-#include "base/strbuf.h"
+#include "jobs/jobs.h"
+#include "transport/ssh.h"
 
 #define SIG_DONE SIGUSR1        /* the waiting thread has finished */
 #define SIG_WINDOW SIGUSR2      /* the 2 s after the first Ctrl-C are over */
@@ -67,30 +66,35 @@ int cancel_one_job(struct dp_ctx *ctx, const char *job)
 	if (r)
 		return r;
 	const struct jobref *ref = &set.refs[0];
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	struct jobs_target t;
 	_cleanup_free_ char *stage = NULL;
-	if (job_is_plain(ctx, ref)) {
-		stage = job_stage_dir(ref);
-		if (!stage) {
-			error_msg("cannot cancel job '%s': the ledger has no stage dir for it", job);
-			return DPE_NOTFOUND;
-		}
-		struct plainjob_ref p = { .id = ref->id, .stage_dir = stage, .pgid = ref->rec.pid };
-		plainjob_cancel_command(&cmd, &p, 1);
-	} else {
-		slurm_cancel_command(&cmd, (char *const[]){ ref->id, NULL });
+	jobs_target_of(ctx, ref, &t, &stage);
+	if (job_is_plain(ctx, ref) && !stage) {
+		error_msg("cannot cancel job '%s': the ledger has no stage dir for it", job);
+		return DPE_NOTFOUND;
 	}
-	struct dp_error err = { 0 };
-	int status;
-	if (host_exec_capture(ctx, ref->host, cmd.buf, &out, &errout, &status, &err) < 0)
-		return report_error(&err);
-	bool ok = job_is_plain(ctx, ref) ? plainjob_parse_cancel(out.buf, ref->id) != NULL
-					 : slurm_parse_exit(out.buf, "scancel") == 0;
-	if (!ok) {
-		fputs(errout.buf, stderr);
+	struct jobs_host h = jobs_host_of(ctx, ref->host);
+	struct jobs_result res = { 0 };
+	const char *outcome = NULL;
+	jobs_cancel(&h, &t, 1, &outcome, &res);
+	ssh_session_free(h.ss);
+	if (res.failure == JOBS_NO_CONNECTION) {
+		r = report_error(&res.err);
+	} else if (streq(outcome, "failed")) {
+		bool asked = false;
+		for (size_t i = 0; i < res.nnotes; i++)
+			asked |= res.notes[i].kind == JOBS_NOTE_REMOTE;
+		for (size_t i = 0; i < res.nnotes; i++)
+			if (res.notes[i].kind == JOBS_NOTE_REMOTE)
+				fputs(res.notes[i].text, stderr); /* scancel's own words */
+			else if (!asked)
+				error_msg("%s", res.notes[i].text);
 		error_msg("cannot cancel job '%s'", job);
-		return DPE_FAIL;
+		r = DPE_FAIL;
 	}
+	jobs_result_release(&res);
+	if (r)
+		return r;
 	note_msg("cancelled job %s", job);
 	return 0;
 }

@@ -2,50 +2,112 @@
 /* The queue of one host through its backend: lib/queue.h. */
 #include "queue.h"
 
+#include <stdlib.h>
+
 #include "ledger.h"
 #include "sched/sched.h"
+#include "sched/slurm/slurm_pending.h"
+#include "sched/slurm/slurm_queue.h"
+
+/* A row of the backend's listing as a job_state; a pending SLURM job (a plain host's
+ * have gpus set: their reason says it all) with why it waits, from pending. */
+static void row_of(const struct slurm_qjob *j, const struct sched_ops *s,
+		   const struct slurm_pending *pending, size_t npending, struct job_state *js)
+{
+	*js = (struct job_state){
+		.id = xstrdup(j->id),
+		.sched = s,
+		.phase = job_phase_of(j->state),
+		.state = xstrdup(j->state),
+		.reason = xstrdup(j->reason),
+		.exit_code = -1,
+		.signal = -1,
+		.limit = JOB_TIME_UNKNOWN,
+		.nodes = xstrdup(j->nodes),
+		.gpus = j->gpus ? xstrdup(j->gpus) : NULL,
+		.partition = xstrdup(j->partition),
+		.name = xstrdup(j->name),
+		.user = xstrdup(j->user),
+		.node_count = j->node_count,
+	};
+	job_state_time_of(j->elapsed, &js->elapsed, &js->elapsed_word);
+	if (streq(j->state, "PENDING") && !j->gpus) {
+		const struct slurm_pending *p = slurm_pending_find(pending, npending, j->id);
+		js->pending = slurm_pending_json(j->reason, p);
+		js->pending_text = p && p->text ? xstrdup(p->text) : NULL;
+	}
+}
 
 int queue_ask(const struct ssh_ctx *sc, const struct inventory *inv, const char *host,
-	      const struct slurm_queue_filter *f, enum slurm_queue_format fmt,
-	      struct queue_host *a, struct dp_error *err)
+	      const struct queue_filter *qf, const char *format, struct queue_host *a,
+	      struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
 	_cleanup_free_ char *eor = ledger_new_token();
 	const struct inv_host *ih = inv ? inventory_host(inv, host) : NULL;
 	const struct sched_ops *s = sched_for(ih, 0);
+	const struct slurm_queue_filter f = { .user = qf->user, .me = qf->me,
+					      .partitions = qf->partitions, .states = qf->states };
+	enum slurm_queue_format fmt = !format		  ? SLURM_QUEUE_AUTO
+				      : streq(format, "json") ? SLURM_QUEUE_JSON
+							      : SLURM_QUEUE_TEXT;
+	struct slurm_queue q = { 0 };
+	struct slurm_pending *pending = NULL;
+	size_t npending = 0;
+	int r = -1;
 	a->host = host;
 	a->errout = (struct strbuf)STRBUF_INIT;
-	s->queue_command(&cmd, ih, f, fmt, eor);
+	s->queue_command(&cmd, ih, &f, fmt, eor);
 	int status;
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	if (ssh_session_open(sc, inventory_ssh_destination(inv, host), &ss, err) < 0 ||
 	    ssh_exec_capture(ss, cmd.buf, NULL, &out, &a->errout, &status, err) < 0) {
 		a->error = xstrdup(err->msg);
-		return -1;
+		goto out;
 	}
 	a->ran = true;
-	if (s->queue_parse(out.buf, f, eor, &a->q, err) < 0) {
+	int parsed = s->queue_parse(out.buf, &f, eor, &q, err);
+	a->version = q.version ? xstrdup(q.version) : NULL;
+	a->format = q.format ? xstrdup(q.format) : NULL;
+	if (parsed < 0) {
 		a->error = xstrdup(err->msg);
-		return -1;
+		goto out;
 	}
-	if (a->q.squeue_status != 0) {
-		dp_err(err, DPE_FAIL, "squeue failed (exit status %d)", a->q.squeue_status);
+	if (q.squeue_status != 0) {
+		dp_err(err, DPE_FAIL, "squeue failed (exit status %d)", q.squeue_status);
 		a->error = xstrdup(err->msg);
-		return -1;
+		goto out;
 	}
 	a->ok = true;
+	r = 0;
 	struct dp_error perr = { 0 };
-	if (s->queue_pending &&
-	    s->queue_pending(ss, &a->q, &a->pending, &a->npending, &perr) < 0)
+	if (s->queue_pending && s->queue_pending(ss, &q, &pending, &npending, &perr) < 0)
 		a->pending_error = xstrdup(perr.msg);
-	return 0;
+	if (slurm_release_known(q.version) == 0)
+		a->warning = xasprintf("'%s' runs SLURM %s, newer than any release dispatch knows "
+				       "(up to %s): its answer is read as %s's", host, q.version,
+				       SLURM_NEWEST_KNOWN, SLURM_NEWEST_KNOWN);
+	a->rows = xcalloc(q.n + 1, sizeof(*a->rows));
+	for (size_t i = 0; i < q.n; i++)
+		row_of(&q.jobs[i], s, pending, npending, &a->rows[a->n++]);
+out:
+	slurm_queue_release(&q);
+	slurm_pending_free(pending, npending);
+	return r;
 }
 
 void queue_host_release(struct queue_host *a)
 {
-	slurm_queue_release(&a->q);
-	slurm_pending_free(a->pending, a->npending);
+	job_states_free(a->rows, a->n);
+	free(a->version);
+	free(a->format);
 	free(a->error);
 	free(a->pending_error);
+	free(a->warning);
 	strbuf_release(&a->errout);
+}
+
+bool queue_state_known(const char *word)
+{
+	return slurm_state_name(word) != NULL;
 }

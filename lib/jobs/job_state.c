@@ -7,11 +7,26 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "jobs/job_detail.h"
 #include "sched/sched.h"
 #include "sched/slurm/slurm.h"
-#include "sched/slurm/slurm_pending.h"
 #include "sched/slurm/slurm_why.h"
+
+static void job_end_release(struct job_end *d)
+{
+	free(d->rss_node);
+	free(d->rss_step);
+	free(d->cancelled_by_name);
+	free(d->failed_nodes);
+	*d = (struct job_end){ 0 };
+}
+
+static void job_tail_release(struct job_tail *t)
+{
+	free(t->path);
+	free(t->text);
+	free(t->error);
+	*t = (struct job_tail){ 0 };
+}
 
 void job_state_release(struct job_state *js)
 {
@@ -23,6 +38,9 @@ void job_state_release(struct job_state *js)
 	free(js->nodes);
 	free(js->gpus);
 	free(js->cancelled_by);
+	free(js->partition);
+	free(js->name);
+	free(js->user);
 	free(js->pending_text);
 	cJSON_Delete(js->pending);
 	job_end_release(&js->end);
@@ -65,6 +83,25 @@ bool job_state_failed(const struct job_state *js)
 	return !streq(js->state, "COMPLETED") && !slurm_state_active(js->state);
 }
 
+void job_state_time_of(const char *text, long *secs, char **word)
+{
+	long s = slurm_parse_duration(text);
+	*word = NULL;
+	if (streq(text, "UNLIMITED")) {
+		*secs = JOB_TIME_UNLIMITED;
+		return;
+	}
+	if (s >= 0) {
+		_cleanup_free_ char *back = slurm_format_seconds(s);
+		if (streq(back, text)) {
+			*secs = s;
+			return;
+		}
+	}
+	*secs = JOB_TIME_UNKNOWN;
+	*word = text[0] ? xstrdup(text) : NULL;
+}
+
 /* ---- text ---- */
 
 char *job_state_name(const struct job_state *js, const char *host)
@@ -72,13 +109,18 @@ char *job_state_name(const struct job_state *js, const char *host)
 	return xasprintf("%s@%s", js->id, host);
 }
 
+char *job_exit_text(int exit_code, int signal)
+{
+	if (exit_code >= 0 && signal > 0 && exit_code == 0)
+		return xasprintf("sig%d", signal);
+	if (exit_code >= 0)
+		return xasprintf("%d", exit_code);
+	return xstrdup("-");
+}
+
 char *job_state_exit_text(const struct job_state *js)
 {
-	if (js->exit_code >= 0 && js->signal > 0 && js->exit_code == 0)
-		return xasprintf("sig%d", js->signal);
-	if (js->exit_code >= 0)
-		return xasprintf("%d", js->exit_code);
-	return xstrdup("-");
+	return job_exit_text(js->exit_code, js->signal);
 }
 
 static char *time_text(long secs, const char *word)
@@ -175,7 +217,7 @@ void job_state_json_why(cJSON *o, const struct job_state *js)
 	add_str_or_null(o, "why", why);
 }
 
-void job_end_json(cJSON *o, const struct slurm_why_job *w, bool failed)
+static void job_end_json(cJSON *o, const struct slurm_why_job *w, bool failed)
 {
 	if (!failed || !w->state) {
 		cJSON_AddNullToObject(o, "failure");
@@ -216,7 +258,7 @@ void job_state_json_pending(cJSON *o, const struct job_state *js)
 		cJSON_AddNullToObject(o, "pending");
 }
 
-void job_tail_json(cJSON *o, const struct job_tail *t)
+static void job_tail_json(cJSON *o, const struct job_tail *t)
 {
 	add_str_or_null(o, "log_path", t->fetched ? t->path : NULL);
 	if (!t->text) {
@@ -236,38 +278,4 @@ void job_tail_json(cJSON *o, const struct job_tail *t)
 void job_state_json_tail(cJSON *o, const struct job_state *js)
 {
 	job_tail_json(o, &js->tail);
-}
-
-/* ---- the detail's own parts ---- */
-
-void job_end_release(struct job_end *d)
-{
-	free(d->rss_node);
-	free(d->rss_step);
-	free(d->cancelled_by_name);
-	free(d->failed_nodes);
-	*d = (struct job_end){ 0 };
-}
-
-void job_tail_release(struct job_tail *t)
-{
-	free(t->path);
-	free(t->text);
-	free(t->error);
-	*t = (struct job_tail){ 0 };
-}
-
-void job_end_apply(const struct job_end *d, struct slurm_why_job *w)
-{
-	w->max_rss = d->max_rss;
-	w->mem_limit = d->mem_limit;
-	w->rss_node = d->rss_node;
-	w->rss_step = d->rss_step;
-	w->cancelled_by_name = d->cancelled_by_name;
-	w->failed_nodes = d->failed_nodes;
-}
-
-cJSON *job_pending_json(const char *reason, const struct slurm_pending *p)
-{
-	return slurm_pending_json(reason, p);
 }

@@ -74,6 +74,9 @@ struct job_state {
 					   the scheduler's business */
 	char *cancelled_by;             /* the canceller's uid; NULL */
 	bool from_accounting;           /* the row is accounting's (sacct), not the queue's */
+	/* a listing of a host's queue (lib/queue.h) gives these too; NULL elsewhere */
+	char *partition, *name, *user;
+	long node_count;                /* queue's: -1 when not known */
 	/* filled when asked (jobs_query's flags): */
 	char *pending_text;             /* a pending job: why, with the numbers; NULL none */
 	struct cJSON *pending;          /* the same for JSON; NULL: not pending or not asked */
@@ -93,12 +96,17 @@ bool job_state_active(const struct job_state *js);
 /* Ended, and not COMPLETED: the jobs whose end, pending detail and tail are asked. */
 bool job_state_failed(const struct job_state *js);
 
+/* A time as the scheduler wrote it ("1:02", "UNLIMITED") into *secs, or kept as
+ * *word (JOB_TIME_UNKNOWN) when the seconds would not write it back alike. */
+void job_state_time_of(const char *text, long *secs, char **word);
+
 /* ---- one formatter per field: text (caller frees) ---- */
 
 /* "ID@HOST" */
 char *job_state_name(const struct job_state *js, const char *host);
 /* The exit column: "0", "3", "sig9" (signal with code 0), "-" when not known. */
 char *job_state_exit_text(const struct job_state *js);
+char *job_exit_text(int exit_code, int signal);     /* the same of a code and signal */
 /* Elapsed time and limit as SLURM writes them ("1:02", "1-02:03:04", "UNLIMITED", a
  * word as given); "" when not known. */
 char *job_state_elapsed_text(const struct job_state *js);

@@ -7,6 +7,7 @@
 
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "inventory/inventory.h"
 #include "jobs/joblog.h"
 #include "remote/remote.h"
 #include "transport/ssh.h"
@@ -21,7 +22,7 @@ static int session(struct jobs_host *h, struct dp_error *err)
 {
 	if (h->ss)
 		return 0;
-	return h->open(h->open_data, h->host, &h->ss, err);
+	return ssh_session_open(h->sc, inventory_ssh_destination(h->inv, h->host), &h->ss, err);
 }
 
 /* The jobs of targets that backend s takes (can: the backend's can_query or
@@ -45,16 +46,15 @@ static void add_row(struct jobs_result *res, size_t target, struct job_state *st
 	res->rows[res->n++] = (struct jobs_row){ .target = target, .st = *st, .not_found = nf };
 }
 
-/* The rows from first on of backend s that pick says; *rows allocated. */
-static size_t rows_of(struct jobs_result *res, size_t first, const struct sched_ops *s,
-		      bool (*pick)(const struct job_state *), struct job_state ***rows)
+/* The rows[0..n) of backend s that pick says; *out allocated. */
+static size_t rows_of(struct job_state *const *rows, size_t n, const struct sched_ops *s,
+		      bool (*pick)(const struct job_state *), struct job_state ***out)
 {
 	size_t m = 0;
-	*rows = xcalloc(res->n - first + 1, sizeof(**rows));
-	for (size_t i = first; i < res->n; i++)
-		if (!res->rows[i].not_found && (!s || res->rows[i].st.sched == s) &&
-		    pick(&res->rows[i].st))
-			(*rows)[m++] = &res->rows[i].st;
+	*out = xcalloc(n + 1, sizeof(**out));
+	for (size_t i = 0; i < n; i++)
+		if (rows[i]->sched == s && pick(rows[i]))
+			(*out)[m++] = rows[i];
 	return m;
 }
 
@@ -63,12 +63,13 @@ static bool is_pending(const struct job_state *js)
 	return streq(js->state, "PENDING");
 }
 
-static void fetch_ends(struct jobs_host *h, struct jobs_result *res, size_t first)
+static void fetch_ends(struct jobs_host *h, struct job_state *const *all, size_t n,
+		       struct jobs_result *res)
 {
 	for (size_t b = 0; sched_all[b]; b++) {
 		const struct sched_ops *s = sched_all[b];
 		_cleanup_free_ struct job_state **rows = NULL;
-		size_t m = rows_of(res, first, s, job_state_failed, &rows);
+		size_t m = rows_of(all, n, s, job_state_failed, &rows);
 		struct remote_script rs = REMOTE_SCRIPT_INIT;
 		struct remote_reply rr = REMOTE_REPLY_INIT;
 		struct dp_error err = { 0 };
@@ -86,12 +87,13 @@ static void fetch_ends(struct jobs_host *h, struct jobs_result *res, size_t firs
 	}
 }
 
-static void fetch_pending(struct jobs_host *h, struct jobs_result *res, size_t first)
+static void fetch_pending(struct jobs_host *h, struct job_state *const *all, size_t n,
+			  struct jobs_result *res)
 {
 	for (size_t b = 0; sched_all[b]; b++) {
 		const struct sched_ops *s = sched_all[b];
 		_cleanup_free_ struct job_state **rows = NULL;
-		size_t m = rows_of(res, first, s, is_pending, &rows);
+		size_t m = rows_of(all, n, s, is_pending, &rows);
 		struct remote_script rs = REMOTE_SCRIPT_INIT;
 		struct remote_reply rr = REMOTE_REPLY_INIT;
 		struct dp_error err = { 0 };
@@ -134,17 +136,30 @@ void jobs_tail_fetch(struct ssh_session *ss, const struct sched_ops *s, const st
 	remote_script_release(&rs);
 }
 
-static void fetch_tails(struct jobs_host *h, const struct jobs_target *targets,
-			struct jobs_result *res, size_t first)
+static void fetch_tails(struct jobs_host *h, struct job_state *const *rows,
+			const struct sched_job *const *jobs, size_t n)
 {
-	for (size_t i = first; i < res->n; i++) {
-		struct jobs_row *r = &res->rows[i];
-		if (r->not_found || !job_state_failed(&r->st))
+	for (size_t i = 0; i < n; i++) {
+		if (!job_state_failed(rows[i]))
 			continue;
-		struct sched_job task = targets[r->target].job;  /* an array's task: its own files */
-		task.id = r->st.id;
-		jobs_tail_fetch(h->ss, r->st.sched, &task, &r->st.tail);
+		struct sched_job task = *jobs[i];  /* an array's task: its own files */
+		task.id = rows[i]->id;
+		jobs_tail_fetch(h->ss, rows[i]->sched, &task, &rows[i]->tail);
 	}
+}
+
+void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
+		 const struct sched_job *const *jobs, size_t n, unsigned want,
+		 struct jobs_result *res)
+{
+	if (!h->ss)
+		return;
+	if (want & JOBS_WANT_END)
+		fetch_ends(h, rows, n, res);
+	if (want & JOBS_WANT_PENDING)
+		fetch_pending(h, rows, n, res);
+	if (want & JOBS_WANT_TAIL)
+		fetch_tails(h, rows, jobs, n);
 }
 
 static int no_answer(struct jobs_result *res, enum jobs_failure f, const struct remote_reply *rr)
@@ -211,12 +226,18 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 		}
 		free(rows);
 	}
-	if (h->ss && (want & JOBS_WANT_END))
-		fetch_ends(h, res, first);
-	if (h->ss && (want & JOBS_WANT_PENDING))
-		fetch_pending(h, res, first);
-	if (h->ss && (want & JOBS_WANT_TAIL))
-		fetch_tails(h, targets, res, first);
+	{
+		_cleanup_free_ struct job_state **rows = xcalloc(res->n - first + 1, sizeof(*rows));
+		_cleanup_free_ const struct sched_job **jobs = xcalloc(res->n - first + 1, sizeof(*jobs));
+		size_t m = 0;
+		for (size_t i = first; i < res->n; i++) {
+			if (res->rows[i].not_found)
+				continue;
+			rows[m] = &res->rows[i].st;
+			jobs[m++] = &targets[res->rows[i].target].job;
+		}
+		jobs_detail(h, rows, jobs, m, want, res);
+	}
 out:
 	for (size_t b = 0; sched_all[b]; b++)
 		if (answers[b])
@@ -253,6 +274,51 @@ const char *jobs_summary_state(const struct job_state *const *rows, size_t n)
 		}
 	}
 	return active ? active : end;
+}
+
+/* ---- steps ---- */
+
+int jobs_steps(struct jobs_host *h, const struct jobs_target *targets, size_t n,
+	       struct jobs_steps *steps, struct jobs_result *res)
+{
+	_cleanup_free_ bool *ok = xcalloc(n + 1, sizeof(*ok));
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	int r = 0;
+	res->failure = JOBS_ANSWERED;
+	for (size_t i = 0; i < n; i++)
+		ok[i] = targets[i].sched->steps_script != NULL;
+	for (size_t b = 0; sched_all[b]; b++) {
+		_cleanup_free_ struct sched_job *jobs = NULL;
+		size_t m = jobs_of(targets, n, ok, sched_all[b], &jobs);
+		if (m)
+			sched_all[b]->steps_script(&rs, jobs, m);
+	}
+	if (remote_script_empty(&rs))
+		goto out;
+	if (session(h, &res->err) < 0 || remote_run(h->ss, &rs, &rr, &res->err) < 0) {
+		r = no_answer(res, JOBS_NO_CONNECTION, NULL);
+		goto out;
+	}
+	for (size_t b = 0; sched_all[b]; b++) {
+		_cleanup_free_ struct sched_job *jobs = NULL;
+		if (!jobs_of(targets, n, ok, sched_all[b], &jobs))
+			continue;
+		int x = sched_all[b]->steps_exit(&rs, &rr, &res->tool);
+		if (rr.status != 0 || x != 0) {
+			res->tool_exit = x >= 0 ? x : rr.status;
+			r = no_answer(res, JOBS_TOOL_FAILED, &rr);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ok[i])
+			targets[i].sched->steps_take(&rr, &targets[i].job, &steps[i].steps,
+						     &steps[i].n);
+out:
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+	return r;
 }
 
 /* ---- cancel ---- */

@@ -5,9 +5,10 @@
  *
  *	jobs_query    where jobs stand (status, jobs; wait and queue build on it), and
  *	              when asked, why pending jobs wait, how failed jobs ended and
- *	              their log's last lines (each a further exchange over the same
- *	              session, only for the jobs that need it)
+ *	              their log's last lines (jobs_detail: each a further exchange
+ *	              over the same session, only for the jobs that need it)
  *	jobs_cancel   cancel them
+ *	jobs_steps    each job's steps, from the accounting (status --steps)
  *
  * lib never prints: what a command would say on the way (a job not found, a tool's
  * own stderr, a warning) comes back as notes, in order, for the command to print.
@@ -20,9 +21,12 @@
 
 #include "base/error.h"
 #include "jobs/job_state.h"
+#include "jobs/job_step.h"
 #include "sched/sched.h"
 
 struct ssh_session;
+struct ssh_ctx;
+struct inventory;
 
 /* One job asked about: what the backend needs, and its backend (sched_for). */
 struct jobs_target {
@@ -30,13 +34,14 @@ struct jobs_target {
 	const struct sched_ops *sched;
 };
 
-/* A host and how to reach it: ss is opened through open when the first exchange
- * needs it (and left open for the caller to close). */
+/* A host and how to reach it: ss is opened (ssh_session_open over sc, to the host's
+ * inventory destination) when the first exchange needs it, and left open for the
+ * caller to close. */
 struct jobs_host {
 	const char *host;
 	struct ssh_session *ss;
-	int (*open)(void *data, const char *host, struct ssh_session **ss, struct dp_error *err);
-	void *open_data;
+	const struct ssh_ctx *sc;
+	const struct inventory *inv;    /* NULL: the host is an ssh alias */
 };
 
 enum jobs_note_kind {
@@ -91,6 +96,15 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 	       struct jobs_result *res);
 void jobs_result_release(struct jobs_result *res);
 
+/* The detail want asks for, over h->ss (nothing when it is not open), of rows[0..n)
+ * (jobs[i]: the job rows[i] answers, its task's files where it is an array's task):
+ * how those that ended without COMPLETED ended, why the pending ones wait, and the
+ * failed ones' log tails; what jobs_query does after its answer, and wait after its
+ * polls. Notes go to res. */
+void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
+		 const struct sched_job *const *jobs, size_t n, unsigned want,
+		 struct jobs_result *res);
+
 /* The state a job is in, from its rows (an array's tasks): an active row's (RUNNING
  * first: an array runs while any task does), else the worst end (any but
  * COMPLETED); NULL when there are none. */
@@ -100,6 +114,19 @@ const char *jobs_summary_state(const struct job_state *const *rows, size_t n);
  * backend says where it is), for a job that ended without COMPLETED, over ss. */
 void jobs_tail_fetch(struct ssh_session *ss, const struct sched_ops *s, const struct sched_job *j,
 		     struct job_tail *t);
+
+/* One job's steps (jobs_steps). */
+struct jobs_steps {
+	struct job_step *steps;
+	size_t n;
+};
+
+/* The steps of targets[0..n) on host (each target's backend has steps_script) in one
+ * exchange: steps[i] for targets[i] (n 0 when the accounting has none of it). 0, or
+ * -1 when the host gave no answer (res->failure: JOBS_NO_CONNECTION with res->err, or
+ * JOBS_TOOL_FAILED with res->tool, res->tool_exit, res->remote_err). */
+int jobs_steps(struct jobs_host *h, const struct jobs_target *targets, size_t n,
+	       struct jobs_steps *steps, struct jobs_result *res);
 
 /* Cancels targets[0..n) on host in one exchange. outcome[i] gets "cancelled",
  * "signalled", "ended", "gone" or "failed" (left alone where already set); errors

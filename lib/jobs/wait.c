@@ -5,6 +5,7 @@
 
 #include "jobs/wait.h"
 #include "base/util.h"
+#include "sched/sched.h"
 #include "sched/plain/plainjob.h"
 #include "sched/slurm/slurm.h"
 
@@ -307,6 +308,73 @@ struct wait_host *wait_host_of(struct wait *w, const char *host)
 		if (streq(w->hosts[h].host, host))
 			return &w->hosts[h];
 	return NULL;
+}
+
+/* ---- after the wait ---- */
+
+bool wait_job_failed(const struct wait_job *j)
+{
+	const struct jobwait *w = &j->w;
+	enum job_phase ph = job_phase_of(w->state);
+	return w->settled && !w->not_found && !jobwait_ok(w) && w->state &&
+	       ph != JOB_PHASE_PENDING && ph != JOB_PHASE_ACTIVE;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+void wait_job_state(const struct wait_job *j, struct job_state *js)
+{
+	const struct jobwait *w = &j->w;
+	*js = (struct job_state){
+		.id = xstrdup(w->id),
+		.sched = sched_for(NULL, j->plain ? 1 : 0),
+		.phase = job_phase_of(w->state),
+		.state = dup_or_null(w->state),
+		.reason = dup_or_null(w->reason),
+		.exit_code = w->exit_code,
+		.signal = w->signal,
+		.elapsed = JOB_TIME_UNKNOWN,
+		.limit = JOB_TIME_UNKNOWN,
+		.elapsed_word = dup_or_null(w->elapsed),
+		.limit_word = dup_or_null(w->time_limit),
+		.nodes = dup_or_null(w->nodes),
+		.cancelled_by = dup_or_null(w->cancelled_by),
+	};
+}
+
+void wait_detail(struct wait *w, struct job_state *st, unsigned want, struct jobs_result *notes)
+{
+	_cleanup_free_ struct sched_job *own = xcalloc(w->n + 1, sizeof(*own));
+	_cleanup_free_ struct job_state **rows = xcalloc(w->n + 1, sizeof(*rows));
+	_cleanup_free_ const struct sched_job **jobs = xcalloc(w->n + 1, sizeof(*jobs));
+	for (size_t i = 0; i < w->n; i++) {
+		const struct wait_job *j = &w->jobs[i];
+		wait_job_state(j, &st[i]);
+		own[i] = (struct sched_job){ .id = j->id, .arg = j->id, .host = j->host,
+					     .stage_dir = j->stage_dir, .pgid = j->pgid };
+	}
+	for (size_t h = 0; h < w->nh; h++) {
+		struct wait_host *wh = &w->hosts[h];
+		size_t k = 0;
+		bool ask = false;       /* a tail, or a backend's end: then connect */
+		for (size_t i = 0; i < w->n; i++) {
+			if (!streq(w->jobs[i].host, wh->host) || !wait_job_failed(&w->jobs[i]))
+				continue;
+			rows[k] = &st[i];
+			jobs[k++] = w->jobs[i].job ? w->jobs[i].job : &own[i];
+			ask |= (want & JOBS_WANT_TAIL) || st[i].sched->end_script;
+		}
+		struct dp_error err = { 0 };
+		struct jobs_host jh = { .host = wh->host };
+		if (ask)
+			jh.ss = wait_session(w, wh, &err);
+		for (size_t i = 0; ask && !jh.ss && (want & JOBS_WANT_TAIL) && i < k; i++)
+			rows[i]->tail = (struct job_tail){ .fetched = true, .error = xstrdup(err.msg) };
+		jobs_detail(&jh, rows, jobs, k, want & (JOBS_WANT_END | JOBS_WANT_TAIL), notes);
+	}
 }
 
 void wait_release(struct wait *w)

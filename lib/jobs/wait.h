@@ -24,6 +24,7 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "inventory/inventory.h"
+#include "jobs/jobs.h"
 #include "jobs/jobwait.h"
 #include "transport/ssh.h"
 
@@ -58,6 +59,8 @@ struct wait_job {
 	bool plain;
 	const char *stage_dir;  /* plain jobs: borrowed */
 	long pgid;              /* plain jobs: the ledger's process group */
+	const struct sched_job *job; /* the job as its backend takes it, for wait_detail
+					(its ledger's log paths); NULL: the fields above */
 	struct jobwait w;       /* what the polls made of it */
 };
 
@@ -124,6 +127,20 @@ void wait_poll_host(struct wait *w, struct wait_host *h, double timeout);
 struct ssh_session *wait_session(struct wait *w, struct wait_host *h, struct dp_error *err);
 /* The host of that name (NULL when none). */
 struct wait_host *wait_host_of(struct wait *w, const char *host);
+/* ---- after the wait: the jobs as struct job_state, and their detail ---- */
+
+/* Whether j ended, and not as waited for: the jobs a "why" and the detail are for. */
+bool wait_job_failed(const struct wait_job *j);
+/* What the polls made of j as a job_state (js: the caller releases it): its times kept
+ * as the scheduler wrote them (elapsed_word, limit_word), its state and reason NULL
+ * while no answer said them. */
+void wait_job_state(const struct wait_job *j, struct job_state *js);
+/* st[i] (i < w->n) as wait_job_state, then for the jobs that ended not as waited for,
+ * over each host's connection: how they ended, and (want & JOBS_WANT_TAIL) their log
+ * tails (a job whose host cannot be reached gets why in its tail). Notes (for -v) go
+ * to notes. */
+void wait_detail(struct wait *w, struct job_state *st, unsigned want, struct jobs_result *notes);
+
 /* The connections and hosts closed; the jobs stay the caller's. */
 void wait_release(struct wait *w);
 

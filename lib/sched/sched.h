@@ -28,6 +28,7 @@
 struct remote_script;
 struct remote_reply;
 struct job_state;
+struct job_step;
 struct inv_host;
 struct ssh_session;
 struct top_session;
@@ -134,6 +135,19 @@ struct sched_ops {
 	 * pending jobs say it all in their reason): 0, or -1 with err. */
 	int (*queue_pending)(struct ssh_session *ss, const struct slurm_queue *q,
 			     struct slurm_pending **pending, size_t *n, struct dp_error *err);
+
+	/* ---- steps: each step's accounting (status --steps; NULL: the backend's jobs
+	 * have no steps) ---- */
+	/* The script section that asks for the steps of jobs[0..n) (each asked once). */
+	void (*steps_script)(struct remote_script *rs, const struct sched_job *jobs, size_t n);
+	/* After the exchange: the exit status of the tool that answered (0; -1: its line
+	 * is missing), *tool naming it. */
+	int (*steps_exit)(const struct remote_script *rs, const struct remote_reply *rr,
+			  const char **tool);
+	/* The steps in the reply that are j's (the job itself, then its steps, as the
+	 * accounting lists them): appended to *steps (*n of them), how many. */
+	size_t (*steps_take)(const struct remote_reply *rr, const struct sched_job *j,
+			     struct job_step **steps, size_t *n);
 };
 
 extern const struct sched_ops sched_slurm;

@@ -11,6 +11,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "jobs/job_state.h"
+#include "jobs/job_step.h"
 #include "remote/remote.h"
 #include "sched/sched.h"
 #include "sched/slurm/slurm_top.h"
@@ -18,6 +19,7 @@
 #include "sched/slurm/slurm_end.h"
 #include "sched/slurm/slurm_pending.h"
 #include "sched/slurm/slurm_queue.h"
+#include "sched/slurm/slurm_steps.h"
 #include "sched/slurm/slurm_why.h"
 
 struct sched_answer {
@@ -79,27 +81,6 @@ static void answer_free(struct sched_answer *a)
 	free(a);
 }
 
-/* A time as SLURM wrote it into seconds, or kept as the word when the seconds would
- * not write it back alike. */
-static void time_of(const char *text, long *secs, char **word)
-{
-	long s = slurm_parse_duration(text);
-	*word = NULL;
-	if (streq(text, "UNLIMITED")) {
-		*secs = JOB_TIME_UNLIMITED;
-		return;
-	}
-	if (s >= 0) {
-		_cleanup_free_ char *back = slurm_format_seconds(s);
-		if (streq(back, text)) {
-			*secs = s;
-			return;
-		}
-	}
-	*secs = JOB_TIME_UNKNOWN;
-	*word = text[0] ? xstrdup(text) : NULL;
-}
-
 static size_t query_rows(const struct sched_answer *a, const struct sched_job *j,
 			 const char *host, struct job_state **rows, size_t *n,
 			 struct dp_error *err)
@@ -122,8 +103,8 @@ static size_t query_rows(const struct sched_answer *a, const struct sched_job *j
 			.cancelled_by = s->cancelled_by ? xstrdup(s->cancelled_by) : NULL,
 			.from_accounting = s->from_sacct,
 		};
-		time_of(s->elapsed, &js.elapsed, &js.elapsed_word);
-		time_of(s->time_limit, &js.limit, &js.limit_word);
+		job_state_time_of(s->elapsed, &js.elapsed, &js.elapsed_word);
+		job_state_time_of(s->time_limit, &js.limit, &js.limit_word);
 		(*rows)[(*n)++] = js;
 	}
 	free(sel);
@@ -371,6 +352,51 @@ static int queue_pending(struct ssh_session *ss, const struct slurm_queue *q,
 	return slurm_pending_fetch(ss, ids, limits, pending, n, err);
 }
 
+/* ---- steps ---- */
+
+static void steps_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
+{
+	_cleanup_strv_free_ char **ids = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strv_contains(ids, jobs[i].id))
+			strv_add(&ids, jobs[i].id);
+	if (ids)
+		slurm_steps_command(remote_section(rs, REMOTE_STEPS), ids);
+}
+
+static int steps_exit(const struct remote_script *rs, const struct remote_reply *rr,
+		      const char **tool)
+{
+	(void)rs;
+	*tool = "sacct";
+	return remote_exit(rr, REMOTE_STEPS);
+}
+
+static size_t steps_take(const struct remote_reply *rr, const struct sched_job *j,
+			 struct job_step **steps, size_t *n)
+{
+	struct slurm_step *all;
+	size_t m = slurm_parse_steps(rr->out.buf, &all), found = 0;
+	for (size_t k = 0; k < m; k++) {
+		const struct slurm_step *st = &all[k];
+		if (!slurm_id_matches(j->id, st->job))
+			continue;
+		*steps = xrealloc(*steps, (*n + 1) * sizeof(**steps));
+		(*steps)[(*n)++] = (struct job_step){
+			.id = xstrdup(st->id), .job = xstrdup(st->job), .step = xstrdup(st->step),
+			.name = xstrdup(st->name), .state = xstrdup(st->state),
+			.exit_code = st->exit_code, .exit_signal = st->exit_signal,
+			.elapsed = xstrdup(st->elapsed), .max_rss = xstrdup(st->max_rss),
+			.max_vmsize = xstrdup(st->max_vmsize), .max_rss_bytes = st->max_rss_bytes,
+			.max_vmsize_bytes = st->max_vmsize_bytes, .ave_cpu = xstrdup(st->ave_cpu),
+			.tres_usage = xstrdup(st->tres_usage), .nodes = xstrdup(st->nodes),
+		};
+		found++;
+	}
+	slurm_steps_free(all, m);
+	return found;
+}
+
 const struct sched_ops sched_slurm = {
 	.name = "slurm",
 	.can_query = can_query,
@@ -394,4 +420,7 @@ const struct sched_ops sched_slurm = {
 	.queue_command = queue_command,
 	.queue_parse = slurm_parse_queue,
 	.queue_pending = queue_pending,
+	.steps_script = steps_script,
+	.steps_exit = steps_exit,
+	.steps_take = steps_take,
 };
