@@ -41,11 +41,7 @@ int notebook_spec(struct jobspec *cli, struct notebook_opts *o)
 		error_msg("cannot make the notebook's token: /dev/urandom cannot be read");
 		return DPE_FAIL;
 	}
-	char *argv[] = { (char *)notebook_job_command(), NULL };
-	jobspec_set_command_argv(cli, argv, 1);
-	_cleanup_free_ char *env = xasprintf("%s=%s", NOTEBOOK_TOKEN_ENV, o->token);
-	if (jobspec_set(cli, "env", env, NULL, &err) < 0 ||
-	    (!cli->job_name && jobspec_set(cli, "job-name", "notebook", NULL, &err) < 0))
+	if (notebook_jobspec(cli, o->token, &err) < 0)
 		return report_error(&err);
 	return 0;
 }
@@ -243,7 +239,7 @@ int notebook_session(struct dp_ctx *ctx, const char *job, struct notebook_opts *
 		return r;
 	}
 	s.stop = forward_catch_signals();
-	r = ssh_session_open(ctx->ssh, inventory_ssh_destination(ctx->inv, s.ref->host), &s.ss, &err) < 0
+	r = session_open(ctx, inventory_ssh_destination(ctx->inv, s.ref->host), &s.ss, &err) < 0
 		    ? report_error(&err)
 		    : wait_ready(&s);
 	if (r == 0)

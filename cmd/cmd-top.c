@@ -316,23 +316,26 @@ static void show(struct top_session *s, void *data)
 	fflush(stdout);
 }
 
+/* The JOB operand, resolved before the dispatcher opens the session to its host. */
+static struct job_set set;
+
+static int top_host(struct dp_ctx *ctx, const struct dp_args *args, const char **host)
+{
+	int r = job_args_resolve(ctx, args->pos, 1, opt_host, &set);
+	if (!r)
+		*host = inventory_ssh_destination(ctx->inv, set.refs[0].host);
+	return r;
+}
+
 static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = opt_host;
+	(void)args;
 	struct top_session s = { .interval = opt_interval, .count = opt_count, .nodes = opt_node,
 				 .procs = opt_procs, .health = opt_health };
 	struct dp_error err = { 0 };
-	_cleanup_(job_set_release) struct job_set set = { 0 };
-	int r = job_args_resolve(ctx, args->pos, 1, host_opt, &set);
-	if (r)
-		return r;
+	int r = 0;
 	const struct jobref *ref = &set.refs[0];
-
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
-		return report_error(&err);
+	struct ssh_session *ss = ctx->session;
 	struct jobs_target t;
 	_cleanup_free_ char *stage = NULL;
 	jobs_target_of(ctx, ref, &t, &stage);
@@ -347,6 +350,7 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	if (!r && s.end_note && s.count)
 		r = DPE_FAIL;
 	top_session_release(&s);
+	job_set_release(&set);
 	if (fflush(stdout) != 0)
 		return DPE_FAIL;
 	return r;
@@ -373,6 +377,7 @@ const struct dispatch_cmd dispatch_cmd_top = {
 	.opts = top_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_NEEDS_SESSION,
+	.session_host = top_host,
 	.fn = cmd_top,
 };

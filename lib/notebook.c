@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/marker.h"
+#include "inventory/jobspec.h"
 #include "base/shquote.h"
 #include "ledger.h"
 #include "notebook.h"
@@ -19,6 +20,17 @@
 const char *notebook_job_command(void)
 {
 	return shfile_notebook_job; /* notebook_job.sh */
+}
+
+int notebook_jobspec(struct jobspec *js, const char *token, struct dp_error *err)
+{
+	char *argv[] = { (char *)notebook_job_command(), NULL };
+	jobspec_set_command_argv(js, argv, 1);
+	_cleanup_free_ char *env = xasprintf("%s=%s", NOTEBOOK_TOKEN_ENV, token);
+	if (jobspec_set(js, "env", env, NULL, err) < 0 ||
+	    (!js->job_name && jobspec_set(js, "job-name", "notebook", NULL, err) < 0))
+		return -1;
+	return 0;
 }
 
 char *notebook_new_token(void)

@@ -36,6 +36,11 @@ struct ssh_session;
 /* The job's command (bash, run by the bootstrap in the code's directory). */
 const char *notebook_job_command(void);
 
+/* The notebook job into js: its command, the token in its environment (never in
+ * argv) and its name ("notebook" unless js has one). 0, or -1 (err). */
+struct jobspec;
+int notebook_jobspec(struct jobspec *js, const char *token, struct dp_error *err);
+
 /* A fresh random token: 48 hex digits. Caller frees. */
 char *notebook_new_token(void);
 

@@ -52,6 +52,8 @@ enum job_log { JOB_LOG_OUT, JOB_LOG_ERR, JOB_LOG_ERR_OR_OUT };
 
 /* A backend's parse of one reply (its own type). */
 struct sched_answer;
+struct host_facts;
+struct host_report;
 
 struct sched_ops {
 	const char *name;       /* "slurm", "plain": --json's "type" */
@@ -134,6 +136,10 @@ struct sched_ops {
 	 * pending jobs say it all in their reason): 0, or -1 with err. */
 	int (*queue_pending)(struct ssh_session *ss, const struct slurm_queue *q,
 			     struct slurm_pending **pending, size_t *n, struct dp_error *err);
+	/* ---- hosts show: the scheduler's side of a host (lib/host_report.h) ---- */
+	/* f's partitions, nodes and their GPUs, and the scheduler's version, into r
+	 * (zeroed; NULL: the backend has none of them, as a plain host). */
+	void (*host_report)(const struct host_facts *f, struct host_report *r);
 };
 
 extern const struct sched_ops sched_slurm;

@@ -18,6 +18,7 @@
 #include "sched/slurm/slurm_end.h"
 #include "sched/slurm/slurm_pending.h"
 #include "sched/slurm/slurm_queue.h"
+#include "sched/slurm/slurm_report.h"
 #include "sched/slurm/slurm_why.h"
 
 struct sched_answer {
@@ -394,4 +395,5 @@ const struct sched_ops sched_slurm = {
 	.queue_command = queue_command,
 	.queue_parse = slurm_parse_queue,
 	.queue_pending = queue_pending,
+	.host_report = slurm_host_report,
 };
