@@ -28,7 +28,6 @@
 #include "jobref.h"
 #include "ledger.h"
 #include "notebook.h"
-#include "sched/plain/plainjob.h"
 #include "transport/forward.h"
 #include "transport/ssh.h"
 #include "submit.h"
@@ -101,11 +100,13 @@ static int wait_ready(struct session *s)
 					   ? xasprintf("%s (stderr: %s)", s->ref->rec.log_path, err_path)
 					   : xstrdup(s->ref->rec.log_path);
 	_cleanup_free_ char *stage = s->plain ? job_stage_dir(s->ref) : NULL;
-	struct plainjob_ref p = { .id = s->ref->id, .stage_dir = stage, .pgid = s->ref->rec.pid };
+	const struct notebook_job job = { .id = s->ref->id, .log = s->ref->rec.log_path,
+					  .plain = s->plain, .stage_dir = stage,
+					  .pgid = s->ref->rec.pid };
 	struct dp_error err = { 0 };
 	int status = -1;
-	switch (notebook_wait_ready(s->ss, s->ref->rec.log_path, s->ref->id, s->plain ? &p : NULL,
-				    s->o->timeout, s->stop, say_state, s, &s->poll, &status, &err)) {
+	switch (notebook_wait_ready(s->ss, &job, s->o->timeout, s->stop, say_state, s, &s->poll,
+				    &status, &err)) {
 	case NOTEBOOK_READY:
 		return 0;
 	case NOTEBOOK_STOPPED:

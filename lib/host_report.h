@@ -59,4 +59,10 @@ void host_report_release(struct host_report *r);
 /* The node of r named name, or NULL. */
 const struct host_report_node *host_report_node(const struct host_report *r, const char *name);
 
+/* `hosts show --json`'s document (without "health"): r, and f's GPUs and dispatch
+ * jobs of a plain host. */
+struct cJSON;
+struct cJSON *host_report_json(const char *host, const struct host_facts *f,
+			       const struct host_report *r);
+
 #endif

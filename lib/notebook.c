@@ -175,14 +175,15 @@ static void sleep_second(void)
 	nanosleep(&ts, NULL); /* a signal ends it early: the caller looks at stop */
 }
 
-enum notebook_wait notebook_wait_ready(struct ssh_session *ss, const char *log, const char *job_id,
-				       const struct plainjob_ref *plain, double timeout,
-				       volatile sig_atomic_t *stop,
+enum notebook_wait notebook_wait_ready(struct ssh_session *ss, const struct notebook_job *job,
+				       double timeout, volatile sig_atomic_t *stop,
 				       void (*on_state)(void *data, const char *state), void *data,
 				       struct notebook_poll *poll, int *status, struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
-	notebook_poll_command(&cmd, log, job_id, plain);
+	const struct plainjob_ref p = { .id = job->id, .stage_dir = job->stage_dir, .pgid = job->pgid };
+	const struct plainjob_ref *plain = job->plain ? &p : NULL;
+	notebook_poll_command(&cmd, job->log, job->id, plain);
 	double deadline = monotonic_seconds() + timeout;
 	_cleanup_free_ char *last_state = NULL;
 	int gone = 0;
