@@ -106,7 +106,6 @@ static bool upload;
 
 static int cp_host(struct dp_ctx *ctx, const struct dp_args *args, const char **out)
 {
-
 	/* Exactly one side remote: every source on one host and a local DEST, or local
 	 * sources and a remote DEST. */
 	int last = args->npos - 1;
