@@ -100,12 +100,12 @@ static void failed(void *data, const struct dp_error *err)
 	error_msg("%s", err->msg);
 }
 
-static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
-{
-	_cleanup_strv_free_ char **srcs = NULL;
-	_cleanup_free_ char *host = NULL, *dest = NULL;
-	bool upload = false;
+/* What the operands say (cp_host), for cp_fn once the session is open. */
+static char **srcs, *host, *dest;
+static bool upload;
 
+static int cp_host(struct dp_ctx *ctx, const struct dp_args *args, const char **out)
+{
 	/* Exactly one side remote: every source on one host and a local DEST, or local
 	 * sources and a remote DEST. */
 	int last = args->npos - 1;
@@ -145,7 +145,13 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 	}
 	if (!upload && host == NULL)
 		return usage_error(ctx, "no remote side: write the remote paths as HOST:PATH");
+	*out = host;
+	return 0;
+}
 
+static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	(void)args;
 	struct cp_state st = {
 		.ctx = ctx,
 		.bar = stderr_is_tty() && ctx->verbosity >= 0,
@@ -160,12 +166,7 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 	c.cancel = &cancel;
 
 	struct dp_error err = { 0 };
-	_cleanup_ssh_session_ struct ssh_session *s = NULL;
-	if (ssh_session_open(ctx->ssh, host, &s, &err) < 0) {
-		cJSON_Delete(st.items);
-		return report_error(&err);
-	}
-
+	struct ssh_session *s = ctx->session;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
@@ -174,6 +175,9 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 	int r = upload ? sftp_upload(s, srcs, dest, &c, &err) : sftp_download(s, srcs, dest, &c, &err);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	strv_free(srcs);
+	free(host);
+	free(dest);
 
 	if (st.items) {
 		cJSON *doc = cJSON_CreateObject();
@@ -203,6 +207,7 @@ const struct dispatch_cmd dispatch_cmd_cp = {
 	.opts = cp_options,
 	.min_args = 2,
 	.max_args = -1,
-	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_NEEDS_SESSION,
+	.session_host = cp_host,
 	.fn = cp_fn,
 };

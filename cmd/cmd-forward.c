@@ -109,10 +109,14 @@ static void detach_stdio(void)
 		close(fd);
 }
 
-static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
+/* What forward_host found, for forward_fn once the session is open. */
+static long remote;
+static int listen_fd = -1, bound;
+
+static int forward_host(struct dp_ctx *ctx, const struct dp_args *args, const char **host)
 {
-	const char *host = args->pos[0], *spec = args->pos[1];
-	long local = -1, remote;
+	const char *spec = args->pos[1];
+	long local = -1;
 	struct dp_error err = { 0 };
 
 	const char *colon = strchr(spec, ':');
@@ -129,14 +133,18 @@ static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		local = remote;
 
 	/* Bind first: a busy port is an error before any connection is made. */
-	_cleanup_close_ int lfd = -1;
-	int bound;
-	if (forward_listen((int)local, &lfd, &bound, &err) < 0)
+	if (forward_listen((int)local, &listen_fd, &bound, &err) < 0)
 		return report_error(&err);
+	*host = args->pos[0];
+	return 0;
+}
 
-	_cleanup_ssh_session_ struct ssh_session *s = NULL;
-	if (ssh_session_open(ctx->ssh, host, &s, &err) < 0)
-		return report_error(&err);
+static int forward_fn(struct dp_ctx *ctx, const struct dp_args *args)
+{
+	const char *host = args->pos[0];
+	struct dp_error err = { 0 };
+	struct ssh_session *s = ctx->session;
+	_cleanup_close_ int lfd = listen_fd;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (opt_background) {
@@ -175,6 +183,7 @@ const struct dispatch_cmd dispatch_cmd_forward = {
 	.opts = forward_options,
 	.min_args = 2,
 	.max_args = 2,
-	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_NEEDS_SESSION,
+	.session_host = forward_host,
 	.fn = forward_fn,
 };

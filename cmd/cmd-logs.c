@@ -65,10 +65,8 @@ int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool f
 		return DPE_NOTFOUND;
 	}
 
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
+	if (session_open(ctx, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
 		return report_error(&err);
 	_cleanup_free_ char *path = NULL;
 	if (plain) {

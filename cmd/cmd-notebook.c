@@ -28,7 +28,6 @@
 #include "jobref.h"
 #include "ledger.h"
 #include "notebook.h"
-#include "sched/plain/plainjob.h"
 #include "transport/forward.h"
 #include "transport/ssh.h"
 #include "submit.h"
@@ -41,11 +40,7 @@ int notebook_spec(struct jobspec *cli, struct notebook_opts *o)
 		error_msg("cannot make the notebook's token: /dev/urandom cannot be read");
 		return DPE_FAIL;
 	}
-	char *argv[] = { (char *)notebook_job_command(), NULL };
-	jobspec_set_command_argv(cli, argv, 1);
-	_cleanup_free_ char *env = xasprintf("%s=%s", NOTEBOOK_TOKEN_ENV, o->token);
-	if (jobspec_set(cli, "env", env, NULL, &err) < 0 ||
-	    (!cli->job_name && jobspec_set(cli, "job-name", "notebook", NULL, &err) < 0))
+	if (notebook_jobspec(cli, o->token, &err) < 0)
 		return report_error(&err);
 	return 0;
 }
@@ -105,11 +100,13 @@ static int wait_ready(struct session *s)
 					   ? xasprintf("%s (stderr: %s)", s->ref->rec.log_path, err_path)
 					   : xstrdup(s->ref->rec.log_path);
 	_cleanup_free_ char *stage = s->plain ? job_stage_dir(s->ref) : NULL;
-	struct plainjob_ref p = { .id = s->ref->id, .stage_dir = stage, .pgid = s->ref->rec.pid };
+	const struct notebook_job job = { .id = s->ref->id, .log = s->ref->rec.log_path,
+					  .plain = s->plain, .stage_dir = stage,
+					  .pgid = s->ref->rec.pid };
 	struct dp_error err = { 0 };
 	int status = -1;
-	switch (notebook_wait_ready(s->ss, s->ref->rec.log_path, s->ref->id, s->plain ? &p : NULL,
-				    s->o->timeout, s->stop, say_state, s, &s->poll, &status, &err)) {
+	switch (notebook_wait_ready(s->ss, &job, s->o->timeout, s->stop, say_state, s, &s->poll,
+				    &status, &err)) {
 	case NOTEBOOK_READY:
 		return 0;
 	case NOTEBOOK_STOPPED:
@@ -243,7 +240,7 @@ int notebook_session(struct dp_ctx *ctx, const char *job, struct notebook_opts *
 		return r;
 	}
 	s.stop = forward_catch_signals();
-	r = ssh_session_open(ctx->ssh, inventory_ssh_destination(ctx->inv, s.ref->host), &s.ss, &err) < 0
+	r = session_open(ctx, inventory_ssh_destination(ctx->inv, s.ref->host), &s.ss, &err) < 0
 		    ? report_error(&err)
 		    : wait_ready(&s);
 	if (r == 0)

@@ -18,6 +18,7 @@
 #include "jobref.h"
 #include "jobs/jobs.h"
 #include "jobs/top.h"
+#include "top_json.h"
 #include "transport/ssh.h"
 
 static const char *opt_host, *opt_node;
@@ -57,38 +58,6 @@ static char *pair(double a, double b, const char *unit)
 	num(&sb, b, "");
 	strbuf_adds(&sb, unit);
 	return strbuf_detach(&sb);
-}
-
-static void json_num(cJSON *o, const char *key, double v)
-{
-	if (isnan(v))
-		cJSON_AddNullToObject(o, key);
-	else
-		cJSON_AddNumberToObject(o, key, v);
-}
-
-static cJSON *proc_json(const struct top_proc *pr, long pid, double mem_mib, bool gpu)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "pid", (double)pid);
-	if (gpu)
-		json_num(o, "memory_used_mib", mem_mib);
-	json_add_str_or_null(o, "command", pr ? pr->command : NULL);
-	json_add_str_or_null(o, "user", pr ? pr->user : NULL);
-	json_num(o, "cpu_pct", pr ? pr->cpu : NAN);
-	json_num(o, "rss_kib", pr ? (double)pr->rss_kib : NAN);
-	return o;
-}
-
-/* --procs: the job's processes on GPU r. */
-static void procs_json(const struct plain_top *p, const struct gpu_row *r, cJSON *arr)
-{
-	const struct top_app **apps;
-	size_t na = top_gpu_procs(p, r->uuid, &apps);
-	for (size_t a = 0; a < na; a++)
-		cJSON_AddItemToArray(arr, proc_json(top_proc_of(p, apps[a]->pid), apps[a]->pid,
-						    apps[a]->mem_mib, true));
-	free(apps);
 }
 
 static void proc_row(struct table *t, const char *node, const char *gpu, const struct top_proc *pr,
@@ -149,76 +118,7 @@ static void procs_text(const struct top_session *s)
 
 static void show_json(struct top_session *s, const struct view *v, double now)
 {
-	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "job", v->job);
-	cJSON_AddStringToObject(doc, "host", v->host);
-	cJSON_AddNumberToObject(doc, "sample", (double)s->samples);
-	cJSON_AddNumberToObject(doc, "interval", s->interval);
-	cJSON_AddNumberToObject(doc, "time", (double)time(NULL));
-	cJSON *nodes = cJSON_AddArrayToObject(doc, "nodes");
-	for (size_t i = 0; i < s->top.nnodes; i++) {
-		const struct gpu_node *n = &s->top.nodes[i];
-		const struct gpu_row **rows;
-		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
-		const char *flag = top_node_flag(n, nr, now, s->interval);
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "node", n->name);
-		cJSON_AddNumberToObject(o, "allocated_gpus", n->allocated);
-		json_add_str_or_null(o, "flag", flag);
-		json_add_str_or_null(o, "message", n->message);
-		json_add_str_or_null(o, "step_gpus", n->step_gpus);
-		cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
-		for (size_t k = 0; k < nr; k++) {
-			const struct gpu_row *r = rows[k];
-			cJSON *g = cJSON_CreateObject();
-			json_add_str_or_null(g, "uuid", r->uuid);
-			json_add_str_or_null(g, "bus_id", r->bus_id);
-			json_add_str_or_null(g, "name", r->name);
-			json_add_int_or_null(g, "index", r->index);
-			json_add_int_or_null(g, "minor_number", r->minor);
-			json_num(g, "utilization_pct", r->util);
-			json_num(g, "memory_used_mib", r->mem_used);
-			json_num(g, "memory_total_mib", r->mem_total);
-			json_num(g, "power_w", r->power);
-			json_num(g, "power_limit_w", r->power_limit);
-			json_num(g, "temperature_c", r->temp);
-			json_add_str_or_null(g, "throttle_reasons", r->throttle);
-			json_add_str_or_null(g, "flag", gpu_node_stale(n, now, s->interval) ? "stale"
-							: r->shared ? "shared" : NULL);
-			if (s->one_host)
-				cJSON_AddBoolToObject(g, "shared", r->shared);
-			if (s->procs && top_node_procs(s, i))
-				procs_json(top_node_procs(s, i), r, cJSON_AddArrayToObject(g, "processes"));
-			cJSON_AddItemToArray(gpus, g);
-		}
-		if (s->health) {
-			struct gpu_health_report hr;
-			gpu_health_parse(n->health ? n->health : "", &hr);
-			cJSON_AddItemToObject(o, "health", n->health ? gpu_health_json(&hr) : cJSON_CreateNull());
-			gpu_health_release(&hr);
-		}
-		const struct plain_top *p = top_node_procs(s, i);
-		if (p) {
-			cJSON *pr = cJSON_AddObjectToObject(o, "processes");
-			cJSON_AddNumberToObject(pr, "count", (double)p->njob);
-			cJSON_AddNumberToObject(pr, "cpu_pct", p->cpu);
-			cJSON_AddNumberToObject(pr, "rss_kib", (double)p->rss_kib);
-			if (top_node_procs_how(s, i))
-				cJSON_AddStringToObject(pr, "found_by", top_node_procs_how(s, i));
-			if (s->procs) {
-				/* the job's processes holding none of the GPUs above */
-				cJSON *none = cJSON_AddArrayToObject(pr, "without_gpu");
-				for (size_t k = 0; k < p->njob; k++)
-					if (!top_on_shown_gpu(p, p->job[k]->pid, rows, nr))
-						cJSON_AddItemToArray(none, proc_json(p->job[k], p->job[k]->pid,
-										     NAN, false));
-			}
-		} else if (top_has_procs(s)) {
-			cJSON_AddNullToObject(o, "processes"); /* not reported yet */
-		}
-		free(rows);
-		cJSON_AddItemToArray(nodes, o);
-	}
+	cJSON *doc = top_sample_json(s, v->job, v->host, now);
 	char *text = cJSON_PrintUnformatted(doc);
 	if (!text)
 		abort();
@@ -316,23 +216,26 @@ static void show(struct top_session *s, void *data)
 	fflush(stdout);
 }
 
+/* The JOB operand, resolved before the dispatcher opens the session to its host. */
+static struct job_set set;
+
+static int top_host(struct dp_ctx *ctx, const struct dp_args *args, const char **host)
+{
+	int r = job_args_resolve(ctx, args->pos, 1, opt_host, &set);
+	if (!r)
+		*host = inventory_ssh_destination(ctx->inv, set.refs[0].host);
+	return r;
+}
+
 static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 {
-	const char *host_opt = opt_host;
+	(void)args;
 	struct top_session s = { .interval = opt_interval, .count = opt_count, .nodes = opt_node,
 				 .procs = opt_procs, .health = opt_health };
 	struct dp_error err = { 0 };
-	_cleanup_(job_set_release) struct job_set set = { 0 };
-	int r = job_args_resolve(ctx, args->pos, 1, host_opt, &set);
-	if (r)
-		return r;
+	int r = 0;
 	const struct jobref *ref = &set.refs[0];
-
-	struct ssh_ctx sc;
-	cmd_ssh_ctx(ctx, &sc);
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, ref->host), &ss, &err) < 0)
-		return report_error(&err);
+	struct ssh_session *ss = ctx->session;
 	struct jobs_target t;
 	_cleanup_free_ char *stage = NULL;
 	jobs_target_of(ctx, ref, &t, &stage);
@@ -347,6 +250,7 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	if (!r && s.end_note && s.count)
 		r = DPE_FAIL;
 	top_session_release(&s);
+	job_set_release(&set);
 	if (fflush(stdout) != 0)
 		return DPE_FAIL;
 	return r;
@@ -373,6 +277,7 @@ const struct dispatch_cmd dispatch_cmd_top = {
 	.opts = top_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_NEEDS_SESSION,
+	.session_host = top_host,
 	.fn = cmd_top,
 };

@@ -324,8 +324,20 @@ int main(int argc, char **argv)
 		cmd_ssh_ctx(&ctx, &sc);
 		ctx.ssh = &sc;
 	}
+	if (cmd->flags & CMD_NEEDS_SESSION) {
+		const char *host = NULL;
+		struct dp_error err = { 0 };
+		r = cmd->session_host(&ctx, &cargs, &host);
+		if (r)
+			goto out;
+		if (session_open(&ctx, host, &ctx.session, &err) < 0) {
+			r = report_error(&err);
+			goto out;
+		}
+	}
 	r = cmd->fn(&ctx, &cargs);
 out:
+	ssh_session_free(ctx.session);
 	inventory_free(ctx.inv);
 	args_release(&args);
 	args_release(&top_args);

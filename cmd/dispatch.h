@@ -110,6 +110,9 @@ enum {
 	CMD_LATE_RULES = 1 << 4,      /* the command checks its rules (options_rules) itself,
 					 once it has read what they come after (submit: the
 					 job file and command, reported first) */
+	CMD_NEEDS_SESSION = 1 << 5,   /* with CMD_NEEDS_SSH: ctx->session, opened by the
+					 dispatcher to the host session_host names (the
+					 command's operands resolved), closed after fn */
 };
 
 /* An option as given on the command line. */
@@ -138,6 +141,7 @@ struct dp_ctx {
 	int verbosity;                /* 0 normal, > 0 with -v, < 0 with -q */
 	const struct dispatch_cmd *cmd;
 	struct ssh_ctx *ssh;          /* CMD_NEEDS_SSH: prepared by the dispatcher, else NULL */
+	struct ssh_session *session;  /* CMD_NEEDS_SESSION: open to session_host's host */
 };
 
 struct dispatch_cmd {
@@ -150,6 +154,10 @@ struct dispatch_cmd {
 	int min_args, max_args;       /* operand counts; max -1 for no limit */
 	unsigned flags;
 	int (*fn)(struct dp_ctx *ctx, const struct dp_args *args);
+	/* CMD_NEEDS_SESSION: what comes before the connection (the operands checked and
+	 * resolved, a port bound), then the ssh destination into *host (borrowed until
+	 * fn returns): 0, or an exit status (reported). */
+	int (*session_host)(struct dp_ctx *ctx, const struct dp_args *args, const char **host);
 	/* NULL-terminated, or NULL: when given, a first operand names one of them, and
 	 * the dispatcher runs it as a command of its own (its options, operand counts,
 	 * flags; usage and completions list it); the command's own fn gets no operands. */
@@ -235,8 +243,14 @@ void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc);
 /* An ssh -t session: with stdin a terminal, x becomes interactive (that terminal,
  * resized on SIGWINCH, raw once the remote side holds it); tty_raw_end restores it. */
 struct ssh_exec;
+struct ssh_session;
 void tty_session(struct ssh_exec *x);
 void tty_raw_end(void);
+/* A session to an ssh destination (inventory_ssh_destination's) for ctx: the
+ * dispatcher's for CMD_NEEDS_SESSION, and the one a command opens once it has
+ * started (submit's, notebook's, logs for submit --follow). 0, or -1 (err). */
+int session_open(const struct dp_ctx *ctx, const char *dest, struct ssh_session **ss,
+		 struct dp_error *err);
 /* One command on an inventory host (or ssh alias) over a connection of its own:
  * ssh_session_open then ssh_exec_capture. */
 int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *command,

@@ -8,13 +8,11 @@
 #include <stdio.h>
 
 #include "dispatch.h"
-#include "sched/slurm/slurm_queue.h"
 #include "host_entry.h"
 #include "host_facts.h"
+#include "host_report.h"
 #include "inventory/inventory.h"
 #include "gpu/node_health.h"
-#include "sched/slurm/slurm.h"
-#include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
 
@@ -28,17 +26,14 @@ static enum host_facts_ask ask_for(const struct inv_host *h)
 	return h->type == INV_HOST_SLURM ? HOST_FACTS_SLURM : HOST_FACTS_GPUS;
 }
 
+/* Over the session the dispatcher opened to the host. */
 static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, struct host_facts *f,
 		 struct host_health *health)
 {
 	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
-	struct ssh_ctx sc;
 	struct dp_error err = { 0 };
-	_cleanup_ssh_session_ struct ssh_session *s = NULL;
+	struct ssh_session *s = ctx->session;
 
-	cmd_ssh_ctx(ctx, &sc);
-	if (ssh_session_open(&sc, host, &s, &err) < 0)
-		return report_error(&err);
 	if (host_facts_fetch_at(s, ask, h ? h->gpu_lock_dir : NULL, FACTS_TIMEOUT, f, &err) < 0) {
 		error_msg("%s: %s", host, err.msg);
 		return err.kind ? err.kind : DPE_FAIL;
@@ -51,56 +46,36 @@ static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, 
 	return 0;
 }
 
-/* "a100 2/4, 4/8" style cells: per type, a/b. */
-static char *gpu_cell_partition(const struct slurm_partition_gpus *g, size_t n)
+/* "a100 2/4, 4/8" style cells: per type, a/b (partitions: free/total, nodes:
+ * used/total). */
+static char *gpu_cell(const struct host_report_gpus *g, size_t n, bool used)
 {
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++)
-		strbuf_addf(&sb, "%s%s %d/%d", i ? ", " : "", g[i].type ? g[i].type : "gpu", g[i].free,
-			    g[i].total);
+		strbuf_addf(&sb, "%s%s %d/%d", i ? ", " : "", g[i].type ? g[i].type : "gpu",
+			    used ? g[i].used : g[i].free, g[i].total);
 	if (!n)
 		strbuf_adds(&sb, "-");
 	return strbuf_detach(&sb);
 }
 
-static char *gpu_cell_node(const struct slurm_node *node)
-{
-	struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < node->ngpus; i++)
-		strbuf_addf(&sb, "%s%s %d/%d", i ? ", " : "",
-			    node->gpus[i].type ? node->gpus[i].type : "gpu", node->gpus[i].used,
-			    node->gpus[i].total);
-	if (!node->ngpus)
-		strbuf_adds(&sb, "-");
-	return strbuf_detach(&sb);
-}
-
-static void show_slurm_text(const char *host, const struct slurm_facts *sl)
+static void show_scheduler_text(const char *host, const struct host_report *r)
 {
 	struct table t = { .ncols = 7, .trim = true };
-	int gpus = 0, free_gpus = 0;
-	for (size_t i = 0; i < sl->nnodes; i++) {
-		gpus += slurm_node_gpus_total(&sl->nodes[i], NULL);
-		free_gpus += slurm_node_gpus_free(&sl->nodes[i], NULL);
-	}
 	printf("%s: SLURM %s, %zu partition%s, %zu node%s, %d GPU%s (%d free now)\n\n", host,
-	       sl->version ? sl->version : "(version unknown)", sl->npartitions,
-	       sl->npartitions == 1 ? "" : "s", sl->nnodes, sl->nnodes == 1 ? "" : "s", gpus,
-	       gpus == 1 ? "" : "s", free_gpus);
+	       r->version ? r->version : "(version unknown)", r->npartitions,
+	       r->npartitions == 1 ? "" : "s", r->nnodes, r->nnodes == 1 ? "" : "s", r->gpus_total,
+	       r->gpus_total == 1 ? "" : "s", r->gpus_free);
 
 	table_row(&t, "PARTITION", "STATE", "NODES", "CPUS", "MAX TIME", "DEFAULT TIME",
 			  "GPUS FREE/TOTAL", NULL);
-	for (size_t i = 0; i < sl->npartitions; i++) {
-		const struct slurm_partition *p = &sl->partitions[i];
-		struct slurm_partition_gpus *g;
-		size_t ng;
-		slurm_partition_gpus(sl, p->name, &g, &ng);
+	for (size_t i = 0; i < r->npartitions; i++) {
+		const struct host_report_partition *p = &r->partitions[i];
 		_cleanup_free_ char *name = xasprintf("%s%s", p->name, p->is_default ? "*" : "");
-		_cleanup_free_ char *nodes = xasprintf("%ld", p->total_nodes);
-		_cleanup_free_ char *cpus = xasprintf("%ld", p->total_cpus);
-		_cleanup_free_ char *cell = gpu_cell_partition(g, ng);
+		_cleanup_free_ char *nodes = xasprintf("%ld", p->node_count);
+		_cleanup_free_ char *cpus = xasprintf("%ld", p->cpus);
+		_cleanup_free_ char *cell = gpu_cell(p->gpus, p->ngpus, false);
 		table_row(&t, name, p->state, nodes, cpus, p->max_time, p->default_time, cell, NULL);
-		slurm_partition_gpus_free(g, ng);
 	}
 	table_print(&t);
 	putchar('\n');
@@ -108,10 +83,10 @@ static void show_slurm_text(const char *host, const struct slurm_facts *sl)
 	t.ncols = 6;
 	table_row(&t, "NODE", "STATE", "CPUS ALLOC/TOTAL", "GPUS USED/TOTAL", "PARTITIONS",
 			  "REASON", NULL);
-	for (size_t i = 0; i < sl->nnodes; i++) {
-		const struct slurm_node *n = &sl->nodes[i];
+	for (size_t i = 0; i < r->nnodes; i++) {
+		const struct host_report_node *n = &r->nodes[i];
 		_cleanup_free_ char *cpus = xasprintf("%ld/%ld", n->cpus_alloc, n->cpus);
-		_cleanup_free_ char *cell = gpu_cell_node(n);
+		_cleanup_free_ char *cell = gpu_cell(n->gpus, n->ngpus, true);
 		struct strbuf parts = STRBUF_INIT;
 		for (size_t j = 0; n->partitions && n->partitions[j]; j++)
 			strbuf_addf(&parts, "%s%s", j ? "," : "", n->partitions[j]);
@@ -157,7 +132,8 @@ static void show_gpus_text(const char *host, const struct host_facts *f)
 	table_print(&t);
 }
 
-static void show_health_text(const char *host, const struct host_facts *f, const struct host_health *h)
+static void show_health_text(const char *host, const struct host_facts *f,
+			     const struct host_report *r, const struct host_health *h)
 {
 	putchar('\n');
 	if (f->slurm) {
@@ -167,8 +143,8 @@ static void show_health_text(const char *host, const struct host_facts *f, const
 		table_row(&t, "NODE", "STATE", "GPUS USED/TOTAL", "SINCE", "BY", "REASON", NULL);
 		for (size_t i = 0; i < h->nnodes; i++) {
 			const struct node_health *n = &h->nodes[i];
-			const struct slurm_node *sn = host_facts_node(&f->sl, n->node);
-			_cleanup_free_ char *cell = sn ? gpu_cell_node(sn) : xstrdup("?");
+			const struct host_report_node *rn = host_report_node(r, n->node);
+			_cleanup_free_ char *cell = rn ? gpu_cell(rn->gpus, rn->ngpus, true) : xstrdup("?");
 			table_row(&t, n->node, n->state, cell, n->since ? n->since : "-",
 				  n->by ? n->by : "-", n->reason ? n->reason : "-", NULL);
 		}
@@ -211,100 +187,6 @@ void gpu_health_print(const char *host, const struct gpu_health_report *g)
 		printf("  %s\n", g->xid[i]);
 }
 
-static cJSON *gpus_json(const struct host_facts *f)
-{
-	cJSON *arr = cJSON_CreateArray();
-	for (size_t i = 0; i < f->gpus.n; i++) {
-		const struct nvidia_gpu *g = &f->gpus.gpus[i];
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddNumberToObject(j, "index", g->index);
-		cJSON_AddStringToObject(j, "uuid", g->uuid);
-		cJSON_AddStringToObject(j, "name", g->name);
-		json_add_str_or_null(j, "chip", g->chip);
-		json_add_int_or_null(j, "memory_mib", g->memory_mib);
-		cJSON_AddNumberToObject(j, "processes", g->processes);
-		json_add_int_or_null(j, "used_mib", g->used_mib);
-		cJSON_AddBoolToObject(j, "busy", g->busy);
-		cJSON_AddBoolToObject(j, "leased", g->leased);
-		cJSON_AddItemToArray(arr, j);
-	}
-	return arr;
-}
-
-static cJSON *show_json(const char *host, const struct host_facts *f)
-{
-	const struct slurm_facts *sl = &f->sl;
-	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "host", host);
-	cJSON_AddStringToObject(doc, "kind", f->slurm ? "slurm" : "plain");
-	json_add_str_or_null(doc, "slurm_version", sl->version);
-	json_add_str_or_null(doc, "slurm_error", f->slurm_error);
-	cJSON *parts = cJSON_AddArrayToObject(doc, "partitions");
-	for (size_t i = 0; i < sl->npartitions; i++) {
-		const struct slurm_partition *p = &sl->partitions[i];
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "name", p->name);
-		cJSON_AddBoolToObject(j, "default", p->is_default);
-		cJSON_AddStringToObject(j, "state", p->state);
-		cJSON_AddBoolToObject(j, "up", p->up);
-		cJSON_AddStringToObject(j, "nodes", p->nodes);
-		cJSON_AddNumberToObject(j, "node_count", (double)p->total_nodes);
-		cJSON_AddNumberToObject(j, "cpus", (double)p->total_cpus);
-		cJSON_AddStringToObject(j, "max_time", p->max_time);
-		cJSON_AddStringToObject(j, "default_time", p->default_time);
-		cJSON *ga = cJSON_AddArrayToObject(j, "gpus");
-		struct slurm_partition_gpus *g;
-		size_t ng;
-		slurm_partition_gpus(sl, p->name, &g, &ng);
-		for (size_t k = 0; k < ng; k++) {
-			cJSON *x = cJSON_CreateObject();
-			json_add_str_or_null(x, "type", g[k].type);
-			cJSON_AddNumberToObject(x, "total", g[k].total);
-			cJSON_AddNumberToObject(x, "used", g[k].used);
-			cJSON_AddNumberToObject(x, "free", g[k].free);
-			cJSON_AddNumberToObject(x, "free_max_node", g[k].free_max);
-			cJSON_AddItemToArray(ga, x);
-		}
-		slurm_partition_gpus_free(g, ng);
-		cJSON_AddItemToArray(parts, j);
-	}
-	cJSON *nodes = cJSON_AddArrayToObject(doc, "nodes");
-	for (size_t i = 0; i < sl->nnodes; i++) {
-		const struct slurm_node *n = &sl->nodes[i];
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "name", n->name);
-		cJSON_AddStringToObject(j, "state", n->state);
-		cJSON_AddBoolToObject(j, "usable", n->usable);
-		cJSON_AddNumberToObject(j, "cpus", (double)n->cpus);
-		cJSON_AddNumberToObject(j, "cpus_alloc", (double)n->cpus_alloc);
-		cJSON *pa = cJSON_AddArrayToObject(j, "partitions");
-		for (size_t k = 0; n->partitions && n->partitions[k]; k++)
-			cJSON_AddItemToArray(pa, cJSON_CreateString(n->partitions[k]));
-		json_add_str_or_null(j, "reason", n->reason);
-		cJSON *ga = cJSON_AddArrayToObject(j, "gpus");
-		for (size_t k = 0; k < n->ngpus; k++) {
-			cJSON *x = cJSON_CreateObject();
-			json_add_str_or_null(x, "type", n->gpus[k].type);
-			cJSON_AddNumberToObject(x, "total", n->gpus[k].total);
-			cJSON_AddNumberToObject(x, "used", n->gpus[k].used);
-			cJSON_AddNumberToObject(x, "free", n->usable ? n->gpus[k].total - n->gpus[k].used : 0);
-			cJSON_AddItemToArray(ga, x);
-		}
-		cJSON_AddItemToArray(nodes, j);
-	}
-	json_add_str_or_null(doc, "gpu_tool", f->gpu_tool ? "nvidia-smi" : NULL);
-	cJSON_AddItemToObject(doc, "gpus", gpus_json(f));
-	if (f->jobs_running >= 0) {
-		cJSON *q = cJSON_AddObjectToObject(doc, "dispatch_jobs");
-		cJSON_AddNumberToObject(q, "running", (double)f->jobs_running);
-		cJSON_AddNumberToObject(q, "pending", (double)f->jobs_pending);
-	} else {
-		cJSON_AddNullToObject(doc, "dispatch_jobs");
-	}
-	json_add_str_or_null(doc, "dispatch_jobs_error", f->jobs_error);
-	return doc;
-}
-
 static int hosts_show(struct dp_ctx *ctx, const char *host, bool health)
 {
 	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, host) : NULL;
@@ -313,23 +195,26 @@ static int hosts_show(struct dp_ctx *ctx, const char *host, bool health)
 	int r = fetch(ctx, host, ask_for(h), &f, health ? &hl : NULL);
 	if (r)
 		return r;
-	if (f.slurm && slurm_release_known(f.sl.version) == 0)
+	struct host_report rep;
+	host_report_make(&f, &rep);
+	if (rep.newer_than)
 		warning_msg("'%s' runs SLURM %s, newer than any release dispatch knows (up to %s): "
-			    "its answers are read as %s's", host, f.sl.version, SLURM_NEWEST_KNOWN,
-			    SLURM_NEWEST_KNOWN);
+			    "its answers are read as %s's", host, rep.version, rep.newer_than,
+			    rep.newer_than);
 	if (ctx->json) {
-		cJSON *doc = show_json(host, &f);
+		cJSON *doc = host_report_json(host, &f, &rep);
 		if (health)
 			cJSON_AddItemToObject(doc, "health", host_health_json(&f, &hl));
 		json_print(doc);
 	} else {
-		if (f.slurm)
-			show_slurm_text(host, &f.sl);
+		if (rep.scheduler)
+			show_scheduler_text(host, &rep);
 		else
 			show_gpus_text(host, &f);
 		if (health)
-			show_health_text(host, &f, &hl);
+			show_health_text(host, &f, &rep, &hl);
 	}
+	host_report_release(&rep);
 	host_health_release(&hl);
 	host_facts_release(&f);
 	return 0;
@@ -361,6 +246,13 @@ static const struct dp_option show_options[] = {
 	OPT_END,
 };
 
+static int host_operand(struct dp_ctx *ctx, const struct dp_args *args, const char **host)
+{
+	(void)ctx;
+	*host = args->pos[0];
+	return 0;
+}
+
 static int cmd_hosts_show(struct dp_ctx *ctx, const struct dp_args *args)
 {
 	return hosts_show(ctx, args->pos[0], opt_health);
@@ -382,7 +274,8 @@ const struct dispatch_cmd dispatch_cmd_hosts_show = {
 	.opts = show_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_NEEDS_SESSION,
+	.session_host = host_operand,
 	.fn = cmd_hosts_show,
 };
 
@@ -393,6 +286,7 @@ const struct dispatch_cmd dispatch_cmd_hosts_discover = {
 	.opts = no_options,
 	.min_args = 1,
 	.max_args = 1,
-	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH,
+	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_NEEDS_SESSION,
+	.session_host = host_operand,
 	.fn = cmd_hosts_discover,
 };

@@ -216,13 +216,19 @@ void cmd_ssh_ctx(const struct dp_ctx *ctx, struct ssh_ctx *sc)
 		sc->log = log_line;
 }
 
-int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *command,
-		      struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err)
+int session_open(const struct dp_ctx *ctx, const char *dest, struct ssh_session **ss,
+		 struct dp_error *err)
 {
 	struct ssh_ctx sc;
 	cmd_ssh_ctx(ctx, &sc);
+	return ssh_session_open(&sc, dest, ss, err);
+}
+
+int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *command,
+		      struct strbuf *out, struct strbuf *errout, int *status, struct dp_error *err)
+{
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	if (ssh_session_open(&sc, inventory_ssh_destination(ctx->inv, host), &ss, err) < 0)
+	if (session_open(ctx, inventory_ssh_destination(ctx->inv, host), &ss, err) < 0)
 		return -1;
 	return ssh_exec_capture(ss, command, NULL, out, errout, status, err);
 }

@@ -59,7 +59,7 @@ static void upload_progress(void *data, uint64_t done, uint64_t total)
 static int reconnect(void *data, struct ssh_session **out, struct dp_error *err)
 {
 	struct hook_data *d = data;
-	return ssh_session_open(d->ctx->ssh, d->dest, out, err);
+	return session_open(d->ctx, d->dest, out, err);
 }
 
 static void note(void *data, enum submission_note level, const char *msg)
@@ -82,7 +82,7 @@ int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub)
 
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	struct hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, s->host->name) };
-	if (ssh_session_open(ctx->ssh, hd.dest, &ss, &err) < 0)
+	if (session_open(ctx, hd.dest, &ss, &err) < 0)
 		return report_error(&err);
 	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
 	if (ctx->verbosity >= 0 && stderr_is_tty())

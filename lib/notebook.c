@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/marker.h"
+#include "inventory/jobspec.h"
 #include "base/shquote.h"
 #include "ledger.h"
 #include "notebook.h"
@@ -19,6 +20,17 @@
 const char *notebook_job_command(void)
 {
 	return shfile_notebook_job; /* notebook_job.sh */
+}
+
+int notebook_jobspec(struct jobspec *js, const char *token, struct dp_error *err)
+{
+	char *argv[] = { (char *)notebook_job_command(), NULL };
+	jobspec_set_command_argv(js, argv, 1);
+	_cleanup_free_ char *env = xasprintf("%s=%s", NOTEBOOK_TOKEN_ENV, token);
+	if (jobspec_set(js, "env", env, NULL, err) < 0 ||
+	    (!js->job_name && jobspec_set(js, "job-name", "notebook", NULL, err) < 0))
+		return -1;
+	return 0;
 }
 
 char *notebook_new_token(void)
@@ -163,14 +175,15 @@ static void sleep_second(void)
 	nanosleep(&ts, NULL); /* a signal ends it early: the caller looks at stop */
 }
 
-enum notebook_wait notebook_wait_ready(struct ssh_session *ss, const char *log, const char *job_id,
-				       const struct plainjob_ref *plain, double timeout,
-				       volatile sig_atomic_t *stop,
+enum notebook_wait notebook_wait_ready(struct ssh_session *ss, const struct notebook_job *job,
+				       double timeout, volatile sig_atomic_t *stop,
 				       void (*on_state)(void *data, const char *state), void *data,
 				       struct notebook_poll *poll, int *status, struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
-	notebook_poll_command(&cmd, log, job_id, plain);
+	const struct plainjob_ref p = { .id = job->id, .stage_dir = job->stage_dir, .pgid = job->pgid };
+	const struct plainjob_ref *plain = job->plain ? &p : NULL;
+	notebook_poll_command(&cmd, job->log, job->id, plain);
 	double deadline = monotonic_seconds() + timeout;
 	_cleanup_free_ char *last_state = NULL;
 	int gone = 0;

@@ -36,6 +36,11 @@ struct ssh_session;
 /* The job's command (bash, run by the bootstrap in the code's directory). */
 const char *notebook_job_command(void);
 
+/* The notebook job into js: its command, the token in its environment (never in
+ * argv) and its name ("notebook" unless js has one). 0, or -1 (err). */
+struct jobspec;
+int notebook_jobspec(struct jobspec *js, const char *token, struct dp_error *err);
+
 /* A fresh random token: 48 hex digits. Caller frees. */
 char *notebook_new_token(void);
 
@@ -69,14 +74,19 @@ enum notebook_wait {
 	NOTEBOOK_JOB_ENDED,     /* the job left the queue or ended (poll->state, "" gone) */
 	NOTEBOOK_NO_ANSWER,     /* no answer within timeout seconds (poll->state) */
 };
-/* Polls over ss once a second until the job's server answers (the job, its log and,
- * on a plain host, plain as in notebook_poll_command): a job squeue no longer lists
+/* The notebook's job, as its ledger entry has it. */
+struct notebook_job {
+	const char *id, *log;
+	bool plain;             /* on a plain host: its stage dir and process group */
+	const char *stage_dir;
+	long pgid;
+};
+/* Polls over ss once a second until job's server answers: a job squeue no longer lists
  * counts as gone only after five polls in a row (a restarting controller answers
  * nothing too). on_state (may be NULL) hears each new state. poll holds the last
  * answer; the caller releases it. */
-enum notebook_wait notebook_wait_ready(struct ssh_session *ss, const char *log, const char *job_id,
-				       const struct plainjob_ref *plain, double timeout,
-				       volatile sig_atomic_t *stop,
+enum notebook_wait notebook_wait_ready(struct ssh_session *ss, const struct notebook_job *job,
+				       double timeout, volatile sig_atomic_t *stop,
 				       void (*on_state)(void *data, const char *state), void *data,
 				       struct notebook_poll *poll, int *status, struct dp_error *err);
 

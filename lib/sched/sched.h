@@ -53,6 +53,8 @@ enum job_log { JOB_LOG_OUT, JOB_LOG_ERR, JOB_LOG_ERR_OR_OUT };
 
 /* A backend's parse of one reply (its own type). */
 struct sched_answer;
+struct host_facts;
+struct host_report;
 
 struct sched_ops {
 	const char *name;       /* "slurm", "plain": --json's "type" */
@@ -148,6 +150,10 @@ struct sched_ops {
 	 * accounting lists them): appended to *steps (*n of them), how many. */
 	size_t (*steps_take)(const struct remote_reply *rr, const struct sched_job *j,
 			     struct job_step **steps, size_t *n);
+	/* ---- hosts show: the scheduler's side of a host (lib/host_report.h) ---- */
+	/* f's partitions, nodes and their GPUs, and the scheduler's version, into r
+	 * (zeroed; NULL: the backend has none of them, as a plain host). */
+	void (*host_report)(const struct host_facts *f, struct host_report *r);
 };
 
 extern const struct sched_ops sched_slurm;

@@ -20,6 +20,7 @@
 #include "sched/slurm/slurm_pending.h"
 #include "sched/slurm/slurm_queue.h"
 #include "sched/slurm/slurm_steps.h"
+#include "sched/slurm/slurm_report.h"
 #include "sched/slurm/slurm_why.h"
 
 struct sched_answer {
@@ -423,4 +424,5 @@ const struct sched_ops sched_slurm = {
 	.steps_script = steps_script,
 	.steps_exit = steps_exit,
 	.steps_take = steps_take,
+	.host_report = slurm_host_report,
 };
