@@ -104,6 +104,11 @@ static struct plainjob_status *query(const char *dir, const char *id, long pid)
 	size_t n = plainjob_parse_status(out, &res);
 	CHECK_INT(n, 1);
 	CHECK(n == 1 && streq(res[0].id, id));
+	if (n != 1) { /* the callers read res[0]: say what the status script printed, stop */
+		printf("# status of %s: %s\n", id, out);
+		fflush(stdout);
+		exit(1);
+	}
 	free(out);
 	free(stage);
 	strbuf_release(&sb);

@@ -444,9 +444,12 @@ while :; do
 		st=$?
 		kill -0 "$bpid" 2>/dev/null || break
 	done
+	# Again, for the command's own status when a trapped signal ended the last wait
+	# after it died (127: already collected; bash 5.2 can also give -1 here, seen in
+	# test-plainjob's cancel case: neither is a status).
 	wait "$bpid" 2>/dev/null
 	s2=$?
-	[ "$s2" = 127 ] || st=$s2
+	case $s2 in '' | *[!0-9]* | 127) ;; *) st=$s2 ;; esac
 	# Ended after the stop signal: by the time limit (the signal itself, or its
 	# checkpoint and exit: a run restarts then, as on SLURM).
 	if [ "$phase" -ge 1 ] && [ ! -f "$d/cancelled" ] && { [ "$st" != 0 ] || [ "$maxr" -gt 0 ]; }; then
