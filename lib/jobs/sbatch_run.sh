@@ -94,11 +94,17 @@ dispatch_history() {
 dispatch_run_wait() {
 	set +e
 	wait "$dispatch_child"
+	dispatch_status=$?
 	while kill -0 "$dispatch_child" 2>/dev/null; do
 		wait "$dispatch_child"
+		dispatch_status=$?
 	done
+	# Again, for srun's own status when a trapped signal ended the last wait after it
+	# died (127: already collected; bash 5.2 can also give -1 here, as the plain
+	# launcher met: neither is a status).
 	wait "$dispatch_child"
-	dispatch_status=$?
+	dispatch_s2=$?
+	case $dispatch_s2 in '' | *[!0-9]* | 127) ;; *) dispatch_status=$dispatch_s2 ;; esac
 	dispatch_ended=
 	if [ -n "$dispatch_event" ]; then
 		dispatch_ended=$dispatch_event

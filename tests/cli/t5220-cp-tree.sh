@@ -152,11 +152,16 @@ test_expect_success 'sshd killed during a tree upload: exit 255, every file in p
 	mkdir kill && for i in $(seq 100 199); do head -c 2000000 /dev/urandom >kill/m$i; done &&
 	{ dispatch -F kcfg cp -r kill cptree:$R/kill 2>err & } &&
 	pid=$! &&
-	for i in $(seq 300); do
-		test "$(ls "$RHOME/$R/kill" 2>/dev/null | wc -l)" -ge 20 && break
-		sleep 0.1
+	for i in $(seq 1500); do
+		test "$(ls "$RHOME/$R/kill" 2>/dev/null | wc -l)" -ge 5 && break
+		sleep 0.02
 	done &&
+	# the client stopped first, so that the kill finds the upload in the middle
+	# however fast the machine (at 20 files, a quiet machine had sent all 100
+	# before sshd went down), then woken to find the connection gone
+	pkill -STOP -f -- "-F kcfg cp -r kill cptree:" &&
 	own_down cptree &&
+	pkill -CONT -f -- "-F kcfg cp -r kill cptree:" &&
 	rc=0 && { wait $pid || rc=$?; } &&
 	{ test "$rc" = 255 || { echo "rc=$rc"; cat err; false; }; } &&
 	test_grep "connection to .cptree. lost" err &&
