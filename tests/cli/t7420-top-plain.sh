@@ -30,7 +30,9 @@ cleanup_t7420() {
 }
 trap cleanup_t7420 EXIT
 
-# run_job NAME ARGS... -- COMMAND: submits to inner, prints the job once it runs
+# run_job NAME ARGS... -- COMMAND: submits to inner, prints the job once it runs (the
+# long jobs sleep 600 s: the cases before the 7th take over a minute, and a job of
+# 60 s had ended by then; the clean-up kills what is left)
 run_job() {
 	local name=$1 job
 	shift
@@ -40,7 +42,7 @@ run_job() {
 }
 
 test_expect_success 'the leased GPU, the job processes, --procs with their GPU memory' '
-	job=$(run_job t7420a --gpus 1 --env DISPATCH_FAKE_GPU_MIB=777 -- "sleep 60 & sleep 61; wait") &&
+	job=$(run_job t7420a --gpus 1 --env DISPATCH_FAKE_GPU_MIB=777 -- "sleep 600 & sleep 601; wait") &&
 	echo "$job" >job-a &&
 	dispatch --json top -n 1 --procs "$job" >j &&
 	test "$(jq_ "len(d[\"nodes\"][0][\"gpus\"])" j)" = 1 &&
@@ -85,7 +87,7 @@ test_expect_success 'a GPU the job'"'"'s process holds without a lease is the jo
 '
 
 test_expect_success 'a job without GPUs: its processes'"'"' CPU and memory, with a note' '
-	job=$(run_job t7420c -- "sleep 60") &&
+	job=$(run_job t7420c -- "sleep 600") &&
 	dispatch top -n 1 "$job" >out &&
 	test_grep "^inner  *-  *-  *-  *-  *-  *-  *no-gpus-allocated$" out &&
 	test_grep "^inner: [0-9]* process[es]* of the job, CPU [0-9]*%, RSS [0-9]* MiB (the job holds no GPUs: its processes. CPU and memory only)$" out &&
