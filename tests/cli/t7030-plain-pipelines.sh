@@ -10,30 +10,8 @@
 # a job that ignores TERM is killed 30 s later. Jobs wait on gate files, and the
 # clock only where the time limit is what is tested.
 . "$(dirname "$0")/lib.sh"
-
-testbed_up
-export DISPATCH_STATE_DIR="$TRASH/state"
-CL=$DISPATCH_TESTBED_DIR/cluster
-G=$CL/work/t7030-gates-$$
-mkdir -p "$G" && chmod 777 "$G"
-LD=/tmp/dispatch-gpus-t7030-$$
-# box1 with a lock directory of this test's own and max_jobs 1: boxq
-awk -v ld="$LD" '{ print }
-	/^hosts:$/ { print "  boxq:\n    ssh: box1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld }' \
-	"$DISPATCH_INVENTORY" >inv.yaml
-export DISPATCH_INVENTORY=$PWD/inv.yaml
-mkdir -m 1777 "$LD" || exit 1
-
-cleanup_t7030() {
-	local p
-	touch "$G"/all 2>/dev/null
-	# every job of this test, held ones too (their launchers ignore TERM)
-	for p in $(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select pid from jobs where pid > 1" 2>/dev/null); do
-		kill -KILL -- "-$p" 2>/dev/null
-	done
-	rm -rf "$G" "$LD"
-}
-trap 'cleanup_t7030; rm -rf "$TRASH"' EXIT
+. "$(dirname "$0")/lib-boxq.sh"
+boxq_setup t7030
 
 # job NAME ARGS... -- : a job that appends NAME to $G/order once its gate file $G/NAME
 # (or $G/all) is there; prints the job.
@@ -137,7 +115,7 @@ test_expect_success 'a dependency on no job of the host is refused at submit' '
 test_expect_success '--time: the stop signal first, then TERM at the limit: TIMEOUT' '
 	t1=$(dispatch submit -H box1 -J timed --time 0:08 -- \
 		"trap \"date +%s.%N >$G/stop-t1\" USR1; trap \"date +%s.%N >$G/term-t1; exit 143\" TERM; echo \"\$DISPATCH_STOP_SIGNAL\" >$G/sig-t1; while :; do sleep 0.1; done") &&
-	t2=$(dispatch submit -H box1 -J stubborn --time 0:04 -- \
+	t2=$(dispatch submit -H box1 -J stubborn --time 0:08 -- \
 		"trap \"\" TERM; trap \"date +%s.%N >$G/stop-t2\" USR1; while :; do sleep 0.1; done") &&
 	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.2 "$t1" >out &&
 	test_grep TIMEOUT out &&
@@ -152,7 +130,10 @@ test_expect_success '--time: the stop signal first, then TERM at the limit: TIME
 	test_expect_code 1 timeout 90 "$DISPATCH" wait --interval 0.5 "$t2" >out &&
 	test_grep TIMEOUT out && test -s "$G/stop-t2" &&
 	pg=$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select pid from jobs where job_id = \"${t2%@box1}\"") &&
-	test -n "$pg" && ! pgrep -s "$pg" >/dev/null
+	test -n "$pg" &&
+	# (the launcher writes the exit status, then exits: a moment where it is still there)
+	for i in $(seq 50); do pgrep -s "$pg" >/dev/null || break; sleep 0.1; done &&
+	! pgrep -s "$pg" >/dev/null
 '
 
 test_done

@@ -6,28 +6,8 @@
 # restarts: TIMEOUT, ...". A non-zero exit restarts only with --restart-on error.
 # Short limits (0:04: the stop signal 2 s before) keep it quick.
 . "$(dirname "$0")/lib.sh"
-
-testbed_up
-export DISPATCH_STATE_DIR="$TRASH/state"
-CL=$DISPATCH_TESTBED_DIR/cluster
-G=$CL/work/t7040-gates-$$
-mkdir -p "$G" && chmod 777 "$G"
-LD=/tmp/dispatch-gpus-t7040-$$
-awk -v ld="$LD" '{ print }
-	/^hosts:$/ { print "  boxq:\n    ssh: box1\n    cluster: testbed\n    max_jobs: 1\n    gpu_lock_dir: " ld }' \
-	"$DISPATCH_INVENTORY" >inv.yaml
-export DISPATCH_INVENTORY=$PWD/inv.yaml
-mkdir -m 1777 "$LD" || exit 1
-
-cleanup_t7040() {
-	local p
-	touch "$G"/all 2>/dev/null
-	for p in $(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select pid from jobs where pid > 1" 2>/dev/null); do
-		kill -KILL -- "-$p" 2>/dev/null
-	done
-	rm -rf "$G" "$LD"
-}
-trap 'cleanup_t7040; rm -rf "$TRASH"' EXIT
+. "$(dirname "$0")/lib-boxq.sh"
+boxq_setup t7040
 
 state() {
 	dispatch --json status "$1" >st.json &&
