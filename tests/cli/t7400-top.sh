@@ -16,10 +16,13 @@ U1=GPU-7c1e9f40-3a6b-4d2e-8f5c-0b9a1d7e6c34
 
 tb_up
 
-# [WRAP=SCRIPT] run_job ARGS...: an sbatch'ed sleeper (or SCRIPT) that runs; prints its id
+# [WRAP=SCRIPT] run_job ARGS...: an sbatch'ed sleeper (or SCRIPT) that runs; prints its id.
+# It sleeps 600 s (the clean-up cancels it): at 200 s, the job of the last case had
+# ended COMPLETED before it was cancelled, in a CI rehearsal's sanitize pass at a
+# high load (the file took 220 s).
 run_job() {
 	local id s i
-	id=$(dispatch run -H hpc -- sbatch --parsable -p gpu --mem=100 -t 5 -o /dev/null "$@" --wrap "'${WRAP:-sleep 200}'") || return 1
+	id=$(dispatch run -H hpc -- sbatch --parsable -p gpu --mem=100 -t 15 -o /dev/null "$@" --wrap "'${WRAP:-sleep 600}'") || return 1
 	id=${id%%;*}
 	echo "$id" >>"$TRASH/jobs"
 	for i in $(seq 180); do
@@ -124,7 +127,7 @@ test_expect_success '--health: each node'"'"'s GPU health and XID source from th
 # starts once squeue shows that step (bounded).
 test_expect_success '--procs: the job'"'"'s processes on both nodes, each on its GPU, one step per session' '
 	fake_smi hpc "$DATA/a100-node.query" all &&
-	pjob=$(WRAP="srun env CUDA_VISIBLE_DEVICES=$U0,$U1 DISPATCH_FAKE_GPU_MIB=555 sleep 200 & sleep 200; wait" run_job -N2 --gres=gpu:1) &&
+	pjob=$(WRAP="srun env CUDA_VISIBLE_DEVICES=$U0,$U1 DISPATCH_FAKE_GPU_MIB=555 sleep 600 & sleep 600; wait" run_job -N2 --gres=gpu:1) &&
 	for _ in $(seq 120); do
 		dispatch run -H hpc -- squeue -h -s -j "$pjob" -o %i >st && grep -qx "$pjob\.0" st && break
 		sleep 0.5
