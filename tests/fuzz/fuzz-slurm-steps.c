@@ -15,10 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 8192)
 		return 0;
 	char *text = xstrndup((const char *)data, size);
-	struct slurm_step *st;
+	struct job_step *st;
 	size_t n = slurm_parse_steps(text, &st);
 	for (size_t i = 0; i < n; i++) {
-		const struct slurm_step *s = &st[i];
+		const struct job_step *s = &st[i];
 		if (!s->id || !s->job || !s->step || !s->name || !s->state || !s->elapsed ||
 		    !s->max_rss || !s->max_vmsize || !s->ave_cpu || !s->tres_usage || !s->nodes)
 			abort();
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (s->max_rss_bytes < -1 || s->max_vmsize_bytes < -1)
 			abort();
 	}
-	slurm_steps_free(st, n);
+	job_steps_free(st, n);
 	if (slurm_parse_size(text) < -1)
 		abort();
 	free(text);

@@ -16,7 +16,7 @@ int main(void)
 	strbuf_release(&sb);
 
 	char *out = unit_fixture("slurm", "steps-22.05.out");
-	struct slurm_step *st;
+	struct job_step *st;
 	size_t n = slurm_parse_steps(out, &st);
 	CHECK_INT(n, 8);
 	CHECK_INT(slurm_parse_exit(out, "steps"), 0);
@@ -35,7 +35,7 @@ int main(void)
 	CHECK_STR(st[6].ave_cpu, "00:00:00");
 	CHECK_CONTAINS(st[6].tres_usage, "mem=425808K");
 	CHECK_INT(st[6].exit_code, 0);
-	slurm_steps_free(st, n);
+	job_steps_free(st, n);
 	free(out);
 
 	out = unit_fixture("slurm", "steps-crafted.out");
@@ -51,7 +51,7 @@ int main(void)
 	CHECK_STR(st[3].job, "201_4");
 	CHECK_STR(st[3].step, "extern");
 	CHECK_INT(st[3].max_rss_bytes, 0);
-	slurm_steps_free(st, n);
+	job_steps_free(st, n);
 	free(out);
 	/* Rows before the marker (a banner that looks like one) are not rows. */
 	CHECK_INT(slurm_parse_steps("1|RUNNING|0:0|1:00|||||n|x\n", &st), 0);

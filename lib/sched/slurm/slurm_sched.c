@@ -376,25 +376,18 @@ static int steps_exit(const struct remote_script *rs, const struct remote_reply 
 static size_t steps_take(const struct remote_reply *rr, const struct sched_job *j,
 			 struct job_step **steps, size_t *n)
 {
-	struct slurm_step *all;
-	size_t m = slurm_parse_steps(rr->out.buf, &all), found = 0;
+	struct job_step *all;
+	size_t m = slurm_parse_steps(rr->out.buf, &all), found = 0, rest = 0;
 	for (size_t k = 0; k < m; k++) {
-		const struct slurm_step *st = &all[k];
-		if (!slurm_id_matches(j->id, st->job))
+		if (!slurm_id_matches(j->id, all[k].job)) {
+			all[rest++] = all[k];
 			continue;
+		}
 		*steps = xrealloc(*steps, (*n + 1) * sizeof(**steps));
-		(*steps)[(*n)++] = (struct job_step){
-			.id = xstrdup(st->id), .job = xstrdup(st->job), .step = xstrdup(st->step),
-			.name = xstrdup(st->name), .state = xstrdup(st->state),
-			.exit_code = st->exit_code, .exit_signal = st->exit_signal,
-			.elapsed = xstrdup(st->elapsed), .max_rss = xstrdup(st->max_rss),
-			.max_vmsize = xstrdup(st->max_vmsize), .max_rss_bytes = st->max_rss_bytes,
-			.max_vmsize_bytes = st->max_vmsize_bytes, .ave_cpu = xstrdup(st->ave_cpu),
-			.tres_usage = xstrdup(st->tres_usage), .nodes = xstrdup(st->nodes),
-		};
+		(*steps)[(*n)++] = all[k];
 		found++;
 	}
-	slurm_steps_free(all, m);
+	job_steps_free(all, rest);
 	return found;
 }
 

@@ -64,7 +64,7 @@ static bool split_id(const char *id, char **job, char **step)
 }
 
 struct scan {
-	struct slurm_step *steps;
+	struct job_step *steps;
 	size_t n;
 	bool in;
 };
@@ -79,7 +79,7 @@ static void one(void *data, char *line)
 	if (!s->in)
 		return;
 	char *f[STEPS_FIELDS]; /* the last, the name: the rest of the line, '|' and all */
-	struct slurm_step st = { 0 };
+	struct job_step st = { 0 };
 	if (!slurm_split_fields(line, f, STEPS_FIELDS) || !f[1][0] || !split_id(f[0], &st.job, &st.step))
 		return;
 	st.id = xstrdup(f[0]);
@@ -98,29 +98,10 @@ static void one(void *data, char *line)
 	s->steps[s->n++] = st;
 }
 
-size_t slurm_parse_steps(const char *out, struct slurm_step **steps)
+size_t slurm_parse_steps(const char *out, struct job_step **steps)
 {
 	struct scan s = { 0 };
 	each_line(out, one, &s);
 	*steps = s.steps;
 	return s.n;
-}
-
-void slurm_steps_free(struct slurm_step *steps, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct slurm_step *s = &steps[i];
-		free(s->id);
-		free(s->job);
-		free(s->step);
-		free(s->name);
-		free(s->state);
-		free(s->elapsed);
-		free(s->max_rss);
-		free(s->max_vmsize);
-		free(s->ave_cpu);
-		free(s->tres_usage);
-		free(s->nodes);
-	}
-	free(steps);
 }

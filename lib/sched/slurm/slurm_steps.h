@@ -12,28 +12,14 @@
 #include <stddef.h>
 
 #include "base/strbuf.h"
-
-struct slurm_step {
-	char *id;               /* as sacct writes it: "123", "123.batch", "123_4.0" */
-	char *job;              /* the job part: "123", "123_4" */
-	char *step;             /* the step part: "" (the job itself), "batch", "extern", "0" */
-	char *name, *state;     /* state: the word ("CANCELLED by 0" loses " by 0") */
-	int exit_code, exit_signal; /* ExitCode "N:S"; -1 when not given */
-	char *elapsed;
-	char *max_rss, *max_vmsize; /* as sacct writes them ("204800K", "" when none) */
-	long long max_rss_bytes, max_vmsize_bytes; /* -1 when sacct gave none */
-	char *ave_cpu;          /* "00:00:01" */
-	char *tres_usage;       /* TRESUsageInTot: "cpu=00:00:01,mem=200M,..." */
-	char *nodes;            /* hostlist */
-};
+#include "jobs/job_step.h" /* the rows, each backend's */
 
 /* The marker line, sacct for the ids (every step of each, [0-9_] ids), then a line
  * with its exit status (slurm_parse_exit(out, "steps")). */
 void slurm_steps_command(struct strbuf *sb, char *const *ids);
 /* The rows after the marker line (lines that are not rows are skipped); returns
- * their number, *steps allocated (free with slurm_steps_free). */
-size_t slurm_parse_steps(const char *out, struct slurm_step **steps);
-void slurm_steps_free(struct slurm_step *steps, size_t n);
+ * their number, *steps allocated (free with job_steps_free). */
+size_t slurm_parse_steps(const char *out, struct job_step **steps);
 
 /* sacct's sizes ("1234", "1234K", "1.50M", "2G": K, M, G, T, P are powers of 1024)
  * in bytes; -1 for "" or anything else. */
