@@ -16,6 +16,7 @@
 #include "inventory/inventory.h"
 #include "ledger.h"
 #include "jobs/jobs.h"
+#include "jobs/run_attempts.h"
 #include "transport/ssh.h"
 
 static struct ledger_filter f;
@@ -62,6 +63,8 @@ struct entry {
 				   or rec */
 	char *state_buf;
 	bool live;              /* the state was asked just now */
+	char *attempt;          /* a run's, asked just now: "attempt 2/5"; NULL */
+	cJSON *run;             /* a run's keys (job_state_json_run), asked just now; NULL */
 };
 
 static const struct sched_ops *sched_of(const struct dp_ctx *ctx, const struct ledger_job *j)
@@ -93,7 +96,8 @@ static size_t targets_of(const struct dp_ctx *ctx, const char *host, struct entr
 		t[m] = (struct jobs_target){
 			.sched = sched_of(ctx, j),
 			.job = { .id = j->job_id, .arg = j->job_id, .stage_dir = dir, .pgid = j->pid,
-				 .host = j->host, .in_ledger = true },
+				 .host = j->host, .in_ledger = true, .run_id = j->run_id,
+				 .max_restarts = j->max_restarts },
 		};
 		at[m++] = i;
 	}
@@ -141,6 +145,11 @@ static int refresh_host(const struct dp_ctx *ctx, struct ledger *l, const char *
 				rows[nrows++] = &res.rows[i].st;
 		const char *state = jobs_summary_state(rows, nrows);
 		set_live(e, state ? state : "UNKNOWN");
+		if (nrows && rows[0]->run_id) {
+			e->attempt = job_state_attempt_text(rows[0]);
+			e->run = cJSON_CreateObject();
+			job_state_json_run(e->run, rows[0]);
+		}
 		/* An end is stored back: that job is never asked about again. */
 		if (ledger_state_final(e->state) && ledger_set_end_state(l, e->rec->row, e->state, &err) < 0)
 			warning_msg("%s", err.msg);
@@ -194,7 +203,10 @@ static void print_text(const struct entry *const *ents, size_t n)
 			table_addf(&t, "%.12s%s", j->commit, j->dirty ? "-dirty" : "");
 		else
 			table_add(&t, "-");
-		table_add(&t, ents[i]->state);
+		if (ents[i]->attempt)
+			table_addf(&t, "%s %s", ents[i]->state, ents[i]->attempt);
+		else
+			table_add(&t, ents[i]->state);
 	}
 	table_print(&t);
 }
@@ -227,6 +239,15 @@ static void print_json(const struct dp_ctx *ctx, const struct entry *const *ents
 		cJSON_AddBoolToObject(o, "ended", ledger_state_final(ents[i]->state));
 		json_add_str_or_null(o, "log_path", j->log_path);
 		json_add_container(o, j->container_runtime, j->container_image);
+		if (ents[i]->run) {
+			for (cJSON *k = ents[i]->run->child; k; k = k->next)
+				cJSON_AddItemToObject(o, k->string, cJSON_Duplicate(k, true));
+		} else if (j->run_id) { /* not asked: what the ledger knows */
+			cJSON_AddStringToObject(o, "run_id", j->run_id);
+			cJSON_AddNullToObject(o, "attempt");
+			cJSON_AddNumberToObject(o, "max_attempts", j->max_restarts + 1);
+			cJSON_AddNullToObject(o, "attempts");
+		}
 		cJSON_AddItemToArray(arr, o);
 	}
 	json_print(doc);
@@ -275,8 +296,11 @@ static int cmd_jobs(struct dp_ctx *ctx, const struct dp_args *args)
 	else if (kept)
 		print_text(shown, kept);
 	free(shown);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(ents[i].state_buf);
+		free(ents[i].attempt);
+		cJSON_Delete(ents[i].run);
+	}
 	free(ents);
 	ledger_jobs_free(recs, n);
 	return status;

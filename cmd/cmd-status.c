@@ -12,6 +12,7 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "jobs/jobs.h"
+#include "jobs/run_attempts.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
@@ -129,6 +130,9 @@ static void print_why(const struct answer *a)
 			printf("%s: %s\n", job, why);
 		if (r->pending_text)
 			printf("  why: %s\n", r->pending_text);
+		_cleanup_free_ char *attempts = job_state_attempts_text(r);
+		if (attempts)
+			printf("%s: %s ended: %s\n", job, r->run_id, attempts);
 		if (!why && r->tail.fetched)
 			printf("%s: %s\n", job, r->state);
 		job_tail_print(&r->tail, job);
@@ -149,7 +153,7 @@ static void print_text(const struct answer *a)
 		_cleanup_free_ char *elapsed = job_state_elapsed_text(r);
 		_cleanup_free_ char *limit = job_state_limit_text(r);
 		table_take(&t, job_state_name(r, a->refs[i]->host));
-		table_add(&t, r->state);
+		table_take(&t, job_state_state_text(r));
 		table_take(&t, job_state_exit_text(r));
 		table_row(&t, elapsed[0] ? elapsed : "-", limit[0] ? limit : "-",
 			  r->nodes[0] ? r->nodes : "-", NULL);
@@ -187,6 +191,7 @@ static void print_json(const struct answer *a)
 		json_add_container(o, ref->in_ledger ? ref->rec.container_runtime : NULL,
 				   ref->in_ledger ? ref->rec.container_image : NULL);
 		job_state_json_tail(o, r);
+		job_state_json_run(o, r);
 		cJSON_AddItemToArray(jobs, o);
 	}
 	json_print(doc);

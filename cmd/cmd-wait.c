@@ -13,6 +13,7 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "jobs/jobs.h"
+#include "jobs/run_attempts.h"
 #include "jobs/jobwait.h"
 #include "jobs/wait.h"
 #include "transport/ssh.h"
@@ -106,7 +107,10 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 		if (until_running && j->seen_running && !j->settled) {
 			printf("%s RUNNING on %s\n", job, j->first_node ? j->first_node : "?");
 		} else if (j->settled && !j->not_found) {
+			_cleanup_free_ char *attempt = job_state_attempt_text(jobs[i].st);
 			printf("%s %s%s%s", job, state, ex[0] ? " " : "", ex);
+			if (attempt)
+				printf(" %s", attempt);
 			if (j->elapsed && j->elapsed[0])
 				printf(" elapsed %s", j->elapsed);
 			if (j->ntasks > 1)
@@ -115,6 +119,9 @@ static void print_text(const struct wjob *jobs, size_t n, bool until_running, do
 				printf(" (ended before it was seen running)");
 			print_why(&jobs[i]);
 			putchar('\n');
+			_cleanup_free_ char *attempts = job_state_attempts_text(jobs[i].st);
+			if (attempts)
+				printf("%s: %s ended: %s\n", job, jobs[i].st->run_id, attempts);
 			job_tail_print(&jobs[i].st->tail, job);
 		} else if (j->not_found) {
 			printf("%s NOT_FOUND\n", job);
@@ -175,6 +182,7 @@ static void print_json(const struct wjob *jobs, const struct wait *wt, bool unti
 			cJSON_AddNullToObject(o, "failure");
 		job_state_json_tail(o, jobs[i].st);
 		cJSON_AddNumberToObject(o, "tasks", (double)j->ntasks);
+		job_state_json_run(o, jobs[i].st);
 		cJSON_AddItemToArray(ja, o);
 	}
 	json_print(doc);
@@ -229,7 +237,7 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 	r = wait_run(&wt);
 	info_msg(ctx, "%ld polls in %.1f s", wt.polls, wt.waited);
 	struct jobs_result notes = { 0 };
-	wait_detail(&wt, st, JOBS_WANT_END | (tail ? JOBS_WANT_TAIL : 0), &notes);
+	wait_detail(&wt, st, JOBS_WANT_END | JOBS_WANT_ATTEMPTS | (tail ? JOBS_WANT_TAIL : 0), &notes);
 	for (size_t i = 0; i < notes.nnotes; i++)
 		info_msg(ctx, "%s", notes.notes[i].text);
 	jobs_result_release(&notes);

@@ -23,7 +23,9 @@ void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct job
 			 .pgid = r->in_ledger ? r->rec.pid : 0, .in_ledger = r->in_ledger,
 			 .log_path = r->in_ledger ? r->rec.log_path : NULL,
 			 .err_path = r->in_ledger ? r->rec.err_path : NULL,
-			 .name = r->in_ledger ? r->rec.name : NULL },
+			 .name = r->in_ledger ? r->rec.name : NULL,
+			 .run_id = r->in_ledger ? r->rec.run_id : NULL,
+			 .max_restarts = r->in_ledger ? r->rec.max_restarts : 0 },
 	};
 }
 

@@ -30,7 +30,8 @@ static const char schema[] =
 	" script_path TEXT, log_path TEXT, err_path TEXT,"
 	" pid INTEGER NOT NULL DEFAULT 0,"
 	" state TEXT NOT NULL,"
-	" container_runtime TEXT, container_image TEXT, run_id TEXT);"
+	" container_runtime TEXT, container_image TEXT, run_id TEXT,"
+	" max_restarts INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS jobs_job_id ON jobs(job_id);";
 
 /* Columns added since the first ledgers: added to an older one on opening (SQLite
@@ -39,6 +40,7 @@ static const char *const added_columns[] = {
 	"ALTER TABLE jobs ADD COLUMN container_runtime TEXT",
 	"ALTER TABLE jobs ADD COLUMN container_image TEXT",
 	"ALTER TABLE jobs ADD COLUMN run_id TEXT",
+	"ALTER TABLE jobs ADD COLUMN max_restarts INTEGER NOT NULL DEFAULT 0",
 };
 
 char *ledger_state_dir(void)
@@ -187,9 +189,9 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	sqlite3_stmt *st;
 	const char *sql = "INSERT INTO jobs (job_id, host, cluster, name, token, submitted_at,"
 			  " commit_id, dirty, script_path, log_path, err_path, pid, state,"
-			  " container_runtime, container_image, run_id)"
+			  " container_runtime, container_image, run_id, max_restarts)"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'submitting',"
-			  " ?13, ?14, ?15)";
+			  " ?13, ?14, ?15, ?16)";
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(l, err, "cannot record the submission");
 	bind_text(st, 1, job->job_id);
@@ -207,6 +209,7 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	bind_text(st, 13, job->container_runtime);
 	bind_text(st, 14, job->container_image);
 	bind_text(st, 15, job->run_id);
+	sqlite3_bind_int(st, 16, job->max_restarts);
 	return exec_stmt(l, st, err, "cannot record the submission");
 }
 
@@ -263,7 +266,8 @@ static char *col_text(sqlite3_stmt *st, int i)
 
 #define JOB_COLUMNS                                                                          \
 	"row, job_id, host, cluster, name, token, submitted_at, commit_id, dirty, script_path," \
-	" log_path, err_path, pid, state, container_runtime, container_image, run_id"
+	" log_path, err_path, pid, state, container_runtime, container_image, run_id," \
+	" max_restarts"
 
 static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 {
@@ -284,6 +288,7 @@ static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 	j->container_runtime = col_text(st, 14);
 	j->container_image = col_text(st, 15);
 	j->run_id = col_text(st, 16);
+	j->max_restarts = sqlite3_column_int(st, 17);
 }
 
 int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,

@@ -38,6 +38,7 @@ struct ledger_job {
 				   ledger_set_end_state) */
 	char *run_id;           /* a run (--max-restarts, ...): the same for every attempt
 				   and resubmission; NULL: not a run */
+	int max_restarts;       /* a run's --max-restarts; 0: none */
 };
 
 /* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else

@@ -456,6 +456,7 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.err_path = job->spec->error,
 		.container_image = (char *)container_job_image(job->spec, host),
 		.run_id = sub->run_id,
+		.max_restarts = (int)jobspec_run_max_restarts(job->spec),
 	};
 	if (rec.container_image)
 		rec.container_runtime = (char *)container_runtime_name(host->container_runtime);

@@ -95,6 +95,9 @@
 #define MARK_PENDING_HEALTH MARKER("pending-health")
 #define MARK_PENDING_QOS MARKER("pending-qos")
 #define MARK_PENDING_ASSOC MARKER("pending-assoc")
+/* A run's ended attempt (lib/jobs/run_attempts.h): "dispatch-attempt
+ * JOB|ATTEMPT|STATE|EPOCH|NODE", a line of its stage dir's attempts file. */
+#define MARK_ATTEMPT MARKER("attempt")
 
 /* Shell text: "echo MARK" (a section mark), "printf 'MARK %s\n' WORD" (WORD is shell
  * text: a quoted expansion such as "\"$PWD\"" or "\"$(id -un)\""), and "echo \"MARK

@@ -47,9 +47,10 @@ void job_state_release(struct job_state *js)
 	job_tail_release(&js->tail);
 	for (size_t i = 0; i < js->nattempts; i++) {
 		free(js->attempts[i].state);
-		free(js->attempts[i].nodes);
+		free(js->attempts[i].node);
 	}
 	free(js->attempts);
+	free(js->run_id);
 	*js = (struct job_state){ 0 };
 }
 

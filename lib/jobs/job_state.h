@@ -44,13 +44,13 @@ struct job_tail {
 	char *error;            /* why not */
 };
 
-/* One earlier run of a job that was restarted (requeued, or run again): room for the
- * runs issue; no backend fills it yet. */
+/* One ended attempt of a run (dispatch-submit(1) RUNS) that was restarted after it:
+ * lib/jobs/run_attempts.h reads them. */
 struct job_attempt {
-	char *state;
-	int exit_code, signal;
-	long elapsed;           /* seconds; -1 unknown */
-	char *nodes;
+	long attempt;           /* 0, 1, ... (DISPATCH_ATTEMPT) */
+	char *state;            /* how it ended: TIMEOUT, PREEMPTED, REQUEUED, FAILED, ... */
+	long ended;             /* seconds since the epoch; -1 unknown */
+	char *node;             /* where its batch script ran; NULL unknown */
 };
 
 /* Times in seconds; JOB_TIME_UNKNOWN when not known, JOB_TIME_UNLIMITED for no limit.
@@ -82,7 +82,10 @@ struct job_state {
 	struct cJSON *pending;          /* the same for JSON; NULL: not pending or not asked */
 	struct job_end end;             /* how a failed job ended */
 	struct job_tail tail;           /* its log's last lines */
-	struct job_attempt *attempts;   /* earlier runs, oldest first */
+	/* a run's (a job with --max-restarts): NULL and 0 for any other job */
+	char *run_id;
+	long max_restarts;
+	struct job_attempt *attempts;   /* its ended attempts, oldest first */
 	size_t nattempts;
 };
 

@@ -9,6 +9,7 @@
 #include "base/util.h"
 #include "inventory/inventory.h"
 #include "jobs/joblog.h"
+#include "jobs/run_attempts.h"
 #include "remote/remote.h"
 #include "transport/ssh.h"
 
@@ -148,6 +149,29 @@ static void fetch_tails(struct jobs_host *h, struct job_state *const *rows,
 	}
 }
 
+static void fetch_attempts(struct jobs_host *h, struct job_state *const *rows,
+			   const struct sched_job *const *jobs, size_t n, struct jobs_result *res)
+{
+	_cleanup_free_ struct sched_job *runs = xcalloc(n + 1, sizeof(*runs));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i]->run_id)
+			runs[m++] = *jobs[i];
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	struct dp_error err = { 0 };
+	run_attempts_script(&rs, runs, m);
+	if (remote_script_empty(&rs))
+		;
+	else if (remote_run(h->ss, &rs, &rr, &err) < 0)
+		note(res, JOBS_NOTE_WARNING, xasprintf("cannot read the runs' attempts: %s", err.msg));
+	else
+		for (size_t i = 0; i < n; i++)
+			run_attempts_take(&rr, jobs[i], rows[i]);
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+}
+
 void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
 		 const struct sched_job *const *jobs, size_t n, unsigned want,
 		 struct jobs_result *res)
@@ -160,6 +184,8 @@ void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
 		fetch_pending(h, rows, n, res);
 	if (want & JOBS_WANT_TAIL)
 		fetch_tails(h, rows, jobs, n);
+	if (want & JOBS_WANT_ATTEMPTS)
+		fetch_attempts(h, rows, jobs, n, res);
 }
 
 static int no_answer(struct jobs_result *res, enum jobs_failure f, const struct remote_reply *rr)
@@ -184,8 +210,10 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 	for (size_t b = 0; sched_all[b]; b++) {
 		_cleanup_free_ struct sched_job *jobs = NULL;
 		size_t m = jobs_of(targets, n, ok, sched_all[b], &jobs);
-		if (m)
+		if (m) {
 			sched_all[b]->query_script(&rs, jobs, m);
+			run_attempts_script(&rs, jobs, m);
+		}
 	}
 	if (!remote_script_empty(&rs)) {
 		if (session(h, &res->err) < 0 || remote_run(h->ss, &rs, &rr, &res->err) < 0) {
@@ -218,8 +246,10 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			t->sched->not_found(&t->job, h->host, &err);
 		else
 			t->sched->query_rows(answers[b], &t->job, h->host, &rows, &m, &err);
-		for (size_t k = 0; k < m; k++)
+		for (size_t k = 0; k < m; k++) {
+			run_attempts_take(&rr, &t->job, &rows[k]);
 			add_row(res, i, &rows[k], NULL);
+		}
 		if (!m) {
 			struct job_state none = { 0 };
 			add_row(res, i, &none, xstrdup(err.msg));
@@ -236,7 +266,7 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			rows[m] = &res->rows[i].st;
 			jobs[m++] = &targets[res->rows[i].target].job;
 		}
-		jobs_detail(h, rows, jobs, m, want, res);
+		jobs_detail(h, rows, jobs, m, want & ~(unsigned)JOBS_WANT_ATTEMPTS, res);
 	}
 out:
 	for (size_t b = 0; sched_all[b]; b++)

@@ -87,6 +87,8 @@ enum {
 	JOBS_WANT_PENDING = 1,  /* pending rows: why they wait, with the numbers */
 	JOBS_WANT_END = 2,      /* rows that ended without COMPLETED: how */
 	JOBS_WANT_TAIL = 4,     /* and their log's last lines */
+	JOBS_WANT_ATTEMPTS = 8, /* jobs_detail: the runs' ended attempts (jobs_query always
+				   reads them, in its one exchange) */
 };
 
 /* Asks host about targets[0..n) (all of that host), appending to res: rows in the

@@ -7,7 +7,8 @@
 # (--signal=B:SIG@GRACE); it goes on to the command's steps; once they end (or the
 # grace is nearly over) this job requeues itself while restarts remain. A SIGTERM is a
 # preemption (PreemptMode=CANCEL) unless the job was cancelled or timed out. Each
-# attempt's end is one line of $dispatch_stage/attempts: ATTEMPT STATE EPOCH NODE.
+# attempt's end is one line of $dispatch_stage/attempts: ATTEMPT STATE EPOCH NODE
+# (run_attempts.sh reads them; "-" where not known).
 
 # the settings before this part (the wrapper's lines above)
 : "${dispatch_run_id:?}" "${dispatch_max_restarts:?}" "${dispatch_restart_on:?}"
@@ -27,6 +28,16 @@ if [ -z "$dispatch_end" ]; then
 	dispatch_end=$(date -d "$dispatch_end" +%s 2>/dev/null) || dispatch_end=
 fi
 export DISPATCH_STOP_DEADLINE="$dispatch_end"
+# Attempts SLURM ended and requeued itself (a failed node, PreemptMode=REQUEUE) wrote
+# no line: one each now, when and where unknown.
+dispatch_n=0
+if [ -f "$dispatch_stage/attempts" ]; then
+	dispatch_n=$(wc -l <"$dispatch_stage/attempts")
+fi
+while [ "$dispatch_n" -lt "$dispatch_attempt" ]; do
+	echo "$dispatch_n REQUEUED - -" >>"$dispatch_stage/attempts"
+	dispatch_n=$((dispatch_n + 1))
+done
 
 # shellcheck disable=SC2317 # called from the traps
 dispatch_forward() {

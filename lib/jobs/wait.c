@@ -361,19 +361,24 @@ void wait_detail(struct wait *w, struct job_state *st, unsigned want, struct job
 		size_t k = 0;
 		bool ask = false;       /* a tail, or a backend's end: then connect */
 		for (size_t i = 0; i < w->n; i++) {
-			if (!streq(w->jobs[i].host, wh->host) || !wait_job_failed(&w->jobs[i]))
+			const struct sched_job *sj = w->jobs[i].job ? w->jobs[i].job : &own[i];
+			bool run = (want & JOBS_WANT_ATTEMPTS) && sj->run_id && sj->stage_dir;
+			if (!streq(w->jobs[i].host, wh->host) || (!wait_job_failed(&w->jobs[i]) && !run))
 				continue;
 			rows[k] = &st[i];
-			jobs[k++] = w->jobs[i].job ? w->jobs[i].job : &own[i];
-			ask |= (want & JOBS_WANT_TAIL) || st[i].sched->end_script;
+			jobs[k++] = sj;
+			ask |= run || (wait_job_failed(&w->jobs[i]) &&
+				       ((want & JOBS_WANT_TAIL) || st[i].sched->end_script));
 		}
 		struct dp_error err = { 0 };
 		struct jobs_host jh = { .host = wh->host };
 		if (ask)
 			jh.ss = wait_session(w, wh, &err);
 		for (size_t i = 0; ask && !jh.ss && (want & JOBS_WANT_TAIL) && i < k; i++)
-			rows[i]->tail = (struct job_tail){ .fetched = true, .error = xstrdup(err.msg) };
-		jobs_detail(&jh, rows, jobs, k, want & (JOBS_WANT_END | JOBS_WANT_TAIL), notes);
+			if (job_state_failed(rows[i]))
+				rows[i]->tail = (struct job_tail){ .fetched = true, .error = xstrdup(err.msg) };
+		jobs_detail(&jh, rows, jobs, k, want & (JOBS_WANT_END | JOBS_WANT_TAIL | JOBS_WANT_ATTEMPTS),
+			    notes);
 	}
 }
 

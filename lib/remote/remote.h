@@ -46,6 +46,7 @@ enum remote_section {
 	REMOTE_SBATCH,          /* sbatch: MARK_SBATCH_EXIT */
 	REMOTE_SINFO,           /* sinfo for hosts show --health: MARK_SINFO_EXIT */
 	REMOTE_NOTEBOOK,        /* a notebook server's start: MARK_NOTEBOOK_EXIT */
+	REMOTE_ATTEMPTS,        /* runs' ended attempts (MARK_ATTEMPT lines) */
 	REMOTE_SECTION_COUNT
 };
 

@@ -45,6 +45,9 @@ struct sched_job {
 	const char *host;       /* the host it runs on */
 	/* what the ledger recorded of its output (NULL: not known) */
 	const char *log_path, *err_path, *name;
+	/* a run's (the ledger's): NULL and 0 for any other job */
+	const char *run_id;
+	long max_restarts;
 };
 
 /* Which of a job's output files (sched_ops.log_path): its stderr, or its output

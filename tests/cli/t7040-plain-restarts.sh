@@ -26,13 +26,22 @@ test_expect_success 'a run restarted after each time limit, queued behind a late
 	printf "%s\n" 0 other 1 2 >want && test_cmp want "$G/attempts" &&
 	stage=$CL/work/.dispatch/${r%@boxq} &&
 	test "$(cut -d " " -f 1,2 "$stage/attempts")" = "$(printf "0 TIMEOUT\n1 TIMEOUT")" &&
-	test_grep "restarting (restart 1 of 3)" "$CL/log/${r%@boxq}.out"
+	test_grep "restarting (restart 1 of 3)" "$CL/log/${r%@boxq}.out" &&
+	# what wait and status show of the run: the attempt, and the ends before it
+	test_grep "^$r COMPLETED exit 0 attempt 3/4 " out &&
+	test_grep "^$r: run-[0-9a-f]* ended: attempt 1 TIMEOUT 20[0-9T:-]*Z on [a-z0-9.-]*; attempt 2 TIMEOUT " out &&
+	dispatch status "$r" >st.txt &&
+	test_grep "COMPLETED attempt 3/4" st.txt &&
+	dispatch --json status "$r" >st.json &&
+	python3 -c "import json; j = json.load(open(\"st.json\"))[\"jobs\"][0]; print(j[\"attempt\"], j[\"max_attempts\"], *[a[\"state\"] for a in j[\"attempts\"]])" >got &&
+	echo "3 4 TIMEOUT TIMEOUT" >want && test_cmp want got
 '
 
 test_expect_success 'restarts exhausted: FAILED, gave up after 1 restarts: TIMEOUT' '
 	r=$(dispatch submit -H box1 -J gives --time 0:04 --max-restarts 1 -- "while :; do sleep 0.1; done") &&
 	test_expect_code 1 timeout 120 "$DISPATCH" wait --interval 0.5 "$r" >out &&
-	test "$(state "$r")" = "FAILED|gave up after 1 restarts: TIMEOUT; attempt 2 ended TIMEOUT"
+	test "$(state "$r")" = "FAILED|gave up after 1 restarts: TIMEOUT; attempt 2 ended TIMEOUT" &&
+	test_grep "^$r FAILED .*attempt 2/2" out
 '
 
 test_expect_success 'a non-zero exit restarts only with --restart-on error' '

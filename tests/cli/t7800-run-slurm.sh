@@ -97,7 +97,8 @@ test_expect_success 'exit 1 is not restarted by default' '
 
 test_expect_success '--restart-on error restarts exit 1: attempt 1 completes' '
 	dispatch wait --interval 1 --timeout 400 --no-tail "$again" >out &&
-	test_grep "^$again COMPLETED exit 0 " out &&
+	test_grep "^$again COMPLETED exit 0 attempt 2/3 " out &&
+	test_grep "^$again: run-[0-9a-f]* ended: attempt 1 FAILED 20[0-9T:-]*Z on [a-z0-9]*$" out &&
 	test "$(scontrol -o show job "${again%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p")" = 1 &&
 	dispatch logs "$again" >log &&
 	test_grep "^attempt 0$" log && test_grep "^attempt 1$" log &&
@@ -111,6 +112,11 @@ test_expect_success 'time limits: the training resumes from its checkpoint and e
 	test_grep "^$run COMPLETED exit 0 " out &&
 	restarts=$(scontrol -o show job "${run%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p") &&
 	test "$restarts" -ge 1 &&
+	test_grep "^$run COMPLETED exit 0 attempt $((restarts + 1))/5 " out &&
+	test_grep "^$run: run-[0-9a-f]* ended: attempt 1 TIMEOUT " out &&
+	dispatch --json status "$run" >st.json &&
+	python3 -c "import json; j = json.load(open(\"st.json\"))[\"jobs\"][0]; print(j[\"attempt\"], len(j[\"attempts\"]), j[\"attempts\"][0][\"state\"])" >got &&
+	echo "$((restarts + 1)) $restarts TIMEOUT" >want && test_cmp want got &&
 	dispatch logs "$run" >log &&
 	test_grep "^stopped at step [0-9]*: USR1$" log &&
 	test_grep "^resumed from step [0-9]* (attempt 1)$" log &&
@@ -124,7 +130,7 @@ test_expect_success 'time limits: the training resumes from its checkpoint and e
 
 test_expect_success 'restarts exhausted: FAILED, gave up after 2 restarts: TIMEOUT, TIMEOUT; wait exits 1' '
 	test_expect_code 1 dispatch wait --interval 2 --timeout 300 "$capped" >out &&
-	test_grep "^$capped FAILED exit 1 " out &&
+	test_grep "^$capped FAILED exit 1 attempt 3/3 " out &&
 	test_grep "gave up after 2 restarts: TIMEOUT, TIMEOUT; attempt 3 ended TIMEOUT" out &&
 	test "$(scontrol -o show job "${capped%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p")" = 2 &&
 	dispatch logs "$capped" >log &&

@@ -35,8 +35,8 @@ static void record(const char *dir, int i)
 	_exit(r < 0);
 }
 
-/* A ledger written before the container columns: opening adds them, its rows read
- * without a container, new rows keep runtime and image. */
+/* A ledger written before the container and run columns: opening adds them, its rows
+ * read without a container or run, new rows keep runtime, image, run id and restarts. */
 static void test_older_ledger(const char *dir)
 {
 	char *sub = xasprintf("%s/old", dir);
@@ -59,13 +59,17 @@ static void test_older_ledger(const char *dir)
 	CHECK(ledger_find_token(l, "dsp-old", &got, &err) == 0);
 	CHECK_STR(got.job_id, "7");
 	CHECK(got.container_runtime == NULL && got.container_image == NULL);
+	CHECK(got.run_id == NULL && got.max_restarts == 0);
 	ledger_job_release(&got);
 	struct ledger_job job = { .host = "box1", .token = "dsp-new", .container_runtime = "podman",
-				  .container_image = "localhost/train:1" };
+				  .container_image = "localhost/train:1", .run_id = "run-1",
+				  .max_restarts = 4 };
 	CHECK(ledger_begin(l, &job, &err) == 0);
 	CHECK(ledger_find_token(l, "dsp-new", &got, &err) == 0);
 	CHECK_STR(got.container_runtime, "podman");
 	CHECK_STR(got.container_image, "localhost/train:1");
+	CHECK_STR(got.run_id, "run-1");
+	CHECK_INT(got.max_restarts, 4);
 	ledger_job_release(&got);
 	ledger_close(l);
 	/* and once more: the columns are there now */
