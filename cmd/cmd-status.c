@@ -141,9 +141,14 @@ static void print_why(const struct answer *a)
 
 static void print_text(const struct answer *a)
 {
-	static const struct table_col cols[] = { { .width = 28 }, { .width = 11 }, { .width = 6 },
-						 { .width = 11 }, { .width = 11 }, { .width = 14 },
-						 { .width = 0 } };
+	struct table_col cols[] = { { .width = 28 }, { .width = 11 }, { .width = 6 },
+				    { .width = 11 }, { .width = 11 }, { .width = 14 }, { .width = 0 } };
+	for (size_t i = 0; i < a->res.n; i++) { /* a run's "RUNNING attempt 2/5" fits */
+		_cleanup_free_ char *st = a->res.rows[i].not_found ? NULL
+					  : job_state_state_text(&a->res.rows[i].st);
+		if (st && (int)strlen(st) > cols[1].width)
+			cols[1].width = (int)strlen(st);
+	}
 	struct table t = { .ncols = 7, .sep = " ", .cols = cols };
 	table_row(&t, "JOB", "STATE", "EXIT", "ELAPSED", "TIMELIMIT", "NODES", "REASON", NULL);
 	for (size_t i = 0; i < a->res.n; i++) {

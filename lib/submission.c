@@ -220,6 +220,17 @@ static int upload_files(struct ssh_session *ss, const struct submission_job *job
 		if (sftp_put_new(u, runner, js->container, strlen(js->container), 0700, err) < 0)
 			return -1;
 	}
+	/* a run's webhook, a credential: a file the run's end reads it from, and what its
+	 * message names (run_notify.sh) */
+	const char *url = sub->run_id ? inv_notify_url(job->host) : NULL;
+	if (url) {
+		_cleanup_free_ char *f = xasprintf("%s/notify_url", sub->stage_dir);
+		_cleanup_free_ char *i = xasprintf("%s/run_info", sub->stage_dir);
+		_cleanup_free_ char *info = xasprintf("%s %s\n", sub->run_id, job->host->name);
+		if (sftp_put_new(u, f, url, strlen(url), 0600, err) < 0 ||
+		    sftp_put_new(u, i, info, strlen(info), 0600, err) < 0)
+			return -1;
+	}
 	return sub->code_uploaded ? upload_code(u, job, sub, h, err) : 0;
 }
 

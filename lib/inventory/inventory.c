@@ -273,7 +273,7 @@ static int load_gres_mapping(struct loader *l, const struct ynode *n)
 static const char *const cluster_keys[] = {
 	"root", "work", "log", "share", "mount", "cache_size", "cache_dir", "all_squash",
 	"data", "checkpoints", "results", "status", "uv_dir",
-	"wandb", "wandb_entity", "wandb_project", "hf_token",
+	"wandb", "wandb_entity", "wandb_project", "hf_token", "notify_url",
 };
 
 static int load_cluster(struct loader *l, const char *name, const struct ynode *key,
@@ -302,6 +302,7 @@ static int load_cluster(struct loader *l, const char *name, const struct ynode *
 		/* Credentials: get_string never quotes the value into a message. */
 		{ "wandb", &c->wandb }, { "wandb_entity", &c->wandb_entity },
 		{ "wandb_project", &c->wandb_project }, { "hf_token", &c->hf_token },
+		{ "notify_url", &c->notify_url },
 	};
 	if (get_required(l, n, "root", path, &c->root) < 0 ||
 	    get_required(l, n, "work", path, &c->work) < 0)
@@ -322,6 +323,10 @@ static int load_cluster(struct loader *l, const char *name, const struct ynode *
 				    path, shown(ynode_get(n, "all_squash"), buf, sizeof(buf)));
 		}
 	}
+	if (c->notify_url && !inv_notify_url_ok(c->notify_url))
+		return fail(l, ynode_get(n, "notify_url"), "%s.notify_url: " INV_NOTIFY_URL_WANT, path);
+	if (c->notify_url)
+		l->inv->has_secrets = true;
 	size_t i = 0;
 	const char *secret_name, *secret_value;
 	_cleanup_free_ char *password = NULL, *bare = NULL, *why = NULL;
@@ -356,11 +361,11 @@ static int load_clusters(struct loader *l, const struct ynode *n)
 
 static const char *const host_keys[] = {
 	"type", "ssh", "cluster", "chips", "uv_groups", "env", "login_shell", "gpu_lock_dir",
-	"max_jobs", "container_runtime", "container_image", "container_mounts",
+	"max_jobs", "container_runtime", "container_image", "container_mounts", "notify_url",
 	"partitions", "cpu_partitions", "partitions_cpu", "account", "qos", "mem", "exclude",
 	"annotations",
 };
-static const size_t host_keys_common = 12; /* the first twelve are for plain hosts too */
+static const size_t host_keys_common = 13; /* the first thirteen are for plain hosts too */
 
 /* The reference's other host types, with their keys (theseus/dispatch/config.py). */
 static const char *const tpu_keys[] = {
@@ -780,6 +785,13 @@ static int load_host(struct loader *l, const struct ynode *key, const struct yno
 	    get_bool(l, ynode_get(n, "login_shell"), lpath, &login_shell) < 0)
 		return -1;
 	h->no_login_shell = !login_shell;
+	_cleanup_free_ char *npath = xasprintf("%s.notify_url", path);
+	if (get_string(l, ynode_get(n, "notify_url"), npath, &h->notify_url) < 0)
+		return -1;
+	if (h->notify_url && !inv_notify_url_ok(h->notify_url))
+		return fail(l, ynode_get(n, "notify_url"), "%s: " INV_NOTIFY_URL_WANT, npath);
+	if (h->notify_url)
+		l->inv->has_secrets = true;
 	if (load_plain_queue(l, n, path, h) < 0 || load_container(l, n, path, h) < 0)
 		return -1;
 	if (h->type == INV_HOST_PLAIN)
@@ -1063,6 +1075,7 @@ static void host_release(struct inv_host *h)
 	free(h->qos);
 	free(h->mem);
 	free(h->gpu_lock_dir);
+	free(h->notify_url);
 	free(h->container_image);
 	strv_free(h->container_mounts);
 	strv_free(h->exclude);
@@ -1111,6 +1124,7 @@ void inventory_free(struct inventory *inv)
 		free(c->wandb_entity);
 		free(c->wandb_project);
 		free(c->hf_token);
+		free(c->notify_url);
 	}
 	free(inv->clusters);
 	for (size_t i = 0; i < inv->nhosts; i++)
@@ -1186,6 +1200,26 @@ bool inv_cluster_secret(const struct inv_cluster *c, size_t *i, const char **nam
 			return true;
 		}
 	return false;
+}
+
+bool inv_notify_url_ok(const char *url)
+{
+	size_t n = strlen(url);
+	if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0)
+		return false;
+	if (n > 2048 || n < 9)
+		return false;
+	for (const char *p = url; *p; p++)
+		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f || strchr("\"\\'`$<>", *p))
+			return false;
+	return true;
+}
+
+const char *inv_notify_url(const struct inv_host *h)
+{
+	if (h->notify_url)
+		return h->notify_url;
+	return h->cluster && h->cluster->notify_url ? h->cluster->notify_url : NULL;
 }
 
 char *inv_cluster_dir(const struct inv_cluster *c, const char *which)

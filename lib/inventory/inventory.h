@@ -43,6 +43,9 @@ struct inv_cluster {
 	 * WANDB_PROJECT, HF_TOKEN; NULL when not set. Never printed: see
 	 * inv_cluster_secret and jobscript's redaction. */
 	char *wandb, *wandb_entity, *wandb_project, *hf_token;
+	/* A webhook a run POSTs to when it ends for good (dispatch-submit(1) RUNS); a
+	 * credential as the others, never printed. NULL when not set. */
+	char *notify_url;
 	int line, col;
 };
 
@@ -64,6 +67,12 @@ bool inv_meta_url_secret(const char *url);
 /* The cluster's data directories as the reference names them: which is "data",
  * "checkpoints", "results" or "status"; the configured path, else {root}/WHICH.
  * Caller frees. */
+/* A webhook URL dispatch takes: http:// or https://, at most 2048 characters, no
+ * space, control character, quote, backslash, '$', '<' or '>'. */
+bool inv_notify_url_ok(const char *url);
+#define INV_NOTIFY_URL_WANT "expected an http:// or https:// URL without spaces, quotes, " \
+	"backslashes, '$', '<' or '>' (the value is not shown: it is a credential)"
+
 char *inv_cluster_dir(const struct inv_cluster *c, const char *which);
 
 /* plain and slurm hosts are dispatch's; tpu (Cloud TPU VMs through gcloud) and volcano
@@ -87,6 +96,7 @@ struct inv_host {
 	bool no_login_shell;            /* login_shell: false: the bootstrap runs in a plain
 					   bash, not bash -l */
 	char *gpu_lock_dir;             /* plain: where GPU leases are locked; NULL: default */
+	char *notify_url;               /* a run's webhook (over the cluster's); NULL */
 	long max_jobs;                  /* plain: dispatch jobs running at once; 0: no cap */
 	enum container_runtime container_runtime;       /* CONTAINER_NONE: no containers */
 	char *container_image;          /* the default image of container jobs, or NULL */
@@ -102,6 +112,9 @@ struct inv_host {
 	size_t nannotations;
 	int line, col;
 };
+
+/* The webhook of h's runs: its own notify_url, else its cluster's; NULL. */
+const char *inv_notify_url(const struct inv_host *h);
 
 struct inventory {
 	char *path;

@@ -161,6 +161,11 @@ static struct slurm_why_job why_job(const struct job_state *js, char **elapsed, 
 
 char *job_state_why(const struct job_state *js)
 {
+	/* a run its wrapper requeued: SLURM holds a requeued job until its BeginTime */
+	if (js->nattempts && streq(js->state, "PENDING") && streq(js->reason, "BeginTime"))
+		return xasprintf("restarted after attempt %zu ended %s: SLURM starts a requeued job "
+				 "again once its BeginTime (about two minutes after the requeue) has come "
+				 "(BeginTime)", js->nattempts, js->attempts[js->nattempts - 1].state);
 	if (js->sched && js->sched->why)
 		return js->sched->why(js);
 	return NULL;

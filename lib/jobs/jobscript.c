@@ -748,6 +748,7 @@ static void sbatch_run(struct strbuf *sb, const struct jobspec *spec,
 		    jobspec_run_grace(spec));
 	jobscript_quote_path(sb, t->bootstrap_path);
 	strbuf_adds(sb, "\ndispatch_stage=${dispatch_stage%/*}\n");
+	strbuf_adds(sb, shfile_jobs_run_notify); /* run_notify.sh: dispatch_notify */
 	strbuf_adds(sb, shfile_jobs_sbatch_run); /* sbatch_run.sh */
 }
 

@@ -15,6 +15,7 @@
 : "${dispatch_stop_signal:?}" "${dispatch_grace:?}" "${dispatch_stage:?}"
 dispatch_child=
 dispatch_event=
+dispatch_cancelled=
 dispatch_attempt=${SLURM_RESTART_COUNT:-0}
 export DISPATCH_RUN_ID="$dispatch_run_id"
 export DISPATCH_ATTEMPT="$dispatch_attempt"
@@ -78,6 +79,10 @@ dispatch_term() {
 		sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 	case $dispatch_state in
 	RUNNING | PREEMPTED | SUSPENDED) dispatch_stop preempted ;;
+	CANCELLED)
+		dispatch_cancelled=CANCELLED
+		dispatch_forward TERM 143
+		;;
 	*) dispatch_forward TERM 143 ;;
 	esac
 }
@@ -122,7 +127,12 @@ dispatch_run_wait() {
 	elif [ "$dispatch_status" -ne 0 ]; then
 		dispatch_ended=error
 	fi
+	if [ -n "$dispatch_cancelled" ]; then
+		dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" "$dispatch_cancelled" ""
+		exit "$dispatch_status"
+	fi
 	if [ -z "$dispatch_ended" ]; then
+		dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" COMPLETED ""
 		exit 0
 	fi
 	case $dispatch_ended in
@@ -134,9 +144,11 @@ dispatch_run_wait() {
 	*" $dispatch_ended "*) ;;
 	*)
 		if [ "$dispatch_ended" = error ]; then
+			dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" FAILED "exit status $dispatch_status"
 			exit "$dispatch_status"
 		fi
 		echo "dispatch: run $dispatch_run_id ended $dispatch_word; --restart-on does not restart it" >&2
+		dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" "$dispatch_word" ""
 		exit 1
 		;;
 	esac
@@ -144,6 +156,8 @@ dispatch_run_wait() {
 		dispatch_why="gave up after $dispatch_max_restarts restarts: $(dispatch_history)"
 		echo "$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >"$dispatch_stage/gave-up"
 		echo "dispatch: run $dispatch_run_id $dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >&2
+		dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" FAILED \
+			"$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word"
 		exit 1
 	fi
 	echo "$dispatch_attempt $dispatch_word $(date +%s) $(hostname)" >>"$dispatch_stage/attempts"

@@ -22,6 +22,7 @@ boxq_setup() {
 
 boxq_cleanup() {
 	local p
+	[ -z "${HOOK:-}" ] || touch "$HOOK/stop"
 	touch "$G"/all 2>/dev/null
 	for p in $(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select pid from jobs where pid > 1" 2>/dev/null); do
 		kill -KILL -- "-$p" 2>/dev/null

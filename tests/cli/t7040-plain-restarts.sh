@@ -7,7 +7,14 @@
 # Short limits (0:04: the stop signal 2 s before) keep it quick.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-boxq.sh"
+. "$(dirname "$0")/lib-webhook.sh"
 boxq_setup t7040
+webhook_start 127.0.0.1 || fail_rest "the webhook did not start"
+# boxn: box1 with a webhook for its runs
+awk -v url="$HOOK_URL" '{ print }
+	/^hosts:$/ { print "  boxn:\n    ssh: box1\n    cluster: testbed\n    notify_url: " url }' \
+	"$DISPATCH_INVENTORY" >inv-n.yaml && chmod 600 inv-n.yaml || exit 1
+export DISPATCH_INVENTORY=$PWD/inv-n.yaml
 
 state() {
 	dispatch --json status "$1" >st.json &&
@@ -51,6 +58,30 @@ test_expect_success 'a non-zero exit restarts only with --restart-on error' '
 	timeout 120 "$DISPATCH" wait --interval 0.5 "$b" &&
 	test "$(cat "$G/err1")" = 0 &&
 	test "$(cat "$G/err2" | tr "\n" " ")" = "0 1 "
+'
+
+test_expect_success 'a run POSTs its end to the host'"'"'s webhook, once, the URL in no argv, log, ledger or output' '
+	ok=$(dispatch submit -H boxn -J hook-ok --max-restarts 1 -- "echo ran") &&
+	bad=$(dispatch submit -H boxn -J hook-bad --max-restarts 1 -- "exit 3") &&
+	can=$(dispatch submit -H boxn -J hook-can --max-restarts 1 -- "sleep 300") &&
+	plain=$(dispatch submit -H boxn -J hook-none -- "echo not a run") &&
+	timeout 60 "$DISPATCH" wait --interval 0.5 "$ok" "$plain" >out1 &&
+	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.5 "$bad" >out2 &&
+	dispatch cancel "$can" >out3 &&
+	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.5 "$can" >out4 &&
+	webhook_posts 3 | sort >posts &&
+	stage() { echo "${1%@boxn}"; } &&
+	runid_of() { sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select run_id from jobs where job_id = '"'"'$(stage "$1")'"'"'"; } &&
+	{
+		echo "dispatch: run $(runid_of "$bad") (job $(stage "$bad") on boxn) ended FAILED after 1 attempt(s): exit status 3|0" &&
+		echo "dispatch: run $(runid_of "$can") (job $(stage "$can") on boxn) ended CANCELLED after 1 attempt(s)|0" &&
+		echo "dispatch: run $(runid_of "$ok") (job $(stage "$ok") on boxn) ended COMPLETED after 1 attempt(s)|0"
+	} | sort >want &&
+	test_cmp want posts &&
+	test "$(stat -c %a "$CL/work/.dispatch/$(stage "$ok")/notify_url")" = 600 &&
+	! grep -rl "$HOOK_TOKEN" "$CL/log" "$CL/work/.dispatch/$(stage "$ok")"/*.sh out1 out2 out3 out4 &&
+	! grep -c "$HOOK_TOKEN" "$DISPATCH_STATE_DIR/ledger.db" &&
+	dispatch --json status "$ok" "$bad" >st.json && ! grep -c "$HOOK_TOKEN" st.json
 '
 
 test_done

@@ -15,16 +15,24 @@
 # Its own instance: its training jobs hold the cluster's nodes for minutes, which
 # would keep the other files' jobs pending on the default instance.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-webhook.sh"
 
 testbed_own t7800 "36000 drn7 10.177" "36500 drn24 10.178" "37000 drn26 10.179"
 dispatch run -H hpc -- python3 -c "'import torch.distributed'" >/dev/null 2>&1 ||
 	skip_rest "no PyTorch on the test cluster's nodes (tests/install-deps installs python3-torch on the host)"
+# a webhook on the host side of the nodes' network, hpc's runs' (notify_url)
+webhook_start "$DISPATCH_TESTBED_NET.2.1" || fail_rest "the webhook did not start"
+awk -v url="$HOOK_URL" '{ print } /^  hpc:$/ { print "    notify_url: " url }' \
+	"$DISPATCH_INVENTORY" >"$TRASH/inv.yaml" && chmod 600 "$TRASH/inv.yaml" || exit 1
+export DISPATCH_INVENTORY=$TRASH/inv.yaml
+grep -q "^    notify_url: " "$DISPATCH_INVENTORY" || fail_rest "no place for hpc's notify_url in the inventory"
 jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$2"; }
 
 # The jobs of this file, for the hurrying loop and the clean-up.
 : >"$TRASH/ids"
 hurry=
 cleanup() {
+	webhook_stop
 	[ -z "$hurry" ] || kill "$hurry" 2>/dev/null || true
 	# shellcheck disable=SC2046
 	[ ! -s "$TRASH/ids" ] || scancel $(cat "$TRASH/ids") >/dev/null 2>&1 || true
@@ -136,6 +144,19 @@ test_expect_success 'restarts exhausted: FAILED, gave up after 2 restarts: TIMEO
 	dispatch logs "$capped" >log &&
 	test "$(grep -c "^attempt [012] of run-" log)" = 3 &&
 	test_grep "^attempt 2 of run-.* from [1-9][0-9]*$" log
+'
+
+test_expect_success 'each run POSTed its end to the webhook once, from the node, the URL in no argv, log or ledger' '
+	webhook_posts 4 >posts &&
+	test "$(wc -l <posts)" = 4 &&
+	restarts=$(scontrol -o show job "${run%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p") &&
+	test_grep "^dispatch: run run-[0-9a-f]* (job ${run%@*} on hpc) ended COMPLETED after $((restarts + 1)) attempt(s)|0$" posts &&
+	test_grep "^dispatch: run run-[0-9a-f]* (job ${capped%@*} on hpc) ended FAILED after 3 attempt(s): gave up after 2 restarts: TIMEOUT, TIMEOUT; attempt 3 ended TIMEOUT|0$" posts &&
+	test_grep "^dispatch: run run-[0-9a-f]* (job ${exit1%@*} on hpc) ended FAILED after 1 attempt(s): exit status 1|0$" posts &&
+	test_grep "^dispatch: run run-[0-9a-f]* (job ${again%@*} on hpc) ended COMPLETED after 2 attempt(s)|0$" posts &&
+	! test_grep "${plain%@*}" posts &&
+	dispatch logs "$capped" >log && dispatch logs "$run" >>log && ! grep -c "$HOOK_TOKEN" log &&
+	! grep -c "$HOOK_TOKEN" "$DISPATCH_STATE_DIR/ledger.db"
 '
 
 test_done

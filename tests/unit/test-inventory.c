@@ -430,6 +430,39 @@ static void test_meta_urls(void)
 	inventory_free(inv);
 }
 
+/* A run's webhook: the cluster's, a host's own over it, refused (with where, never
+ * the value) when it is not an http(s) URL a shell and curl's config take as it is. */
+static void test_notify_url(void)
+{
+	struct dp_error err;
+	struct inventory *inv = parse("clusters:\n  c1: {root: /r, work: /w, notify_url: "
+				      "'https://hooks.example.com/services/T0/B0/s3cret'}\n"
+				      "  c2: {root: /r, work: /w}\n"
+				      "hosts:\n  a: {cluster: c1}\n"
+				      "  b: {cluster: c1, notify_url: 'http://10.0.0.1:8080/hook?k=v&x=1'}\n"
+				      "  c: {cluster: c2}\n", &err);
+	CHECK(inv && inv->has_secrets);
+	if (inv) {
+		CHECK_STR(inv_notify_url(inventory_host(inv, "a")),
+			  "https://hooks.example.com/services/T0/B0/s3cret");
+		CHECK_STR(inv_notify_url(inventory_host(inv, "b")), "http://10.0.0.1:8080/hook?k=v&x=1");
+		CHECK(inv_notify_url(inventory_host(inv, "c")) == NULL);
+	}
+	inventory_free(inv);
+	CHECK_STR(error_of(BASE "hosts:\n  a: {cluster: c1, notify_url: 'ftp://h/s3cret'}\n"),
+		  "inv.yaml:4:32: hosts.a.notify_url: " INV_NOTIFY_URL_WANT);
+	CHECK_STR(error_of("clusters:\n  c1: {root: /r, work: /w, notify_url: 'https://h/a b'}\n"),
+		  "inv.yaml:2:40: clusters.c1.notify_url: " INV_NOTIFY_URL_WANT);
+	static const char *const bad[] = {
+		"https://h/\"x", "https://h/\\x", "https://h/$(id)", "https://h/`id`",
+		"https://h/'x", "https://h/<x>", "https://", "http:/h/x", "https://h/\tx",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (inv_notify_url_ok(bad[i]))
+			unit_report(false, __FILE__, __LINE__, bad[i]);
+	CHECK(inv_notify_url_ok("https://hooks.slack.com/services/T00/B00/XXXX"));
+}
+
 static void test_reference_keys(void)
 {
 	CHECK_STR(error_of(BASE "hosts:\n  t:\n    type: tpu\n    cluster: c1\n    zone: z\n"
@@ -459,6 +492,7 @@ static void test_reference_keys(void)
 	CHECK_STR(error_of("clusters:\n  c: {root: /r, work: /w, hf_token: [tok-123]}\n"),
 		  "inv.yaml:2:37: clusters.c.hf_token: expected a string, got a list");
 	test_meta_urls();
+	test_notify_url();
 }
 
 /* container_runtime, container_image, container_mounts. */

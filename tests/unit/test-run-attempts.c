@@ -90,6 +90,13 @@ static void test_read(void)
 			"{\"attempt\":3,\"state\":\"PREEMPTED\",\"ended\":\"2025-12-01T21:08:20Z\","
 			"\"node\":\"node2.cluster\"}]}");
 	cJSON_Delete(o);
+	/* requeued, held until its BeginTime: said as a restart, not as a --begin */
+	free(js.state);
+	js.state = xstrdup("PENDING");
+	js.reason = xstrdup("BeginTime");
+	_cleanup_free_ char *why = job_state_why(&js);
+	CHECK_STR(why, "restarted after attempt 3 ended PREEMPTED: SLURM starts a requeued job again "
+		       "once its BeginTime (about two minutes after the requeue) has come (BeginTime)");
 	job_state_release(&js);
 
 	/* a run with no attempts file yet: attempt 1, no history */

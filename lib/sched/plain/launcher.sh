@@ -35,7 +35,12 @@ dp_fail() {
 	printf '%s\n' "$*" >"$d/failed"
 	dp_end 1
 }
-dp_cancelled() { [ -f "$d/cancelled" ] && dp_end 143; }
+dp_cancelled() {
+	if [ -f "$d/cancelled" ]; then
+		dispatch_notify "$d" "$id" CANCELLED ""
+		dp_end 143
+	fi
+}
 # The host's GPUs: "INDEX UUID" lines.
 gpus=
 if command -v nvidia-smi >/dev/null 2>&1; then
@@ -487,4 +492,16 @@ while :; do
 		flock -u "$gfd"
 	fi
 done
+# A run's end for good, to its webhook (run_notify.sh: nothing without one).
+if [ -f "$d/cancelled" ]; then
+	dispatch_notify "$d" "$id" CANCELLED ""
+elif [ -f "$d/gave-up" ]; then
+	dispatch_notify "$d" "$id" FAILED "$(head -n 1 "$d/gave-up")"
+elif [ -f "$d/timeout" ]; then
+	dispatch_notify "$d" "$id" TIMEOUT ""
+elif [ "$st" = 0 ]; then
+	dispatch_notify "$d" "$id" COMPLETED ""
+else
+	dispatch_notify "$d" "$id" FAILED "exit status $st"
+fi
 dp_end "$st"

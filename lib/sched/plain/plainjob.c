@@ -47,8 +47,10 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 		"cat >\"$d/launcher.sh\" <<'DISPATCH_LAUNCHER_END' || exit 1\n");
 	strbuf_adds(sb, "# dispatch's launcher: the job's process group leader on a plain host "
 		    "(lib/sched/plain/plainjob.h)\n");
-	/* lease_fns.sh and launcher.sh, of this folder (shfiles.h) */
+	/* lease_fns.sh and launcher.sh, of this folder, and a run's dispatch_notify
+	 * (jobs/run_notify.sh; shfiles.h) */
 	strbuf_adds(sb, shfile_sched_plain_lease_fns);
+	strbuf_adds(sb, shfile_jobs_run_notify);
 	strbuf_adds(sb, shfile_sched_plain_launcher);
 	strbuf_adds(sb, "DISPATCH_LAUNCHER_END\n");
 	strbuf_addf(sb, "setsid bash \"$d/launcher.sh\" \"$d\" \"$id\" %ld %d \"$lockdir\" %ld "
