@@ -248,6 +248,10 @@ static void print_json(const struct dp_ctx *ctx, const struct entry *const *ents
 			cJSON_AddNumberToObject(o, "max_attempts", j->max_restarts + 1);
 			cJSON_AddNullToObject(o, "attempts");
 		}
+		if (j->run_id) {
+			_cleanup_free_ char *wandb = job_wandb_url(ctx, j);
+			json_add_str_or_null(o, "wandb_url", wandb);
+		}
 		cJSON_AddItemToArray(arr, o);
 	}
 	json_print(doc);

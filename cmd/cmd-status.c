@@ -29,6 +29,7 @@ static const struct dp_option status_options[] = {
 
 /* The answer: the rows of every host, each with its operand. */
 struct answer {
+	const struct dp_ctx *ctx;
 	struct jobs_result res;
 	const struct jobref **refs;     /* per row */
 	int status;                     /* the exit status so far */
@@ -133,6 +134,10 @@ static void print_why(const struct answer *a)
 		_cleanup_free_ char *attempts = job_state_attempts_text(r);
 		if (attempts)
 			printf("%s: %s ended: %s\n", job, r->run_id, attempts);
+		_cleanup_free_ char *wandb = r->run_id && a->refs[i]->in_ledger
+					     ? job_wandb_url(a->ctx, &a->refs[i]->rec) : NULL;
+		if (wandb)
+			printf("%s: W&B %s\n", job, wandb);
 		if (!why && r->tail.fetched)
 			printf("%s: %s\n", job, r->state);
 		job_tail_print(&r->tail, job);
@@ -197,6 +202,10 @@ static void print_json(const struct answer *a)
 				   ref->in_ledger ? ref->rec.container_image : NULL);
 		job_state_json_tail(o, r);
 		job_state_json_run(o, r);
+		if (r->run_id) {
+			_cleanup_free_ char *wandb = ref->in_ledger ? job_wandb_url(a->ctx, &ref->rec) : NULL;
+			json_add_str_or_null(o, "wandb_url", wandb);
+		}
 		cJSON_AddItemToArray(jobs, o);
 	}
 	json_print(doc);
@@ -336,7 +345,7 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 	if (steps)
 		return cmd_status_steps(ctx, &set);
 
-	_cleanup_(answer_release) struct answer a = { 0 };
+	_cleanup_(answer_release) struct answer a = { .ctx = ctx };
 	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
 		query_host(ctx, &set, set.hosts[h], tail, &a);
 	size_t found = 0;

@@ -19,6 +19,7 @@
 struct inventory;
 struct ssh_ctx;
 struct dp_ctx;
+struct ledger_job;
 
 /* What an option's value is and where it goes (git's parse-options): options.c
  * converts it, words the error and stores it, once for every command. */
@@ -300,6 +301,9 @@ void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct job
 /* An inventory host (or ssh alias) for lib/jobs (a CMD_NEEDS_SSH command's): its
  * session opened on first use over ctx->ssh; the caller closes h.ss. */
 struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host);
+/* The W&B page of a run whose attempts continue one W&B run (the ledger's wandb_run),
+ * when its host's cluster names entity and project; NULL otherwise. Caller frees. */
+char *job_wandb_url(const struct dp_ctx *ctx, const struct ledger_job *rec);
 /* Where a job writes its output (SLURM, its accounting, else the ledger;
  * JOB_LOG_ERR_OR_OUT: its stderr, or its output when they are one file), over ss. */
 int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log which, char **path,

@@ -11,6 +11,7 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "jobs/jobs.h"
+#include "jobs/jobscript.h"
 
 void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct jobs_target *t,
 		    char **stage_dir)
@@ -27,6 +28,13 @@ void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct job
 			 .run_id = r->in_ledger ? r->rec.run_id : NULL,
 			 .max_restarts = r->in_ledger ? r->rec.max_restarts : 0 },
 	};
+}
+
+char *job_wandb_url(const struct dp_ctx *ctx, const struct ledger_job *rec)
+{
+	if (!rec->run_id || !rec->wandb_run || !ctx->inv)
+		return NULL;
+	return jobscript_wandb_url(inventory_host(ctx->inv, rec->host), rec->run_id);
 }
 
 struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host)

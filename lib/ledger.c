@@ -31,7 +31,7 @@ static const char schema[] =
 	" pid INTEGER NOT NULL DEFAULT 0,"
 	" state TEXT NOT NULL,"
 	" container_runtime TEXT, container_image TEXT, run_id TEXT,"
-	" max_restarts INTEGER NOT NULL DEFAULT 0);"
+	" max_restarts INTEGER NOT NULL DEFAULT 0, wandb_run INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS jobs_job_id ON jobs(job_id);";
 
 /* Columns added since the first ledgers: added to an older one on opening (SQLite
@@ -41,6 +41,7 @@ static const char *const added_columns[] = {
 	"ALTER TABLE jobs ADD COLUMN container_image TEXT",
 	"ALTER TABLE jobs ADD COLUMN run_id TEXT",
 	"ALTER TABLE jobs ADD COLUMN max_restarts INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE jobs ADD COLUMN wandb_run INTEGER NOT NULL DEFAULT 0",
 };
 
 char *ledger_state_dir(void)
@@ -189,9 +190,9 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	sqlite3_stmt *st;
 	const char *sql = "INSERT INTO jobs (job_id, host, cluster, name, token, submitted_at,"
 			  " commit_id, dirty, script_path, log_path, err_path, pid, state,"
-			  " container_runtime, container_image, run_id, max_restarts)"
+			  " container_runtime, container_image, run_id, max_restarts, wandb_run)"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'submitting',"
-			  " ?13, ?14, ?15, ?16)";
+			  " ?13, ?14, ?15, ?16, ?17)";
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(l, err, "cannot record the submission");
 	bind_text(st, 1, job->job_id);
@@ -210,6 +211,7 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	bind_text(st, 14, job->container_image);
 	bind_text(st, 15, job->run_id);
 	sqlite3_bind_int(st, 16, job->max_restarts);
+	sqlite3_bind_int(st, 17, job->wandb_run);
 	return exec_stmt(l, st, err, "cannot record the submission");
 }
 
@@ -267,7 +269,7 @@ static char *col_text(sqlite3_stmt *st, int i)
 #define JOB_COLUMNS                                                                          \
 	"row, job_id, host, cluster, name, token, submitted_at, commit_id, dirty, script_path," \
 	" log_path, err_path, pid, state, container_runtime, container_image, run_id," \
-	" max_restarts"
+	" max_restarts, wandb_run"
 
 static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 {
@@ -289,6 +291,7 @@ static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 	j->container_image = col_text(st, 15);
 	j->run_id = col_text(st, 16);
 	j->max_restarts = sqlite3_column_int(st, 17);
+	j->wandb_run = sqlite3_column_int(st, 18) != 0;
 }
 
 int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,

@@ -39,6 +39,7 @@ struct ledger_job {
 	char *run_id;           /* a run (--max-restarts, ...): the same for every attempt
 				   and resubmission; NULL: not a run */
 	int max_restarts;       /* a run's --max-restarts; 0: none */
+	bool wandb_run;         /* its WANDB_RUN_ID is the run id (jobscript_sets_wandb_run) */
 };
 
 /* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else

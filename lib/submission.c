@@ -468,6 +468,7 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.container_image = (char *)container_job_image(job->spec, host),
 		.run_id = sub->run_id,
 		.max_restarts = (int)jobspec_run_max_restarts(job->spec),
+		.wandb_run = sub->run_id && jobscript_sets_wandb_run(job->spec, host),
 	};
 	if (rec.container_image)
 		rec.container_runtime = (char *)container_runtime_name(host->container_runtime);

@@ -98,6 +98,8 @@
 /* A run's ended attempt (lib/jobs/run_attempts.h): "dispatch-attempt
  * JOB|ATTEMPT|STATE|EPOCH|NODE", a line of its stage dir's attempts file. */
 #define MARK_ATTEMPT MARKER("attempt")
+/* A run out of restarts: "dispatch-gave-up JOB|WHY" (its stage dir's gave-up line). */
+#define MARK_GAVE_UP MARKER("gave-up")
 
 /* Shell text: "echo MARK" (a section mark), "printf 'MARK %s\n' WORD" (WORD is shell
  * text: a quoted expansion such as "\"$PWD\"" or "\"$(id -un)\""), and "echo \"MARK

@@ -51,6 +51,7 @@ void job_state_release(struct job_state *js)
 	}
 	free(js->attempts);
 	free(js->run_id);
+	free(js->gave_up);
 	*js = (struct job_state){ 0 };
 }
 
@@ -166,6 +167,8 @@ char *job_state_why(const struct job_state *js)
 		return xasprintf("restarted after attempt %zu ended %s: SLURM starts a requeued job "
 				 "again once its BeginTime (about two minutes after the requeue) has come "
 				 "(BeginTime)", js->nattempts, js->attempts[js->nattempts - 1].state);
+	if (js->gave_up && job_state_failed(js))
+		return xasprintf("the run %s", js->gave_up);
 	if (js->sched && js->sched->why)
 		return js->sched->why(js);
 	return NULL;

@@ -87,6 +87,7 @@ struct job_state {
 	long max_restarts;
 	struct job_attempt *attempts;   /* its ended attempts, oldest first */
 	size_t nattempts;
+	char *gave_up;                  /* why it ran out of restarts; NULL */
 };
 
 void job_state_release(struct job_state *js);

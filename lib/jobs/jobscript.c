@@ -501,6 +501,23 @@ static bool env_sets(const struct jobspec *spec, const struct inv_host *h, const
 	return false;
 }
 
+bool jobscript_sets_wandb_run(const struct jobspec *spec, const struct inv_host *h)
+{
+	const struct inv_cluster *c = h->cluster;
+	return c && c->wandb && !env_sets(spec, h, "WANDB_RUN_ID") && !env_sets(spec, h, "WANDB_RESUME");
+}
+
+char *jobscript_wandb_url(const struct inv_host *h, const char *run_id)
+{
+	const struct inv_cluster *c = h ? h->cluster : NULL;
+	if (!c || !c->wandb || !c->wandb_entity || !c->wandb_project || !run_id)
+		return NULL;
+	for (size_t i = 0; i < h->nenv; i++) /* the host's own entity or project: not ours */
+		if (streq(h->env[i].key, "WANDB_ENTITY") || streq(h->env[i].key, "WANDB_PROJECT"))
+			return NULL;
+	return xasprintf("https://wandb.ai/%s/%s/runs/%s", c->wandb_entity, c->wandb_project, run_id);
+}
+
 /* A run (dispatch-submit(1) RUNS): its id, the attempt, the checkpoint directory (one
  * per run, on the cluster's shared storage), the stop signal and its deadline (the
  * SLURM wrapper exports those it knows; a plain host's launcher likewise). */
@@ -533,8 +550,7 @@ static void boot_run(struct strbuf *sb, const struct jobspec *spec,
 		if (streq(jobspec_run_stop_signal(spec), own[i][0]))
 			strbuf_addf(sb, "trap 'dispatch_forward %s %s' %s\n", own[i][0], own[i][1],
 				    own[i][0]);
-	if (c && c->wandb && !env_sets(spec, t->host, "WANDB_RUN_ID") &&
-	    !env_sets(spec, t->host, "WANDB_RESUME"))
+	if (jobscript_sets_wandb_run(spec, t->host))
 		strbuf_adds(sb, "# Every attempt continues one W&B run.\n"
 				"export WANDB_RUN_ID=\"$DISPATCH_RUN_ID\"\n"
 				"export WANDB_RESUME=allow\n");

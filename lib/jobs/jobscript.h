@@ -50,6 +50,14 @@ struct jobscript_target {
 					   attempt; NULL: not a run (the scripts as before) */
 };
 
+/* Whether a run's attempts continue one W&B run: the cluster has a W&B key and neither
+ * the spec nor the host sets WANDB_RUN_ID or WANDB_RESUME (then WANDB_RUN_ID is the run
+ * id). */
+bool jobscript_sets_wandb_run(const struct jobspec *spec, const struct inv_host *h);
+/* That run's page, https://wandb.ai/ENTITY/PROJECT/runs/RUN_ID, when the cluster names
+ * entity and project (and the host's env sets neither); else NULL. Caller frees. */
+char *jobscript_wandb_url(const struct inv_host *h, const char *run_id);
+
 /* What a redacted credential reads as. */
 #define JOBSCRIPT_REDACTED "<redacted>"
 

@@ -10,6 +10,7 @@
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "base/strbuf.h"
+#include "base/termesc.h"
 #include "base/util.h"
 #include "shfiles.h"
 
@@ -80,9 +81,17 @@ void run_attempts_take(const struct remote_reply *rr, const struct sched_job *j,
 	free(js->run_id);
 	js->run_id = xstrdup(j->run_id);
 	js->max_restarts = j->max_restarts;
+	size_t idlen = strlen(j->id);
 	for (size_t i = 0; i < rr->n; i++) {
 		struct job_attempt a;
-		if (!streq(rr->marks[i].key, MARK_ATTEMPT) || !parse_line(rr->marks[i].value, j->id, &a))
+		const char *v = rr->marks[i].value;
+		if (streq(rr->marks[i].key, MARK_GAVE_UP) && strncmp(v, j->id, idlen) == 0 &&
+		    v[idlen] == '|' && v[idlen + 1]) {
+			free(js->gave_up);
+			js->gave_up = printable(v + idlen + 1);
+			continue;
+		}
+		if (!streq(rr->marks[i].key, MARK_ATTEMPT) || !parse_line(v, j->id, &a))
 			continue;
 		js->attempts = xrealloc(js->attempts, (js->nattempts + 1) * sizeof(*js->attempts));
 		js->attempts[js->nattempts++] = a;

@@ -40,8 +40,8 @@ test_expect_success 'a run restarted after each time limit, queued behind a late
 	dispatch status "$r" >st.txt &&
 	test_grep "COMPLETED attempt 3/4" st.txt &&
 	dispatch --json status "$r" >st.json &&
-	python3 -c "import json; j = json.load(open(\"st.json\"))[\"jobs\"][0]; print(j[\"attempt\"], j[\"max_attempts\"], *[a[\"state\"] for a in j[\"attempts\"]])" >got &&
-	echo "3 4 TIMEOUT TIMEOUT" >want && test_cmp want got
+	python3 -c "import json; j = json.load(open(\"st.json\"))[\"jobs\"][0]; print(j[\"attempt\"], j[\"max_attempts\"], *[a[\"state\"] for a in j[\"attempts\"]], j[\"wandb_url\"])" >got &&
+	echo "3 4 TIMEOUT TIMEOUT None" >want && test_cmp want got
 '
 
 test_expect_success 'restarts exhausted: FAILED, gave up after 1 restarts: TIMEOUT' '

@@ -2,7 +2,8 @@
 /*
  * A run's attempts read from a reply (lib/jobs/run_attempts.h), aborting on a broken
  * property: every attempt taken has a state of capitals, a node of host-name
- * characters or none, and the texts and JSON are built without a crash.
+ * characters or none, the gave-up reason no control character, and the texts and
+ * JSON are built without a crash.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -33,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (a->attempt < 0)
 			abort();
 	}
+	for (const char *p = js.gave_up; p && *p; p++) /* shown escaped: no terminal control */
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			abort();
 	free(job_state_state_text(&js));
 	free(job_state_attempts_text(&js));
 	cJSON *o = cJSON_CreateObject();

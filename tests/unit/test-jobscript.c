@@ -833,6 +833,14 @@ static void test_run(void)
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_STOP_SIGNAL=USR1\nexport DISPATCH_STOP_GRACE=30\n");
 	CHECK_CONTAINS(s.bootstrap, "(\n\tset +euo pipefail\n\ttrap : USR1\n\teval 'python train.py'\n) &\n");
 	CHECK_CONTAINS(s.bootstrap, "export WANDB_RUN_ID=\"$DISPATCH_RUN_ID\"\nexport WANDB_RESUME=allow\n");
+	CHECK(jobscript_sets_wandb_run(&js, &h));
+	/* its W&B page, once the cluster names entity and project */
+	CHECK(jobscript_wandb_url(&h, "run-0123456789abcdef") == NULL);
+	hpc.wandb_entity = "lab";
+	hpc.wandb_project = "llm";
+	_cleanup_free_ char *url = jobscript_wandb_url(&h, "run-0123456789abcdef");
+	CHECK_STR(url, "https://wandb.ai/lab/llm/runs/run-0123456789abcdef");
+	hpc.wandb_entity = hpc.wandb_project = NULL;
 	jobscript_release(&s);
 
 	/* the user's WANDB_RESUME wins; a stop signal the bootstrap does not trap yet */
@@ -840,6 +848,7 @@ static void test_run(void)
 	set(&js, "stop-signal", "SIGXCPU");
 	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
 	CHECK(strstr(s.bootstrap, "WANDB_RUN_ID") == NULL);
+	CHECK(!jobscript_sets_wandb_run(&js, &h));
 	CHECK_CONTAINS(s.bootstrap, "trap 'dispatch_forward XCPU 152' XCPU\n");
 	CHECK(has_directive(&s, "--signal=B:XCPU@30"));
 	jobscript_release(&s);

@@ -56,6 +56,8 @@ static void test_read(void)
 		       "4 TIMEOUT 1764623400 node|1\n"
 		       "x TIMEOUT 1764623400 node1\n"
 		       "5 TIMEOUT 1764623400 \033[31mnode1\n");
+	_cleanup_free_ char *g1 = xasprintf("%s/gave-up", s1);
+	write_file(g1, "gave up after 4 restarts: TIMEOUT, REQUEUED\033[2J; attempt 5 ended TIMEOUT\n");
 	struct sched_job jobs[] = {
 		{ .id = "41", .stage_dir = s1, .run_id = "run-00000000000000aa", .max_restarts = 4 },
 		{ .id = "42", .stage_dir = s2, .run_id = "run-00000000000000bb", .max_restarts = 2 },
@@ -90,7 +92,14 @@ static void test_read(void)
 			"{\"attempt\":3,\"state\":\"PREEMPTED\",\"ended\":\"2025-12-01T21:08:20Z\","
 			"\"node\":\"node2.cluster\"}]}");
 	cJSON_Delete(o);
+	/* out of restarts: why it failed, the gave-up line (escapes shown, not sent) */
+	free(js.state);
+	js.state = xstrdup("FAILED");
+	js.phase = job_phase_of("FAILED");
+	_cleanup_free_ char *gave = job_state_why(&js);
+	CHECK_STR(gave, "the run gave up after 4 restarts: TIMEOUT, REQUEUED\\e[2J; attempt 5 ended TIMEOUT");
 	/* requeued, held until its BeginTime: said as a restart, not as a --begin */
+	js.phase = job_phase_of("PENDING");
 	free(js.state);
 	js.state = xstrdup("PENDING");
 	js.reason = xstrdup("BeginTime");
