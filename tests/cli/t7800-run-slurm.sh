@@ -28,14 +28,21 @@ export DISPATCH_INVENTORY=$TRASH/inv.yaml
 grep -q "^    notify_url: " "$DISPATCH_INVENTORY" || fail_rest "no place for hpc's notify_url in the inventory"
 jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$2"; }
 
-# The jobs of this file, for the hurrying loop and the clean-up.
+# The jobs of this file, for the hurrying loop and the clean-up (ids-slow: those the
+# loop leaves to wait for their BeginTime).
 : >"$TRASH/ids"
+: >"$TRASH/ids-slow"
 hurry=
 cleanup() {
 	webhook_stop
 	[ -z "$hurry" ] || kill "$hurry" 2>/dev/null || true
 	# shellcheck disable=SC2046
-	[ ! -s "$TRASH/ids" ] || scancel $(cat "$TRASH/ids") >/dev/null 2>&1 || true
+	[ ! -s "$TRASH/ids" ] || scancel $(cat "$TRASH/ids" "$TRASH/ids-slow") >/dev/null 2>&1 || true
+	# node2 back in service, if a case killed it
+	if [ -f "$TRASH/node2-killed" ]; then
+		up >/dev/null 2>&1 || true
+		scontrol update nodename=node2 state=resume >/dev/null 2>&1 || true
+	fi
 }
 trap cleanup EXIT
 
@@ -157,6 +164,56 @@ test_expect_success 'each run POSTed its end to the webhook once, from the node,
 	! test_grep "${plain%@*}" posts &&
 	dispatch logs "$capped" >log && dispatch logs "$run" >>log && ! grep -c "$HOOK_TOKEN" log &&
 	! grep -c "$HOOK_TOKEN" "$DISPATCH_STATE_DIR/ledger.db"
+'
+
+# sq ID FORMAT: squeue's field for job ID ("" once it left the queue)
+sq() { squeue -h -j "$1" -o "$2" 2>/dev/null; }
+
+# node2's daemons killed under a run (the node died) and the node set DOWN, as
+# t7460 does: SLURM requeues the run itself (it is requeueable); its next attempt
+# writes the attempt SLURM ended as REQUEUED. node2 back (up, resume), the run
+# completes on it (node1 excluded).
+test_expect_success 'a node that died under a run: SLURM requeues it and its next attempt completes' '
+	nf=$(submit nf submit -H hpc -J t7800nf -p cpu --mem 50 -x node1 --max-restarts 2 -- \
+		"if [ \"\$DISPATCH_ATTEMPT\" -ge 1 ]; then echo resumed; exit 0; fi; sleep 300") &&
+	for i in $(seq 1 120); do [ "$(sq "${nf%@*}" %T)" = RUNNING ] && break; sleep 1; done &&
+	test "$(sq "${nf%@*}" %N)" = node2 &&
+	sleep 2 &&
+	: >"$TRASH/node2-killed" &&
+	pids=$(node_pids node2) && test -n "$pids" &&
+	kill -KILL $pids &&
+	scontrol update nodename=node2 state=down reason="t7800: its slurmd was killed" &&
+	for i in $(seq 1 60); do [ "$(sq "${nf%@*}" %T)" = PENDING ] && break; sleep 1; done &&
+	test "$(sq "${nf%@*}" %T)" = PENDING &&
+	up >/dev/null &&
+	{ scontrol update nodename=node2 state=resume 2>/dev/null || true; } &&
+	rm -f "$TRASH/node2-killed" &&
+	dispatch wait --interval 2 --timeout 300 --no-tail "$nf" >out &&
+	test_grep "^$nf COMPLETED exit 0 attempt 2/3 " out &&
+	test_grep "^$nf: run-[0-9a-f]* ended: attempt 1 REQUEUED$" out &&
+	webhook_posts 5 >posts &&
+	test_grep "(job ${nf%@*} on hpc) ended COMPLETED after 2 attempt(s)|0$" posts
+'
+
+# A run cancelled while it waits to start again: nothing restarts it (not hurried:
+# its requeue leaves it PENDING for its BeginTime).
+test_expect_success 'a run cancelled during its requeue stays cancelled' '
+	dispatch --json submit -H hpc -J t7800cr -p cpu --mem 50 -t 1 --max-restarts 3 --grace 15 \
+		-- "$LOOP" >cr.json &&
+	cr=$(jq_ "d[\"job\"]" cr.json) && echo "${cr%@*}" >>"$TRASH/ids-slow" &&
+	for i in $(seq 1 240); do
+		[ "$(sq "${cr%@*}" %T)" = PENDING ] &&
+			[ "$(scontrol -o show job "${cr%@*}" | sed -n "s/.* Restarts=\([0-9]*\) .*/\1/p")" = 1 ] &&
+			break
+		sleep 1
+	done &&
+	test "$(sq "${cr%@*}" %T)" = PENDING &&
+	dispatch cancel "$cr" &&
+	test_expect_code 1 dispatch wait --interval 1 --timeout 60 --no-tail "$cr" >out &&
+	test_grep "^$cr CANCELLED .*attempt 2/4" out &&
+	sleep 5 &&
+	test "$(sacct -n -X -D -j "${cr%@*}" -o State%20 | grep -c RUNNING)" = 0 &&
+	test "$(scontrol -o show job "${cr%@*}" | sed -n "s/.* JobState=\([A-Z]*\) .*/\1/p")" = CANCELLED
 '
 
 test_done
