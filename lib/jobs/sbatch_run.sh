@@ -6,7 +6,9 @@
 # dispatch_child=$! and dispatch_run_wait). SLURM sends the stop signal to this shell
 # (--signal=B:SIG@GRACE); it goes on to the command's steps; once they end (or the
 # grace is nearly over) this job requeues itself while restarts remain. A SIGTERM is a
-# preemption (PreemptMode=CANCEL) unless the job was cancelled or timed out. Each
+# preemption unless the job was cancelled or timed out; so is a PreemptTime in the
+# job's record once srun is over (PreemptMode=CANCEL with a GraceTime: SLURM signals
+# the steps, not this shell). Each
 # attempt's end is one line of $dispatch_stage/attempts: ATTEMPT STATE EPOCH NODE
 # (run_attempts.sh reads them; "-" where not known).
 
@@ -30,13 +32,31 @@ if [ -z "$dispatch_end" ]; then
 fi
 export DISPATCH_STOP_DEADLINE="$dispatch_end"
 # Attempts SLURM ended and requeued itself (a failed node, PreemptMode=REQUEUE) wrote
-# no line: one each now, when and where unknown.
+# no line: one each now, from the job's accounting record of that attempt (sacct -D:
+# one record per attempt, in order; NODE_FAIL, PREEMPTED, when and where), else
+# REQUEUED, when and where unknown.
 dispatch_n=0
 if [ -f "$dispatch_stage/attempts" ]; then
 	dispatch_n=$(wc -l <"$dispatch_stage/attempts")
 fi
+if [ "$dispatch_n" -lt "$dispatch_attempt" ]; then
+	dispatch_acct=$(sacct -n -X -D -P -j "$SLURM_JOB_ID" -o State,End,NodeList 2>/dev/null)
+fi
 while [ "$dispatch_n" -lt "$dispatch_attempt" ]; do
-	echo "$dispatch_n REQUEUED - -" >>"$dispatch_stage/attempts"
+	dispatch_rec=$(printf '%s\n' "$dispatch_acct" | sed -n "$((dispatch_n + 1))p")
+	dispatch_w=$(printf '%s\n' "$dispatch_rec" | cut -d '|' -f 1 | cut -d ' ' -f 1)
+	dispatch_t=$(printf '%s\n' "$dispatch_rec" | cut -d '|' -f 2)
+	case $dispatch_t in
+	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9])
+		dispatch_t=$(date -d "$dispatch_t" +%s 2>/dev/null) || dispatch_t=-
+		;;
+	*) dispatch_t=- ;;
+	esac
+	dispatch_h=$(printf '%s\n' "$dispatch_rec" | cut -d '|' -f 3)
+	case $dispatch_w in '' | *[!A-Z_]* | RUNNING | PENDING) dispatch_w=REQUEUED ;; esac
+	case $dispatch_t in '' | *[!0-9]*) dispatch_t=- ;; esac
+	case $dispatch_h in '' | *[!A-Za-z0-9._-]*) dispatch_h=- ;; esac
+	echo "$dispatch_n $dispatch_w $dispatch_t $dispatch_h" >>"$dispatch_stage/attempts"
 	dispatch_n=$((dispatch_n + 1))
 done
 
@@ -121,6 +141,18 @@ dispatch_run_wait() {
 	wait "$dispatch_child"
 	dispatch_s2=$?
 	case $dispatch_s2 in '' | *[!0-9]* | 127) ;; *) dispatch_status=$dispatch_s2 ;; esac
+	# Preempted with PreemptMode=CANCEL and a GraceTime: SLURM sent SIGTERM to the
+	# command's steps, not to this shell, and set the job's PreemptTime; the job
+	# runs on until the grace is over, time enough to requeue it.
+	if [ -z "$dispatch_event" ] && [ -z "$dispatch_cancelled" ]; then
+		case $(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null) in
+		*" PreemptTime=None"* | "") ;;
+		*" PreemptTime="*)
+			dispatch_event=preempted
+			echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: preempted at $(date -u +%FT%TZ)" >&2
+			;;
+		esac
+	fi
 	dispatch_ended=
 	if [ -n "$dispatch_event" ]; then
 		dispatch_ended=$dispatch_event

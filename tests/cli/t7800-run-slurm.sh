@@ -9,7 +9,10 @@
 # may get the signal before its first step. 130 to 160 s into an attempt, 160 steps
 # cannot be done in the first, and two attempts get through them.) a run that never finishes gives up after
 # --max-restarts 2 (FAILED, "gave up after 2 restarts: TIMEOUT, TIMEOUT", wait exits
-# 1); exit 1 is not restarted by default, and is with --restart-on error.
+# 1); exit 1 is not restarted by default, and is with --restart-on error. Each run
+# POSTs its end to a webhook of the file's own. A node that dies under a run (SLURM
+# requeues it), a run cancelled during its requeue (it stays cancelled), and a run
+# preempted by a job of a higher QOS, PreemptMode REQUEUE and CANCEL (it resumes).
 # SLURM makes a requeued job eligible 121 s later (its BeginTime): the test moves
 # that to now (scontrol update, as root) to keep the file short.
 # Its own instance: its training jobs hold the cluster's nodes for minutes, which
@@ -214,6 +217,45 @@ test_expect_success 'a run cancelled during its requeue stays cancelled' '
 	sleep 5 &&
 	test "$(sacct -n -X -D -j "${cr%@*}" -o State%20 | grep -c RUNNING)" = 0 &&
 	test "$(scontrol -o show job "${cr%@*}" | sed -n "s/.* JobState=\([A-Z]*\) .*/\1/p")" = CANCELLED
+'
+
+# Preemption (the test bed's PreemptType=preempt/qos, parts/30-slurm's qos_up): a job
+# of QOS high on node2 preempts a run there. PreemptMode=REQUEUE (QOS normal): SLURM
+# requeues the run itself, its next attempt writes the end from the accounting.
+# PreemptMode=CANCEL (QOS lowcancel, GraceTime 20 s): SLURM sends the steps SIGTERM
+# and would end the job; the wrapper sees the job's PreemptTime and requeues it.
+# preempt_run QOS: the run on node2, preempted; prints JOB@hpc
+preempt_run() {
+	local r hi i
+	r=$(submit "pre-$1" submit -H hpc -J "t7800$1" -p cpu --qos "$1" --mem 50 -c 2 -x node1 \
+		--max-restarts 2 -- \
+		"if [ \"\$DISPATCH_ATTEMPT\" -ge 1 ]; then echo resumed; exit 0; fi; trap \"exit 0\" TERM; while :; do sleep 1; done") ||
+		return 1
+	for i in $(seq 1 120); do [ "$(sq "${r%@*}" %T)" = RUNNING ] && break; sleep 1; done
+	[ "$(sq "${r%@*}" %N)" = node2 ] || return 1
+	sleep 2
+	hi=$(dispatch run -H hpc -- sbatch --parsable -p cpu --qos high -c 2 -w node2 --mem 50 \
+		--wrap "'sleep 5'") || return 1
+	echo "${hi%%;*}" >>"$TRASH/ids"
+	echo "$r"
+}
+
+test_expect_success 'a run preempted by a higher QOS (PreemptMode=REQUEUE) resumes after it' '
+	pr=$(preempt_run normal) &&
+	dispatch wait --interval 2 --timeout 300 --no-tail "$pr" >out &&
+	test_grep "^$pr COMPLETED exit 0 attempt 2/3 " out &&
+	test_grep "^$pr: run-[0-9a-f]* ended: attempt 1 PREEMPTED 20[0-9T:-]*Z on node2$" out
+'
+
+test_expect_success 'a run preempted with PreemptMode=CANCEL: the wrapper requeues it, it resumes' '
+	pc=$(preempt_run lowcancel) &&
+	dispatch wait --interval 2 --timeout 300 --no-tail "$pc" >out &&
+	test_grep "^$pc COMPLETED exit 0 attempt 2/3 " out &&
+	test_grep "^$pc: run-[0-9a-f]* ended: attempt 1 PREEMPTED 20[0-9T:-]*Z on node2$" out &&
+	dispatch logs "$pc" >log &&
+	test_grep "preempted at 20" log &&
+	test_grep "attempt 1 ended PREEMPTED, requeued (restart 1 of 2)" log &&
+	test_grep "^resumed$" log
 '
 
 test_done
