@@ -174,7 +174,7 @@ sq() { squeue -h -j "$1" -o "$2" 2>/dev/null; }
 
 # node2's daemons killed under a run (the node died) and the node set DOWN, as
 # t7460 does: SLURM requeues the run itself (it is requeueable); its next attempt
-# writes the attempt SLURM ended as REQUEUED. node2 back (up, resume), the run
+# writes the attempt SLURM ended from the accounting (NODE_FAIL). node2 back (up, resume), the run
 # completes on it (node1 excluded).
 test_expect_success 'a node that died under a run: SLURM requeues it and its next attempt completes' '
 	nf=$(submit nf submit -H hpc -J t7800nf -p cpu --mem 50 -x node1 --max-restarts 2 -- \
@@ -193,7 +193,7 @@ test_expect_success 'a node that died under a run: SLURM requeues it and its nex
 	rm -f "$TRASH/node2-killed" &&
 	dispatch wait --interval 2 --timeout 300 --no-tail "$nf" >out &&
 	test_grep "^$nf COMPLETED exit 0 attempt 2/3 " out &&
-	test_grep "^$nf: run-[0-9a-f]* ended: attempt 1 REQUEUED$" out &&
+	test_grep "^$nf: run-[0-9a-f]* ended: attempt 1 NODE_FAIL 20[0-9T:-]*Z on node2$" out &&
 	webhook_posts 5 >posts &&
 	test_grep "(job ${nf%@*} on hpc) ended COMPLETED after 2 attempt(s)|0$" posts
 '
