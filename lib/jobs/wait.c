@@ -133,7 +133,9 @@ static void host_jobs(const struct wait *w, const struct wait_host *h, char ***i
 		if (j->w.done || !streq(j->host, h->host))
 			continue;
 		if (!j->plain) {
-			*awaiting |= j->w.awaiting_sacct;
+			/* a PREEMPTED end is taken at the next poll that still says so: a
+			 * poll whose queue digest did not change would say nothing */
+			*awaiting |= j->w.awaiting_sacct || j->w.preempted > 0;
 			if (!strv_contains(*ids, j->id))
 				strv_add(ids, j->id);
 			continue;

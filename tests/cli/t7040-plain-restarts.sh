@@ -7,7 +7,7 @@
 # Short limits (0:04: the stop signal 2 s before) keep it quick.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-boxq.sh"
-. "$(dirname "$0")/lib-webhook.sh"
+. "$TEST_SRCDIR/tests/cli/lib-webhook.sh"
 boxq_setup t7040
 webhook_start 127.0.0.1 || fail_rest "the webhook did not start"
 # boxn: box1 with a webhook for its runs

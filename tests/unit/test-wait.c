@@ -182,6 +182,32 @@ static void test_digest_and_lag(void)
 	wait_release(&w);
 }
 
+/* PREEMPTED is an end only when the next poll says it again (a requeue may follow):
+ * that poll asks for the rows, not the digest, which an unchanged queue would answer
+ * with nothing (the wait went on until its timeout: SLURM 24.11, PreemptMode=CANCEL). */
+static void test_preempted(void)
+{
+	const struct answer a[] = {
+		{ .out = RUNNING_ROW "dispatch-squeue-states 111 2\n" SQ_EXIT },
+		{ .out = "dispatch-squeue-states 222 1\n" SQ_EXIT },
+		{ .out = "dispatch-sacct\n5|PREEMPTED|00:00:09|UNLIMITED|node2|0:0|None\n"
+			 "dispatch-sacct-exit 0\n" },
+		{ .out = "dispatch-squeue-states 222 1\n" SQ_EXIT },
+		{ .out = "dispatch-sacct\n5|PREEMPTED|00:00:09|UNLIMITED|node2|0:0|None\n"
+			 "dispatch-sacct-exit 0\n" },
+	};
+	struct wait w;
+	struct wait_job j;
+	CHECK_INT(run_wait(a, 5, 30, 300, &w, &j), DPE_FAIL);
+	CHECK(!w.timed_out);
+	CHECK_INT(H.next, 5);
+	CHECK_CONTAINS(H.commands[3], "[ \"$h\" = '-' ]"); /* the rows, not the digest */
+	CHECK_STR(j.w.state, "PREEMPTED");
+	CHECK(j.w.settled);
+	jobwait_release(&j.w);
+	wait_release(&w);
+}
+
 /* Without accounting, squeue's end is all there is: no failure, settled at once. */
 static void test_no_accounting(void)
 {
@@ -259,6 +285,7 @@ int main(void)
 	test_schedule();
 	test_digest_and_lag();
 	test_no_accounting();
+	test_preempted();
 	test_outage();
 	test_timeout();
 	for (size_t i = 0; i < H.next; i++)
