@@ -125,6 +125,25 @@ dispatch_history() {
 	fi
 }
 
+# dispatch_final STATE DETAIL: the run's end for good, to its webhook (run_notify.sh),
+# unless the job's state says SLURM requeues it. (Not enough: with
+# PreemptMode=REQUEUE, SLURM requeues the job only once this script is over, and a
+# command that exits on the preemption's SIGTERM before the kill makes the attempt
+# look like an end: its webhook hears of it. Open.)
+# shellcheck disable=SC2317 # called from dispatch_run_wait
+dispatch_final() {
+	if [ ! -f "$dispatch_stage/notify_url" ]; then
+		return 0
+	fi
+	case $(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null) in
+	*" JobState=PENDING "* | *" JobState=REQUEUED"* | *" JobState=PREEMPTED "*)
+		echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: requeued by SLURM" >&2
+		return 0
+		;;
+	esac
+	dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" "$1" "$2"
+}
+
 # Waits for srun through the traps, then ends the attempt: a requeue while restarts
 # remain and the event may restart, else the command's status.
 dispatch_run_wait() {
@@ -145,7 +164,23 @@ dispatch_run_wait() {
 	# command's steps, not to this shell, and set the job's PreemptTime; the job
 	# runs on until the grace is over, time enough to requeue it.
 	if [ -z "$dispatch_event" ] && [ -z "$dispatch_cancelled" ]; then
-		case $(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null) in
+		dispatch_now=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
+		case $dispatch_now in
+		*" JobState=PENDING "* | *" JobState=REQUEUED"*)
+			# SLURM ended this attempt and requeued the job itself (preemption with
+			# PreemptMode=REQUEUE): the next attempt writes how it ended
+			echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: requeued by SLURM ($(printf '%s\n' "$dispatch_now" | sed -n 's/.* JobState=\([A-Z_]*\).*/\1/p'))" >&2
+			exit 0
+			;;
+		esac
+		# PREEMPTED: SLURM's preemption ended it (REQUEUE: SLURM requeues it next,
+		# and the requeue below fails quietly; CANCEL without a grace: ours is the
+		# only requeue)
+		case $dispatch_now in
+		*" JobState=PREEMPTED "*)
+			dispatch_event=preempted
+			echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: preempted at $(date -u +%FT%TZ)" >&2
+			;;
 		*" PreemptTime=None"* | "") ;;
 		*" PreemptTime="*)
 			dispatch_event=preempted
@@ -164,7 +199,7 @@ dispatch_run_wait() {
 		exit "$dispatch_status"
 	fi
 	if [ -z "$dispatch_ended" ]; then
-		dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" COMPLETED ""
+		dispatch_final COMPLETED ""
 		exit 0
 	fi
 	case $dispatch_ended in
@@ -176,11 +211,11 @@ dispatch_run_wait() {
 	*" $dispatch_ended "*) ;;
 	*)
 		if [ "$dispatch_ended" = error ]; then
-			dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" FAILED "exit status $dispatch_status"
+			dispatch_final FAILED "exit status $dispatch_status"
 			exit "$dispatch_status"
 		fi
 		echo "dispatch: run $dispatch_run_id ended $dispatch_word; --restart-on does not restart it" >&2
-		dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" "$dispatch_word" ""
+		dispatch_final "$dispatch_word" ""
 		exit 1
 		;;
 	esac
@@ -188,13 +223,16 @@ dispatch_run_wait() {
 		dispatch_why="gave up after $dispatch_max_restarts restarts: $(dispatch_history)"
 		echo "$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >"$dispatch_stage/gave-up"
 		echo "dispatch: run $dispatch_run_id $dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >&2
-		dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" FAILED \
-			"$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word"
+		dispatch_final FAILED "$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word"
 		exit 1
 	fi
 	echo "$dispatch_attempt $dispatch_word $(date +%s) $(hostname)" >>"$dispatch_stage/attempts"
 	echo "dispatch: run $dispatch_run_id: attempt $((dispatch_attempt + 1)) ended $dispatch_word, requeued (restart $((dispatch_attempt + 1)) of $dispatch_max_restarts)" >&2
-	if ! scontrol requeue "$SLURM_JOB_ID"; then
+	if ! scontrol requeue "$SLURM_JOB_ID" 2>/dev/null; then
+		case $(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null) in
+		*" JobState=PENDING "* | *" JobState=REQUEUED"* | *" JobState=PREEMPTED "*)
+			exit 0 ;; # SLURM requeues it itself
+		esac
 		echo "dispatch: run $dispatch_run_id: scontrol requeue $SLURM_JOB_ID failed" >&2
 		exit 1
 	fi

@@ -826,7 +826,7 @@ static void test_run(void)
 	CHECK_CONTAINS(s.sbatch, " &\ndispatch_child=$!\ndispatch_run_wait\n");
 	/* the run's end for good goes to a webhook when the stage dir has one */
 	CHECK_CONTAINS(s.sbatch, "\ndispatch_notify() {\n");
-	CHECK_CONTAINS(s.sbatch, "dispatch_notify \"$dispatch_stage\" \"$SLURM_JOB_ID\" COMPLETED \"\"\n");
+	CHECK_CONTAINS(s.sbatch, "\t\tdispatch_final COMPLETED \"\"\n");
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_RUN_ID='run-0123456789abcdef'\n");
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_CHECKPOINT_DIR='/mnt/juicefs/theseus/checkpoints/"
 				    "run-0123456789abcdef'\n");
