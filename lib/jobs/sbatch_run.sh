@@ -8,9 +8,9 @@
 # grace is nearly over) this job requeues itself while restarts remain. A SIGTERM is a
 # preemption unless the job was cancelled or timed out; so is a PreemptTime in the
 # job's record once srun is over (PreemptMode=CANCEL with a GraceTime: SLURM signals
-# the steps, not this shell). Each
-# attempt's end is one line of $dispatch_stage/attempts: ATTEMPT STATE EPOCH NODE
-# (run_attempts.sh reads them; "-" where not known).
+# the steps, not this shell). Each attempt's end is one line of
+# $dispatch_stage/attempts: ATTEMPT STATE EPOCH NODE (run_attempts.sh reads them; "-"
+# where not known).
 
 # the settings before this part (the wrapper's lines above)
 : "${dispatch_run_id:?}" "${dispatch_max_restarts:?}" "${dispatch_restart_on:?}"
