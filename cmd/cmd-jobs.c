@@ -179,16 +179,6 @@ static char *time_text(int64_t t)
 	return xstrdup(buf);
 }
 
-static char *iso_time(int64_t t)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	char buf[32];
-	if (!gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
-		return xstrdup("");
-	return xstrdup(buf);
-}
-
 static void print_text(const struct entry *const *ents, size_t n)
 {
 	struct table t = { .ncols = 6 };
@@ -230,7 +220,8 @@ static void print_json(const struct dp_ctx *ctx, const struct entry *const *ents
 		json_add_str_or_null(o, "cluster", j->cluster);
 		json_add_str_or_null(o, "name", j->name);
 		cJSON_AddNumberToObject(o, "submitted_at", (double)j->submitted_at);
-		_cleanup_free_ char *iso = iso_time(j->submitted_at);
+		char iso[32];
+		when_iso(j->submitted_at, iso);
 		cJSON_AddStringToObject(o, "submitted", iso);
 		json_add_str_or_null(o, "commit", j->commit);
 		cJSON_AddBoolToObject(o, "dirty", j->dirty);

@@ -79,3 +79,13 @@ int when_parse(const char *text, int64_t now, int64_t *out, struct dp_error *err
 	*out = (int64_t)t;
 	return 0;
 }
+
+void when_iso(int64_t t, char buf[32])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	buf[0] = '\0';
+	if (t < 0 || (int64_t)tt != t || !gmtime_r(&tt, &tm) ||
+	    !strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		buf[0] = '\0';
+}

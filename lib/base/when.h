@@ -13,5 +13,8 @@
 
 /* *out: unix seconds. DPE_INPUT for anything else, with a message that names text. */
 int when_parse(const char *text, int64_t now, int64_t *out, struct dp_error *err);
+/* t (unix seconds) in ISO 8601, UTC, into buf: "2026-12-01T21:03:12Z"; "" when t < 0
+ * or cannot be written (--json's times). */
+void when_iso(int64_t t, char buf[32]);
 
 #endif

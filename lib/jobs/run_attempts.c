@@ -5,13 +5,13 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
 #include "base/util.h"
+#include "base/when.h"
 #include "shfiles.h"
 
 static bool is_run(const struct sched_job *j)
@@ -111,16 +111,6 @@ char *job_state_state_text(const struct job_state *js)
 	return attempt ? xasprintf("%s %s", js->state, attempt) : xstrdup(js->state);
 }
 
-/* ISO 8601 in UTC into buf, "" when unknown. */
-static void when_text(long t, char *buf, size_t size)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	buf[0] = '\0';
-	if (t >= 0 && gmtime_r(&tt, &tm))
-		strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 char *job_state_attempts_text(const struct job_state *js)
 {
 	if (!js->nattempts)
@@ -129,7 +119,7 @@ char *job_state_attempts_text(const struct job_state *js)
 	for (size_t i = 0; i < js->nattempts; i++) {
 		const struct job_attempt *a = &js->attempts[i];
 		char when[32];
-		when_text(a->ended, when, sizeof(when));
+		when_iso(a->ended, when);
 		strbuf_addf(&sb, "%sattempt %ld %s", i ? "; " : "", a->attempt + 1, a->state);
 		if (when[0])
 			strbuf_addf(&sb, " %s", when);
@@ -151,7 +141,7 @@ void job_state_json_run(cJSON *o, const struct job_state *js)
 		const struct job_attempt *a = &js->attempts[i];
 		cJSON *e = cJSON_CreateObject();
 		char when[32];
-		when_text(a->ended, when, sizeof(when));
+		when_iso(a->ended, when);
 		cJSON_AddNumberToObject(e, "attempt", (double)(a->attempt + 1));
 		cJSON_AddStringToObject(e, "state", a->state);
 		if (when[0])

@@ -28,28 +28,25 @@ testbed_own t7800 "36000 drn7 10.177" "36500 drn24 10.178" "37000 drn26 10.179"
 # skipped and the others run (a time limit's requeues with the LOOP job).
 TORCH=yes
 dispatch run -H hpc -- python3 -c "'import torch.distributed'" >/dev/null 2>&1 || TORCH=
-# test_expect_training NAME BODY: a case of the training's, skipped without PyTorch
-test_expect_training() {
-	if [ -n "$TORCH" ]; then
-		test_expect_success "$@"
+# test_expect_unless WHY NAME BODY: test_expect_success NAME BODY, skipped (WHY said)
+# when WHY is not empty
+test_expect_unless() {
+	if [ -z "$1" ]; then
+		test_expect_success "$2" "$3"
 	else
 		test_count=$((test_count + 1))
-		echo "ok $test_count # skip no PyTorch on the test cluster's nodes: $1"
+		echo "ok $test_count # skip $1: $2"
 	fi
 }
+NO_TORCH=
+[ -n "$TORCH" ] || NO_TORCH="no PyTorch on the test cluster's nodes"
 # The cases of a node killed, a cancel during a requeue and preemption run on 22.05
 # alone (the wrapper's code is the same on every release; on 24.11 and 26.05 they
-# would add some 300 s each to CI): test_expect_2205 NAME BODY.
+# would add some 300 s each to CI).
 REL=
 case ${DISPATCH_TESTBED_SLURM:-} in 24.11 | trixie | 26.05 | forky) REL=$DISPATCH_TESTBED_SLURM ;; esac
-test_expect_2205() {
-	if [ -z "$REL" ]; then
-		test_expect_success "$@"
-	else
-		test_count=$((test_count + 1))
-		echo "ok $test_count # skip on 22.05 only: $1"
-	fi
-}
+ONLY_2205=
+[ -z "$REL" ] || ONLY_2205="on 22.05 only"
 
 # a webhook on the host side of the nodes' network, hpc's runs' (notify_url)
 webhook_start "$DISPATCH_TESTBED_NET.2.1" || fail_rest "the webhook did not start"
@@ -156,7 +153,7 @@ sq() { squeue -h -j "$1" -o "$2" 2>/dev/null; }
 # t7460 does: SLURM requeues the run itself (it is requeueable); its next attempt
 # writes the attempt SLURM ended from the accounting (NODE_FAIL). node2 back (up, resume), the run
 # completes on it (node1 excluded).
-test_expect_2205 'a node that died under a run: SLURM requeues it and its next attempt completes' '
+test_expect_unless "$ONLY_2205" 'a node that died under a run: SLURM requeues it and its next attempt completes' '
 	nf=$(submit nf submit -H hpc -J t7800nf -p cpu --mem 50 -x node1 --max-restarts 2 -- \
 		"if [ \"\$DISPATCH_ATTEMPT\" -ge 1 ]; then echo resumed; exit 0; fi; sleep 300") &&
 	for i in $(seq 1 120); do [ "$(sq "${nf%@*}" %T)" = RUNNING ] && break; sleep 1; done &&
@@ -180,7 +177,7 @@ test_expect_2205 'a node that died under a run: SLURM requeues it and its next a
 
 # A run cancelled while it waits to start again (PENDING for its BeginTime): nothing
 # restarts it.
-test_expect_2205 'a run cancelled during its requeue stays cancelled' '
+test_expect_unless "$ONLY_2205" 'a run cancelled during its requeue stays cancelled' '
 	dispatch --json submit -H hpc -J t7800cr -p cpu --mem 50 -t 1 --max-restarts 3 --grace 15 \
 		-- "$LOOP" >cr.json &&
 	cr=$(jq_ "d[\"job\"]" cr.json) && echo "${cr%@*}" >>"$TRASH/ids-slow" &&
@@ -223,14 +220,14 @@ preempt_run() {
 	echo "$r"
 }
 
-test_expect_2205 'a run preempted by a higher QOS (PreemptMode=REQUEUE) resumes after it' '
+test_expect_unless "$ONLY_2205" 'a run preempted by a higher QOS (PreemptMode=REQUEUE) resumes after it' '
 	pr=$(preempt_run normal) &&
 	dispatch wait --interval 2 --timeout 300 --no-tail "$pr" >out &&
 	test_grep "^$pr COMPLETED exit 0 attempt 2/3 " out &&
 	test_grep "^$pr: run-[0-9a-f]* ended: attempt 1 PREEMPTED 20[0-9T:-]*Z on node2$" out
 '
 
-test_expect_2205 'a run preempted with PreemptMode=CANCEL: the wrapper requeues it, it resumes' '
+test_expect_unless "$ONLY_2205" 'a run preempted with PreemptMode=CANCEL: the wrapper requeues it, it resumes' '
 	pc=$(preempt_run lowcancel) &&
 	dispatch wait --interval 2 --timeout 300 --no-tail "$pc" >out &&
 	test_grep "^$pc COMPLETED exit 0 attempt 2/3 " out &&
@@ -257,7 +254,7 @@ test_expect_success 'a job preempted for good: wait ends' '
 	test_grep "^$g \(PREEMPTED\|FAILED\) " out
 '
 
-test_expect_training 'time limits: the training resumes from its checkpoint and ends with the uninterrupted checksum' '
+test_expect_unless "$NO_TORCH" 'time limits: the training resumes from its checkpoint and ends with the uninterrupted checksum' '
 	dispatch wait --interval 2 --timeout 300 --no-tail "$plain" >out &&
 	test_grep " COMPLETED exit 0 " out &&
 	dispatch wait --interval 2 --timeout 500 --no-tail "$run" >out &&

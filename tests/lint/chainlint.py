@@ -284,9 +284,10 @@ def explain(what):
 
 
 def bodies(text):
-    """(line, title, body) of each test_expect_success call in text."""
+    """(line, title, body) of each test_expect_success call in text, and of each
+    test_expect_unless WHY TITLE BODY (t7800's: skipped when WHY is not empty)."""
     pos = 0
-    call = re.compile(r'^[ \t]*test_expect_success[ \t]', re.M)
+    call = re.compile(r'^[ \t]*test_expect_(success|unless)[ \t]', re.M)
     while True:
         m = call.search(text, pos)
         if not m:
@@ -297,11 +298,11 @@ def bodies(text):
         lex.commenters = ''
         line = text.count('\n', 0, m.start()) + 1
         try:
-            words = [lex.get_token() for _ in range(3)]
+            words = [lex.get_token() for _ in range(4 if m.group(1) == 'unless' else 3)]
         except ValueError as e:
             yield line, '(a call shlex cannot read: %s)' % e, None
             return
-        yield line, words[1], words[2]
+        yield line, words[-2], words[-1]
         pos = m.start() + max(stream.tell(), 1)
 
 

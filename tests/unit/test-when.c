@@ -18,6 +18,11 @@ int main(void)
 	const int64_t now = 1795000000;
 	int64_t t;
 	struct dp_error err;
+	char iso[32];
+	when_iso(now, iso);
+	CHECK_STR(iso, "2026-11-18T11:06:40Z");
+	when_iso(-1, iso);
+	CHECK_STR(iso, "");
 	CHECK(when_parse("2d", now, &t, &err) == 0 && t == now - 2 * 86400);
 	CHECK(when_parse("90s", now, &t, &err) == 0 && t == now - 90);
 	CHECK(when_parse("30m", now, &t, &err) == 0 && t == now - 1800);
