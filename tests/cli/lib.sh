@@ -95,6 +95,12 @@ test_expect_success() {
 		echo "not ok $test_count - $1"
 		sed 's/^/#   /' "$TRASH/.out"
 		test_failed=$((test_failed + 1))
+		# and on stderr too: meson's --print-errorlogs (the CI log) shows a TAP
+		# test's stderr, not its stdout
+		{
+			echo "$(basename "$0"): not ok $test_count - $1"
+			tail -n 60 "$TRASH/.out" | sed 's/^/#   /'
+		} >&2
 	fi
 }
 
@@ -160,6 +166,10 @@ fail_rest() {
 	test_count=$((test_count + 1))
 	echo "not ok $test_count - $1"
 	[ ! -f "$TRASH/up.log" ] || sed 's/^/#   /' "$TRASH/up.log" | tail -n 30
+	{
+		echo "$(basename "$0"): not ok $test_count - $1"
+		[ ! -f "$TRASH/up.log" ] || sed 's/^/#   /' "$TRASH/up.log" | tail -n 30
+	} >&2
 	echo "1..$test_count"
 	exit 1
 }

@@ -15,6 +15,12 @@ test_expect_success 'show and discover need one host' '
 
 tb_up
 claim_boxes box2 box3
+# box3's GPU lock directory is the file's own (never made: no leases): every box of
+# every test bed instance shares this machine's /tmp, and a --gpus job of another file
+# (t7420) holds GPU 0 in the default one while it runs (a CI run's "5 free now" failed so)
+awk -v ld="/tmp/dispatch-gpus-t5400-$$" '{ print } /^  box3:$/ { print "    gpu_lock_dir: " ld }' \
+	"$DISPATCH_INVENTORY" >inv.yaml || exit 1
+export DISPATCH_INVENTORY=$PWD/inv.yaml
 
 test_expect_success 'show: partitions and nodes of the SLURM cluster' '
 	dispatch hosts show hpc >out &&

@@ -68,13 +68,16 @@ test_expect_success 'SLURM: node1 GPUs taken: solve --check moves to the node2 h
 	dispatch run -H hpc -- scancel "$job"
 '
 
-cat >boxes.yaml <<'INV'
+# The boxes' GPU lock directories are the file's own (never made: no leases): every
+# box of every test bed instance shares this machine's /tmp, and a --gpus job of
+# another file (t7420) holds GPU 0 in the default one while it runs.
+cat >boxes.yaml <<INV
 clusters:
   testbed: {root: /tmp/r, work: /tmp/w}
 hosts:
   gone: {ssh: down1, cluster: testbed, type: plain, chips: {a100-sxm4-80gb: 8}}
-  box1: {ssh: box1, cluster: testbed, type: plain, chips: {a100-sxm4-80gb: 8}}
-  box2: {ssh: box2, cluster: testbed, type: plain, chips: {a100-sxm4-80gb: 8}}
+  box1: {ssh: box1, cluster: testbed, type: plain, chips: {a100-sxm4-80gb: 8}, gpu_lock_dir: /tmp/dispatch-gpus-t5410-$$}
+  box2: {ssh: box2, cluster: testbed, type: plain, chips: {a100-sxm4-80gb: 8}, gpu_lock_dir: /tmp/dispatch-gpus-t5410-$$}
 INV
 
 test_expect_success 'plain: 3 of box1 GPUs busy: 5 fit there, 6 go to box2' '
