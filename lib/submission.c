@@ -424,6 +424,7 @@ static int run_plain(struct submission *sub, const struct submission_job *job,
 		.max_restarts = jobspec_run_max_restarts(job->spec),
 		.restart_on_timeout = (jobspec_run_restart_on(job->spec) & RUN_ON_TIMEOUT) != 0,
 		.restart_on_error = (jobspec_run_restart_on(job->spec) & RUN_ON_ERROR) != 0,
+		.restart_on_lost = (jobspec_run_restart_on(job->spec) & RUN_ON_LOST) != 0,
 	};
 	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage, &lease);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)

@@ -141,8 +141,9 @@ static void host_jobs(const struct wait *w, const struct wait_host *h, char ***i
 			continue;
 		}
 		*plain = xrealloc(*plain, (*nplain + 1) * sizeof(**plain));
+		/* a run found LOST starts again, once, if its policy allows (status.sh) */
 		(*plain)[(*nplain)++] = (struct plainjob_ref){ .id = j->id, .stage_dir = j->stage_dir,
-							       .pgid = j->pgid };
+							       .pgid = j->pgid, .restart = true };
 	}
 }
 

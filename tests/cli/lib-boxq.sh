@@ -27,5 +27,10 @@ boxq_cleanup() {
 	for p in $(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select pid from jobs where pid > 1" 2>/dev/null); do
 		kill -KILL -- "-$p" 2>/dev/null
 	done
+	# and a launcher started again after it was lost (its stage's pid file)
+	for p in $(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select job_id from jobs" 2>/dev/null); do
+		p=$(cut -d " " -f 1 "$CL/work/.dispatch/$p/pid" 2>/dev/null) &&
+			[ "${p:-0}" -gt 1 ] && kill -KILL -- "-$p" 2>/dev/null
+	done
 	rm -rf "$G" "$LD"
 }

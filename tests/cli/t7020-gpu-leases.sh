@@ -167,7 +167,7 @@ test_expect_success 'SIGKILL of a running job'"'"'s launcher frees its GPUs at o
 	kill -KILL "$p" &&
 	wait_state "$e" RUNNING &&
 	case "$(cvd "$e")" in "$U0" | "$U1") ;; *) false ;; esac &&
-	touch "$G/gd" && wait_state "$d" UNKNOWN &&
+	touch "$G/gd" && wait_state "$d" LOST &&
 	touch "$G/ge" && wait_state "$e" COMPLETED
 '
 

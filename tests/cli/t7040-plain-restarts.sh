@@ -4,7 +4,9 @@
 # ...), giving back its max_jobs slot and queueing again at the back (a job that
 # came meanwhile runs first); past the cap the job is FAILED, "gave up after N
 # restarts: TIMEOUT, ...". A non-zero exit restarts only with --restart-on error.
-# Short limits (0:04: the stop signal 2 s before) keep it quick.
+# Short limits (0:04: the stop signal 2 s before) keep it quick. A run whose launcher
+# was lost (SIGKILLed with its job, as a reboot leaves it) is LOST for status and
+# started again by wait, once however many waits see it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-boxq.sh"
 . "$TEST_SRCDIR/tests/cli/lib-webhook.sh"
@@ -58,6 +60,68 @@ test_expect_success 'a non-zero exit restarts only with --restart-on error' '
 	timeout 120 "$DISPATCH" wait --interval 0.5 "$b" &&
 	test "$(cat "$G/err1")" = 0 &&
 	test "$(cat "$G/err2" | tr "\n" " ")" = "0 1 "
+'
+
+# lose PLAIN-JOB: what a reboot leaves, the launcher and every process of the job's
+# session SIGKILLed (no exit status written)
+lose() {
+	local p
+	p=$(cut -d " " -f 1 "$CL/work/.dispatch/${1%@*}/pid") && [ "${p:-0}" -gt 1 ] &&
+		pkill -KILL -s "$p" &&
+		# until none runs (zombies wait for init to reap them)
+		timeout 10 sh -c "while ps -e -o sid= -o stat= | awk -v s=$p '\$1 == s && \$2 !~ /^Z/ { f = 1 } END { exit !f }'; do sleep 0.1; done"
+}
+
+test_expect_success 'a job whose launcher is gone is LOST; wait says so and exits 1' '
+	j=$(dispatch submit -H box1 -J lost1 -- "while :; do sleep 0.1; done") &&
+	timeout 60 "$DISPATCH" wait --until running --interval 0.5 "$j" &&
+	lose "$j" &&
+	test "$(state "$j")" = "LOST|" &&
+	test "$(jq -r ".jobs[0].why" st.json)" = "its launcher is gone and left no exit status: killed with SIGKILL, or the host rebooted" &&
+	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.5 "$j" >out &&
+	test_grep "^$j LOST" out
+'
+
+test_expect_success 'a lost run: two waits start it again once, it resumes and completes' '
+	r=$(dispatch submit -H box1 -J lostrun --max-restarts 2 -- \
+		"echo \"\$DISPATCH_ATTEMPT \$(cat \"\$DISPATCH_CHECKPOINT_DIR/ck\" 2>/dev/null)\" >>$G/lstarts;
+		 echo saved >\"\$DISPATCH_CHECKPOINT_DIR/ck\"; while [ ! -e $G/lfinish ]; do sleep 0.1; done") &&
+	timeout 60 "$DISPATCH" wait --until running --interval 0.5 "$r" &&
+	lose "$r" &&
+	test "$(state "$r" | cut -d "|" -f 1)" = LOST &&
+	# a slow start (3 s before the new launcher is there): the second wait comes
+	# while the first starts it, and must leave it be
+	stage=$CL/work/.dispatch/${r%@box1} &&
+	{ echo "sleep 3" && cat "$stage/launch.sh"; } >slow && cat slow >"$stage/launch.sh" &&
+	{ timeout 120 "$DISPATCH" wait --interval 0.5 "$r" >w1 2>&1 & } &&
+	{ timeout 120 "$DISPATCH" wait --interval 0.5 "$r" >w2 2>&1 & } &&
+	timeout 60 sh -c "until [ \"\$(wc -l <$G/lstarts)\" -ge 2 ]; do sleep 0.2; done" &&
+	touch "$G/lfinish" &&
+	wait &&
+	test_grep "^$r COMPLETED exit 0 attempt 2/3 " w1 &&
+	test_grep "^$r COMPLETED exit 0 attempt 2/3 " w2 &&
+	printf "%s\n" "0 " "1 saved" >want && test_cmp want "$G/lstarts" &&
+	test "$(cut -d " " -f 1,2 "$stage/attempts")" = "0 LOST" &&
+	test "$(ls -d "$stage"/lost.* | wc -l)" = 1 &&
+	test_grep "attempt 1 ended LOST (no launcher, no exit status): restarting (restart 1 of 2)" "$CL/log/${r%@box1}.out" &&
+	dispatch status "$r" >st.txt &&
+	test_grep "COMPLETED attempt 2/3" st.txt &&
+	test_grep "attempt 1 LOST 20[0-9T:-]*Z on " st.txt
+'
+
+test_expect_success 'a lost run out of restarts: FAILED, given up; a run that does not restart on lost stays LOST' '
+	r=$(dispatch submit -H box1 -J lostcap --max-restarts 1 -- "while :; do sleep 0.1; done") &&
+	timeout 60 "$DISPATCH" wait --until running --interval 0.5 "$r" &&
+	lose "$r" &&
+	timeout 60 "$DISPATCH" wait --until running --interval 0.5 "$r" &&
+	lose "$r" &&
+	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.5 "$r" &&
+	test "$(state "$r")" = "FAILED|gave up after 1 restarts: LOST; attempt 2 ended LOST" &&
+	n=$(dispatch submit -H box1 -J lostno --max-restarts 1 --restart-on timeout -- "while :; do sleep 0.1; done") &&
+	timeout 60 "$DISPATCH" wait --until running --interval 0.5 "$n" &&
+	lose "$n" &&
+	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.5 "$n" &&
+	test "$(state "$n" | cut -d "|" -f 1)" = LOST
 '
 
 test_expect_success 'a run POSTs its end to the host'"'"'s webhook, once, the URL in no argv, log, ledger or output' '

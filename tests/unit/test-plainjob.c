@@ -447,7 +447,7 @@ static void test_parse(void)
 	CHECK_INT(res[0].elapsed, 100);
 	CHECK_STR(res[1].state, "COMPLETED");
 	CHECK_INT(res[1].elapsed, 50);
-	CHECK_STR(res[2].state, "UNKNOWN");
+	CHECK_STR(res[2].state, "LOST");
 	CHECK_STR(res[3].state, "CANCELLED");
 	plainjob_status_free(res, n);
 	/* with the lease's fields: GPUs and the reason a job waits */

@@ -197,7 +197,7 @@ int main(void)
 	w = slurm_why_plain("CANCELLED", -1, -1);
 	CHECK_STR(w, "cancelled (dispatch cancel)");
 	free(w);
-	w = slurm_why_plain("UNKNOWN", -1, -1);
+	w = slurm_why_plain("LOST", -1, -1);
 	CHECK_CONTAINS(w, "left no exit status");
 	free(w);
 	CHECK(slurm_why_plain("COMPLETED", 0, 0) == NULL);

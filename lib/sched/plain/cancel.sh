@@ -1,5 +1,5 @@
 # shellcheck shell=sh
-# dispatch_c ID STAGE PGID: cancel one plain-host job (TERM to its process group),
+# dispatch_c ID STAGE PGID: cancel one plain-host job (TERM to its process group, alive.sh),
 # as a MARK_CANCEL line "ID ended|signalled|gone" (plainjob_parse_cancel). A container
 # outlives the process group (podman's conmon is a session of its own):
 # dispatch_c_container stops it (TERM, KILL after 10 s) and removes it by its name.
@@ -14,13 +14,19 @@ dispatch_c_container() {
 	done
 	return 0
 }
+# shellcheck disable=SC2154 # pg and since: dispatch_pg (alive.sh, sent before this) sets them
 dispatch_c() {
+	dispatch_pg "$2" "$3"
 	if [ -f "$2/exit_status" ]; then
 		printf '@MARK_CANCEL@ %s ended\n' "$1"
-	elif [ "$3" -gt 1 ] && kill -0 "-$3" 2>/dev/null; then
+	elif dispatch_alive "$2"; then
 		: >"$2/cancelled"
-		kill -TERM "-$3" 2>/dev/null
+		kill -TERM "-$pg" 2>/dev/null
 		dispatch_c_container "$1" "$2"
+		printf '@MARK_CANCEL@ %s signalled\n' "$1"
+	elif [ -n "$since" ] && [ -d "$2/lost.$pg.$since" ]; then
+		# a lost run starting again (status.sh): its new launcher ends it at once
+		: >"$2/cancelled"
 		printf '@MARK_CANCEL@ %s signalled\n' "$1"
 	else
 		printf '@MARK_CANCEL@ %s gone\n' "$1"

@@ -7,7 +7,9 @@
 # (plainjob.h) and runs the bootstrap with none of its lock fds, so that the locks
 # last exactly as long as the launcher. Arguments: STAGE ID NGPUS SHARE LOCKDIR
 # MAXJOBS ALLOWED BUSY_MIB [LOCKWAIT [DEPENDENCY [LIMIT GRACE STOPSIG [MAXRESTARTS
-# RESTART_ON]]]] (RESTART_ON: events joined by ',': timeout, error).
+# RESTART_ON [ATTEMPT]]]]] (RESTART_ON: events joined by ',': timeout, error, lost;
+# ATTEMPT: the first attempt's number, not 0 when status.sh starts a lost run again).
+# STAGE/launch.sh (plainjob_launch_command) starts it with these arguments.
 #
 # DEPENDENCY (sbatch's --dependency, on jobs of this box by id: stage dirs next to
 # ours): the job is held, "held" in its record (no lease, ahead of no one) and
@@ -20,7 +22,15 @@
 
 d=$1 id=$2 ng=$3 share=$4 L=$5 maxj=$6 allowed=$7 busy_mib=$8 lw=${9:-5}
 dep=${10:-} limit=${11:-0} grace=${12:-0} stopsig=${13:-USR1} maxr=${14:-0} restart_on=${15:-timeout}
+attempt=${16:-0}
+# This boot of the host (status.sh: a number from before a reboot is no process of ours)
+if [ -r /proc/sys/kernel/random/boot_id ]; then
+	cat /proc/sys/kernel/random/boot_id >"$d/boot_id"
+fi
+# The run's restart policy, for status.sh's restart after LOST
+[ "$maxr" -gt 0 ] && echo "$maxr $restart_on" >"$d/restarts"
 echo "$$ $(date +%s)" >"$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
+[ "$attempt" -gt 0 ] && echo "dispatch: attempt $attempt ended LOST (no launcher, no exit status): restarting (restart $attempt of $maxr)" >&2
 trap "" HUP
 trap : TERM INT
 me=$(id -un 2>/dev/null || echo "${USER:-?}")
@@ -393,9 +403,9 @@ dp_signal() { # SIG: to the command (the bootstrap forwards these), else its gro
 # slot go back and the job queues again at the back (a new ticket). STAGE/attempts
 # gets "ATTEMPT WORD END HOST" for each end that restarted (as lib/jobs/sbatch_run.sh
 # writes it), STAGE/gave-up the reason when none remain (the job ends FAILED).
-attempt=0
 while :; do
 	[ "$maxr" -gt 0 ] && export DISPATCH_ATTEMPT=$attempt
+	dp_cancelled
 	dp_queue
 	rm -f -- "$d/pending"
 	echo "$(date +%s) ${lease_idx:--}" >"$d/lease.tmp" && mv -f "$d/lease.tmp" "$d/lease"

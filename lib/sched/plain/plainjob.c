@@ -10,6 +10,50 @@
 #include "sched/slurm/slurm_queue.h"
 #include "shfiles.h"
 
+/* The restart events the launcher and status.sh act on, joined by ',' ("-": none). */
+static char *restart_events(const struct plainjob_lease *lease)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (lease->restart_on_timeout)
+		strbuf_adds(&sb, ",timeout");
+	if (lease->restart_on_error)
+		strbuf_adds(&sb, ",error");
+	if (lease->restart_on_lost)
+		strbuf_adds(&sb, ",lost");
+	return xstrdup(sb.len ? sb.buf + 1 : "-");
+}
+
+/* STAGE/launch.sh: starts the launcher in the job's directory with the job's
+ * arguments, the first attempt's number as its own argument (0 at submission;
+ * status.sh's restart of a lost run gives the next). Every value is quoted here. */
+static void launch_script(struct strbuf *sb, const char *stage_dir, const char *workdir,
+			  const char *log_path, const char *job_id,
+			  const struct plainjob_lease *lease)
+{
+	_cleanup_free_ char *events = restart_events(lease);
+	strbuf_adds(sb, "# dispatch: starts the job's launcher (lib/sched/plain/plainjob.c)\numask 077\nd=");
+	sh_quote(sb, stage_dir);
+	strbuf_adds(sb, "\ncd -- ");
+	sh_quote(sb, workdir);
+	strbuf_adds(sb, " || exit 1\nsetsid bash \"$d/launcher.sh\" \"$d\" ");
+	sh_quote(sb, job_id);
+	strbuf_addf(sb, " %ld %d ", lease->gpus > 0 ? lease->gpus : 0, lease->gpu_share ? 1 : 0);
+	sh_quote(sb, lease->lock_dir && *lease->lock_dir ? lease->lock_dir : PLAINJOB_LOCK_DIR);
+	strbuf_addf(sb, " %ld ", lease->max_jobs > 0 ? lease->max_jobs : 0);
+	sh_quote(sb, lease->allowed ? lease->allowed : "");
+	strbuf_addf(sb, " %d %d ", NVIDIA_SMI_BUSY_MIB,
+		    lease->lock_wait > 0 ? lease->lock_wait : PLAINJOB_LOCK_WAIT);
+	sh_quote(sb, lease->dependency ? lease->dependency : "");
+	strbuf_addf(sb, " %ld %ld ", lease->time_limit > 0 ? lease->time_limit : 0,
+		    lease->grace > 0 ? lease->grace : PLAINJOB_GRACE);
+	sh_quote(sb, lease->stop_signal && *lease->stop_signal ? lease->stop_signal
+							       : PLAINJOB_STOP_SIGNAL);
+	strbuf_addf(sb, " %ld %s \"${1:-0}\" </dev/null >>", lease->max_restarts > 0 ? lease->max_restarts : 0,
+		    events);
+	sh_quote(sb, log_path);
+	strbuf_adds(sb, " 2>&1 &\n");
+}
+
 void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const char *workdir,
 			     const char *log_path, const char *job_id,
 			     const struct plainjob_lease *lease)
@@ -21,19 +65,6 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 	sh_quote(sb, stage_dir);
 	strbuf_adds(sb, "\nw=");
 	sh_quote(sb, workdir);
-	strbuf_adds(sb, "\nlog=");
-	sh_quote(sb, log_path);
-	strbuf_adds(sb, "\nid=");
-	sh_quote(sb, job_id);
-	strbuf_adds(sb, "\nlockdir=");
-	sh_quote(sb, lease->lock_dir && *lease->lock_dir ? lease->lock_dir : PLAINJOB_LOCK_DIR);
-	strbuf_adds(sb, "\nallowed=");
-	sh_quote(sb, lease->allowed ? lease->allowed : "");
-	strbuf_adds(sb, "\ndep=");
-	sh_quote(sb, lease->dependency ? lease->dependency : "");
-	strbuf_adds(sb, "\nstopsig=");
-	sh_quote(sb, lease->stop_signal && *lease->stop_signal ? lease->stop_signal
-							     : PLAINJOB_STOP_SIGNAL);
 	strbuf_adds(sb,
 		"\numask 077\n"
 		"cd -- \"$w\" || exit 1\n"
@@ -53,16 +84,12 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 	strbuf_adds(sb, shfile_jobs_run_notify);
 	strbuf_adds(sb, shfile_sched_plain_launcher);
 	strbuf_adds(sb, "DISPATCH_LAUNCHER_END\n");
-	strbuf_addf(sb, "setsid bash \"$d/launcher.sh\" \"$d\" \"$id\" %ld %d \"$lockdir\" %ld "
-		    "\"$allowed\" %d %d \"$dep\" %ld %ld \"$stopsig\" %ld %s </dev/null >>\"$log\" 2>&1 &\n",
-		    lease->gpus > 0 ? lease->gpus : 0, lease->gpu_share ? 1 : 0,
-		    lease->max_jobs > 0 ? lease->max_jobs : 0, NVIDIA_SMI_BUSY_MIB,
-		    lease->lock_wait > 0 ? lease->lock_wait : PLAINJOB_LOCK_WAIT,
-		    lease->time_limit > 0 ? lease->time_limit : 0,
-		    lease->grace > 0 ? lease->grace : PLAINJOB_GRACE,
-		    lease->max_restarts > 0 ? lease->max_restarts : 0,
-		    lease->restart_on_timeout && lease->restart_on_error ? "timeout,error"
-		    : lease->restart_on_error ? "error" : lease->restart_on_timeout ? "timeout" : "-");
+	/* launch.sh, written whole as one quoted word (no here-document a value could end) */
+	_cleanup_strbuf_ struct strbuf launch = STRBUF_INIT;
+	launch_script(&launch, stage_dir, workdir, log_path, job_id, lease);
+	strbuf_adds(sb, "printf %s ");
+	sh_quote(sb, launch.buf);
+	strbuf_adds(sb, " >\"$d/launch.sh\" || exit 1\nsh \"$d/launch.sh\" 0\n");
 	/* Until the launcher has started the job, queued it or given up (a lock
 	 * directory refused, too many GPUs asked for): the last is the submission's
 	 * error. */
@@ -104,13 +131,19 @@ static void job_args(struct strbuf *sb, const char *fn, const struct plainjob_re
 	sh_quote(sb, j->id);
 	strbuf_addch(sb, ' ');
 	sh_quote(sb, j->stage_dir);
-	strbuf_addf(sb, " %ld\n", j->pgid > 1 ? j->pgid : 0);
+	strbuf_addf(sb, " %ld%s\n", j->pgid > 1 ? j->pgid : 0, j->restart ? " restart" : "");
 }
 
 void plainjob_status_command(struct strbuf *sb, const struct plainjob_ref *jobs, size_t n)
 {
+	bool restart = false;
+	for (size_t i = 0; i < n; i++)
+		restart |= jobs[i].restart;
 	marker_print(sb, MARK_NOW, "\"$(date +%s)\"");
+	strbuf_adds(sb, shfile_sched_plain_alive);  /* alive.sh: dispatch_pg, dispatch_alive */
 	strbuf_adds(sb, shfile_sched_plain_status); /* status.sh: dispatch_q ID STAGE PGID */
+	if (restart) /* a run given up after LOST tells its webhook */
+		strbuf_adds(sb, shfile_jobs_run_notify);
 	for (size_t i = 0; i < n; i++)
 		job_args(sb, "dispatch_q", &jobs[i]);
 }
@@ -182,7 +215,7 @@ size_t plainjob_parse_status(const char *out, struct plainjob_status **res)
 			if (start >= 0 && end >= start)
 				st.elapsed = end - start;
 		} else if (sscanf(f[3], "%15s", word) == 1 && streq(word, "gone")) {
-			st.state = cancelled ? "CANCELLED" : timeout ? "TIMEOUT" : "UNKNOWN";
+			st.state = cancelled ? "CANCELLED" : timeout ? "TIMEOUT" : "LOST";
 		} else {
 			continue;
 		}
@@ -208,6 +241,7 @@ void plainjob_status_free(struct plainjob_status *res, size_t n)
 
 void plainjob_cancel_command(struct strbuf *sb, const struct plainjob_ref *jobs, size_t n)
 {
+	strbuf_adds(sb, shfile_sched_plain_alive);  /* alive.sh: dispatch_pg, dispatch_alive */
 	strbuf_adds(sb, shfile_sched_plain_cancel); /* cancel.sh: dispatch_c ID STAGE PGID */
 	for (size_t i = 0; i < n; i++)
 		job_args(sb, "dispatch_c", &jobs[i]);

@@ -77,8 +77,10 @@ struct plainjob_lease {
 	const char *stop_signal; /* a name without SIG ("USR1"); NULL: PLAINJOB_STOP_SIGNAL */
 	long max_restarts;      /* the command runs again after a time limit or a non-zero
 				   exit (as restart_on_* say) this many times at most, queued
-				   again at the back; then FAILED, "gave up after N restarts" */
-	bool restart_on_timeout, restart_on_error;
+				   again at the back; then FAILED, "gave up after N restarts".
+				   LOST (the launcher gone): started again by a status
+				   command that asks for it (plainjob_ref.restart). */
+	bool restart_on_timeout, restart_on_error, restart_on_lost;
 };
 
 /* The command that starts stage_dir/bootstrap.sh in workdir (all paths absolute),
@@ -100,6 +102,8 @@ struct plainjob_ref {
 	const char *id;
 	const char *stage_dir;
 	long pgid;
+	bool restart;           /* status: a run found LOST starts again when its restart
+				   policy allows (status.sh's dispatch_restart; wait does) */
 };
 
 /* One command for several jobs of one host: prints the host's clock and a line per
@@ -109,7 +113,7 @@ void plainjob_status_command(struct strbuf *sb, const struct plainjob_ref *jobs,
 struct plainjob_status {
 	char *id;
 	const char *state;      /* "PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED",
-				   "TIMEOUT", "UNKNOWN"
+				   "TIMEOUT", "LOST"
 				   (no process and no exit status: killed hard, or the host
 				   rebooted) */
 	int exit_code;          /* -1 while running or unknown */

@@ -161,8 +161,8 @@ char *slurm_why_plain(const char *state, int exit_code, int signal)
 		return xstrdup("cancelled (dispatch cancel)");
 	if (streq(state, "TIMEOUT"))
 		return xstrdup("reached its time limit (--time) and was stopped");
-	if (streq(state, "UNKNOWN"))
-		return xstrdup("its processes are gone and left no exit status: killed with "
+	if (streq(state, "LOST"))
+		return xstrdup("its launcher is gone and left no exit status: killed with "
 			       "SIGKILL, or the host rebooted");
 	return NULL;
 }
