@@ -51,7 +51,7 @@ int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log wh
 				     .log_path = r->in_ledger ? r->rec.log_path : NULL,
 				     .err_path = r->in_ledger ? r->rec.err_path : NULL,
 				     .name = r->in_ledger ? r->rec.name : NULL };
-	return sched_for(NULL, 0)->log_path(ss, &j, which, path, err);
+	return jobs_log_path(ss, sched_for(NULL, 0), &j, which, path, err);
 }
 
 void job_tail_print(const struct job_tail *t, const char *job)

@@ -100,6 +100,18 @@
 #define MARK_ATTEMPT MARKER("attempt")
 /* A run out of restarts: "dispatch-gave-up JOB|WHY" (its stage dir's gave-up line). */
 #define MARK_GAVE_UP MARKER("gave-up")
+/* Several jobs asked in one exchange, a part each (lib/jobs/jobs.c's detail): "dispatch-
+ * paths-job I" before job I's output paths (the backend's), "dispatch-tail-job I"
+ * before the last lines of job I's log, each line led by '|' (no log line reads as a
+ * mark), then "dispatch-tail-err LINE" (tail's first error line, when it printed
+ * one) and "dispatch-tail-exit STATUS". */
+#define MARK_PATHS_JOB MARKER("paths-job")
+/* "dispatch-part NAME": where a script that asks several things of one host at once
+ * (jobs.c's detail: end, pending, paths, attempts) starts the part NAME. */
+#define MARK_PART MARKER("part")
+#define MARK_TAIL_JOB MARKER("tail-job")
+#define MARK_TAIL_ERR MARKER("tail-err")
+#define MARK_TAIL_EXIT MARKER("tail-exit")
 
 /* Shell text: "echo MARK" (a section mark), "printf 'MARK %s\n' WORD" (WORD is shell
  * text: a quoted expansion such as "\"$PWD\"" or "\"$(id -un)\""), and "echo \"MARK

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "jobs/joblog.h"
 
+#include "base/marker.h"
 #include "base/shquote.h"
 #include "base/util.h"
+#include "remote/remote.h"
 #include "transport/ssh.h"
 
 #define STR_(x) #x
@@ -21,6 +23,67 @@ void joblog_tail_command(struct strbuf *sb, const char *path, int lines)
 	sh_quote(sb, path);
 	strbuf_addf(sb, "\n[ -e \"$f\" ] || exit " STR(JOBLOG_NO_FILE) "\n"
 		    "tail -n %d -- \"$f\" | cut -b 1-1000\n", lines > 0 ? lines : 1);
+}
+
+void joblog_tails_command(struct strbuf *sb, char *const *paths, size_t n, int lines)
+{
+	strbuf_adds(sb, "exec 3>&1\n");
+	for (size_t i = 0; i < n; i++) {
+		if (!paths[i])
+			continue;
+		char idx[24];
+		snprintf(idx, sizeof(idx), "%zu", i);
+		marker_print(sb, MARK_TAIL_JOB, idx);
+		strbuf_adds(sb, "f=");
+		sh_quote(sb, paths[i]);
+		/* the lines to stdout (fd 3), led by '|'; tail's errors kept apart */
+		strbuf_addf(sb, "\nif [ -e \"$f\" ]; then\n"
+			    "\te=$( { tail -n %d -- \"$f\" | cut -b 1-1000 | awk '{ print \"|\" $0 }' >&3; } 2>&1 )\n"
+			    "\ts=$?\n"
+			    "\t[ -z \"$e\" ] || ", lines > 0 ? lines : 1);
+		marker_print(sb, MARK_TAIL_ERR, "\"$(printf '%s\\n' \"$e\" | head -n 1)\"");
+		strbuf_adds(sb, "\t");
+		marker_print(sb, MARK_TAIL_EXIT, "\"$s\"");
+		strbuf_adds(sb, "else\n\t");
+		marker_print(sb, MARK_TAIL_EXIT, STR(JOBLOG_NO_FILE));
+		strbuf_adds(sb, "fi\n");
+	}
+}
+
+int joblog_tails_take(const struct remote_reply *rr, size_t i, char **text, char **error)
+{
+	char idx[24];
+	snprintf(idx, sizeof(idx), "%zu", i);
+	_cleanup_free_ char *part = remote_part_text(rr, MARK_TAIL_JOB, idx);
+	*text = *error = NULL;
+	if (!part) {
+		*error = xstrdup("no answer for its log");
+		return -1;
+	}
+	_cleanup_strbuf_ struct strbuf lines = STRBUF_INIT;
+	_cleanup_free_ char *err = NULL;
+	long status = -1;
+	struct line_iter it = LINE_ITER_INIT(part);
+	for (char *line; (line = line_next(&it));) {
+		const char *v;
+		if (line[0] == '|')
+			strbuf_addf(&lines, "%s\n", line + 1);
+		else if ((v = marker_value(line, MARK_TAIL_ERR)) && !err)
+			err = xstrdup(v);
+		else if ((v = marker_value(line, MARK_TAIL_EXIT)) && !parse_long(v, 0, 255, &status))
+			status = -1;
+	}
+	line_iter_release(&it);
+	if (status == JOBLOG_NO_FILE)
+		*error = xstrdup("the job wrote no such file");
+	else if (status < 0)
+		*error = xstrdup("no answer for its log");
+	else if (status != 0 || (!lines.len && err))
+		*error = xasprintf("cannot read it (exit status %ld)%s%s", status, err ? ": " : "",
+				   err ? err : "");
+	else
+		*text = strbuf_detach(&lines);
+	return *text ? 0 : -1;
 }
 
 /* The common part: $f is the file, dispatch_active says whether the job still runs.

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/marker.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "inventory/inventory.h"
@@ -64,110 +65,141 @@ static bool is_pending(const struct job_state *js)
 	return streq(js->state, "PENDING");
 }
 
-static void fetch_ends(struct jobs_host *h, struct job_state *const *all, size_t n,
-		       struct jobs_result *res)
+/* ---- the detail: one exchange for all it asks, a second for the log tails ---- */
+
+/* A backend's share of the detail: its failed and pending rows, and the failed rows
+ * whose tails are asked (task: the job each answers, with the row's id: an array's
+ * task has files of its own). */
+struct detail_part {
+	const struct sched_ops *s;
+	struct job_state **ended, **pending, **tailed;
+	size_t nended, npending, ntailed;
+	struct sched_job *tasks;
+	bool end, pend, paths;  /* the part was asked */
+};
+
+static void part_mark(struct remote_script *rs, const char *what, const struct sched_ops *s)
 {
-	for (size_t b = 0; sched_all[b]; b++) {
-		const struct sched_ops *s = sched_all[b];
-		_cleanup_free_ struct job_state **rows = NULL;
-		size_t m = rows_of(all, n, s, job_state_failed, &rows);
-		struct remote_script rs = REMOTE_SCRIPT_INIT;
-		struct remote_reply rr = REMOTE_REPLY_INIT;
-		struct dp_error err = { 0 };
-		if (s->end_script && s->end_script(&rs, rows, m)) {
-			char *text = NULL;
-			if (remote_run(h->ss, &rs, &rr, &err) < 0)
-				text = xasprintf("cannot ask how the jobs ended: %s", err.msg);
-			else
-				s->end_take(&rr, rows, m, &text);
-			if (text)
-				note(res, JOBS_NOTE_INFO, text);
+	_cleanup_free_ char *name = xasprintf("%s-%s", what, s ? s->name : "all");
+	marker_print(&rs->text, MARK_PART, name);
+}
+
+static void part_reply(const struct remote_reply *rr, const char *what,
+		       const struct sched_ops *s, struct remote_reply *part)
+{
+	_cleanup_free_ char *name = xasprintf("%s-%s", what, s ? s->name : "all");
+	remote_reply_part(rr, MARK_PART, name, part);
+}
+
+static void detail_script(struct detail_part *p, struct job_state *const *rows,
+			  const struct sched_job *const *jobs, size_t n, unsigned want,
+			  struct remote_script *rs)
+{
+	const struct sched_ops *s = p->s;
+	if (want & JOBS_WANT_END) {
+		p->nended = rows_of(rows, n, s, job_state_failed, &p->ended);
+		part_mark(rs, "end", s);
+		p->end = s->end_script && s->end_script(rs, p->ended, p->nended);
+	}
+	if (want & JOBS_WANT_PENDING) {
+		p->npending = rows_of(rows, n, s, is_pending, &p->pending);
+		part_mark(rs, "pending", s);
+		p->pend = s->pending_script && s->pending_script(rs, p->pending, p->npending);
+	}
+	if (want & JOBS_WANT_TAIL) {
+		p->tailed = xcalloc(n + 1, sizeof(*p->tailed));
+		p->tasks = xcalloc(n + 1, sizeof(*p->tasks));
+		for (size_t i = 0; i < n; i++) {
+			if (rows[i]->sched != s || !job_state_failed(rows[i]))
+				continue;
+			p->tasks[p->ntailed] = *jobs[i];
+			p->tasks[p->ntailed].id = rows[i]->id;
+			p->tailed[p->ntailed++] = rows[i];
 		}
-		remote_reply_release(&rr);
-		remote_script_release(&rs);
+		part_mark(rs, "paths", s);
+		p->paths = p->ntailed && s->paths_script &&
+			   s->paths_script(rs, p->tasks, p->ntailed);
 	}
 }
 
-static void fetch_pending(struct jobs_host *h, struct job_state *const *all, size_t n,
-			  struct jobs_result *res)
+/* What the detail exchange answered (rr NULL: it failed, err says why). */
+static void detail_take(struct detail_part *p, const struct remote_reply *rr,
+			const struct dp_error *err, struct jobs_result *res)
 {
-	for (size_t b = 0; sched_all[b]; b++) {
-		const struct sched_ops *s = sched_all[b];
-		_cleanup_free_ struct job_state **rows = NULL;
-		size_t m = rows_of(all, n, s, is_pending, &rows);
-		struct remote_script rs = REMOTE_SCRIPT_INIT;
-		struct remote_reply rr = REMOTE_REPLY_INIT;
-		struct dp_error err = { 0 };
-		if (s->pending_script && s->pending_script(&rs, rows, m)) {
-			bool ok = remote_run(h->ss, &rs, &rr, &err) == 0;
-			if (!ok)
-				note(res, JOBS_NOTE_WARNING,
-				     xasprintf("no detail on why the pending jobs wait: %s", err.msg));
-			s->pending_take(ok ? &rr : NULL, rows, m);
+	const struct sched_ops *s = p->s;
+	struct remote_reply part;
+	if (p->end) {
+		char *text = NULL;
+		if (!rr) {
+			text = xasprintf("cannot ask how the jobs ended: %s", err->msg);
+		} else {
+			part_reply(rr, "end", s, &part);
+			s->end_take(&part, p->ended, p->nended, &text);
+			remote_reply_release(&part);
 		}
-		remote_reply_release(&rr);
-		remote_script_release(&rs);
+		if (text)
+			note(res, JOBS_NOTE_INFO, text);
+	}
+	if (p->pend) {
+		if (!rr) {
+			note(res, JOBS_NOTE_WARNING,
+			     xasprintf("no detail on why the pending jobs wait: %s", err->msg));
+			s->pending_take(NULL, p->pending, p->npending);
+		} else {
+			part_reply(rr, "pending", s, &part);
+			s->pending_take(&part, p->pending, p->npending);
+			remote_reply_release(&part);
+		}
+	}
+	for (size_t i = 0; i < p->ntailed; i++) {
+		struct job_tail *t = &p->tailed[i]->tail;
+		struct dp_error perr = { 0 };
+		*t = (struct job_tail){ .fetched = true };
+		if (p->paths && !rr) {
+			t->error = xstrdup(err->msg);
+			continue;
+		}
+		if (p->paths)
+			part_reply(rr, "paths", s, &part);
+		if (s->path_take(p->paths ? &part : NULL, &p->tasks[i], i, JOB_LOG_ERR_OR_OUT,
+				 &t->path, &perr) < 0) {
+			t->error = xstrdup(perr.msg);
+			t->path = NULL;
+		}
+		if (p->paths)
+			remote_reply_release(&part);
 	}
 }
 
-void jobs_tail_fetch(struct ssh_session *ss, const struct sched_ops *s, const struct sched_job *j,
-		     struct job_tail *t)
+/* The tails of the rows whose paths are known, in one exchange. */
+static void fetch_tails(struct jobs_host *h, struct detail_part *parts, size_t nparts)
 {
-	struct dp_error err = { 0 };
-	*t = (struct job_tail){ .fetched = true };
-	if (s->log_path(ss, j, JOB_LOG_ERR_OR_OUT, &t->path, &err) < 0) {
-		t->error = xstrdup(err.msg);
-		t->path = NULL;
-	}
-	if (!t->path)
+	_cleanup_free_ char **paths = NULL;
+	_cleanup_free_ struct job_tail **tails = NULL;
+	size_t n = 0;
+	for (size_t b = 0; b < nparts; b++)
+		for (size_t i = 0; i < parts[b].ntailed; i++) {
+			struct job_tail *t = &parts[b].tailed[i]->tail;
+			if (!t->path)
+				continue;
+			paths = xrealloc(paths, (n + 1) * sizeof(*paths));
+			tails = xrealloc(tails, (n + 1) * sizeof(*tails));
+			paths[n] = t->path;
+			tails[n++] = t;
+		}
+	if (!n)
 		return;
 	struct remote_script rs = REMOTE_SCRIPT_INIT;
 	struct remote_reply rr = REMOTE_REPLY_INIT;
-	joblog_tail_command(remote_section(&rs, REMOTE_TAIL), t->path, JOBLOG_TAIL_LINES);
-	if (remote_run(ss, &rs, &rr, &err) < 0)
-		t->error = xstrdup(err.msg);
-	else if (rr.status == JOBLOG_NO_FILE)
-		t->error = xstrdup("the job wrote no such file");
-	else if (rr.status != 0 || (!rr.out.len && rr.err.len))
-		t->error = xasprintf("cannot read it (exit status %d)%s%.*s", rr.status,
-				     rr.err.len ? ": " : "", (int)strcspn(rr.err.buf, "\n"), rr.err.buf);
-	else
-		t->text = strbuf_detach(&rr.out);
-	remote_reply_release(&rr);
-	remote_script_release(&rs);
-}
-
-static void fetch_tails(struct jobs_host *h, struct job_state *const *rows,
-			const struct sched_job *const *jobs, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!job_state_failed(rows[i]))
-			continue;
-		struct sched_job task = *jobs[i];  /* an array's task: its own files */
-		task.id = rows[i]->id;
-		jobs_tail_fetch(h->ss, rows[i]->sched, &task, &rows[i]->tail);
-	}
-}
-
-static void fetch_attempts(struct jobs_host *h, struct job_state *const *rows,
-			   const struct sched_job *const *jobs, size_t n, struct jobs_result *res)
-{
-	_cleanup_free_ struct sched_job *runs = xcalloc(n + 1, sizeof(*runs));
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (jobs[i]->run_id)
-			runs[m++] = *jobs[i];
-	struct remote_script rs = REMOTE_SCRIPT_INIT;
-	struct remote_reply rr = REMOTE_REPLY_INIT;
 	struct dp_error err = { 0 };
-	run_attempts_script(&rs, runs, m);
-	if (remote_script_empty(&rs))
-		;
-	else if (remote_run(h->ss, &rs, &rr, &err) < 0)
-		note(res, JOBS_NOTE_WARNING, xasprintf("cannot read the runs' attempts: %s", err.msg));
-	else
-		for (size_t i = 0; i < n; i++)
-			run_attempts_take(&rr, jobs[i], rows[i]);
+	joblog_tails_command(remote_section(&rs, REMOTE_TAIL), paths, n, JOBLOG_TAIL_LINES);
+	bool ok = remote_run(h->ss, &rs, &rr, &err) == 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!ok)
+			tails[i]->error = xstrdup(err.msg);
+		else
+			joblog_tails_take(&rr, i, &tails[i]->text, &tails[i]->error);
+	}
 	remote_reply_release(&rr);
 	remote_script_release(&rs);
 }
@@ -178,14 +210,68 @@ void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
 {
 	if (!h->ss)
 		return;
-	if (want & JOBS_WANT_END)
-		fetch_ends(h, rows, n, res);
-	if (want & JOBS_WANT_PENDING)
-		fetch_pending(h, rows, n, res);
-	if (want & JOBS_WANT_TAIL)
-		fetch_tails(h, rows, jobs, n);
-	if (want & JOBS_WANT_ATTEMPTS)
-		fetch_attempts(h, rows, jobs, n, res);
+	struct detail_part parts[8] = { 0 };
+	size_t nparts = 0;
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	struct dp_error err = { 0 };
+	for (size_t b = 0; sched_all[b] && nparts < ARRAY_SIZE(parts); b++) {
+		parts[nparts].s = sched_all[b];
+		detail_script(&parts[nparts++], rows, jobs, n, want, &rs);
+	}
+	/* the runs' ended attempts (jobs_query reads them in its own exchange) */
+	_cleanup_free_ struct sched_job *runs = xcalloc(n + 1, sizeof(*runs));
+	size_t nruns = 0;
+	if (want & JOBS_WANT_ATTEMPTS) {
+		for (size_t i = 0; i < n; i++)
+			if (jobs[i]->run_id)
+				runs[nruns++] = *jobs[i];
+		part_mark(&rs, "attempts", NULL);
+		run_attempts_script(&rs, runs, nruns);
+	}
+	/* (the part marks alone are no question: remote_script_empty counts sections) */
+	bool ok = false;
+	if (!remote_script_empty(&rs))
+		ok = remote_run(h->ss, &rs, &rr, &err) == 0;
+	for (size_t b = 0; b < nparts; b++)
+		detail_take(&parts[b], ok ? &rr : NULL, &err, res);
+	if (nruns) {
+		if (!ok) {
+			note(res, JOBS_NOTE_WARNING, xasprintf("cannot read the runs' attempts: %s", err.msg));
+		} else {
+			struct remote_reply part;
+			part_reply(&rr, "attempts", NULL, &part);
+			for (size_t i = 0; i < n; i++)
+				run_attempts_take(&part, jobs[i], rows[i]);
+			remote_reply_release(&part);
+		}
+	}
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+	fetch_tails(h, parts, nparts);
+	for (size_t b = 0; b < nparts; b++) {
+		free(parts[b].ended);
+		free(parts[b].pending);
+		free(parts[b].tailed);
+		free(parts[b].tasks);
+	}
+}
+
+int jobs_log_path(struct ssh_session *ss, const struct sched_ops *s, const struct sched_job *j,
+		  enum job_log which, char **path, struct dp_error *err)
+{
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	int r;
+	if (!s->paths_script || !s->paths_script(&rs, j, 1))
+		r = s->path_take(NULL, j, 0, which, path, err);
+	else if (remote_run(ss, &rs, &rr, err) < 0)
+		r = -1;
+	else
+		r = s->path_take(&rr, j, 0, which, path, err);
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+	return r;
 }
 
 static int no_answer(struct jobs_result *res, enum jobs_failure f, const struct remote_reply *rr)

@@ -5,8 +5,9 @@
  *
  *	jobs_query    where jobs stand (status, jobs; wait and queue build on it), and
  *	              when asked, why pending jobs wait, how failed jobs ended and
- *	              their log's last lines (jobs_detail: each a further exchange
- *	              over the same session, only for the jobs that need it)
+ *	              their log's last lines (jobs_detail, over the same session and
+ *	              only when a job needs it: one more exchange for all of that,
+ *	              whatever the number of jobs, and one for all the log tails)
  *	jobs_cancel   cancel them
  *	jobs_steps    each job's steps, from the accounting (status --steps)
  *
@@ -102,7 +103,8 @@ void jobs_result_release(struct jobs_result *res);
  * (jobs[i]: the job rows[i] answers, its task's files where it is an array's task):
  * how those that ended without COMPLETED ended, why the pending ones wait, and the
  * failed ones' log tails; what jobs_query does after its answer, and wait after its
- * polls. Notes go to res. */
+ * polls: one exchange for all but the tails (each backend's part of the script
+ * marked MARK_PART), one for all the tails. Notes go to res. */
 void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
 		 const struct sched_job *const *jobs, size_t n, unsigned want,
 		 struct jobs_result *res);
@@ -112,10 +114,10 @@ void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
  * COMPLETED); NULL when there are none. */
 const char *jobs_summary_state(const struct job_state *const *rows, size_t n);
 
-/* The last lines of j's log (its stderr, or its output when they are one file; the
- * backend says where it is), for a job that ended without COMPLETED, over ss. */
-void jobs_tail_fetch(struct ssh_session *ss, const struct sched_ops *s, const struct sched_job *j,
-		     struct job_tail *t);
+/* Where j writes its output (which), asking over ss where its backend must: 0 with
+ * *path, or -1 with err (logs; jobs_detail asks for all its jobs at once). */
+int jobs_log_path(struct ssh_session *ss, const struct sched_ops *s, const struct sched_job *j,
+		  enum job_log which, char **path, struct dp_error *err);
 
 /* One job's steps (jobs_steps). */
 struct jobs_steps {

@@ -36,7 +36,7 @@ const char *const remote_keys[] = {
 	MARK_FAIL_NODES, MARK_NOTEBOOK, MARK_NOTEBOOK_EXIT, MARK_NOTEBOOK_STATE,
 	MARK_PENDING_JOBS, MARK_PENDING_DEPS, MARK_PENDING_NODES, MARK_PENDING_PARTS,
 	MARK_PENDING_HEALTH, MARK_PENDING_QOS, MARK_PENDING_ASSOC, MARK_ATTEMPT,
-	MARK_GAVE_UP,
+	MARK_GAVE_UP, MARK_PART, MARK_PATHS_JOB, MARK_TAIL_JOB, MARK_TAIL_ERR, MARK_TAIL_EXIT,
 	NULL,
 };
 
@@ -53,7 +53,8 @@ bool remote_emitted(const struct remote_script *rs, enum remote_section s)
 
 bool remote_script_empty(const struct remote_script *rs)
 {
-	return rs->text.len == 0;
+	/* (text outside any section, a part's mark, asks nothing) */
+	return rs->emitted == 0 || rs->text.len == 0;
 }
 
 void remote_script_release(struct remote_script *rs)
@@ -166,6 +167,35 @@ int remote_section_exit(const struct remote_script *rs, const struct remote_repl
 			enum remote_section s)
 {
 	return remote_emitted(rs, s) ? remote_exit(rr, s) : 0;
+}
+
+char *remote_part_text(const struct remote_reply *rr, const char *key, const char *value)
+{
+	for (size_t i = 0; i < rr->n; i++) {
+		if (!streq(rr->marks[i].key, key) || !streq(rr->marks[i].value, value))
+			continue;
+		size_t end = rr->out.len;
+		for (size_t k = i + 1; k < rr->n; k++)
+			if (streq(rr->marks[k].key, key)) {
+				end = rr->marks[k].start;
+				break;
+			}
+		return xstrndup(rr->out.buf + rr->marks[i].end, end - rr->marks[i].end);
+	}
+	return NULL;
+}
+
+void remote_reply_part(const struct remote_reply *rr, const char *key, const char *value,
+		       struct remote_reply *part)
+{
+	char *text = remote_part_text(rr, key, value);
+	*part = (struct remote_reply)REMOTE_REPLY_INIT;
+	if (text)
+		strbuf_adds(&part->out, text);
+	free(text);
+	strbuf_add(&part->err, rr->err.buf, rr->err.len);
+	part->status = rr->status;
+	remote_reply_parse(part);
 }
 
 char *remote_section_text(const struct remote_reply *rr, const char *key)

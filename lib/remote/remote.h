@@ -65,6 +65,7 @@ struct remote_script {
 /* Records section s as emitted and returns the text to append its shell to. */
 struct strbuf *remote_section(struct remote_script *rs, enum remote_section s);
 bool remote_emitted(const struct remote_script *rs, enum remote_section s);
+/* No section emitted: nothing to ask. */
 bool remote_script_empty(const struct remote_script *rs);
 void remote_script_release(struct remote_script *rs);
 
@@ -110,6 +111,16 @@ int remote_section_exit(const struct remote_script *rs, const struct remote_repl
 /* The text after the first mark with key up to the next known mark (or the end); a
  * copy, NULL when there is no such mark. */
 char *remote_section_text(const struct remote_reply *rr, const char *key);
+
+/* One job's part of a section that asks for several (MARK_PATHS_JOB, MARK_TAIL_JOB):
+ * the text after the first mark with key and value up to the next mark with key (or
+ * the end); a copy, NULL when there is no such mark. */
+char *remote_part_text(const struct remote_reply *rr, const char *key, const char *value);
+
+/* That part as a reply of its own (its marks parsed; the whole reply's stderr and
+ * status), for a reader of a whole reply: release it with remote_reply_release. */
+void remote_reply_part(const struct remote_reply *rr, const char *key, const char *value,
+		       struct remote_reply *part);
 
 /* The section whose name is name ("squeue"), or REMOTE_SECTION_COUNT. */
 enum remote_section remote_section_named(const char *name);

@@ -100,10 +100,13 @@ struct sched_ops {
 	bool (*end_script)(struct remote_script *rs, struct job_state *const *rows, size_t n);
 	void (*end_take)(const struct remote_reply *rr, struct job_state *const *rows, size_t n,
 			 char **note);
-	/* Where j writes its output (which), asked over ss where the backend must
-	 * ask: 0 with *path, or -1 with err. */
-	int (*log_path)(struct ssh_session *ss, const struct sched_job *j, enum job_log which,
-			char **path, struct dp_error *err);
+	/* Where jobs[0..n) write their output: the script part that asks, one for all
+	 * (false, or NULL: the backend knows without asking), then the file (which) of
+	 * jobs[i] from the reply (rr NULL when nothing was asked): 0 with *path, or -1
+	 * with err. jobs_log_path (lib/jobs/jobs.h) does both for one job. */
+	bool (*paths_script)(struct remote_script *rs, const struct sched_job *jobs, size_t n);
+	int (*path_take)(const struct remote_reply *rr, const struct sched_job *j, size_t i,
+			 enum job_log which, char **path, struct dp_error *err);
 
 	/* ---- cancel ---- */
 	/* Whether j can be cancelled at all (a plain job needs its process group); one

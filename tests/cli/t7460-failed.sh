@@ -142,4 +142,20 @@ test_expect_success 'past its --time: TIMEOUT, elapsed against the limit' '
 	test "$(jq_ "d[\"jobs\"][0][\"failure\"][\"state\"], d[\"jobs\"][0][\"failure\"][\"time_limit\"]" j)" = "TIMEOUT 1:00"
 '
 
+# What status asks of a host with detail, whatever the number of jobs: one exchange
+# for where they stand, one for how the failed ones ended, why the pending one waits
+# and where each writes, one for all the log tails (sshd's VERBOSE log of this
+# instance's hpc: a "Starting session: command" line each; no other file uses it).
+test_expect_success 'status of every failed job here and a held one: three exchanges, a tail (or why none) each' '
+	held=$(sb -H --wrap true) &&
+	n=$(grep -c . "$TRASH/jobs") && test "$n" -ge 7 &&
+	sshd_log=$DISPATCH_TESTBED_DIR/sshd/hpc/log &&
+	before=$(grep -c "Starting session: command" "$sshd_log") &&
+	dispatch status -H hpc $(cat "$TRASH/jobs") >out 2>err &&
+	after=$(grep -c "Starting session: command" "$sshd_log") &&
+	test $((after - before)) = 3 &&
+	test_grep "release it with: scontrol release $held" out &&
+	test "$(grep -c "^  .*$LOG/t7460-[0-9]*\.out" out)" = $((n - 1))
+'
+
 test_done

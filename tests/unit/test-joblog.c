@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jobs/joblog.h"
+#include "remote/remote.h"
 #include "sched/slurm/slurm.h"
 #include "unit.h"
 
@@ -154,6 +155,45 @@ static void test_tail(void)
 	CHECK_INT(finish(start(&cmd), &out2), JOBLOG_NO_FILE);
 }
 
+/* Several tails in one script (jobs.c's detail): each job's lines whole, a log whose
+ * lines read as the script's own marks read as lines, a missing file and one tail
+ * cannot read each said as one tail would say them; a NULL path is skipped. */
+static void test_tails(void)
+{
+	_cleanup_free_ char *a = xasprintf("%s/it's a tail", tmpdir);
+	_cleanup_free_ char *b = xasprintf("%s/hostile", tmpdir);
+	_cleanup_free_ char *c = xasprintf("%s/no such", tmpdir);
+	_cleanup_free_ char *d = xasprintf("%s/a dir", tmpdir);
+	write_file(b, "dispatch-tail-exit 104\ndispatch-tail-job 3\nlast, no newline", 0644);
+	CHECK_INT(mkdir(d, 0755), 0);
+	char *paths[] = { a, NULL, b, c, d };
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	joblog_tails_command(&cmd, paths, 5, JOBLOG_TAIL_LINES);
+	CHECK_INT(finish(start(&cmd), &rr.out), 0);
+	remote_reply_parse(&rr);
+	char *text, *error;
+	CHECK_INT(joblog_tails_take(&rr, 0, &text, &error), 0);
+	CHECK_CONTAINS(text, "line 12 $HOME\n");
+	CHECK(!strstr(text, "line 11 "));
+	CHECK(error == NULL);
+	free(text);
+	CHECK_INT(joblog_tails_take(&rr, 1, &text, &error), -1);  /* skipped: never asked */
+	CHECK_STR(error, "no answer for its log");
+	free(error);
+	CHECK_INT(joblog_tails_take(&rr, 2, &text, &error), 0);
+	CHECK_STR(text, "dispatch-tail-exit 104\ndispatch-tail-job 3\nlast, no newline\n");
+	free(text);
+	CHECK_INT(joblog_tails_take(&rr, 3, &text, &error), -1);
+	CHECK_STR(error, "the job wrote no such file");
+	free(error);
+	CHECK_INT(joblog_tails_take(&rr, 4, &text, &error), -1);
+	CHECK_CONTAINS(error, "cannot read it (exit status 0): tail: ");
+	CHECK_CONTAINS(error, "Is a directory");
+	free(error);
+	remote_reply_release(&rr);
+}
+
 /* A plain-host job: a process group that writes a line, waits for the go file (the
  * follower has shown the first line), writes two more and records its exit status. */
 static void test_follow_plain(void)
@@ -256,6 +296,7 @@ int main(void)
 	}
 	test_cat();
 	test_tail();
+	test_tails();
 	test_follow_plain();
 	test_follow_slurm(true);
 	test_follow_slurm(false);

@@ -105,10 +105,10 @@ static char *why(const struct job_state *js)
 	return slurm_why_plain(js->state, js->exit_code, js->signal);
 }
 
-static int log_path(struct ssh_session *ss, const struct sched_job *j, enum job_log which,
-		    char **path, struct dp_error *err)
+static int path_take(const struct remote_reply *rr, const struct sched_job *j, size_t i,
+		     enum job_log which, char **path, struct dp_error *err)
 {
-	(void)ss, (void)which;
+	(void)rr, (void)i, (void)which;
 	if (j->in_ledger && j->log_path) {
 		*path = xstrdup(j->log_path);
 		return 0;
@@ -184,7 +184,7 @@ const struct sched_ops sched_plain = {
 	.query_rows = query_rows,
 	.not_found = not_found,
 	.why = why,
-	.log_path = log_path,
+	.path_take = path_take,
 	.can_cancel = can_cancel,
 	.cancel_script = cancel_script,
 	.cancel_ok = cancel_ok,

@@ -5,9 +5,11 @@
  * ended (slurm_end) and where a job writes its output (scontrol, sacct).
  */
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/marker.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "jobs/job_state.h"
@@ -247,22 +249,33 @@ static void split_task(const char *id, char **base, char **task)
 	*task = us ? xstrdup(us + 1) : NULL;
 }
 
-static int log_path(struct ssh_session *ss, const struct sched_job *j, enum job_log which,
-		    char **path, struct dp_error *err)
+/* scontrol (else sacct) for each job, a MARK_PATHS_JOB part each */
+static bool paths_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
 {
-	struct remote_script rs = REMOTE_SCRIPT_INIT;
-	struct remote_reply rr = REMOTE_REPLY_INIT;
-	bool want_err = which != JOB_LOG_OUT;
-	slurm_job_paths_command(remote_section(&rs, REMOTE_PATHS), j->id);
-	int r = remote_run(ss, &rs, &rr, err);
-	remote_script_release(&rs);
-	if (r < 0) {
-		remote_reply_release(&rr);
-		return -1;
+	if (!n)
+		return false;
+	struct strbuf *sb = remote_section(rs, REMOTE_PATHS);
+	for (size_t i = 0; i < n; i++) {
+		char idx[24];
+		snprintf(idx, sizeof(idx), "%zu", i);
+		marker_print(sb, MARK_PATHS_JOB, idx);
+		slurm_job_paths_command(sb, jobs[i].id);
 	}
+	return true;
+}
+
+static int path_take(const struct remote_reply *rr, const struct sched_job *j, size_t i,
+		     enum job_log which, char **path, struct dp_error *err)
+{
+	bool want_err = which != JOB_LOG_OUT;
+	char idx[24];
+	snprintf(idx, sizeof(idx), "%zu", i);
+	_cleanup_free_ char *text = rr ? remote_part_text(rr, MARK_PATHS_JOB, idx) : NULL;
+	if (!text)
+		return dp_err(err, DPE_FAIL, "no answer about where job '%s' writes its output",
+			      j->arg);
 	_cleanup_(slurm_paths_release) struct slurm_paths p;
-	slurm_parse_job_paths(rr.out.buf, &p);
-	remote_reply_release(&rr);
+	slurm_parse_job_paths(text, &p);
 	if (p.records > 1)
 		return dp_err(err, DPE_INPUT, "job '%s' is an array: name one of its tasks (%s_N)",
 			      j->arg, j->id);
@@ -405,7 +418,8 @@ const struct sched_ops sched_slurm = {
 	.pending_take = pending_take,
 	.end_script = end_script,
 	.end_take = end_take,
-	.log_path = log_path,
+	.paths_script = paths_script,
+	.path_take = path_take,
 	.can_cancel = can_cancel,
 	.cancel_script = cancel_script,
 	.cancel_ok = cancel_ok,
