@@ -10,6 +10,7 @@
 
 #include "dispatch.h"
 #include "inventory/inventory.h"
+#include "jobs/run_attempts.h"
 #include "queue.h"
 
 static struct queue_filter opt_filter;
@@ -80,7 +81,8 @@ static void print_text(const struct queue_host *a, size_t n)
 			table_take(&t, printable(j->partition));
 			table_take(&t, printable(j->name));
 			table_take(&t, printable(j->user));
-			table_take(&t, printable(j->state));
+			_cleanup_free_ char *state = job_state_state_text(j); /* a run's attempt */
+			table_take(&t, printable(state));
 			table_take(&t, printable(elapsed));
 			if (j->node_count >= 0)
 				table_addf(&t, "%ld", j->node_count);
@@ -130,6 +132,7 @@ static void print_json(const struct queue_host *a, size_t n)
 			cJSON_AddStringToObject(jo, "reason", j->reason);
 			json_add_str_or_null(jo, "gpus", j->gpus);
 			job_state_json_pending(jo, j);
+			job_state_json_run(jo, j);
 			cJSON_AddItemToArray(jobs, jo);
 		}
 	}

@@ -3,6 +3,7 @@
 #include "queue.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ledger.h"
 #include "sched/sched.h"
@@ -38,6 +39,35 @@ static void row_of(const struct slurm_qjob *j, const struct sched_ops *s,
 	}
 }
 
+/* A run of the user's (the ledger's, by host and id) among the rows: its run id and
+ * restarts, and the attempt it is at from SLURM's restart count. The ledger is opened
+ * once, only where there is one (a listing makes none). */
+static void mark_run(struct ledger **l, bool *tried, const char *host, long restarts,
+		     struct job_state *js)
+{
+	if (restarts < 0)
+		return;
+	if (!*tried) {
+		*tried = true;
+		_cleanup_free_ char *dir = ledger_state_dir();
+		_cleanup_free_ char *db = xasprintf("%s/ledger.db", dir);
+		struct dp_error err = { 0 };
+		if (access(db, F_OK) != 0 || ledger_open(dir, l, &err) < 0)
+			*l = NULL;
+	}
+	struct ledger_job *jobs = NULL;
+	size_t n = 0;
+	struct dp_error err = { 0 };
+	if (!*l || ledger_find(*l, js->id, host, &jobs, &n, &err) < 0)
+		return;
+	if (n && jobs[0].run_id && jobs[0].max_restarts > 0) {
+		js->run_id = xstrdup(jobs[0].run_id);
+		js->max_restarts = jobs[0].max_restarts;
+		js->attempt = restarts + 1;
+	}
+	ledger_jobs_free(jobs, n);
+}
+
 int queue_ask(const struct ssh_ctx *sc, const struct inventory *inv, const char *host,
 	      const struct queue_filter *qf, const char *format, struct queue_host *a,
 	      struct dp_error *err)
@@ -54,6 +84,9 @@ int queue_ask(const struct ssh_ctx *sc, const struct inventory *inv, const char 
 	struct slurm_queue q = { 0 };
 	struct slurm_pending *pending = NULL;
 	size_t npending = 0;
+	/* (before any goto out: a cleanup variable must be set wherever out is reached) */
+	_cleanup_(ledger_closep) struct ledger *l = NULL;
+	bool tried = false;
 	int r = -1;
 	a->host = host;
 	a->errout = (struct strbuf)STRBUF_INIT;
@@ -88,8 +121,10 @@ int queue_ask(const struct ssh_ctx *sc, const struct inventory *inv, const char 
 				       "(up to %s): its answer is read as %s's", host, q.version,
 				       SLURM_NEWEST_KNOWN, SLURM_NEWEST_KNOWN);
 	a->rows = xcalloc(q.n + 1, sizeof(*a->rows));
-	for (size_t i = 0; i < q.n; i++)
-		row_of(&q.jobs[i], s, pending, npending, &a->rows[a->n++]);
+	for (size_t i = 0; i < q.n; i++) {
+		row_of(&q.jobs[i], s, pending, npending, &a->rows[a->n]);
+		mark_run(&l, &tried, host, q.jobs[i].restarts, &a->rows[a->n++]);
+	}
 out:
 	slurm_queue_release(&q);
 	slurm_pending_free(pending, npending);

@@ -87,6 +87,9 @@ struct job_state {
 	long max_restarts;
 	struct job_attempt *attempts;   /* its ended attempts, oldest first */
 	size_t nattempts;
+	long attempt;                   /* the attempt now (1, 2, ...) where it is known
+					   without the list of ends (queue: SLURM's restart
+					   count + 1); 0: nattempts + 1 */
 	char *gave_up;                  /* why it ran out of restarts; NULL */
 };
 

@@ -102,7 +102,8 @@ char *job_state_attempt_text(const struct job_state *js)
 {
 	if (!js->run_id)
 		return NULL;
-	return xasprintf("attempt %zu/%ld", js->nattempts + 1, js->max_restarts + 1);
+	return xasprintf("attempt %ld/%ld", js->attempt > 0 ? js->attempt : (long)js->nattempts + 1,
+			 js->max_restarts + 1);
 }
 
 char *job_state_state_text(const struct job_state *js)
@@ -134,8 +135,13 @@ void job_state_json_run(cJSON *o, const struct job_state *js)
 	if (!js->run_id)
 		return;
 	cJSON_AddStringToObject(o, "run_id", js->run_id);
-	cJSON_AddNumberToObject(o, "attempt", (double)(js->nattempts + 1));
+	cJSON_AddNumberToObject(o, "attempt",
+				(double)(js->attempt > 0 ? js->attempt : (long)js->nattempts + 1));
 	cJSON_AddNumberToObject(o, "max_attempts", (double)(js->max_restarts + 1));
+	if (js->attempt > 0 && !js->nattempts) { /* the ends before it: not asked */
+		cJSON_AddNullToObject(o, "attempts");
+		return;
+	}
 	cJSON *arr = cJSON_AddArrayToObject(o, "attempts");
 	for (size_t i = 0; i < js->nattempts; i++) {
 		const struct job_attempt *a = &js->attempts[i];

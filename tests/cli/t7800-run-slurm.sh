@@ -188,6 +188,10 @@ test_expect_unless "$ONLY_2205" 'a run cancelled during its requeue stays cancel
 		sleep 1
 	done &&
 	test "$(sq "${cr%@*}" %T)" = PENDING &&
+	dispatch queue -H hpc >q &&
+	test_grep "^${cr%@*}@hpc .* PENDING attempt 2/4 " q &&
+	dispatch --json queue -H hpc >q.json &&
+	test "$(jq_ "[(j[\"attempt\"], j[\"max_attempts\"], j[\"attempts\"]) for j in d[\"jobs\"] if j[\"id\"] == \"${cr%@*}\"][0]" q.json)" = "(2, 4, None)" &&
 	dispatch cancel "$cr" &&
 	test_expect_code 1 dispatch wait --interval 1 --timeout 60 --no-tail "$cr" >out &&
 	test_grep "^$cr CANCELLED .*attempt 2/4" out &&

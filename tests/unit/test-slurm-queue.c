@@ -77,6 +77,7 @@ static void test_text_names(void)
 		CHECK_INT(j->node_count, 1);
 		CHECK_STR(j->nodes, "node1");
 		CHECK_STR(j->reason, "None");
+		CHECK_INT(j->restarts, -1); /* squeue's text has no restart count */
 	}
 	j = job(&q, "4");
 	CHECK(j && streq(j->nodes, "node[1-2]") && j->node_count == 2);
@@ -137,6 +138,7 @@ static void test_json_names(void)
 		CHECK_INT(j->node_count, 1);
 		CHECK_STR(j->nodes, "node1");
 		CHECK_STR(j->reason, "None");
+		CHECK_INT(j->restarts, 0); /* restart_cnt */
 		/* dispatch-now 1795313194 minus start_time 1795313190 */
 		CHECK_STR(j->elapsed, "0:04");
 	}

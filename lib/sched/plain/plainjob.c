@@ -374,6 +374,7 @@ int plainjob_parse_queue(const char *out, const struct slurm_queue_filter *f,
 						     fl[1], fl[2])
 				: xstrdup(running ? "None" : fl[7]),
 			.gpus = xstrdup(forged ? "" : fl[5]),
+			.restarts = -1,
 		};
 		struct slurm_queue_filter g = *f;
 		if (forged && !g.states)

@@ -218,7 +218,7 @@ static void text_job(struct slurm_qjob *j, char *line, bool *ok)
 static void add_text_job(struct slurm_queue *q, char *record)
 {
 	bool ok;
-	struct slurm_qjob j = { 0 };
+	struct slurm_qjob j = { .restarts = -1 };
 	size_t len = strlen(record);
 	if (len && record[len - 1] == '\r')
 		record[len - 1] = '\0';
@@ -331,7 +331,8 @@ static int parse_json(const char *text, size_t len, long now, struct slurm_queue
 	{
 		if (!cJSON_IsObject(o))
 			continue;
-		struct slurm_qjob j = { .node_count = json_long(o, "node_count", -1) };
+		struct slurm_qjob j = { .node_count = json_long(o, "node_count", -1),
+					.restarts = json_long(o, "restart_cnt", -1) };
 		j.id = json_id(o);
 		j.state = json_string(o, "job_state");
 		if (!j.id || !j.state[0]) {

@@ -68,6 +68,8 @@ struct slurm_qjob {
 	char *nodes;            /* hostlist; "" before it runs */
 	char *reason;           /* "None" while running, or why pending */
 	char *gpus;             /* a plain host's: the GPUs leased (indices); NULL: SLURM */
+	long restarts;          /* times SLURM requeued it (squeue --json's restart_cnt);
+				   -1: not known (squeue's text, a plain host) */
 };
 
 struct slurm_queue {
