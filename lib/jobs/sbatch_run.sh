@@ -60,6 +60,20 @@ while [ "$dispatch_n" -lt "$dispatch_attempt" ]; do
 	dispatch_n=$((dispatch_n + 1))
 done
 
+# dispatch_slurm_requeues RECORD: true when the job's record (scontrol -o show job)
+# says SLURM requeues the job itself: it is PENDING or REQUEUED again, or its restart
+# count is past this attempt's. (PreemptMode=REQUEUE, measured on 22.05: the batch
+# shell and the steps get SIGTERM, and while the steps end the record already says
+# COMPLETING with Restarts one more; SLURM kills this script after KillWait.)
+# shellcheck disable=SC2317 # called from the traps
+dispatch_slurm_requeues() {
+	case $1 in
+	*" JobState=PENDING "* | *" JobState=REQUEUED"*) return 0 ;;
+	esac
+	dispatch_r=$(printf '%s\n' "$1" | sed -n 's/.* Restarts=\([0-9]*\) .*/\1/p')
+	[ -n "$dispatch_r" ] && [ "$dispatch_r" -gt "$dispatch_attempt" ]
+}
+
 # shellcheck disable=SC2317 # called from the traps
 dispatch_forward() {
 	if [ -z "$dispatch_child" ]; then
@@ -95,8 +109,12 @@ dispatch_stop() {
 
 # shellcheck disable=SC2317 # called from the traps
 dispatch_term() {
-	dispatch_state=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null |
-		sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+	dispatch_rec=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
+	if dispatch_slurm_requeues "$dispatch_rec"; then
+		dispatch_forward TERM 143 # SLURM's own requeue: the next attempt says how this one ended
+		return
+	fi
+	dispatch_state=$(printf '%s\n' "$dispatch_rec" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 	case $dispatch_state in
 	RUNNING | PREEMPTED | SUSPENDED) dispatch_stop preempted ;;
 	CANCELLED)
@@ -126,21 +144,19 @@ dispatch_history() {
 }
 
 # dispatch_final STATE DETAIL: the run's end for good, to its webhook (run_notify.sh),
-# unless the job's state says SLURM requeues it. (Not enough: with
-# PreemptMode=REQUEUE, SLURM requeues the job only once this script is over, and a
-# command that exits on the preemption's SIGTERM before the kill makes the attempt
-# look like an end: its webhook hears of it. Open.)
+# unless the job's record says SLURM requeues it (dispatch_slurm_requeues, or
+# PREEMPTED: SLURM's preemption ends it and REQUEUE requeues it next).
 # shellcheck disable=SC2317 # called from dispatch_run_wait
 dispatch_final() {
 	if [ ! -f "$dispatch_stage/notify_url" ]; then
 		return 0
 	fi
-	case $(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null) in
-	*" JobState=PENDING "* | *" JobState=REQUEUED"* | *" JobState=PREEMPTED "*)
+	dispatch_rec=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
+	case $dispatch_rec in *" JobState=PREEMPTED "*) dispatch_rec="$dispatch_rec JobState=REQUEUED" ;; esac
+	if dispatch_slurm_requeues "$dispatch_rec"; then
 		echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: requeued by SLURM" >&2
 		return 0
-		;;
-	esac
+	fi
 	dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" "$1" "$2"
 }
 
@@ -165,14 +181,12 @@ dispatch_run_wait() {
 	# runs on until the grace is over, time enough to requeue it.
 	if [ -z "$dispatch_event" ] && [ -z "$dispatch_cancelled" ]; then
 		dispatch_now=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
-		case $dispatch_now in
-		*" JobState=PENDING "* | *" JobState=REQUEUED"*)
-			# SLURM ended this attempt and requeued the job itself (preemption with
+		if dispatch_slurm_requeues "$dispatch_now"; then
+			# SLURM ended this attempt and requeues the job itself (preemption with
 			# PreemptMode=REQUEUE): the next attempt writes how it ended
 			echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: requeued by SLURM ($(printf '%s\n' "$dispatch_now" | sed -n 's/.* JobState=\([A-Z_]*\).*/\1/p'))" >&2
 			exit 0
-			;;
-		esac
+		fi
 		# PREEMPTED: SLURM's preemption ended it (REQUEUE: SLURM requeues it next,
 		# and the requeue below fails quietly; CANCEL without a grace: ours is the
 		# only requeue)
@@ -229,10 +243,11 @@ dispatch_run_wait() {
 	echo "$dispatch_attempt $dispatch_word $(date +%s) $(hostname)" >>"$dispatch_stage/attempts"
 	echo "dispatch: run $dispatch_run_id: attempt $((dispatch_attempt + 1)) ended $dispatch_word, requeued (restart $((dispatch_attempt + 1)) of $dispatch_max_restarts)" >&2
 	if ! scontrol requeue "$SLURM_JOB_ID" 2>/dev/null; then
-		case $(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null) in
-		*" JobState=PENDING "* | *" JobState=REQUEUED"* | *" JobState=PREEMPTED "*)
-			exit 0 ;; # SLURM requeues it itself
-		esac
+		dispatch_rec=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
+		case $dispatch_rec in *" JobState=PREEMPTED "*) exit 0 ;; esac # SLURM requeues it next
+		if dispatch_slurm_requeues "$dispatch_rec"; then
+			exit 0 # SLURM requeues it itself
+		fi
 		echo "dispatch: run $dispatch_run_id: scontrol requeue $SLURM_JOB_ID failed" >&2
 		exit 1
 	fi
