@@ -66,6 +66,9 @@ def worker(local, args, node, nnodes, addr, port, stopped):
     world = nnodes * args.procs_per_node
     rank = node * args.procs_per_node + local
     torch.set_num_threads(1)
+    # PyTorch 2.4 and later ask their TCP store for libuv, which some builds lack
+    # (Debian's): the plain TCP store works everywhere
+    os.environ.setdefault("USE_LIBUV", "0")
     dist.init_process_group("gloo", init_method=f"tcp://{addr}:{port}", rank=rank,
                             world_size=world)
     torch.manual_seed(0)  # the same initial model everywhere (DDP also broadcasts it)

@@ -469,7 +469,7 @@ tb_chroot_umount() {
 
 # The SLURM part of a newer release runs inside the chroot tests/testbed/chroot
 # built: the chroot is bind-mounted onto itself (so that its / is a mount point and
-# entering a network namespace can make it a slave), /proc, /dev, /dev/pts and /sys
+# entering a network namespace can make it a slave), /proc, /dev, /dev/pts, /dev/shm and /sys
 # (recursively: slurmd 24.11 and later need the cgroup mounts) are bound into it, and
 # the instance's state directory is bound to the same path inside, so that every path
 # (keys, configs, logs, the cluster's directories) is the same on both sides and the
@@ -483,6 +483,11 @@ tb_chroot_mount() {
 	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
 	mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
 	mountpoint -q "$root/dev/pts" || mount --bind /dev/pts "$root/dev/pts"
+	# POSIX semaphores and shared memory (Python's multiprocessing locks, PyTorch's
+	# workers): the host's /dev/shm, its own mount, which binding /dev leaves out
+	if mountpoint -q /dev/shm && ! mountpoint -q "$root/dev/shm"; then
+		mount --bind /dev/shm "$root/dev/shm"
+	fi
 	if ! mountpoint -q "$root/sys"; then
 		mount --rbind /sys "$root/sys"
 		mount --make-rslave "$root/sys"
