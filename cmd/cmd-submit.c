@@ -107,9 +107,9 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		return r;
 	if (o->host && strpbrk(o->host, ",["))
 		return usage_error(ctx, "%s takes one host, not the list '%s'", ctx->cmd->name, o->host);
-	if (s->notebook && (s->spec.nodes > 1 || s->spec.array))
+	if (s->notebook && (s->spec.nodes > 1 || s->spec.array || s->spec.sweep))
 		return usage_error(ctx, "a notebook is one server on one node: not with --%s",
-				   s->spec.array ? "array" : "nodes");
+				   s->spec.array ? "array" : s->spec.sweep ? "sweep" : "nodes");
 	return 0;
 }
 

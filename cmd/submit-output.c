@@ -7,11 +7,38 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "inventory/jobspec.h"
+#include "inventory/sweep.h"
 #include "container/container_run.h"
 #include "submit-output.h"
 
-static void print_text(const struct jobscript *js)
+/* A sweep's tasks, a row each: the index and each parameter's value. */
+static void print_tasks(const struct jobspec *spec)
 {
+	struct sweep sw = SWEEP_INIT;
+	for (size_t i = 0; spec->sweep && spec->sweep[i]; i++)
+		if (sweep_add(&sw, spec->sweep[i], NULL) < 0) {
+			sweep_release(&sw);
+			return;
+		}
+	struct table t = { .ncols = sw.nparams + 1, .sep = "  ", .trim = true };
+	table_add(&t, "TASK");
+	for (size_t p = 0; p < sw.nparams; p++)
+		table_take(&t, printable(sw.params[p].name));
+	for (size_t i = 0; i < sw.ntasks; i++) {
+		table_addf(&t, "%zu", i);
+		for (size_t p = 0; p < sw.nparams; p++)
+			table_take(&t, printable(sweep_value(&sw, i, p)));
+	}
+	printf("==> the sweep's %zu tasks <==\n", sw.ntasks);
+	table_print(&t);
+	printf("\n");
+	sweep_release(&sw);
+}
+
+static void print_text(const struct jobspec *spec, const struct jobscript *js)
+{
+	if (spec->sweep)
+		print_tasks(spec);
 	if (js->sbatch)
 		printf("==> sbatch.sh <==\n%s\n", js->sbatch);
 	if (js->container)
@@ -87,7 +114,7 @@ void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
 			printf("%s/container.sh\n", emit);
 		printf("%s/bootstrap.sh\n", emit);
 	} else
-		print_text(js);
+		print_text(spec, js);
 }
 
 void submit_print_job(const struct inv_host *h, const struct submission_job *job,
@@ -123,5 +150,15 @@ void submit_print_job(const struct inv_host *h, const struct submission_job *job
 	cJSON_AddBoolToObject(doc, "dirty", job->dirty);
 	add_container(doc, h, job->spec);
 	cJSON_AddBoolToObject(doc, "recovered", sub->recovered);
+	if (sub->sweep_id) {
+		cJSON *sw = cJSON_AddObjectToObject(doc, "sweep");
+		cJSON_AddStringToObject(sw, "id", sub->sweep_id);
+		cJSON_AddNumberToObject(sw, "tasks", (double)sub->sweep.ntasks);
+		cJSON *names = cJSON_AddArrayToObject(sw, "params");
+		for (size_t p = 0; p < sub->sweep.nparams; p++)
+			cJSON_AddItemToArray(names, cJSON_CreateString(sub->sweep.params[p].name));
+	} else {
+		cJSON_AddNullToObject(doc, "sweep");
+	}
 	json_print(doc);
 }

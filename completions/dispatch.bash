@@ -205,6 +205,12 @@ _dispatch() {
 		--grace)
 			COMPREPLY=()
 			return ;;
+		--sweep)
+			COMPREPLY=()
+			return ;;
+		--max-parallel)
+			COMPREPLY=()
+			return ;;
 		--repo)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return ;;
@@ -224,7 +230,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' attach -H --host --solve --check -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' attach -H --host --solve --check -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --max-parallel --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	queue)
 		case $prev in
@@ -423,11 +429,17 @@ _dispatch() {
 		--grace)
 			COMPREPLY=()
 			return ;;
+		--sweep)
+			COMPREPLY=()
+			return ;;
+		--max-parallel)
+			COMPREPLY=()
+			return ;;
 		--payload)
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --payload -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --max-parallel --payload -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit-packed)
 		case $prev in
@@ -545,6 +557,12 @@ _dispatch() {
 		--grace)
 			COMPREPLY=()
 			return ;;
+		--sweep)
+			COMPREPLY=()
+			return ;;
+		--max-parallel)
+			COMPREPLY=()
+			return ;;
 		--repo)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return ;;
@@ -552,7 +570,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --max-parallel --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	top)
 		case $prev in

@@ -31,7 +31,8 @@ static const char schema[] =
 	" pid INTEGER NOT NULL DEFAULT 0,"
 	" state TEXT NOT NULL,"
 	" container_runtime TEXT, container_image TEXT, run_id TEXT,"
-	" max_restarts INTEGER NOT NULL DEFAULT 0, wandb_run INTEGER NOT NULL DEFAULT 0);"
+	" max_restarts INTEGER NOT NULL DEFAULT 0, wandb_run INTEGER NOT NULL DEFAULT 0,"
+	" sweep_id TEXT, sweep_size INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS jobs_job_id ON jobs(job_id);";
 
 /* Columns added since the first ledgers: added to an older one on opening (SQLite
@@ -42,6 +43,8 @@ static const char *const added_columns[] = {
 	"ALTER TABLE jobs ADD COLUMN run_id TEXT",
 	"ALTER TABLE jobs ADD COLUMN max_restarts INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE jobs ADD COLUMN wandb_run INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE jobs ADD COLUMN sweep_id TEXT",
+	"ALTER TABLE jobs ADD COLUMN sweep_size INTEGER NOT NULL DEFAULT 0",
 };
 
 char *ledger_state_dir(void)
@@ -190,9 +193,10 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	sqlite3_stmt *st;
 	const char *sql = "INSERT INTO jobs (job_id, host, cluster, name, token, submitted_at,"
 			  " commit_id, dirty, script_path, log_path, err_path, pid, state,"
-			  " container_runtime, container_image, run_id, max_restarts, wandb_run)"
+			  " container_runtime, container_image, run_id, max_restarts, wandb_run,"
+			  " sweep_id, sweep_size)"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'submitting',"
-			  " ?13, ?14, ?15, ?16, ?17)";
+			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(l, err, "cannot record the submission");
 	bind_text(st, 1, job->job_id);
@@ -212,6 +216,8 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	bind_text(st, 15, job->run_id);
 	sqlite3_bind_int(st, 16, job->max_restarts);
 	sqlite3_bind_int(st, 17, job->wandb_run);
+	bind_text(st, 18, job->sweep_id);
+	sqlite3_bind_int64(st, 19, job->sweep_size);
 	return exec_stmt(l, st, err, "cannot record the submission");
 }
 
@@ -269,7 +275,7 @@ static char *col_text(sqlite3_stmt *st, int i)
 #define JOB_COLUMNS                                                                          \
 	"row, job_id, host, cluster, name, token, submitted_at, commit_id, dirty, script_path," \
 	" log_path, err_path, pid, state, container_runtime, container_image, run_id," \
-	" max_restarts, wandb_run"
+	" max_restarts, wandb_run, sweep_id, sweep_size"
 
 static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 {
@@ -292,6 +298,8 @@ static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 	j->run_id = col_text(st, 16);
 	j->max_restarts = sqlite3_column_int(st, 17);
 	j->wandb_run = sqlite3_column_int(st, 18) != 0;
+	j->sweep_id = col_text(st, 19);
+	j->sweep_size = (long)sqlite3_column_int64(st, 20);
 }
 
 int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,
@@ -417,6 +425,7 @@ void ledger_job_release(struct ledger_job *j)
 	free(j->container_runtime);
 	free(j->container_image);
 	free(j->run_id);
+	free(j->sweep_id);
 	free(j->state);
 	memset(j, 0, sizeof(*j));
 }

@@ -40,6 +40,8 @@ struct ledger_job {
 				   and resubmission; NULL: not a run */
 	int max_restarts;       /* a run's --max-restarts; 0: none */
 	bool wandb_run;         /* its WANDB_RUN_ID is the run id (jobscript_sets_wandb_run) */
+	char *sweep_id;         /* a sweep (--sweep): its id, DISPATCH_SWEEP_ID; NULL: none */
+	long sweep_size;        /* its tasks; 0: not a sweep */
 };
 
 /* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else

@@ -51,6 +51,16 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 		sub->run_id = xstrdup(job->run_id);
 	else if (jobspec_is_run(job->spec))
 		sub->run_id = xasprintf("run-%.16s", sub->token + 4); /* after "dsp-" */
+	for (size_t i = 0; job->spec->sweep && job->spec->sweep[i]; i++)
+		if (sweep_add(&sub->sweep, job->spec->sweep[i], err) < 0)
+			return -1;
+	if (sub->sweep.ntasks) {
+		if (job->host->type != INV_HOST_SLURM)
+			return dp_err(err, DPE_INPUT, "--sweep on '%s', a plain host: not built yet (a "
+				      "sweep runs as one SLURM job array for now; submit its runs one by "
+				      "one there)", job->host->name);
+		sub->sweep_id = xasprintf("sweep-%.16s", sub->token + 4); /* after "dsp-" */
+	}
 	sub->code_uploaded = job->code && job->code_sha256 && job->code_len > SUBMISSION_EMBED_MAX;
 	_cleanup_free_ char *code_path = sub->code_uploaded
 		? xasprintf("%s/code/%s.tar.gz", share, job->code_sha256) : NULL;
@@ -65,6 +75,8 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 		.payload_subdir = job->code_subdir && *job->code_subdir ? job->code_subdir : NULL,
 		.redact = job->dry_run, /* shown, never run */
 		.run_id = sub->run_id,
+		.sweep = sub->sweep.ntasks ? &sub->sweep : NULL,
+		.sweep_id = sub->sweep_id,
 	};
 	return jobscript_generate(job->spec, &t, &sub->js, err);
 }
@@ -83,6 +95,8 @@ void submission_release(struct submission *sub)
 	free(sub->log);
 	free(sub->job_id);
 	free(sub->run_id);
+	sweep_release(&sub->sweep);
+	free(sub->sweep_id);
 	strbuf_release(&sub->remote_err);
 	memset(sub, 0, sizeof(*sub));
 }
@@ -246,8 +260,9 @@ static char *log_path(const struct submission_job *job, const struct submission 
 	if (!pattern) {
 		const struct inv_cluster *c = job->host->cluster;
 		bool has_dir = c && (c->log || c->work);
-		def = has_dir ? xasprintf("%s/%s", sub->log_dir, spec->array ? "%x-%A_%a.out" : "%x-%j.out")
-			      : xasprintf("%s/%s", sub->work_dir, spec->array ? "slurm-%A_%a.out"
+		bool array = spec->array || spec->sweep;
+		def = has_dir ? xasprintf("%s/%s", sub->log_dir, array ? "%x-%A_%a.out" : "%x-%j.out")
+			      : xasprintf("%s/%s", sub->work_dir, array ? "slurm-%A_%a.out"
 									      : "slurm-%j.out");
 		pattern = def;
 	}
@@ -470,6 +485,8 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.run_id = sub->run_id,
 		.max_restarts = (int)jobspec_run_max_restarts(job->spec),
 		.wandb_run = sub->run_id && jobscript_sets_wandb_run(job->spec, host),
+		.sweep_id = sub->sweep_id,
+		.sweep_size = (long)sub->sweep.ntasks,
 	};
 	if (rec.container_image)
 		rec.container_runtime = (char *)container_runtime_name(host->container_runtime);

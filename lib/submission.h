@@ -36,6 +36,7 @@
 
 #include "base/error.h"
 #include "base/strbuf.h"
+#include "inventory/sweep.h"
 #include "jobs/jobscript.h"
 
 struct inv_host;
@@ -87,6 +88,8 @@ struct submission {
 	bool recovered;                 /* found by its token after the connection broke */
 	struct strbuf remote_err;       /* the host's tools' stderr, to show the user */
 	char *run_id;                   /* a run: DISPATCH_RUN_ID, in the ledger; else NULL */
+	struct sweep sweep;             /* a sweep: its tasks (the spec's --sweep); else none */
+	char *sweep_id;                 /* its id, in the ledger; NULL: not a sweep */
 };
 
 /* The token, the stage name and the scripts. Errors: DPE_INPUT (a job option the

@@ -13,6 +13,7 @@
 #include "base/shquote.h"
 #include "base/strbuf.h"
 #include "container/container.h"
+#include "inventory/sweep.h"
 #include "inventory/yaml_tree.h"
 
 enum jo_kind { JO_STR, JO_COUNT, JO_FLAG, JO_LIST, JO_ENV };
@@ -880,6 +881,26 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 		return dp_err(err, DPE_INPUT, "--grace %ld is more than %d seconds (what sbatch "
 			      "--signal takes): give at most %d", js->grace, RUN_MAX_GRACE,
 			      RUN_MAX_GRACE);
+	if (js->sweep) {
+		struct sweep sw = SWEEP_INIT;
+		int r = 0;
+		for (size_t i = 0; js->sweep[i] && r == 0; i++)
+			r = sweep_add(&sw, js->sweep[i], err);
+		sweep_release(&sw);
+		if (r < 0)
+			return -1;
+		if (js->array)
+			return dp_err(err, DPE_INPUT, "--sweep makes the job array itself: drop --array "
+				      "'%s'", js->array);
+		if (jobspec_is_run(js))
+			return dp_err(err, DPE_INPUT, "--sweep with --max-restarts, --stop-signal or "
+				      "--grace: a sweep whose tasks are runs is not built yet (submit the "
+				      "sweep without them, or each run on its own)");
+	}
+	if (js->max_parallel && !js->sweep)
+		return dp_err(err, DPE_INPUT, "--max-parallel %ld needs --sweep: it caps a sweep's "
+			      "tasks (for a job array of your own: --array 0-9%%%ld)", js->max_parallel,
+			      js->max_parallel);
 	if (js->signal && jobspec_is_run(js))
 		return dp_err(err, DPE_INPUT, "--signal '%s' and --max-restarts, --stop-signal or "
 			      "--grace exclude each other: a run gets its stop signal from "

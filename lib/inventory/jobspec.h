@@ -48,6 +48,9 @@ struct jobspec {
 	char *restart_on;               /* "timeout,preempted,...", NULL: the default */
 	char *stop_signal;              /* "USR1", "SIGTERM", ..., NULL: USR1 */
 	long grace;                     /* seconds, 0: 120 */
+	/* a sweep (dispatch-submit(1) SWEEPS; lib/inventory/sweep.h reads them) */
+	char **sweep;                   /* strv of "NAME=V1,V2" / "NAME=A..B[:STEP]" */
+	long max_parallel;              /* tasks at once, 0: no cap */
 };
 
 /* The ends that may restart a run (--restart-on). */

@@ -15,6 +15,7 @@
 #include "base/shquote.h"
 #include "base/strbuf.h"
 #include "container/container_run.h"
+#include "inventory/sweep.h"
 #include "shfiles.h"
 
 #ifndef DISPATCH_VERSION
@@ -217,8 +218,8 @@ static char **make_directives(const struct jobspec *spec, const struct jobscript
 		directive(&d, "output", spec->output);
 	} else if (h->cluster && (h->cluster->log || h->cluster->work)) {
 		_cleanup_free_ char *dir = jobscript_log_dir(h->cluster);
-		_cleanup_free_ char *out = xasprintf("%s/%s", dir, spec->array ? "%x-%A_%a.out"
-										 : "%x-%j.out");
+		_cleanup_free_ char *out = xasprintf("%s/%s", dir, spec->array || t->sweep
+									 ? "%x-%A_%a.out" : "%x-%j.out");
 		directive(&d, "output", out);
 	}
 	if (spec->error)
@@ -246,6 +247,12 @@ static char **make_directives(const struct jobspec *spec, const struct jobscript
 	}
 	if (spec->array)
 		directive(&d, "array", spec->array);
+	if (t->sweep) { /* a task per combination, --max-parallel at once */
+		_cleanup_free_ char *array = spec->max_parallel > 0
+			? xasprintf("0-%zu%%%ld", t->sweep->ntasks - 1, spec->max_parallel)
+			: xasprintf("0-%zu", t->sweep->ntasks - 1);
+		directive(&d, "array", array);
+	}
 	if (spec->signal)
 		directive(&d, "signal", spec->signal);
 	if (t->run_id) { /* the wrapper gets the stop signal, forwards it and requeues */
@@ -692,10 +699,29 @@ static void boot_command(struct strbuf *sb, const struct jobspec *spec,
 			"set -m\n(\n\tset +euo pipefail\n");
 	if (t->run_id) /* this shell outlives the stop signal: the command handles it */
 		strbuf_addf(sb, "\ttrap : %s\n", jobspec_run_stop_signal(spec));
-	strbuf_adds(sb, "\teval ");
-	sh_quote(sb, spec->command);
+	if (t->sweep) { /* the task's own (boot_sweep) */
+		strbuf_adds(sb, "\teval \"$dispatch_command\"");
+	} else {
+		strbuf_adds(sb, "\teval ");
+		sh_quote(sb, spec->command);
+	}
 	strbuf_adds(sb, "\n) &\ndispatch_child=$!\nset +m\n");
 	strbuf_adds(sb, wait_child);
+}
+
+/* A sweep's task: its index (the array task), the sweep's id and size, its
+ * parameters and its command, from the table of every task (sweep_script). */
+static void boot_sweep(struct strbuf *sb, const struct jobscript_target *t)
+{
+	if (!t->sweep)
+		return;
+	strbuf_adds(sb, "\n# The sweep (dispatch-submit(1) SWEEPS): this task's parameters and command.\n"
+			"DISPATCH_SWEEP_INDEX=${SLURM_ARRAY_TASK_ID:?not a task of the job array of a sweep}\n"
+			"DISPATCH_SWEEP_ID=");
+	sh_quote(sb, t->sweep_id ? t->sweep_id : "");
+	strbuf_addf(sb, "\nDISPATCH_SWEEP_SIZE=%zu\n"
+			"export DISPATCH_SWEEP_INDEX DISPATCH_SWEEP_ID DISPATCH_SWEEP_SIZE\n",
+		    t->sweep->ntasks);
 }
 
 /* Plain hosts: where the command runs (after --chdir, the code's extraction, the
@@ -726,6 +752,9 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	boot_juicefs(&sb, t);
 	boot_modules(&sb, spec->modules);
 	boot_env(&sb, spec);
+	boot_sweep(&sb, t); /* (its parameters for the setup and the command alike) */
+	if (t->sweep)
+		sweep_script(&sb, t->sweep, spec->command);
 	boot_run(&sb, spec, t);
 	boot_workdir(&sb, spec, t);
 	boot_uv(&sb, spec, t->host);

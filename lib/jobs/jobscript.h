@@ -26,6 +26,8 @@
 #include "inventory/jobspec.h"
 #include "base/strbuf.h"
 
+struct sweep;
+
 struct jobscript_target {
 	const struct inv_host *host;    /* required: type, defaults (account, qos, mem, exclude,
 					   partitions, uv_groups) and cluster (paths, JuiceFS) */
@@ -48,6 +50,9 @@ struct jobscript_target {
 					   (--dry-run, --emit), never for the ones that run */
 	const char *run_id;             /* a run (jobspec_is_run): its id, the same for every
 					   attempt; NULL: not a run (the scripts as before) */
+	const struct sweep *sweep;      /* a sweep (the spec's --sweep, read): a job array of
+					   its tasks, each with its parameters; NULL: none */
+	const char *sweep_id;           /* its id, DISPATCH_SWEEP_ID */
 };
 
 /* Whether a run's attempts continue one W&B run: the cluster has a W&B key and neither

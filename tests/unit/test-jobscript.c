@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include "container/container_run.h"
+#include "inventory/sweep.h"
 #include "jobs/jobscript.h"
 #include "unit.h"
 
@@ -872,9 +873,37 @@ static void test_run(void)
 	jobspec_release(&js);
 }
 
+/* A sweep: the array (with --max-parallel's throttle), one output file per task, and
+ * the bootstrap's table, which bash and shellcheck read. */
+static void test_sweep(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	struct sweep sw = SWEEP_INIT;
+	spec_cmd(&js, "python train.py --lr {lr} --name 'run-{lr}'");
+	set(&js, "max-parallel", "2");
+	CHECK_INT(sweep_add(&sw, "lr=0.1,it's", &err), 0);
+	CHECK_INT(sweep_add(&sw, "seed=1..3", &err), 0);
+	struct jobscript_target t = { .host = &h, .sweep = &sw, .sweep_id = "sweep-0123456789abcdef",
+				      .bootstrap_path = "/scratch/theseus/.dispatch/x/bootstrap.sh" };
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(has_directive(&s, "--array=0-5%2"));
+	CHECK(has_prefix_directive(&s, "--output=") && strstr(s.sbatch, "%x-%A_%a.out\n"));
+	CHECK_CONTAINS(s.bootstrap, "DISPATCH_SWEEP_ID='sweep-0123456789abcdef'\nDISPATCH_SWEEP_SIZE=6\n");
+	CHECK_CONTAINS(s.bootstrap, "\n4) export DISPATCH_PARAM_LR='it'\\''s' DISPATCH_PARAM_SEED='2'\n");
+	CHECK_CONTAINS(s.bootstrap, "\teval \"$dispatch_command\"\n");
+	CHECK_SH_N("sweep bootstrap", s.bootstrap);
+	CHECK_SHELLCHECK("sweep bootstrap", s.bootstrap);
+	jobscript_release(&s);
+	sweep_release(&sw);
+	jobspec_release(&js);
+}
+
 int main(void)
 {
 	test_run();
+	test_sweep();
 	test_login_families();
 	test_container_goldens();
 	test_container_refusals();

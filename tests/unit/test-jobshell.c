@@ -54,17 +54,10 @@ static char *run_sh(const char *script, int *status)
 		exit(1);
 	close(fd);
 	char *cmd = xasprintf("cd / && sh %s 2>&1", path);
-	FILE *p = popen(cmd, "r");
-	struct strbuf out = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		strbuf_add(&out, buf, n);
-	int st = pclose(p);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	char *out = unit_output(cmd, status);
 	unlink(path);
 	free(cmd);
-	return strbuf_detach(&out);
+	return out;
 }
 
 static void test_plain_command(const char *dir)

@@ -60,10 +60,12 @@ static void test_older_ledger(const char *dir)
 	CHECK_STR(got.job_id, "7");
 	CHECK(got.container_runtime == NULL && got.container_image == NULL);
 	CHECK(got.run_id == NULL && got.max_restarts == 0 && !got.wandb_run);
+	CHECK(got.sweep_id == NULL && got.sweep_size == 0);
 	ledger_job_release(&got);
 	struct ledger_job job = { .host = "box1", .token = "dsp-new", .container_runtime = "podman",
 				  .container_image = "localhost/train:1", .run_id = "run-1",
-				  .max_restarts = 4, .wandb_run = true };
+				  .max_restarts = 4, .wandb_run = true,
+				  .sweep_id = "sweep-1", .sweep_size = 12 };
 	CHECK(ledger_begin(l, &job, &err) == 0);
 	CHECK(ledger_find_token(l, "dsp-new", &got, &err) == 0);
 	CHECK_STR(got.container_runtime, "podman");
@@ -71,6 +73,8 @@ static void test_older_ledger(const char *dir)
 	CHECK_STR(got.run_id, "run-1");
 	CHECK_INT(got.max_restarts, 4);
 	CHECK(got.wandb_run);
+	CHECK_STR(got.sweep_id, "sweep-1");
+	CHECK_INT(got.sweep_size, 12);
 	ledger_job_release(&got);
 	ledger_close(l);
 	/* and once more: the columns are there now */

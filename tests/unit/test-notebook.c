@@ -44,13 +44,10 @@ static void test_runtime_dir(void)
 		t, bin, tmp, notebook_job_command());
 	fclose(f);
 	char *cmd = xasprintf("bash '%s' 2>/dev/null", script);
-	FILE *p = popen(cmd, "r");
 	struct strbuf out = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		strbuf_add(&out, buf, n);
-	pclose(p);
+	char *text = unit_output(cmd, NULL);
+	strbuf_adds(&out, text);
+	free(text);
 	char *want = xasprintf("rt=%s.", squat);
 	CHECK_CONTAINS(out.buf, want);          /* dispatch-notebook-nb-1.XXXXXXXX */
 	CHECK_CONTAINS(out.buf, " drwx------\n");

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/strbuf.h"
 #include "base/util.h"
 
 static int unit_n, unit_failed;
@@ -54,6 +56,22 @@ static inline int unit_done(void)
 }
 
 /* The directory of golden fixtures (tests/unit/data), from the environment meson sets. */
+/* What a shell command printed on stdout (popen); *status its exit status (-1 when it
+ * did not exit), when status is not NULL. Caller frees. */
+static inline char *unit_output(const char *command, int *status)
+{
+	FILE *p = popen(command, "r");
+	struct strbuf out = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
+		strbuf_add(&out, buf, n);
+	int st = p ? pclose(p) : -1;
+	if (status)
+		*status = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return strbuf_detach(&out);
+}
+
 static inline const char *unit_data(void)
 {
 	const char *d = getenv("UNIT_DATA");

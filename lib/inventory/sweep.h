@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A sweep (dispatch-submit(1) SWEEPS), a job option: one job run once per combination of
+ * parameter values, from --sweep NAME=V1,V2,... and --sweep NAME=A..B[:STEP]
+ * (repeatable: the product of them all, the last parameter varying fastest, as
+ * nested loops in the order given).
+ *
+ *	struct sweep sw = SWEEP_INIT;
+ *	if (sweep_add(&sw, "lr=0.1,0.01", &err) < 0 || sweep_add(&sw, "seed=1..3", &err) < 0)
+ *		...                                     // err says what and how to fix it
+ *	sw.ntasks                                       // 6
+ *	sweep_value(&sw, 4, 1)                          // "2": task 4 is lr=0.01, seed=2
+ *	char *cmd = sweep_command(&sw, 4, "python train.py --lr {lr} --seed {seed}");
+ *	                                                // "python train.py --lr '0.01' --seed '2'"
+ *	sweep_release(&sw);
+ *
+ * Each task of the job sees DISPATCH_SWEEP_ID, DISPATCH_SWEEP_INDEX, DISPATCH_SWEEP_SIZE
+ * and DISPATCH_PARAM_<NAME> (upper-cased); lib/jobs/jobscript.c writes the table (sweep_script).
+ */
+#ifndef DISPATCH_SWEEP_H
+#define DISPATCH_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+#include "base/strbuf.h"
+
+/* At most this many tasks in one sweep, and values of one parameter. */
+#define SWEEP_MAX_TASKS 100000
+#define SWEEP_MAX_VALUES 10000
+
+struct sweep_param {
+	char *name;             /* as given: lr */
+	char *env;              /* DISPATCH_PARAM_LR */
+	char **values;          /* strv */
+	size_t n;
+};
+
+struct sweep {
+	struct sweep_param *params;
+	size_t nparams;
+	size_t ntasks;          /* the product of the counts; 0 with no parameter */
+};
+#define SWEEP_INIT { .params = NULL, .nparams = 0, .ntasks = 0 }
+
+/* Adds one parameter from "NAME=V1,V2,..." or "NAME=A..B[:STEP]" (integers, A <= B,
+ * STEP > 0). NAME: letters, digits and '_', not first a digit; each name once. 0, or
+ * -1 with err (DPE_INPUT) saying what is wrong with spec. */
+int sweep_add(struct sweep *sw, const char *spec, struct dp_error *err);
+/* Whether spec alone is a valid --sweep value (for the job options' check). */
+bool sweep_spec_valid(const char *spec);
+
+/* The value of parameter p in task i (0 <= i < ntasks). */
+const char *sweep_value(const struct sweep *sw, size_t i, size_t p);
+
+/* command (shell text) with each {NAME} of a parameter (not ${NAME}: the shell's own)
+ * and {index} replaced by task i's value, quoted (sh_quote) wherever it stands: bare,
+ * in single or in double quotes (the quotes closed around it), it is that value as
+ * part of its word (--lr {lr}, 'run-{lr}', "--name={lr}"), never run. Other braces
+ * stay as they are. Caller frees. */
+char *sweep_command(const struct sweep *sw, size_t i, const char *command);
+
+/* The bootstrap's part that sets task $DISPATCH_SWEEP_INDEX's variables and its
+ * command (dispatch_command), every value quoted: a case over the task index. */
+void sweep_script(struct strbuf *sb, const struct sweep *sw, const char *command);
+
+void sweep_release(struct sweep *sw);
+
+#endif

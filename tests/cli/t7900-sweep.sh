@@ -1,0 +1,84 @@
+#!/bin/bash
+# t7900: a sweep (--sweep, dispatch-submit(1) SWEEPS) on the test cluster: a 2x3
+# grid as one SLURM job array of 6 tasks, --max-parallel 2 (squeue polled while it
+# runs: never more than 2 running), each task with its own parameters in
+# DISPATCH_PARAM_* and in the command's {NAME} (bare and inside quotes), its index
+# and the sweep's id and size; hostile values (quotes, $(...), backquotes, spaces)
+# reach the command whole and never run; the dry run's table of tasks; what is
+# refused (a plain host, --array with --sweep, a bad name). Uses the default test
+# bed instance.
+. "$(dirname "$0")/lib.sh"
+
+testbed_up
+export DISPATCH_STATE_DIR="$TRASH/state"
+OUT=$DISPATCH_TESTBED_DIR/cluster/work/t7900-$$
+mkdir -p "$OUT" && chmod 777 "$OUT" || exit 1
+trap 'rm -rf "$OUT" "$TRASH"' EXIT
+jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$2"; }
+Q="'"
+# Each task: a line of what it saw, then a few seconds of running (so that the
+# throttle shows in squeue).
+TASK='printf "%s|%s|%s|%s|%s|%s|%s\n" "$DISPATCH_SWEEP_INDEX" "$DISPATCH_SWEEP_SIZE" "$DISPATCH_SWEEP_ID" "$DISPATCH_PARAM_LR" "$DISPATCH_PARAM_SEED" {lr} "s={seed}" >'"$OUT"'/task-$DISPATCH_SWEEP_INDEX; sleep 4'
+BADVALS="v=it's,\$(touch $OUT/pwned),\`touch $OUT/pwned2\`,a  b;c"
+BADCMD="printf '<%s>\\n' {v} '[{v}]' >$OUT/bad-\$DISPATCH_SWEEP_INDEX"
+
+test_expect_success 'the dry run shows the tasks, the array and each task'"'"'s line' '
+	dispatch submit -H hpc --sweep lr=0.1,0.01 --sweep seed=1..5:2 --max-parallel 2 --dry-run \
+		-- python train.py --lr {lr} --seed {seed} >dry &&
+	test_grep "^==> the sweep.s 6 tasks <==$" dry &&
+	test_grep "^TASK  lr    seed$" dry &&
+	test_grep "^5     0.01  5$" dry &&
+	test_grep "^#SBATCH --array=0-5%2$" dry &&
+	test_grep "^#SBATCH --output=.*/%x-%A_%a.out$" dry &&
+	test_grep "^4) export DISPATCH_PARAM_LR=.0.01. DISPATCH_PARAM_SEED=.3.$" dry
+'
+
+test_expect_success 'refused: a plain host, --array with --sweep, a bad name, --max-parallel alone' '
+	test_expect_code 2 dispatch submit -H box1 --sweep a=1,2 -- true 2>err &&
+	test_grep "sweep on .box1., a plain host: not built yet" err &&
+	test_expect_code 2 dispatch submit -H hpc --sweep a=1,2 --array 0-1 -- true 2>err &&
+	test_grep "sweep makes the job array itself: drop --array" err &&
+	test_expect_code 2 dispatch submit -H hpc --sweep 1a=1,2 -- true 2>err &&
+	test_grep "expected NAME=V1,V2" err &&
+	test_expect_code 2 dispatch submit -H hpc --max-parallel 2 -- true 2>err &&
+	test_grep "max-parallel 2 needs --sweep" err
+'
+
+test_expect_success 'a 2x3 grid: one array of 6, at most 2 running, each task its parameters' '
+	dispatch --json submit -H hpc -J t7900grid -p cpu --mem 50 --sweep lr=0.1,0.01 \
+		--sweep seed=1..3 --max-parallel 2 -- "$TASK" >sub.json &&
+	job=$(jq_ "d[\"job\"]" sub.json) && id=${job%@hpc} &&
+	test "$(jq_ "d[\"sweep\"][\"tasks\"], d[\"sweep\"][\"params\"]" sub.json)" = "6 [${Q}lr${Q}, ${Q}seed${Q}]" &&
+	sid=$(jq_ "d[\"sweep\"][\"id\"]" sub.json) &&
+	most=0 && left=x &&
+	for i in $(seq 1 240); do
+		n=$(squeue -h -j "$id" -t RUNNING -o %i | wc -l) &&
+		if [ "$n" -gt "$most" ]; then most=$n; fi &&
+		left=$(squeue -h -j "$id" -o %i | wc -l) &&
+		if [ "$left" = 0 ]; then break; fi &&
+		sleep 0.5
+	done &&
+	test "$left" = 0 && test "$most" -ge 1 && test "$most" -le 2 &&
+	dispatch wait --timeout 60 "$job" >w &&
+	test "$(sacct -n -X -j "$id" -o JobID%20 | grep -c "^ *${id}_[0-5] *$")" = 6 &&
+	for i in 0 1 2 3 4 5; do
+		lr=0.1 && if [ "$i" -ge 3 ]; then lr=0.01; fi &&
+		seed=$((i % 3 + 1)) &&
+		test "$(cat "$OUT/task-$i")" = "$i|6|$sid|$lr|$seed|$lr|s=$seed" || exit 1
+	done &&
+	test "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select sweep_id, sweep_size from jobs where job_id = ${Q}$id${Q}")" = "$sid|6"
+'
+
+test_expect_success 'hostile values reach the command whole and never run' '
+	dispatch --json submit -H hpc -J t7900bad -p cpu --mem 50 --sweep "$BADVALS" \
+		-- "$BADCMD" >bad.json &&
+	job=$(jq_ "d[\"job\"]" bad.json) &&
+	dispatch wait --timeout 120 "$job" >w &&
+	printf "<%s>\n" "it${Q}s" "[it${Q}s]" >want0 && test_cmp want0 "$OUT/bad-0" &&
+	printf "<%s>\n" "\$(touch $OUT/pwned)" "[\$(touch $OUT/pwned)]" >want1 && test_cmp want1 "$OUT/bad-1" &&
+	printf "<%s>\n" "\`touch $OUT/pwned2\`" "[\`touch $OUT/pwned2\`]" >want2 && test_cmp want2 "$OUT/bad-2" &&
+	printf "<%s>\n" "a  b;c" "[a  b;c]" >want3 && test_cmp want3 "$OUT/bad-3" &&
+	test ! -e "$OUT/pwned" && test ! -e "$OUT/pwned2"
+'
+
+test_done
