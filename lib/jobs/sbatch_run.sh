@@ -152,8 +152,11 @@ dispatch_final() {
 		return 0
 	fi
 	dispatch_rec=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
-	case $dispatch_rec in *" JobState=PREEMPTED "*) dispatch_rec="$dispatch_rec JobState=REQUEUED" ;; esac
-	if dispatch_slurm_requeues "$dispatch_rec"; then
+	case $dispatch_rec in
+	*" JobState=PREEMPTED "*) dispatch_preempted=1 ;;
+	*) dispatch_preempted= ;;
+	esac
+	if [ -n "$dispatch_preempted" ] || dispatch_slurm_requeues "$dispatch_rec"; then
 		echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: requeued by SLURM" >&2
 		return 0
 	fi

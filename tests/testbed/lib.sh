@@ -495,6 +495,27 @@ tb_chroot_mount() {
 	tb_bind_same "$TB_DIR" "$root$TB_DIR"
 }
 
+# tb_reserve_ports: the test bed's ports out of the kernel's ephemeral range. The
+# instances' sshd and SLURM ports run from 22000 to about 38000 (their settings: the
+# tests' testbed_own lines, tests/meson.build, the selftests' +500), and from 32768 on
+# the kernel hands the same numbers out as the local ports of outgoing connections
+# (ssh, SLURM's RPCs, MariaDB's clients): a CI run's sshd failed to start with
+# "Bind to port 37010 on 127.0.0.1 failed: Address already in use". The range
+# 32768-39999 joins net.ipv4.ip_local_reserved_ports (runtime state, gone at reboot;
+# added to, never taken from), under a lock for instances that come up at once.
+tb_reserve_ports() {
+	local f=/proc/sys/net/ipv4/ip_local_reserved_ports cur
+	[ -w "$f" ] || return 0
+	mkdir -p "$TB_CACHE"
+	(
+		flock 7
+		cur=$(cat "$f")
+		case ,$cur, in *,32768-39999,*) exit 0 ;; esac
+		echo "${cur:+$cur,}32768-39999" >"$f" ||
+			tb_log "could not reserve the ports 32768-39999 ($f): an sshd may find its port taken"
+	) 7>>"$TB_CACHE/ports.lock"
+}
+
 # tb_bind_same DIR TARGET: DIR bound onto TARGET, unless TARGET already is DIR (a
 # bind left from a DIR since removed and made anew is replaced).
 tb_bind_same() {
