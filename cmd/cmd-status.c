@@ -138,6 +138,9 @@ static void print_why(const struct answer *a)
 					     ? job_wandb_url(a->ctx, &a->refs[i]->rec) : NULL;
 		if (wandb)
 			printf("%s: W&B %s\n", job, wandb);
+		_cleanup_free_ char *task = job_sweep_text(a->refs[i], r);
+		if (task)
+			printf("%s: %s\n", job, task);
 		if (!why && r->tail.fetched)
 			printf("%s: %s\n", job, r->state);
 		job_tail_print(&r->tail, job);
@@ -206,6 +209,7 @@ static void print_json(const struct answer *a)
 			_cleanup_free_ char *wandb = ref->in_ledger ? job_wandb_url(a->ctx, &ref->rec) : NULL;
 			json_add_str_or_null(o, "wandb_url", wandb);
 		}
+		job_sweep_json(o, ref, r);
 		cJSON_AddItemToArray(jobs, o);
 	}
 	json_print(doc);

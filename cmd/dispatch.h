@@ -304,6 +304,12 @@ struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host);
 /* The W&B page of a run whose attempts continue one W&B run (the ledger's wandb_run),
  * when its host's cluster names entity and project; NULL otherwise. Caller frees. */
 char *job_wandb_url(const struct dp_ctx *ctx, const struct ledger_job *rec);
+/* A sweep's task (the ledger's sweep, row "ID_K"): its values, "sweep-ID task K/N:
+ * lr=0.1 seed=1" for the text, "sweep": {"id", "index", "size", "params": {NAME:
+ * VALUE}} in o for --json; NULL and nothing for any other row. */
+struct cJSON;
+char *job_sweep_text(const struct jobref *r, const struct job_state *row);
+void job_sweep_json(struct cJSON *o, const struct jobref *r, const struct job_state *row);
 /* Where a job writes its output (SLURM, its accounting, else the ledger;
  * JOB_LOG_ERR_OR_OUT: its stderr, or its output when they are one file), over ss. */
 int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log which, char **path,

@@ -9,6 +9,7 @@
 
 #include "dispatch.h"
 #include "inventory/inventory.h"
+#include "inventory/sweep.h"
 #include "jobref.h"
 #include "jobs/jobs.h"
 #include "jobs/jobscript.h"
@@ -35,6 +36,45 @@ char *job_wandb_url(const struct dp_ctx *ctx, const struct ledger_job *rec)
 	if (!rec->run_id || !rec->wandb_run || !ctx->inv)
 		return NULL;
 	return jobscript_wandb_url(inventory_host(ctx->inv, rec->host), rec->run_id);
+}
+
+/* The ledger's sweep of r, and which task row is: false when row is none. */
+static bool sweep_task(const struct jobref *r, const struct job_state *row, struct sweep *sw,
+		       size_t *index)
+{
+	if (!r->in_ledger || !r->rec.sweep_id || !r->rec.job_id || !row->id)
+		return false;
+	return sweep_from_json(sw, r->rec.sweep_params, NULL) == 0 &&
+	       sweep_task_of(sw, r->rec.job_id, row->id, index);
+}
+
+char *job_sweep_text(const struct jobref *r, const struct job_state *row)
+{
+	struct sweep sw = SWEEP_INIT;
+	size_t k;
+	char *text = NULL;
+	if (sweep_task(r, row, &sw, &k)) {
+		_cleanup_free_ char *values = sweep_task_text(&sw, k);
+		text = xasprintf("%s task %zu/%zu: %s", r->rec.sweep_id, k, sw.ntasks, values);
+	}
+	sweep_release(&sw);
+	return text;
+}
+
+void job_sweep_json(cJSON *o, const struct jobref *r, const struct job_state *row)
+{
+	struct sweep sw = SWEEP_INIT;
+	size_t k;
+	if (sweep_task(r, row, &sw, &k)) {
+		cJSON *s = cJSON_AddObjectToObject(o, "sweep");
+		cJSON_AddStringToObject(s, "id", r->rec.sweep_id);
+		cJSON_AddNumberToObject(s, "index", (double)k);
+		cJSON_AddNumberToObject(s, "size", (double)sw.ntasks);
+		cJSON *p = cJSON_AddObjectToObject(s, "params");
+		for (size_t i = 0; i < sw.nparams; i++)
+			cJSON_AddStringToObject(p, sw.params[i].name, sweep_value(&sw, k, i));
+	}
+	sweep_release(&sw);
 }
 
 struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host)

@@ -32,7 +32,7 @@ static const char schema[] =
 	" state TEXT NOT NULL,"
 	" container_runtime TEXT, container_image TEXT, run_id TEXT,"
 	" max_restarts INTEGER NOT NULL DEFAULT 0, wandb_run INTEGER NOT NULL DEFAULT 0,"
-	" sweep_id TEXT, sweep_size INTEGER NOT NULL DEFAULT 0);"
+	" sweep_id TEXT, sweep_size INTEGER NOT NULL DEFAULT 0, sweep_params TEXT);"
 	"CREATE INDEX IF NOT EXISTS jobs_job_id ON jobs(job_id);";
 
 /* Columns added since the first ledgers: added to an older one on opening (SQLite
@@ -45,6 +45,7 @@ static const char *const added_columns[] = {
 	"ALTER TABLE jobs ADD COLUMN wandb_run INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE jobs ADD COLUMN sweep_id TEXT",
 	"ALTER TABLE jobs ADD COLUMN sweep_size INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE jobs ADD COLUMN sweep_params TEXT",
 };
 
 char *ledger_state_dir(void)
@@ -194,9 +195,9 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	const char *sql = "INSERT INTO jobs (job_id, host, cluster, name, token, submitted_at,"
 			  " commit_id, dirty, script_path, log_path, err_path, pid, state,"
 			  " container_runtime, container_image, run_id, max_restarts, wandb_run,"
-			  " sweep_id, sweep_size)"
+			  " sweep_id, sweep_size, sweep_params)"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'submitting',"
-			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(l, err, "cannot record the submission");
 	bind_text(st, 1, job->job_id);
@@ -218,6 +219,7 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	sqlite3_bind_int(st, 17, job->wandb_run);
 	bind_text(st, 18, job->sweep_id);
 	sqlite3_bind_int64(st, 19, job->sweep_size);
+	bind_text(st, 20, job->sweep_params);
 	return exec_stmt(l, st, err, "cannot record the submission");
 }
 
@@ -275,7 +277,7 @@ static char *col_text(sqlite3_stmt *st, int i)
 #define JOB_COLUMNS                                                                          \
 	"row, job_id, host, cluster, name, token, submitted_at, commit_id, dirty, script_path," \
 	" log_path, err_path, pid, state, container_runtime, container_image, run_id," \
-	" max_restarts, wandb_run, sweep_id, sweep_size"
+	" max_restarts, wandb_run, sweep_id, sweep_size, sweep_params"
 
 static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 {
@@ -300,6 +302,7 @@ static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 	j->wandb_run = sqlite3_column_int(st, 18) != 0;
 	j->sweep_id = col_text(st, 19);
 	j->sweep_size = (long)sqlite3_column_int64(st, 20);
+	j->sweep_params = col_text(st, 21);
 }
 
 int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,
@@ -426,6 +429,7 @@ void ledger_job_release(struct ledger_job *j)
 	free(j->container_image);
 	free(j->run_id);
 	free(j->sweep_id);
+	free(j->sweep_params);
 	free(j->state);
 	memset(j, 0, sizeof(*j));
 }

@@ -42,6 +42,7 @@ struct ledger_job {
 	bool wandb_run;         /* its WANDB_RUN_ID is the run id (jobscript_sets_wandb_run) */
 	char *sweep_id;         /* a sweep (--sweep): its id, DISPATCH_SWEEP_ID; NULL: none */
 	long sweep_size;        /* its tasks; 0: not a sweep */
+	char *sweep_params;     /* its --sweep values, a JSON array (sweep_specs_json) */
 };
 
 /* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else

@@ -488,6 +488,8 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.sweep_id = sub->sweep_id,
 		.sweep_size = (long)sub->sweep.ntasks,
 	};
+	_cleanup_free_ char *sweep_params = sub->sweep_id ? sweep_specs_json(job->spec->sweep) : NULL;
+	rec.sweep_params = sweep_params;
 	if (rec.container_image)
 		rec.container_runtime = (char *)container_runtime_name(host->container_runtime);
 	if (ledger_begin(l, &rec, err) < 0)

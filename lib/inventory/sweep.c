@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/shquote.h"
+#include "base/termesc.h"
 #include "base/util.h"
 
 #define NAME_MAX_LEN 64
@@ -204,6 +207,57 @@ void sweep_script(struct strbuf *sb, const struct sweep *sw, const char *command
 		sh_quote(sb, command);
 		strbuf_addch(sb, '\n');
 	}
+}
+
+char *sweep_specs_json(char *const *specs)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; specs && specs[i]; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(specs[i]));
+	char *text = cJSON_PrintUnformatted(a);
+	cJSON_Delete(a);
+	char *out = xstrdup(text ? text : "[]");
+	cJSON_free(text);
+	return out;
+}
+
+int sweep_from_json(struct sweep *sw, const char *json, struct dp_error *err)
+{
+	cJSON *a = json ? cJSON_Parse(json) : NULL;
+	int r = 0;
+	if (!cJSON_IsArray(a))
+		r = dp_err(err, DPE_INPUT, "the ledger's sweep parameters are not a JSON array");
+	const cJSON *v;
+	cJSON_ArrayForEach(v, a)
+	{
+		if (r == 0 && (!cJSON_IsString(v) || sweep_add(sw, v->valuestring, err) < 0))
+			r = cJSON_IsString(v) ? -1
+				: dp_err(err, DPE_INPUT, "the ledger's sweep parameters hold a non-string");
+	}
+	cJSON_Delete(a);
+	return r;
+}
+
+bool sweep_task_of(const struct sweep *sw, const char *job_id, const char *row_id,
+		   size_t *index)
+{
+	size_t n = strlen(job_id);
+	long k;
+	if (!job_id[0] || strncmp(row_id, job_id, n) != 0 || row_id[n] != '_' ||
+	    !parse_long(row_id + n + 1, 0, SWEEP_MAX_TASKS, &k) || (size_t)k >= sw->ntasks)
+		return false;
+	*index = (size_t)k;
+	return true;
+}
+
+char *sweep_task_text(const struct sweep *sw, size_t i)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t p = 0; p < sw->nparams; p++) {
+		_cleanup_free_ char *v = printable(sweep_value(sw, i, p));
+		strbuf_addf(&sb, "%s%s=%s", p ? " " : "", sw->params[p].name, v);
+	}
+	return strbuf_detach(&sb);
 }
 
 void sweep_release(struct sweep *sw)

@@ -65,6 +65,19 @@ char *sweep_command(const struct sweep *sw, size_t i, const char *command);
  * command (dispatch_command), every value quoted: a case over the task index. */
 void sweep_script(struct strbuf *sb, const struct sweep *sw, const char *command);
 
+/* The --sweep values as a JSON array (for the ledger), and a sweep read back from
+ * one: 0, or -1 with err when it is not such an array or a value is refused. */
+char *sweep_specs_json(char *const *specs);
+int sweep_from_json(struct sweep *sw, const char *json, struct dp_error *err);
+
+/* Which task of a sweep submitted as job array job_id the row row_id ("ID_K") is:
+ * true with *index K (K < ntasks), else false. */
+bool sweep_task_of(const struct sweep *sw, const char *job_id, const char *row_id,
+		   size_t *index);
+/* "lr=0.1 seed=1": task i's values, each NAME=VALUE, control characters escaped
+ * (printable()). Caller frees. */
+char *sweep_task_text(const struct sweep *sw, size_t i);
+
 void sweep_release(struct sweep *sw);
 
 #endif

@@ -66,7 +66,13 @@ test_expect_success 'a 2x3 grid: one array of 6, at most 2 running, each task it
 		seed=$((i % 3 + 1)) &&
 		test "$(cat "$OUT/task-$i")" = "$i|6|$sid|$lr|$seed|$lr|s=$seed" || exit 1
 	done &&
-	test "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select sweep_id, sweep_size from jobs where job_id = ${Q}$id${Q}")" = "$sid|6"
+	test "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select sweep_id, sweep_size from jobs where job_id = ${Q}$id${Q}")" = "$sid|6" &&
+	# status: each task with its values
+	dispatch status "$job" >st &&
+	test_grep "^${id}_4@hpc: $sid task 4/6: lr=0.01 seed=2$" st &&
+	test "$(grep -c "^${id}_[0-5]@hpc: $sid task " st)" = 6 &&
+	dispatch --json status "$job" >st.json &&
+	test "$(jq_ "[(j[\"sweep\"][\"index\"], j[\"sweep\"][\"params\"][\"lr\"]) for j in d[\"jobs\"] if j[\"id\"] == \"${id}_3\"][0]" st.json)" = "(3, ${Q}0.01${Q})"
 '
 
 test_expect_success 'hostile values reach the command whole and never run' '

@@ -65,7 +65,8 @@ static void test_older_ledger(const char *dir)
 	struct ledger_job job = { .host = "box1", .token = "dsp-new", .container_runtime = "podman",
 				  .container_image = "localhost/train:1", .run_id = "run-1",
 				  .max_restarts = 4, .wandb_run = true,
-				  .sweep_id = "sweep-1", .sweep_size = 12 };
+				  .sweep_id = "sweep-1", .sweep_size = 12,
+				  .sweep_params = "[\"lr=1,2\"]" };
 	CHECK(ledger_begin(l, &job, &err) == 0);
 	CHECK(ledger_find_token(l, "dsp-new", &got, &err) == 0);
 	CHECK_STR(got.container_runtime, "podman");
@@ -75,6 +76,7 @@ static void test_older_ledger(const char *dir)
 	CHECK(got.wandb_run);
 	CHECK_STR(got.sweep_id, "sweep-1");
 	CHECK_INT(got.sweep_size, 12);
+	CHECK_STR(got.sweep_params, "[\"lr=1,2\"]");
 	ledger_job_release(&got);
 	ledger_close(l);
 	/* and once more: the columns are there now */

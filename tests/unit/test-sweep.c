@@ -135,8 +135,36 @@ static void test_commands(void)
 	sweep_release(&sw);
 }
 
+/* What the ledger keeps, read back; which task a row of the array is; its values. */
+static void test_ledger_form(void)
+{
+	char *specs[] = { "lr=0.1,a\nb", "seed=1..2", NULL };
+	_cleanup_free_ char *json = sweep_specs_json(specs);
+	CHECK_STR(json, "[\"lr=0.1,a\\nb\",\"seed=1..2\"]");
+	struct sweep sw = SWEEP_INIT;
+	struct dp_error err = { 0 };
+	CHECK_INT(sweep_from_json(&sw, json, &err), 0);
+	CHECK_INT(sw.ntasks, 4);
+	size_t k = 99;
+	CHECK(sweep_task_of(&sw, "42", "42_3", &k) && k == 3);
+	CHECK(!sweep_task_of(&sw, "42", "42_4", &k));
+	CHECK(!sweep_task_of(&sw, "42", "420_1", &k));
+	CHECK(!sweep_task_of(&sw, "42", "42", &k));
+	CHECK(!sweep_task_of(&sw, "42", "42_[1-3%2]", &k));
+	_cleanup_free_ char *text = sweep_task_text(&sw, 3);
+	CHECK_STR(text, "lr=a\\nb seed=2");
+	sweep_release(&sw);
+	CHECK_INT(sweep_from_json(&sw, "{\"lr\": 1}", &err), -1);
+	CHECK_CONTAINS(err.msg, "not a JSON array");
+	sweep_release(&sw);
+	CHECK_INT(sweep_from_json(&sw, "[\"1lr=2\"]", &err), -1);
+	CHECK_CONTAINS(err.msg, "not a parameter name");
+	sweep_release(&sw);
+}
+
 int main(void)
 {
+	test_ledger_form();
 	test_product();
 	test_refused();
 	test_commands();
