@@ -9,7 +9,8 @@
 # zombies: killed processes whose parent is gone wait for init to reap them, slowly
 # in some containers), on this boot of the host: after a reboot the number may be
 # another process's (STAGE/boot_id, written by the launcher where Linux gives one).
-# ps -e runs once for the whole command (dp_ps).
+# ps -A (every process, on Linux and the BSDs alike) runs once for the whole command
+# (dp_ps).
 
 dispatch_pg() {
 	pg=$2 since=
@@ -22,7 +23,7 @@ dispatch_pg() {
 dispatch_alive() {
 	[ "$pg" -gt 1 ] && kill -0 "-$pg" 2>/dev/null || return 1
 	if [ -z "${dp_ps+set}" ]; then
-		dp_ps=$(ps -e -o pgid= -o stat= 2>/dev/null) || dp_ps=
+		dp_ps=$(ps -A -o pgid= -o stat= 2>/dev/null) || dp_ps=
 	fi
 	if [ -n "$dp_ps" ]; then
 		printf '%s\n' "$dp_ps" |
