@@ -17,14 +17,6 @@ void joblog_cat_command(struct strbuf *sb, const char *path)
 	strbuf_adds(sb, "\n[ -e \"$f\" ] || exit " STR(JOBLOG_NO_FILE) "\nexec cat -- \"$f\"\n");
 }
 
-void joblog_tail_command(struct strbuf *sb, const char *path, int lines)
-{
-	strbuf_adds(sb, "f=");
-	sh_quote(sb, path);
-	strbuf_addf(sb, "\n[ -e \"$f\" ] || exit " STR(JOBLOG_NO_FILE) "\n"
-		    "tail -n %d -- \"$f\" | cut -b 1-1000\n", lines > 0 ? lines : 1);
-}
-
 void joblog_tails_command(struct strbuf *sb, char *const *paths, size_t n, int lines)
 {
 	strbuf_adds(sb, "exec 3>&1\n");

@@ -25,9 +25,8 @@ struct ssh_session;
 void joblog_cat_command(struct strbuf *sb, const char *path);
 /* Its last `lines` lines (why a job failed: wait, status), each cut at 1000 bytes. */
 #define JOBLOG_TAIL_LINES 20
-void joblog_tail_command(struct strbuf *sb, const char *path, int lines);
-/* The same for paths[0..n) in one script (a NULL path is skipped): a MARK_TAIL_JOB
- * part each (marker.h). joblog_tails_take reads job i's: 0 with *text (its lines), or
+/* For paths[0..n), in one script (a NULL path is skipped): a MARK_TAIL_JOB part each
+ * (marker.h). joblog_tails_take reads job i's: 0 with *text (its lines), or
  * -1 with *error (no such file, or tail's own error), as one tail says them. */
 void joblog_tails_command(struct strbuf *sb, char *const *paths, size_t n, int lines);
 struct remote_reply;

@@ -151,24 +151,22 @@ static void detail_take(struct detail_part *p, const struct remote_reply *rr,
 			remote_reply_release(&part);
 		}
 	}
+	/* the paths' part, read once for all the rows (NULL: nothing was asked) */
+	bool paths = p->paths && rr;
+	if (paths)
+		part_reply(rr, "paths", s, &part);
 	for (size_t i = 0; i < p->ntailed; i++) {
 		struct job_tail *t = &p->tailed[i]->tail;
 		struct dp_error perr = { 0 };
 		*t = (struct job_tail){ .fetched = true };
-		if (p->paths && !rr) {
+		if (p->paths && !rr)
 			t->error = xstrdup(err->msg);
-			continue;
-		}
-		if (p->paths)
-			part_reply(rr, "paths", s, &part);
-		if (s->path_take(p->paths ? &part : NULL, &p->tasks[i], i, JOB_LOG_ERR_OR_OUT,
-				 &t->path, &perr) < 0) {
+		else if (s->path_take(paths ? &part : NULL, &p->tasks[i], i, JOB_LOG_ERR_OR_OUT,
+				      &t->path, &perr) < 0)
 			t->error = xstrdup(perr.msg);
-			t->path = NULL;
-		}
-		if (p->paths)
-			remote_reply_release(&part);
 	}
+	if (paths)
+		remote_reply_release(&part);
 }
 
 /* The tails of the rows whose paths are known, in one exchange. */

@@ -128,31 +128,34 @@ static void test_cat(void)
 	CHECK_INT(finish(fp, &out2), JOBLOG_NO_FILE);
 }
 
-/* The last lines of a failed job's log, each cut at 1000 bytes. */
+/* The last lines of a failed job's log, each cut at 1000 bytes; a missing file. */
 static void test_tail(void)
 {
 	_cleanup_free_ char *path = xasprintf("%s/it's a tail", tmpdir);
-	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT,
-				       want = STRBUF_INIT, out2 = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT, cmd = STRBUF_INIT, want = STRBUF_INIT;
 	for (int i = 1; i <= 30; i++)
 		strbuf_addf(&text, "line %d $HOME\n", i);
 	for (int i = 0; i < 1500; i++)
 		strbuf_addch(&text, 'x');
 	strbuf_addch(&text, '\n');
 	write_file(path, text.buf, 0644);
-	joblog_tail_command(&cmd, path, JOBLOG_TAIL_LINES);
-	CHECK_INT(finish(start(&cmd), &out), 0);
+	_cleanup_free_ char *missing = xasprintf("%s/no such", tmpdir);
+	char *paths[] = { path, missing };
+	joblog_tails_command(&cmd, paths, 2, JOBLOG_TAIL_LINES);
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	CHECK_INT(finish(start(&cmd), &rr.out), 0);
+	remote_reply_parse(&rr);
+	_cleanup_free_ char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+	CHECK_INT(joblog_tails_take(&rr, 0, &out, &err), 0);
 	for (int i = 12; i <= 30; i++)
 		strbuf_addf(&want, "line %d $HOME\n", i);
 	for (int i = 0; i < 1000; i++)
 		strbuf_addch(&want, 'x');
 	strbuf_addch(&want, '\n');
-	CHECK_STR(out.buf, want.buf);
-
-	strbuf_reset(&cmd);
-	_cleanup_free_ char *missing = xasprintf("%s/no such", tmpdir);
-	joblog_tail_command(&cmd, missing, JOBLOG_TAIL_LINES);
-	CHECK_INT(finish(start(&cmd), &out2), JOBLOG_NO_FILE);
+	CHECK_STR(out, want.buf);
+	CHECK_INT(joblog_tails_take(&rr, 1, &out2, &err2), -1);
+	CHECK_STR(err2, "the job wrote no such file");
+	remote_reply_release(&rr);
 }
 
 /* Several tails in one script (jobs.c's detail): each job's lines whole, a log whose
