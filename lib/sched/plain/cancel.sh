@@ -17,9 +17,11 @@ dispatch_c_container() {
 # shellcheck disable=SC2154 # pg and since: dispatch_pg (alive.sh, sent before this) sets them
 dispatch_c() {
 	dispatch_pg "$2" "$3"
+	alive= # (before the exit status: see status.sh)
+	dispatch_alive "$2" && alive=1
 	if [ -f "$2/exit_status" ]; then
 		printf '@MARK_CANCEL@ %s ended\n' "$1"
-	elif dispatch_alive "$2"; then
+	elif [ -n "$alive" ]; then
 		: >"$2/cancelled"
 		kill -TERM "-$pg" 2>/dev/null
 		dispatch_c_container "$1" "$2"

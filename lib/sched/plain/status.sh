@@ -22,9 +22,13 @@ dispatch_q() {
 		read -r st g <"$2/lease"
 	fi
 	p=
+	# alive first, then the exit status: the launcher writes it before it exits, so a
+	# job that ends between the two looks exited, never gone
+	alive=
+	dispatch_alive "$2" && alive=1
 	if [ -f "$2/exit_status" ]; then
 		s="exited $(cat "$2/exit_status")"
-	elif dispatch_alive "$2"; then
+	elif [ -n "$alive" ]; then
 		s=running
 		if [ -f "$2/pending" ] && [ ! -f "$2/lease" ]; then
 			s=pending
