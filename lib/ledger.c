@@ -32,7 +32,8 @@ static const char schema[] =
 	" state TEXT NOT NULL,"
 	" container_runtime TEXT, container_image TEXT, run_id TEXT,"
 	" max_restarts INTEGER NOT NULL DEFAULT 0, wandb_run INTEGER NOT NULL DEFAULT 0,"
-	" sweep_id TEXT, sweep_size INTEGER NOT NULL DEFAULT 0, sweep_params TEXT);"
+	" sweep_id TEXT, sweep_size INTEGER NOT NULL DEFAULT 0, sweep_params TEXT,"
+	" sweep_first INTEGER NOT NULL DEFAULT 0, sweep_tasks TEXT);"
 	"CREATE INDEX IF NOT EXISTS jobs_job_id ON jobs(job_id);";
 
 /* Columns added since the first ledgers: added to an older one on opening (SQLite
@@ -46,6 +47,8 @@ static const char *const added_columns[] = {
 	"ALTER TABLE jobs ADD COLUMN sweep_id TEXT",
 	"ALTER TABLE jobs ADD COLUMN sweep_size INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE jobs ADD COLUMN sweep_params TEXT",
+	"ALTER TABLE jobs ADD COLUMN sweep_first INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE jobs ADD COLUMN sweep_tasks TEXT",
 };
 
 char *ledger_state_dir(void)
@@ -195,9 +198,9 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	const char *sql = "INSERT INTO jobs (job_id, host, cluster, name, token, submitted_at,"
 			  " commit_id, dirty, script_path, log_path, err_path, pid, state,"
 			  " container_runtime, container_image, run_id, max_restarts, wandb_run,"
-			  " sweep_id, sweep_size, sweep_params)"
+			  " sweep_id, sweep_size, sweep_params, sweep_first, sweep_tasks)"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'submitting',"
-			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(l, err, "cannot record the submission");
 	bind_text(st, 1, job->job_id);
@@ -220,6 +223,8 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	bind_text(st, 18, job->sweep_id);
 	sqlite3_bind_int64(st, 19, job->sweep_size);
 	bind_text(st, 20, job->sweep_params);
+	sqlite3_bind_int64(st, 21, job->sweep_first);
+	bind_text(st, 22, job->sweep_tasks);
 	return exec_stmt(l, st, err, "cannot record the submission");
 }
 
@@ -277,7 +282,7 @@ static char *col_text(sqlite3_stmt *st, int i)
 #define JOB_COLUMNS                                                                          \
 	"row, job_id, host, cluster, name, token, submitted_at, commit_id, dirty, script_path," \
 	" log_path, err_path, pid, state, container_runtime, container_image, run_id," \
-	" max_restarts, wandb_run, sweep_id, sweep_size, sweep_params"
+	" max_restarts, wandb_run, sweep_id, sweep_size, sweep_params, sweep_first, sweep_tasks"
 
 static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 {
@@ -303,20 +308,14 @@ static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 	j->sweep_id = col_text(st, 19);
 	j->sweep_size = (long)sqlite3_column_int64(st, 20);
 	j->sweep_params = col_text(st, 21);
+	j->sweep_first = (long)sqlite3_column_int64(st, 22);
+	j->sweep_tasks = col_text(st, 23);
 }
 
-int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,
-		size_t *n, struct dp_error *err)
+/* Every row st selects into jobs[0..n), and st finalized. */
+static int read_rows(struct ledger *l, sqlite3_stmt *st, struct ledger_job **jobs, size_t *n,
+		     struct dp_error *err)
 {
-	sqlite3_stmt *st;
-	const char *sql = "SELECT " JOB_COLUMNS " FROM jobs"
-			  " WHERE job_id = ?1 AND (?2 IS NULL OR host = ?2) ORDER BY row DESC";
-	*jobs = NULL;
-	*n = 0;
-	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return db_fail(l, err, "cannot read");
-	bind_text(st, 1, job_id);
-	bind_text(st, 2, host);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*jobs = xrealloc(*jobs, (*n + 1) * sizeof(**jobs));
@@ -331,6 +330,34 @@ int ledger_find(struct ledger *l, const char *job_id, const char *host, struct l
 		return db_fail(l, err, "cannot read");
 	}
 	return 0;
+}
+
+int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,
+		size_t *n, struct dp_error *err)
+{
+	sqlite3_stmt *st;
+	const char *sql = "SELECT " JOB_COLUMNS " FROM jobs"
+			  " WHERE job_id = ?1 AND (?2 IS NULL OR host = ?2) ORDER BY row DESC";
+	*jobs = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_fail(l, err, "cannot read");
+	bind_text(st, 1, job_id);
+	bind_text(st, 2, host);
+	return read_rows(l, st, jobs, n, err);
+}
+
+int ledger_find_sweep(struct ledger *l, const char *sweep_id, struct ledger_job **jobs, size_t *n,
+		      struct dp_error *err)
+{
+	sqlite3_stmt *st;
+	const char *sql = "SELECT " JOB_COLUMNS " FROM jobs WHERE sweep_id = ?1 ORDER BY row";
+	*jobs = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_fail(l, err, "cannot read");
+	bind_text(st, 1, sweep_id);
+	return read_rows(l, st, jobs, n, err);
 }
 
 int ledger_find_token(struct ledger *l, const char *token, struct ledger_job *job,
@@ -430,6 +457,7 @@ void ledger_job_release(struct ledger_job *j)
 	free(j->run_id);
 	free(j->sweep_id);
 	free(j->sweep_params);
+	free(j->sweep_tasks);
 	free(j->state);
 	memset(j, 0, sizeof(*j));
 }

@@ -43,6 +43,10 @@ struct ledger_job {
 	char *sweep_id;         /* a sweep (--sweep): its id, DISPATCH_SWEEP_ID; NULL: none */
 	long sweep_size;        /* its tasks; 0: not a sweep */
 	char *sweep_params;     /* its --sweep values, a JSON array (sweep_specs_json) */
+	long sweep_first;       /* the sweep index of the array's task 0 (a sweep split
+				   over several arrays, MaxArraySize); 0 otherwise */
+	char *sweep_tasks;      /* the sweep indexes this row runs, as an array spec
+				   ("0-9", "3,7"); NULL: all of them (0 to sweep_size-1) */
 };
 
 /* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else
@@ -70,6 +74,10 @@ int ledger_forget(struct ledger *l, const char *token, struct dp_error *err);
 /* Jobs with this job id (and host, when not NULL), newest first. */
 int ledger_find(struct ledger *l, const char *job_id, const char *host, struct ledger_job **jobs,
 		size_t *n, struct dp_error *err);
+/* Every row of sweep sweep_id (its arrays, its plain hosts' runs, its retries),
+ * oldest first. */
+int ledger_find_sweep(struct ledger *l, const char *sweep_id, struct ledger_job **jobs, size_t *n,
+		      struct dp_error *err);
 int ledger_find_token(struct ledger *l, const char *token, struct ledger_job *job,
 		      struct dp_error *err);
 /* Which rows ledger_list returns; zero fields do not filter. */

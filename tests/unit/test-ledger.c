@@ -66,8 +66,22 @@ static void test_older_ledger(const char *dir)
 				  .container_image = "localhost/train:1", .run_id = "run-1",
 				  .max_restarts = 4, .wandb_run = true,
 				  .sweep_id = "sweep-1", .sweep_size = 12,
-				  .sweep_params = "[\"lr=1,2\"]" };
+				  .sweep_params = "[\"lr=1,2\"]", .sweep_first = 8,
+				  .sweep_tasks = "8-11" };
 	CHECK(ledger_begin(l, &job, &err) == 0);
+	struct ledger_job part = { .host = "hpc", .token = "dsp-part", .sweep_id = "sweep-1",
+				   .sweep_size = 12, .sweep_tasks = "0-7" };
+	CHECK(ledger_begin(l, &part, &err) == 0);
+	struct ledger_job *rows;
+	size_t nrows;
+	CHECK(ledger_find_sweep(l, "sweep-1", &rows, &nrows, &err) == 0);
+	CHECK_INT(nrows, 2); /* oldest first */
+	CHECK_STR(rows[0].token, "dsp-new");
+	CHECK_INT(rows[0].sweep_first, 8);
+	CHECK_STR(rows[0].sweep_tasks, "8-11");
+	CHECK_STR(rows[1].sweep_tasks, "0-7");
+	ledger_jobs_free(rows, nrows);
+	CHECK(ledger_find_sweep(l, "sweep-2", &rows, &nrows, &err) == 0 && nrows == 0);
 	CHECK(ledger_find_token(l, "dsp-new", &got, &err) == 0);
 	CHECK_STR(got.container_runtime, "podman");
 	CHECK_STR(got.container_image, "localhost/train:1");
