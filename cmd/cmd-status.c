@@ -17,31 +17,24 @@
 #include "base/strbuf.h"
 #include "base/termesc.h"
 
-static const char *opt_host;
+static const char *opt_host, *opt_sort;
 static bool opt_steps, opt_no_tail;
 
 static const struct dp_option status_options[] = {
 	OPT_STRING('H', "host", &opt_host, "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host"),
 	OPT_BOOL(0, "steps", &opt_steps, "one row per job step from sacct: state, exit code, elapsed, MaxRSS, MaxVMSize, AveCPU, TRES usage"),
 	OPT_BOOL(0, "no-tail", &opt_no_tail, "do not print the last lines of a failed job's stderr"),
+	OPT_STRING(0, "sort", &opt_sort, "NAME", "a sweep's tasks by this metric or parameter (-NAME: descending)", NULL),
 	OPT_END,
 };
 
-/* The answer: the rows of every host, each with its operand. */
-struct answer {
-	const struct dp_ctx *ctx;
-	struct jobs_result res;
-	const struct jobref **refs;     /* per row */
-	int status;                     /* the exit status so far */
-};
-
-static void answer_release(struct answer *a)
+void status_answer_release(struct status_answer *a)
 {
 	jobs_result_release(&a->res);
 	free(a->refs);
 }
 
-static void worst(struct answer *a, int status)
+static void worst(struct status_answer *a, int status)
 {
 	/* connect (255) over not found (4) over failed (1) */
 	if (status == DPE_CONNECT || (a->status != DPE_CONNECT && status > a->status))
@@ -65,9 +58,8 @@ static void print_notes(const struct dp_ctx *ctx, const struct jobs_result *res,
 	}
 }
 
-/* The jobs of one host, asked in one exchange; rows into a. */
-static void query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
-		       bool tail, struct answer *a)
+void status_query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
+		       unsigned want, struct status_answer *a)
 {
 	_cleanup_free_ struct jobs_target *t = xcalloc(set->n + 1, sizeof(*t));
 	_cleanup_free_ const struct jobref **refs = xcalloc(set->n + 1, sizeof(*refs));
@@ -85,8 +77,7 @@ static void query_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
 	struct jobs_host h = jobs_host_of(ctx, host);
 	size_t first = a->res.n, notes = a->res.nnotes;
-	int r = jobs_query(&h, t, n, JOBS_WANT_END | JOBS_WANT_PENDING | (tail ? JOBS_WANT_TAIL : 0),
-			   &a->res);
+	int r = jobs_query(&h, t, n, want, &a->res);
 	ss = h.ss;
 	if (r < 0) {
 		if (a->res.failure == JOBS_NO_CONNECTION) {
@@ -119,7 +110,7 @@ static void query_host(const struct dp_ctx *ctx, const struct job_set *set, cons
 /* ---- output ---- */
 
 /* Below the table: why each pending job waits and why each failed job ended. */
-static void print_why(const struct answer *a)
+static void print_why(const struct status_answer *a)
 {
 	for (size_t i = 0; i < a->res.n; i++) {
 		const struct job_state *r = &a->res.rows[i].st;
@@ -147,7 +138,7 @@ static void print_why(const struct answer *a)
 	}
 }
 
-static void print_text(const struct answer *a)
+static void print_text(const struct status_answer *a)
 {
 	struct table_col cols[] = { { .width = 28 }, { .width = 11 }, { .width = 6 },
 				    { .width = 11 }, { .width = 11 }, { .width = 14 }, { .width = 0 } };
@@ -176,7 +167,7 @@ static void print_text(const struct answer *a)
 	print_why(a);
 }
 
-static void print_json(const struct answer *a)
+static void print_json(const struct status_answer *a)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON *jobs = cJSON_AddArrayToObject(doc, "jobs");
@@ -346,12 +337,21 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 	int r = job_args_resolve(ctx, args->pos, (size_t)args->npos, host_opt, &set);
 	if (r)
 		return r;
+	if (set.nsweeps && set.njobs)
+		return usage_error(ctx, "give sweeps and jobs to separate calls: a SWEEP's status is "
+				   "a table of its tasks");
+	if (opt_sort && !set.nsweeps)
+		return usage_error(ctx, "--sort %s orders a sweep's tasks: give a SWEEP", opt_sort);
 	if (steps)
 		return cmd_status_steps(ctx, &set);
 
-	_cleanup_(answer_release) struct answer a = { .ctx = ctx };
+	_cleanup_(status_answer_release) struct status_answer a = { .ctx = ctx };
+	unsigned want = set.nsweeps ? JOBS_WANT_METRICS
+			: JOBS_WANT_END | JOBS_WANT_PENDING | (tail ? JOBS_WANT_TAIL : 0);
 	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
-		query_host(ctx, &set, set.hosts[h], tail, &a);
+		status_query_host(ctx, &set, set.hosts[h], want, &a);
+	if (set.nsweeps)
+		return sweep_status_print(&a, &set, opt_sort, NULL);
 	size_t found = 0;
 	for (size_t i = 0; i < a.res.n; i++)
 		found += !a.res.rows[i].not_found;
@@ -365,7 +365,7 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_status = {
 	.name = "status",
 	.summary = "show where jobs stand: state, reason, elapsed, nodes, exit code",
-	.usage = "[-H HOST] [--steps] [--no-tail] JOB...",
+	.usage = "[-H HOST] [--steps] [--no-tail] [--sort NAME] JOB...|SWEEP...",
 	.description =
 		"Asks each job's host in one command: squeue for jobs still queued or running,\n"
 		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
@@ -374,7 +374,11 @@ const struct dispatch_cmd dispatch_cmd_status = {
 		"numbers (request against free resources, dependencies, drained nodes, limits),\n"
 		"a failed job's with the last 20 lines of its stderr, over the same connection\n"
 		"(--no-tail: without).\n"
-		"--steps shows sacct's accounting per job step instead (batch, extern, each srun).",
+		"--steps shows sacct's accounting per job step instead (batch, extern, each srun).\n"
+		"A SWEEP (its id, or the start of it: sweep-3f2a) is one table of its tasks, each\n"
+		"with its parameters, state, exit, elapsed time and the last value of each\n"
+		"metric it printed (DISPATCH_METRIC NAME=VALUE lines, read on the host), then a\n"
+		"count of the states; --sort NAME orders it by a metric or parameter.",
 	.opts = status_options,
 	.min_args = 0,
 	.max_args = -1,

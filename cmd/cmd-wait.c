@@ -188,6 +188,21 @@ static void print_json(const struct wjob *jobs, const struct wait *wt, bool unti
 	json_print(doc);
 }
 
+/* Sweeps whose jobs all ended: each one's table of tasks, from one more exchange per
+ * host (the tasks' ends and metrics); exit 0 only when every task COMPLETED (a
+ * retried task counts by its last run). */
+static int sweeps_ended(struct dp_ctx *ctx, const struct job_set *set, int r)
+{
+	_cleanup_(status_answer_release) struct status_answer a = { .ctx = ctx };
+	for (size_t h = 0; set->hosts && set->hosts[h]; h++)
+		status_query_host(ctx, set, set->hosts[h], JOBS_WANT_METRICS, &a);
+	bool completed = true;
+	int s = sweep_status_print(&a, set, NULL, &completed);
+	if (s)
+		return s;
+	return completed ? 0 : r ? r : DPE_FAIL;
+}
+
 /* ---- the command ---- */
 
 static int cmd_wait(struct dp_ctx *ctx, const struct dp_args *args)
@@ -242,10 +257,13 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 		info_msg(ctx, "%s", notes.notes[i].text);
 	jobs_result_release(&notes);
 
-	if (ctx->json)
+	if (set.nsweeps && !set.njobs && !until_running && !wt.timed_out) {
+		r = sweeps_ended(ctx, &set, r);
+	} else if (ctx->json) {
 		print_json(jobs, &wt, until_running);
-	else if (ctx->verbosity >= 0 || wt.timed_out)
+	} else if (ctx->verbosity >= 0 || wt.timed_out) {
 		print_text(jobs, set.n, until_running, wt.waited);
+	}
 	if (wt.timed_out)
 		error_msg("timed out after %.0f s waiting for %s", wt.waited,
 			  until_running ? "the jobs to run" : "the jobs to end");
@@ -267,14 +285,17 @@ int wait_for_jobs(struct dp_ctx *ctx, char *const *args, size_t nargs, const cha
 const struct dispatch_cmd dispatch_cmd_wait = {
 	.name = "wait",
 	.summary = "wait until jobs end (or run), polling each host once per round",
-	.usage = "[-H HOST] [--interval S] [--timeout S] [--until running|done] [--no-tail] JOB...",
+	.usage = "[-H HOST] [--interval S] [--timeout S] [--until running|done] [--no-tail] JOB...|SWEEP...",
 	.description =
 		"Polls until every job has ended: one squeue per host and poll for all of its\n"
 		"jobs, sacct only for the jobs that left the queue, plain-host jobs from their\n"
 		"exit files. Polls start 2 s apart and back off to --interval; a failed poll is\n"
 		"retried and never ends the wait. A job that ended without COMPLETED is shown\n"
 		"with why and the last 20 lines of its stderr (--no-tail: without). Exit 0 when\n"
-		"every job COMPLETED, 1 when one ended otherwise, 3 when --timeout ran out.",
+		"every job COMPLETED, 1 when one ended otherwise, 3 when --timeout ran out.\n"
+		"A SWEEP waits for every job of the sweep, then shows its table of tasks as\n"
+		"status does; exit 0 only when every task COMPLETED (a retried task by its last\n"
+		"run).",
 	.opts = wait_options,
 	.min_args = 0,
 	.max_args = -1,

@@ -13,7 +13,9 @@
 #include "base/error.h"
 #include "base/termesc.h"
 #include "base/util.h"
+#include "inventory/sweep.h"
 #include "jobs/job_state.h"
+#include "jobs/jobs.h"
 #include "sched/sched.h"
 
 struct inventory;
@@ -280,11 +282,22 @@ void solve_checked_free(void *keep);
 /* cmd/job-args.c: JOB operands resolved through the ledger, grouped by host */
 struct jobref;
 struct ledger;
+struct ledger_job;
+/* A SWEEP operand (lib/jobs/sweeps.h): its ledger rows, each a job of the set. */
+struct job_sweep {
+	char *id;
+	const char *arg;
+	struct ledger_job *rows;      /* oldest first */
+	size_t nrows;
+};
 struct job_set {
 	struct ledger *ledger;
-	struct jobref *refs;          /* one per operand, in order */
+	struct jobref *refs;          /* one per JOB operand, and per job of a SWEEP's */
 	size_t n;
 	char **hosts;                 /* strv: each host once, in the order first named */
+	size_t njobs;                 /* the JOB operands among refs */
+	struct job_sweep *sweeps;     /* the SWEEP operands, in order */
+	size_t nsweeps;
 };
 int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const char *host_opt,
 		     struct job_set *set);                /* 0, or the exit status (printed) */
@@ -315,6 +328,46 @@ void job_sweep_json(struct cJSON *o, const struct jobref *r, const struct job_st
 int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log which, char **path,
 		 struct dp_error *err);
 void job_tail_print(const struct job_tail *t, const char *job);   /* indented lines */
+
+/* cmd/cmd-status.c: the rows of every host asked (status_query_host: one host's jobs
+ * of set in one exchange, as want asks), each with its operand; errors printed as
+ * they come, the worst exit status kept. */
+struct status_answer {
+	const struct dp_ctx *ctx;
+	struct jobs_result res;
+	const struct jobref **refs;     /* per row */
+	int status;                     /* the exit status so far */
+};
+void status_query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
+		       unsigned want, struct status_answer *a);
+void status_answer_release(struct status_answer *a);
+
+/* cmd/sweep-view.c: a SWEEP's tasks as one table (status, wait): built from the
+ * answers about its jobs (res's rows, refs[i] the operand of row i), sorted by a
+ * parameter or metric (sort "NAME", "-NAME" descending: DPE_INPUT when the sweep
+ * has no such name), printed, or as JSON. */
+struct sweep_task;
+struct jobs_result;
+struct sweep_view {
+	const struct job_sweep *js;
+	struct sweep sw;
+	size_t size;
+	struct sweep_task *tasks;     /* [size], by index */
+	size_t *order;                /* the indexes in the order shown */
+	char **metrics;               /* strv: every metric name, in the order first seen */
+};
+int sweep_view_build(const struct job_sweep *js, const struct jobs_result *res,
+		     const struct jobref *const *refs, struct sweep_view *v, struct dp_error *err);
+int sweep_view_sort(struct sweep_view *v, const char *sort, struct dp_error *err);
+char *sweep_view_summary(const struct sweep_view *v);   /* "6 tasks: 5 COMPLETED, 1 FAILED" */
+void sweep_view_text(const struct sweep_view *v);
+struct cJSON *sweep_view_json(const struct sweep_view *v);
+void sweep_view_release(struct sweep_view *v);
+/* Every sweep of set as a table (ctx->json: {"sweeps": [...]}) from the answers a; the
+ * exit status: a's, or DPE_INPUT for a bad sort. *all_completed (may be NULL): every
+ * task of every sweep COMPLETED. */
+int sweep_status_print(const struct status_answer *a, const struct job_set *set,
+		       const char *sort, bool *all_completed);
 
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */

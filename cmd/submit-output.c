@@ -120,6 +120,11 @@ void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
 void submit_print_job(const struct inv_host *h, const struct submission_job *job,
 		      const struct submission *sub, bool json)
 {
+	if (!json && sub->sweep_id) { /* the sweep's reference first: status, wait take it */
+		printf("sweep %s: %zu runs on %s as %s@%s\n", sub->sweep_id, sub->sweep.ntasks,
+		       h->name, sub->job_id, h->name);
+		return;
+	}
 	if (!json) {
 		printf("%s@%s\n", sub->job_id, h->name);
 		return;

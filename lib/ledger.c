@@ -360,6 +360,27 @@ int ledger_find_sweep(struct ledger *l, const char *sweep_id, struct ledger_job 
 	return read_rows(l, st, jobs, n, err);
 }
 
+int ledger_sweep_ids(struct ledger *l, const char *prefix, char ***ids, struct dp_error *err)
+{
+	sqlite3_stmt *st;
+	const char *sql = "SELECT sweep_id FROM jobs WHERE sweep_id IS NOT NULL"
+			  " AND substr(sweep_id, 1, length(?1)) = ?1 GROUP BY sweep_id ORDER BY min(row)";
+	*ids = NULL;
+	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_fail(l, err, "cannot read");
+	bind_text(st, 1, prefix);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		strv_add(ids, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		strv_free(*ids);
+		*ids = NULL;
+		return db_fail(l, err, "cannot read");
+	}
+	return 0;
+}
+
 int ledger_find_token(struct ledger *l, const char *token, struct ledger_job *job,
 		      struct dp_error *err)
 {

@@ -78,6 +78,8 @@ int ledger_find(struct ledger *l, const char *job_id, const char *host, struct l
  * oldest first. */
 int ledger_find_sweep(struct ledger *l, const char *sweep_id, struct ledger_job **jobs, size_t *n,
 		      struct dp_error *err);
+/* The sweep ids that start with prefix (each once, oldest first) into *ids (strv). */
+int ledger_sweep_ids(struct ledger *l, const char *prefix, char ***ids, struct dp_error *err);
 int ledger_find_token(struct ledger *l, const char *token, struct ledger_job *job,
 		      struct dp_error *err);
 /* Which rows ledger_list returns; zero fields do not filter. */

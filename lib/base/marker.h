@@ -100,6 +100,9 @@
 #define MARK_ATTEMPT MARKER("attempt")
 /* A run out of restarts: "dispatch-gave-up JOB|WHY" (its stage dir's gave-up line). */
 #define MARK_GAVE_UP MARKER("gave-up")
+/* A job's metric (lib/jobs/job_metrics.h): "dispatch-metric JOB|TASK|NAME=VALUE", the
+ * last DISPATCH_METRIC line of its log (TASK: an array task's id, "-" for a job). */
+#define MARK_METRIC MARKER("metric")
 /* Several jobs asked in one exchange, a part each (lib/jobs/jobs.c's detail): "dispatch-
  * paths-job I" before job I's output paths (the backend's), "dispatch-tail-job I"
  * before the last lines of job I's log, each line led by '|' (no log line reads as a

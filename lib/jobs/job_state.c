@@ -52,6 +52,11 @@ void job_state_release(struct job_state *js)
 	free(js->attempts);
 	free(js->run_id);
 	free(js->gave_up);
+	for (size_t i = 0; i < js->nmetrics; i++) {
+		free(js->metrics[i].name);
+		free(js->metrics[i].value);
+	}
+	free(js->metrics);
 	*js = (struct job_state){ 0 };
 }
 

@@ -53,6 +53,11 @@ struct job_attempt {
 	char *node;             /* where its batch script ran; NULL unknown */
 };
 
+/* A metric a job printed (lib/jobs/job_metrics.h): its last value. */
+struct job_metric {
+	char *name, *value;
+};
+
 /* Times in seconds; JOB_TIME_UNKNOWN when not known, JOB_TIME_UNLIMITED for no limit.
  * A time the scheduler gave as a word ("Partition_Limit", "INVALID") is kept in the
  * *_word field (then the seconds are JOB_TIME_UNKNOWN). */
@@ -91,6 +96,9 @@ struct job_state {
 					   without the list of ends (queue: SLURM's restart
 					   count + 1); 0: nattempts + 1 */
 	char *gave_up;                  /* why it ran out of restarts; NULL */
+	/* its metrics, in the order first printed (JOBS_WANT_METRICS) */
+	struct job_metric *metrics;
+	size_t nmetrics;
 };
 
 void job_state_release(struct job_state *js);

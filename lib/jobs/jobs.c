@@ -9,6 +9,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "inventory/inventory.h"
+#include "jobs/job_metrics.h"
 #include "jobs/joblog.h"
 #include "jobs/run_attempts.h"
 #include "remote/remote.h"
@@ -297,6 +298,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 		if (m) {
 			sched_all[b]->query_script(&rs, jobs, m);
 			run_attempts_script(&rs, jobs, m);
+			if (want & JOBS_WANT_METRICS)
+				job_metrics_script(&rs, jobs, m);
 		}
 	}
 	if (!remote_script_empty(&rs)) {
@@ -332,6 +335,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			t->sched->query_rows(answers[b], &t->job, h->host, &rows, &m, &err);
 		for (size_t k = 0; k < m; k++) {
 			run_attempts_take(&rr, &t->job, &rows[k]);
+			if (want & JOBS_WANT_METRICS)
+				job_metrics_take(&rr, &t->job, &rows[k]);
 			add_row(res, i, &rows[k], NULL);
 		}
 		if (!m) {
@@ -350,7 +355,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			rows[m] = &res->rows[i].st;
 			jobs[m++] = &targets[res->rows[i].target].job;
 		}
-		jobs_detail(h, rows, jobs, m, want & ~(unsigned)JOBS_WANT_ATTEMPTS, res);
+		jobs_detail(h, rows, jobs, m,
+			    want & ~(unsigned)(JOBS_WANT_ATTEMPTS | JOBS_WANT_METRICS), res);
 	}
 out:
 	for (size_t b = 0; sched_all[b]; b++)

@@ -90,6 +90,8 @@ enum {
 	JOBS_WANT_TAIL = 4,     /* and their log's last lines */
 	JOBS_WANT_ATTEMPTS = 8, /* jobs_detail: the runs' ended attempts (jobs_query always
 				   reads them, in its one exchange) */
+	JOBS_WANT_METRICS = 16, /* jobs_query: the metrics of the jobs with a log path, in
+				   its one exchange (lib/jobs/job_metrics.h) */
 };
 
 /* Asks host about targets[0..n) (all of that host), appending to res: rows in the

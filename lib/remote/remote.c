@@ -23,6 +23,7 @@ const struct remote_section_info remote_sections[REMOTE_SECTION_COUNT] = {
 	[REMOTE_SINFO] = { "sinfo", MARK_SINFO_EXIT },
 	[REMOTE_NOTEBOOK] = { "notebook", MARK_NOTEBOOK_EXIT },
 	[REMOTE_ATTEMPTS] = { "attempts", NULL },
+	[REMOTE_METRICS] = { "metrics", NULL },
 };
 
 const char *const remote_keys[] = {
@@ -37,7 +38,7 @@ const char *const remote_keys[] = {
 	MARK_PENDING_JOBS, MARK_PENDING_DEPS, MARK_PENDING_NODES, MARK_PENDING_PARTS,
 	MARK_PENDING_HEALTH, MARK_PENDING_QOS, MARK_PENDING_ASSOC, MARK_ATTEMPT,
 	MARK_GAVE_UP, MARK_PART, MARK_PATHS_JOB, MARK_TAIL_JOB, MARK_TAIL_ERR, MARK_TAIL_EXIT,
-	NULL,
+	MARK_METRIC, NULL,
 };
 
 struct strbuf *remote_section(struct remote_script *rs, enum remote_section s)

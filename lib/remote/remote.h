@@ -47,6 +47,7 @@ enum remote_section {
 	REMOTE_SINFO,           /* sinfo for hosts show --health: MARK_SINFO_EXIT */
 	REMOTE_NOTEBOOK,        /* a notebook server's start: MARK_NOTEBOOK_EXIT */
 	REMOTE_ATTEMPTS,        /* runs' ended attempts (MARK_ATTEMPT lines) */
+	REMOTE_METRICS,         /* jobs' last metrics from their logs (MARK_METRIC lines) */
 	REMOTE_SECTION_COUNT
 };
 

@@ -16,9 +16,9 @@ mkdir -p "$OUT" && chmod 777 "$OUT" || exit 1
 trap 'rm -rf "$OUT" "$TRASH"' EXIT
 jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$2"; }
 Q="'"
-# Each task: a line of what it saw, then a few seconds of running (so that the
-# throttle shows in squeue).
-TASK='printf "%s|%s|%s|%s|%s|%s|%s\n" "$DISPATCH_SWEEP_INDEX" "$DISPATCH_SWEEP_SIZE" "$DISPATCH_SWEEP_ID" "$DISPATCH_PARAM_LR" "$DISPATCH_PARAM_SEED" {lr} "s={seed}" >'"$OUT"'/task-$DISPATCH_SWEEP_INDEX; sleep 4'
+# Each task: a line of what it saw, its metrics (loss twice: the last counts), then
+# a few seconds of running (so that the throttle shows in squeue).
+TASK='printf "%s|%s|%s|%s|%s|%s|%s\n" "$DISPATCH_SWEEP_INDEX" "$DISPATCH_SWEEP_SIZE" "$DISPATCH_SWEEP_ID" "$DISPATCH_PARAM_LR" "$DISPATCH_PARAM_SEED" {lr} "s={seed}" >'"$OUT"'/task-$DISPATCH_SWEEP_INDEX; echo DISPATCH_METRIC loss=9; echo "DISPATCH_METRIC acc=0.$DISPATCH_SWEEP_INDEX"; echo "DISPATCH_METRIC loss=$((7 - DISPATCH_SWEEP_INDEX)).5"; sleep 4'
 BADVALS="v=it's,\$(touch $OUT/pwned),\`touch $OUT/pwned2\`,a  b;c"
 BADCMD="printf '<%s>\\n' {v} '[{v}]' >$OUT/bad-\$DISPATCH_SWEEP_INDEX"
 
@@ -50,6 +50,7 @@ test_expect_success 'a 2x3 grid: one array of 6, at most 2 running, each task it
 	job=$(jq_ "d[\"job\"]" sub.json) && id=${job%@hpc} &&
 	test "$(jq_ "d[\"sweep\"][\"tasks\"], d[\"sweep\"][\"params\"]" sub.json)" = "6 [${Q}lr${Q}, ${Q}seed${Q}]" &&
 	sid=$(jq_ "d[\"sweep\"][\"id\"]" sub.json) &&
+	echo "$sid $id" >"$TRASH/grid" &&
 	most=0 && left=x &&
 	for i in $(seq 1 240); do
 		n=$(squeue -h -j "$id" -t RUNNING -o %i | wc -l) &&
@@ -73,6 +74,42 @@ test_expect_success 'a 2x3 grid: one array of 6, at most 2 running, each task it
 	test "$(grep -c "^${id}_[0-5]@hpc: $sid task " st)" = 6 &&
 	dispatch --json status "$job" >st.json &&
 	test "$(jq_ "[(j[\"sweep\"][\"index\"], j[\"sweep\"][\"params\"][\"lr\"]) for j in d[\"jobs\"] if j[\"id\"] == \"${id}_3\"][0]" st.json)" = "(3, ${Q}0.01${Q})"
+'
+
+test_expect_success 'status SWEEP: a row per task with its values and last metrics, --sort, --json' '
+	read -r sid id <"$TRASH/grid" &&
+	dispatch status "$sid" >st &&
+	test_grep "^sweep $sid (t7900grid): 6 tasks on hpc$" st &&
+	test_grep "^TASK  lr    seed  STATE      EXIT  ELAPSED  loss  acc  JOB$" st &&
+	test_grep "^4     0.01  2     COMPLETED  0     0:0[0-9]   *3.5   0.4  ${id}_4@hpc$" st &&
+	test "$(grep -c "COMPLETED  0 " st)" = 6 &&
+	test_grep "^6 tasks: 6 COMPLETED$" st &&
+	# the start of the id is enough; --sort by a metric, by a parameter descending
+	dispatch status --sort loss "${sid%????????}" >sorted &&
+	test "$(sed -n "3,8p" sorted | cut -c1)" = "$(printf "%s
+" 5 4 3 2 1 0)" &&
+	dispatch status --sort -seed "$sid" >sorted &&
+	test "$(sed -n "3,8p" sorted | cut -c1)" = "$(printf "%s
+" 2 5 1 4 0 3)" &&
+	test_expect_code 2 dispatch status --sort nope "$sid" 2>err &&
+	test_grep "has no parameter or metric .nope. (it has: lr, seed, loss, acc" err &&
+	test_expect_code 2 dispatch status "$sid" "$id@hpc" 2>err &&
+	test_grep "give sweeps and jobs to separate calls" err &&
+	test_expect_code 4 dispatch status sweep-0123456789abcdef 2>err &&
+	test_grep "unknown sweep .sweep-0123456789abcdef." err &&
+	dispatch --json status "$sid" >st.json &&
+	test "$(jq_ "[(t[\"index\"], t[\"params\"][\"seed\"], t[\"state\"], t[\"metrics\"][\"loss\"], t[\"job\"]) for t in d[\"sweeps\"][0][\"tasks\"]][4]" st.json)" = "(4, ${Q}2${Q}, ${Q}COMPLETED${Q}, ${Q}3.5${Q}, ${Q}${id}_4@hpc${Q})" &&
+	test "$(jq_ "d[\"sweeps\"][0][\"states\"], d[\"sweeps\"][0][\"jobs\"]" st.json)" = "{${Q}COMPLETED${Q}: 6} [${Q}${id}@hpc${Q}]" &&
+	# wait on the sweep: its table, exit 0 as every task completed
+	dispatch wait --timeout 60 "$sid" >w &&
+	test_grep "^6 tasks: 6 COMPLETED$" w &&
+	# logs of one task
+	dispatch logs --task 4 "$sid" >log4 &&
+	test_grep "^DISPATCH_METRIC loss=3.5$" log4 &&
+	test_expect_code 2 dispatch logs "$sid" 2>err &&
+	test_grep "is a sweep: say which task with --task K" err &&
+	test_expect_code 4 dispatch logs --task 6 "$sid" 2>err &&
+	test_grep "has no task 6 (its tasks: 0 to 5)" err
 '
 
 test_expect_success 'hostile values reach the command whole and never run' '
