@@ -99,11 +99,12 @@ static int cmd_cancel(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_cancel = {
 	.name = "cancel",
 	.summary = "cancel jobs (scancel; TERM to a plain-host job's process group)",
-	.usage = "[-H HOST] JOB...",
+	.usage = "[-H HOST] JOB...|SWEEP...",
 	.description =
 		"Cancels each job on its host, one connection and one command per host:\n"
 		"scancel for SLURM jobs; for plain-host jobs, TERM to the job's process group,\n"
-		"which the bootstrap passes on to the command. A JOB is ID, ID_TASK or ID@HOST.",
+		"which the bootstrap passes on to the command. A JOB is ID, ID_TASK or ID@HOST.\n"
+		"A SWEEP cancels every job of the sweep (each array, each host's runs).",
 	.opts = cancel_options,
 	.min_args = 1,
 	.max_args = -1,

@@ -17,9 +17,11 @@
 #include "ledger.h"
 #include "jobs/jobs.h"
 #include "jobs/run_attempts.h"
+#include "jobs/sweeps.h"
 #include "transport/ssh.h"
 
 static struct ledger_filter f;
+static const char *opt_sweep;
 static char **opt_states;
 static int limit_opt;
 static bool no_refresh;
@@ -52,6 +54,7 @@ static const struct dp_option jobs_options[] = {
 	OPT_STRING(0, "name", &f.name_glob, "GLOB", "only the jobs whose name matches this glob", NULL),
 	OPT_CALLBACK(0, "since", NULL, "WHEN", "only the jobs submitted since WHEN: an age (30m, 12h, 2d, 1w) or a date (YYYY-MM-DD [HH:MM])", NULL, since_cb),
 	OPT_CALLBACK(0, "state", NULL, "STATES", "only the jobs in these states (comma-separated: RUNNING,PENDING,...)", NULL, states_cb),
+	OPT_STRING(0, "sweep", &opt_sweep, "SWEEP", "only the jobs of this sweep (its id, or the start of it)", NULL),
 	OPT_INT('n', "limit", &limit_opt, "N", "at most N jobs (the newest)", 1, 1000000),
 	OPT_BOOL(0, "no-refresh", &no_refresh, "ask no host: show the state the ledger last knew"),
 	OPT_END,
@@ -243,6 +246,9 @@ static void print_json(const struct dp_ctx *ctx, const struct entry *const *ents
 			_cleanup_free_ char *wandb = job_wandb_url(ctx, j);
 			json_add_str_or_null(o, "wandb_url", wandb);
 		}
+		json_add_str_or_null(o, "sweep", j->sweep_id);
+		if (j->sweep_id) /* the sweep's tasks this job runs */
+			json_add_str_or_null(o, "sweep_tasks", j->sweep_tasks);
 		cJSON_AddItemToArray(arr, o);
 	}
 	json_print(doc);
@@ -260,8 +266,10 @@ static int cmd_jobs(struct dp_ctx *ctx, const struct dp_args *args)
 		f.limit = 0;
 
 	_cleanup_ledger_ struct ledger *l = NULL;
-	if (ledger_open(NULL, &l, &err) < 0)
+	_cleanup_free_ char *sweep = NULL;
+	if (ledger_open(NULL, &l, &err) < 0 || (opt_sweep && sweeps_resolve(l, opt_sweep, &sweep, &err) < 0))
 		return report_error(&err);
+	f.sweep_id = sweep;
 	struct ledger_job *recs = NULL;
 	size_t n = 0;
 	if (ledger_list(l, &f, &recs, &n, &err) < 0)
@@ -304,7 +312,7 @@ static int cmd_jobs(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_jobs = {
 	.name = "jobs",
 	.summary = "list the jobs dispatch submitted, newest first, with their state now",
-	.usage = "[-H HOST] [--name GLOB] [--since WHEN] [--state STATES] [-n N] [--no-refresh]",
+	.usage = "[-H HOST] [--name GLOB] [--since WHEN] [--state STATES] [--sweep SWEEP] [-n N] [--no-refresh]",
 	.description =
 		"The job ledger's history: job, host, name, submit time, commit and state. The\n"
 		"state is asked live with one command per host, for the jobs whose end the ledger\n"

@@ -406,13 +406,15 @@ int ledger_list(struct ledger *l, const struct ledger_filter *f, struct ledger_j
 {
 	sqlite3_stmt *st;
 	const char *sql = "SELECT " JOB_COLUMNS " FROM jobs"
-			  " WHERE (?1 IS NULL OR host = ?1) AND submitted_at >= ?2 ORDER BY row DESC";
+			  " WHERE (?1 IS NULL OR host = ?1) AND submitted_at >= ?2"
+			  " AND (?3 IS NULL OR sweep_id = ?3) ORDER BY row DESC";
 	*jobs = NULL;
 	*n = 0;
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(l, err, "cannot read");
 	bind_text(st, 1, f ? f->host : NULL);
 	sqlite3_bind_int64(st, 2, f ? f->since : 0);
+	bind_text(st, 3, f ? f->sweep_id : NULL);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (f && f->limit && *n >= f->limit)

@@ -88,6 +88,7 @@ struct ledger_filter {
 	const char *name_glob;  /* fnmatch(3) pattern for the job name */
 	int64_t since;          /* submitted at or after (unix seconds); 0: any time */
 	size_t limit;           /* at most this many rows; 0: all */
+	const char *sweep_id;   /* only this sweep's rows */
 };
 
 /* The ledger's history, newest first. */

@@ -112,6 +112,20 @@ test_expect_success 'status SWEEP: a row per task with its values and last metri
 	test_grep "has no task 6 (its tasks: 0 to 5)" err
 '
 
+test_expect_success 'cancel SWEEP: every task, running or pending; jobs --sweep' '
+	dispatch --json submit -H hpc -J t7900cancel -p cpu --mem 50 --sweep i=1..4 \
+		--max-parallel 1 -- "sleep 300" >can.json &&
+	sid=$(jq_ "d[\"sweep\"][\"id\"]" can.json) && job=$(jq_ "d[\"job\"]" can.json) &&
+	dispatch wait --until running --timeout 60 "$job" >/dev/null &&
+	dispatch status "$sid" >st &&
+	test_grep "^4 tasks: 1 RUNNING, 3 PENDING$" st &&
+	dispatch cancel "$sid" >c &&
+	test_expect_code 1 dispatch wait --timeout 60 "$sid" >w &&
+	test_grep "^4 tasks: 4 CANCELLED$" w &&
+	dispatch --json jobs --sweep "$sid" >jobs.json &&
+	test "$(jq_ "[(j[\"job\"], j[\"sweep\"]) for j in d[\"jobs\"]]" jobs.json)" = "[(${Q}$job${Q}, ${Q}$sid${Q})]"
+'
+
 test_expect_success 'hostile values reach the command whole and never run' '
 	dispatch --json submit -H hpc -J t7900bad -p cpu --mem 50 --sweep "$BADVALS" \
 		-- "$BADCMD" >bad.json &&
