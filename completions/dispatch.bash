@@ -81,19 +81,25 @@ _dispatch() {
 		--state)
 			COMPREPLY=()
 			return ;;
+		--sweep)
+			COMPREPLY=()
+			return ;;
 		-n|--limit)
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --name --since --state -n --limit --no-refresh -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --name --since --state --sweep -n --limit --no-refresh -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	logs)
 		case $prev in
 		-H|--host)
 			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
 			return ;;
+		--task)
+			COMPREPLY=()
+			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host -f --follow --stderr -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host -f --follow --stderr --task -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	notebook)
 		case $prev in
@@ -310,8 +316,11 @@ _dispatch() {
 		-H|--host)
 			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
 			return ;;
+		--sort)
+			COMPREPLY=()
+			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --steps --no-tail -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --steps --no-tail --sort -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit)
 		case $prev in
