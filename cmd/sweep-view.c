@@ -191,7 +191,7 @@ void sweep_view_text(const struct sweep_view *v)
 		}
 		for (size_t m = 0; m < nm; m++) {
 			const char *val = task->st ? job_state_metric(task->st, v->metrics[m]) : NULL;
-			table_take(&t, printable(val ? val : "-"));
+			table_take(&t, printable(val && *val ? val : "-"));
 		}
 		if (task->rec)
 			table_take(&t, xasprintf("%s@%s", task->job, task->rec->host));

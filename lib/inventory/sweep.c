@@ -141,38 +141,85 @@ const char *sweep_value(const struct sweep *sw, size_t i, size_t p)
 	return sw->params[p].values[(i / stride) % sw->params[p].n];
 }
 
-char *sweep_command(const struct sweep *sw, size_t i, const char *command)
+/* The task's variable var as shell text in the quotes it stands in: its value as one
+ * word, part of the word around it; never the value itself, so that no value is ever
+ * read as shell, whatever quotes a reading of the command got wrong. */
+static void add_ref(struct strbuf *sb, char quote, const char *var)
+{
+	if (quote == '\'')
+		strbuf_addf(sb, "'\"${%s}\"'", var);
+	else if (quote == '"')
+		strbuf_addf(sb, "${%s}", var);
+	else
+		strbuf_addf(sb, "\"${%s}\"", var);
+}
+
+/* The quotes a command's text stands in as it is read: 0, '\'' or '"', and for each
+ * $( (or `, or a subshell's bare '(') it is nested in, which it is and the quotes
+ * around it. */
+struct quotes {
+	char now;
+	char kind[32], saved[32];
+	size_t depth;
+};
+
+/* Reads the characters at *c that change q, moved past them; false when *c is not one. */
+static bool quotes_step(struct quotes *q, const char **c)
+{
+	const char *p = *c;
+	size_t top = q->depth ? q->depth - 1 : 0;
+	if (q->now == '\'' && *p != '\'')
+		return false;
+	if ((*p == '`' && q->depth && q->kind[top] == '`') ||
+	    (*p == ')' && !q->now && q->depth && q->kind[top] == '(')) {
+		q->now = q->saved[--q->depth];
+		*c = p + 1;
+		return true;
+	}
+	if (((*p == '$' && p[1] == '(') || *p == '`' || (*p == '(' && !q->now)) &&
+	    q->depth < sizeof(q->kind)) {
+		q->kind[q->depth] = *p == '`' ? '`' : '(';
+		q->saved[q->depth++] = q->now;
+		q->now = 0;
+		*c = p + (*p == '$' ? 2 : 1);
+		return true;
+	}
+	if ((*p == '\'' && q->now != '"') || (*p == '"' && q->now != '\'')) {
+		q->now = q->now ? 0 : *p;
+		*c = p + 1;
+		return true;
+	}
+	return false;
+}
+
+char *sweep_command(const struct sweep *sw, const char *command)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char quote = 0;         /* the quotes {NAME} stands in: 0, '\'' or '"' */
+	struct quotes q = { 0 };
 	for (const char *c = command; *c;) {
-		if (quote != '\'' && *c == '\\' && c[1]) { /* an escaped character, as it is */
+		if (q.now != '\'' && *c == '\\' && c[1]) { /* an escaped character, as it is */
 			strbuf_add(&sb, c, 2);
 			c += 2;
 			continue;
 		}
-		if ((*c == '\'' && quote != '"') || (*c == '"' && quote != '\''))
-			quote = quote ? 0 : *c;
+		const char *from = c;
+		if (quotes_step(&q, &c)) {
+			strbuf_add(&sb, from, (size_t)(c - from));
+			continue;
+		}
 		const char *close = *c == '{' && (c == command || c[-1] != '$') ? strchr(c, '}') : NULL;
-		const char *value = NULL;
-		char index[24];
+		const char *var = NULL;
 		if (close) {
 			size_t len = (size_t)(close - c - 1);
-			if (len == 5 && strncmp(c + 1, "index", 5) == 0) {
-				snprintf(index, sizeof(index), "%zu", i);
-				value = index;
-			}
-			for (size_t p = 0; !value && p < sw->nparams; p++)
+			if (len == 5 && strncmp(c + 1, "index", 5) == 0)
+				var = "DISPATCH_SWEEP_INDEX";
+			for (size_t p = 0; !var && p < sw->nparams; p++)
 				if (strlen(sw->params[p].name) == len &&
 				    strncmp(c + 1, sw->params[p].name, len) == 0)
-					value = sweep_value(sw, i, p);
+					var = sw->params[p].env;
 		}
-		if (value) { /* out of the quotes, the value quoted, into them again */
-			if (quote)
-				strbuf_addch(&sb, quote);
-			sh_quote(&sb, value);
-			if (quote)
-				strbuf_addch(&sb, quote);
+		if (var) {
+			add_ref(&sb, q.now, var);
 			c = close + 1;
 		} else {
 			strbuf_addch(&sb, *c++);
@@ -183,8 +230,6 @@ char *sweep_command(const struct sweep *sw, size_t i, const char *command)
 
 void sweep_script(struct strbuf *sb, const struct sweep *sw, const char *command)
 {
-	_cleanup_free_ char *first = sweep_command(sw, 0, command);
-	bool per_task = !streq(first, command);  /* placeholders: a command each */
 	strbuf_adds(sb, "case $DISPATCH_SWEEP_INDEX in\n");
 	for (size_t i = 0; i < sw->ntasks; i++) {
 		strbuf_addf(sb, "%zu) export", i);
@@ -192,21 +237,15 @@ void sweep_script(struct strbuf *sb, const struct sweep *sw, const char *command
 			strbuf_addf(sb, " %s=", sw->params[p].env);
 			sh_quote(sb, sweep_value(sw, i, p));
 		}
-		if (per_task) {
-			_cleanup_free_ char *cmd = sweep_command(sw, i, command);
-			strbuf_adds(sb, "\n\tdispatch_command=");
-			sh_quote(sb, cmd);
-		}
 		strbuf_adds(sb, " ;;\n");
 	}
 	strbuf_addf(sb, "*)\n\techo \"dispatch: task $DISPATCH_SWEEP_INDEX is not one of this "
 		    "sweep's %zu (0-%zu)\" >&2\n\texit 1\n\t;;\nesac\n", sw->ntasks,
 		    sw->ntasks ? sw->ntasks - 1 : 0);
-	if (!per_task) {
-		strbuf_adds(sb, "dispatch_command=");
-		sh_quote(sb, command);
-		strbuf_addch(sb, '\n');
-	}
+	_cleanup_free_ char *cmd = sweep_command(sw, command);
+	strbuf_adds(sb, "dispatch_command=");
+	sh_quote(sb, cmd);
+	strbuf_addch(sb, '\n');
 }
 
 char *sweep_specs_json(char *const *specs)

@@ -10,8 +10,8 @@
  *		...                                     // err says what and how to fix it
  *	sw.ntasks                                       // 6
  *	sweep_value(&sw, 4, 1)                          // "2": task 4 is lr=0.01, seed=2
- *	char *cmd = sweep_command(&sw, 4, "python train.py --lr {lr} --seed {seed}");
- *	                                                // "python train.py --lr '0.01' --seed '2'"
+ *	char *cmd = sweep_command(&sw, "python train.py --lr {lr} --seed {seed}");
+ *	        // "python train.py --lr \"${DISPATCH_PARAM_LR}\" --seed \"${DISPATCH_PARAM_SEED}\""
  *	sweep_release(&sw);
  *
  * Each task of the job sees DISPATCH_SWEEP_ID, DISPATCH_SWEEP_INDEX, DISPATCH_SWEEP_SIZE
@@ -55,14 +55,17 @@ bool sweep_spec_valid(const char *spec);
 const char *sweep_value(const struct sweep *sw, size_t i, size_t p);
 
 /* command (shell text) with each {NAME} of a parameter (not ${NAME}: the shell's own)
- * and {index} replaced by task i's value, quoted (sh_quote) wherever it stands: bare,
- * in single or in double quotes (the quotes closed around it), it is that value as
- * part of its word (--lr {lr}, 'run-{lr}', "--name={lr}"), never run. Other braces
- * stay as they are. Caller frees. */
-char *sweep_command(const struct sweep *sw, size_t i, const char *command);
+ * and {index} replaced by a reference to the task's variable (DISPATCH_PARAM_NAME,
+ * DISPATCH_SWEEP_INDEX), quoted for where it stands: bare ("${V}"), in single quotes
+ * ('"${V}"') or in double quotes (${V}), so it is that value as part of its word
+ * (--lr {lr}, 'run-{lr}', "--name={lr}"). The value itself never enters the shell
+ * text: in quotes this reading gets wrong (nested in $(...)), it is still only a
+ * variable's expansion, never run. Other braces stay as they are. Caller frees. */
+char *sweep_command(const struct sweep *sw, const char *command);
 
-/* The bootstrap's part that sets task $DISPATCH_SWEEP_INDEX's variables and its
- * command (dispatch_command), every value quoted: a case over the task index. */
+/* The bootstrap's part that sets task $DISPATCH_SWEEP_INDEX's variables, every value
+ * quoted (a case over the task index), then the command (dispatch_command, from
+ * sweep_command: the same text for every task). */
 void sweep_script(struct strbuf *sb, const struct sweep *sw, const char *command);
 
 /* The --sweep values as a JSON array (for the ledger), and a sweep read back from

@@ -20,7 +20,7 @@ Q="'"
 # a few seconds of running (so that the throttle shows in squeue).
 TASK='printf "%s|%s|%s|%s|%s|%s|%s\n" "$DISPATCH_SWEEP_INDEX" "$DISPATCH_SWEEP_SIZE" "$DISPATCH_SWEEP_ID" "$DISPATCH_PARAM_LR" "$DISPATCH_PARAM_SEED" {lr} "s={seed}" >'"$OUT"'/task-$DISPATCH_SWEEP_INDEX; echo DISPATCH_METRIC loss=9; echo "DISPATCH_METRIC acc=0.$DISPATCH_SWEEP_INDEX"; echo "DISPATCH_METRIC loss=$((7 - DISPATCH_SWEEP_INDEX)).5"; sleep 4'
 BADVALS="v=it's,\$(touch $OUT/pwned),\`touch $OUT/pwned2\`,a  b;c"
-BADCMD="printf '<%s>\\n' {v} '[{v}]' >$OUT/bad-\$DISPATCH_SWEEP_INDEX"
+BADCMD="printf '<%s>\\n' {v} '[{v}]' \"\$(printf '(%s)' \"{v}\")\" >$OUT/bad-\$DISPATCH_SWEEP_INDEX"
 
 test_expect_success 'the dry run shows the tasks, the array and each task'"'"'s line' '
 	dispatch submit -H hpc --sweep lr=0.1,0.01 --sweep seed=1..5:2 --max-parallel 2 --dry-run \
@@ -30,7 +30,10 @@ test_expect_success 'the dry run shows the tasks, the array and each task'"'"'s 
 	test_grep "^5     0.01  5$" dry &&
 	test_grep "^#SBATCH --array=0-5%2$" dry &&
 	test_grep "^#SBATCH --output=.*/%x-%A_%a.out$" dry &&
-	test_grep "^4) export DISPATCH_PARAM_LR=.0.01. DISPATCH_PARAM_SEED=.3.$" dry
+	test_grep "^4) export DISPATCH_PARAM_LR=.0.01. DISPATCH_PARAM_SEED=.3. ;;$" dry &&
+	grep "^dispatch_command=" dry >cmdline &&
+	test_grep "{DISPATCH_PARAM_LR}.*{DISPATCH_PARAM_SEED}" cmdline &&
+	! grep "0\.01" cmdline
 '
 
 test_expect_success 'refused: a plain host, --array with --sweep, a bad name, --max-parallel alone' '
@@ -131,10 +134,10 @@ test_expect_success 'hostile values reach the command whole and never run' '
 		-- "$BADCMD" >bad.json &&
 	job=$(jq_ "d[\"job\"]" bad.json) &&
 	dispatch wait --timeout 120 "$job" >w &&
-	printf "<%s>\n" "it${Q}s" "[it${Q}s]" >want0 && test_cmp want0 "$OUT/bad-0" &&
-	printf "<%s>\n" "\$(touch $OUT/pwned)" "[\$(touch $OUT/pwned)]" >want1 && test_cmp want1 "$OUT/bad-1" &&
-	printf "<%s>\n" "\`touch $OUT/pwned2\`" "[\`touch $OUT/pwned2\`]" >want2 && test_cmp want2 "$OUT/bad-2" &&
-	printf "<%s>\n" "a  b;c" "[a  b;c]" >want3 && test_cmp want3 "$OUT/bad-3" &&
+	printf "<%s>\n" "it${Q}s" "[it${Q}s]" "(it${Q}s)" >want0 && test_cmp want0 "$OUT/bad-0" &&
+	printf "<%s>\n" "\$(touch $OUT/pwned)" "[\$(touch $OUT/pwned)]" "(\$(touch $OUT/pwned))" >want1 && test_cmp want1 "$OUT/bad-1" &&
+	printf "<%s>\n" "\`touch $OUT/pwned2\`" "[\`touch $OUT/pwned2\`]" "(\`touch $OUT/pwned2\`)" >want2 && test_cmp want2 "$OUT/bad-2" &&
+	printf "<%s>\n" "a  b;c" "[a  b;c]" "(a  b;c)" >want3 && test_cmp want3 "$OUT/bad-3" &&
 	test ! -e "$OUT/pwned" && test ! -e "$OUT/pwned2"
 '
 

@@ -31,11 +31,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < p->n; i++)
 			if (!p->values[i][0])
 				abort();
-		char *cmd = sweep_command(&sw, sw.ntasks - 1, "echo plain");
+		char *cmd = sweep_command(&sw, "echo plain");
 		if (strcmp(cmd, "echo plain") != 0)
 			abort();
 		free(cmd);
-		cmd = sweep_command(&sw, 0, text);
+		cmd = sweep_command(&sw, text);
 		free(cmd);
 	}
 	sweep_release(&sw);

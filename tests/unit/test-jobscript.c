@@ -891,7 +891,9 @@ static void test_sweep(void)
 	CHECK(has_directive(&s, "--array=0-5%2"));
 	CHECK(has_prefix_directive(&s, "--output=") && strstr(s.sbatch, "%x-%A_%a.out\n"));
 	CHECK_CONTAINS(s.bootstrap, "DISPATCH_SWEEP_ID='sweep-0123456789abcdef'\nDISPATCH_SWEEP_SIZE=6\n");
-	CHECK_CONTAINS(s.bootstrap, "\n4) export DISPATCH_PARAM_LR='it'\\''s' DISPATCH_PARAM_SEED='2'\n");
+	CHECK_CONTAINS(s.bootstrap, "\n4) export DISPATCH_PARAM_LR='it'\\''s' DISPATCH_PARAM_SEED='2' ;;\n");
+	CHECK_CONTAINS(s.bootstrap, "\ndispatch_command='python train.py --lr \"${DISPATCH_PARAM_LR}\" --name "
+		       "'\\''run-'\\''\"${DISPATCH_PARAM_LR}\"'\\'''\\'''\n");
 	CHECK_CONTAINS(s.bootstrap, "\teval \"$dispatch_command\"\n");
 	CHECK_SH_N("sweep bootstrap", s.bootstrap);
 	CHECK_SHELLCHECK("sweep bootstrap", s.bootstrap);

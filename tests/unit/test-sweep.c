@@ -95,11 +95,13 @@ static void test_commands(void)
 	CHECK_INT(sweep_add(&sw, "v=it's,$(touch /tmp/test-sweep-pwned),a b,\"q\",`id`,\xc3\xa9\n2", &err), 0);
 	CHECK_INT(sweep_add(&sw, "k=7..8", &err), 0);
 	CHECK_INT(sw.ntasks, 12);
-	_cleanup_free_ char *c = sweep_command(&sw, 3, "printf '<%s>' {v} {k} {index} ${k:-x} {other} {v");
-	CHECK_STR(c, "printf '<%s>' '$(touch /tmp/test-sweep-pwned)' '8' '3' ${k:-x} {other} {v");
+	_cleanup_free_ char *c = sweep_command(&sw, "printf '<%s>' {v} {k} {index} ${k:-x} {other} {v");
+	CHECK_STR(c, "printf '<%s>' \"${DISPATCH_PARAM_V}\" \"${DISPATCH_PARAM_K}\" "
+		     "\"${DISPATCH_SWEEP_INDEX}\" ${k:-x} {other} {v");
 	/* in quotes, as the words of `-- cmd ARGS` are: the value is part of its word */
-	_cleanup_free_ char *q = sweep_command(&sw, 4, "'x{v}y' \"k={k}\" \\{k} '\\' {k}");
-	CHECK_STR(q, "'x''a b''y' \"k=\"'7'\"\" \\{k} '\\' '7'");
+	_cleanup_free_ char *q = sweep_command(&sw, "'x{v}y' \"k={k}\" \\{k} '\\' {k}");
+	CHECK_STR(q, "'x'\"${DISPATCH_PARAM_V}\"'y' \"k=${DISPATCH_PARAM_K}\" \\{k} '\\' "
+		     "\"${DISPATCH_PARAM_K}\"");
 	struct strbuf sb = STRBUF_INIT;
 	sweep_script(&sb, &sw, "printf '<%s>' '{v}' {index} \"$DISPATCH_PARAM_V\" \"$DISPATCH_PARAM_K\"");
 	unlink("/tmp/test-sweep-pwned");
@@ -125,10 +127,24 @@ static void test_commands(void)
 	_cleanup_free_ char *bad = run_task(sb.buf, 12);
 	CHECK_CONTAINS(bad, "dispatch: task 12 is not one of this sweep's 12 (0-11)");
 	CHECK_CONTAINS(bad, "[exit 1]");
-	/* a command without placeholders is written once, not per task */
+	/* quotes nested in $(...) and backquotes: the value whole */
 	strbuf_reset(&sb);
-	sweep_script(&sb, &sw, "echo \"$DISPATCH_PARAM_K\"");
-	CHECK(strstr(sb.buf, "dispatch_command=") == strrchr(sb.buf, '\n') - strlen("dispatch_command='echo \"$DISPATCH_PARAM_K\"'"));
+	sweep_script(&sb, &sw, "printf '<%s>' \"$(printf %s \"{v}\")\" \"`echo '{v}'`\"");
+	_cleanup_free_ char *nested = run_task(sb.buf, 2);
+	CHECK_STR(nested, "<$(touch /tmp/test-sweep-pwned)><$(touch /tmp/test-sweep-pwned)>");
+	_cleanup_free_ char *spaced = run_task(sb.buf, 4);
+	CHECK_STR(spaced, "<a b><a b>");
+	/* a case pattern's ')' is misread as the end of the $(: the value is split into
+	 * words there, and still never runs */
+	strbuf_reset(&sb);
+	sweep_script(&sb, &sw, "printf '<%s>' \"$(case a in a) echo \"{v}\";; esac)\"");
+	_cleanup_free_ char *misread = run_task(sb.buf, 3);
+	CHECK_STR(misread, "<$(touch /tmp/test-sweep-pwned)>");
+	CHECK(access("/tmp/test-sweep-pwned", F_OK) != 0);
+	/* the command is written once, for every task */
+	strbuf_reset(&sb);
+	sweep_script(&sb, &sw, "echo {k}");
+	CHECK(strstr(sb.buf, "dispatch_command=") == strrchr(sb.buf, '\n') - strlen("dispatch_command='echo \"${DISPATCH_PARAM_K}\"'"));
 	_cleanup_free_ char *once = run_task(sb.buf, 5);
 	CHECK_STR(once, "8\n");
 	strbuf_release(&sb);
