@@ -107,9 +107,11 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		return r;
 	if (o->host && strpbrk(o->host, ",["))
 		return usage_error(ctx, "%s takes one host, not the list '%s'", ctx->cmd->name, o->host);
-	if (s->notebook && (s->spec.nodes > 1 || s->spec.array || s->spec.sweep))
+	if (s->notebook && (s->spec.nodes > 1 || s->spec.array || s->spec.sweep ||
+			    s->spec.sweep_file))
 		return usage_error(ctx, "a notebook is one server on one node: not with --%s",
-				   s->spec.array ? "array" : s->spec.sweep ? "sweep" : "nodes");
+				   s->spec.array ? "array" : s->spec.sweep ? "sweep"
+				   : s->spec.sweep_file ? "sweep-file" : "nodes");
 	return 0;
 }
 
@@ -264,7 +266,8 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 		 inv_host_type_name(s->host->type), js->sbatch ? sub.bootstrap_path : "(run directly)");
 	if (s->o->emit && jobscript_emit(js, s->o->emit, &err) < 0)
 		return report_error(&err);
-	submit_print_dry_run(s->host, &s->spec, js, sub.bootstrap_path, s->o->emit, ctx->json);
+	submit_print_dry_run(s->host, &s->spec, sub.sweep.ntasks ? &sub.sweep : NULL, js,
+			     sub.bootstrap_path, s->o->emit, ctx->json);
 	return 0;
 }
 

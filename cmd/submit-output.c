@@ -12,33 +12,26 @@
 #include "submit-output.h"
 
 /* A sweep's tasks, a row each: the index and each parameter's value. */
-static void print_tasks(const struct jobspec *spec)
+static void print_tasks(const struct sweep *sw)
 {
-	struct sweep sw = SWEEP_INIT;
-	for (size_t i = 0; spec->sweep && spec->sweep[i]; i++)
-		if (sweep_add(&sw, spec->sweep[i], NULL) < 0) {
-			sweep_release(&sw);
-			return;
-		}
-	struct table t = { .ncols = sw.nparams + 1, .sep = "  ", .trim = true };
+	struct table t = { .ncols = sw->nparams + 1, .sep = "  ", .trim = true };
 	table_add(&t, "TASK");
-	for (size_t p = 0; p < sw.nparams; p++)
-		table_take(&t, printable(sw.params[p].name));
-	for (size_t i = 0; i < sw.ntasks; i++) {
+	for (size_t p = 0; p < sw->nparams; p++)
+		table_take(&t, printable(sw->params[p].name));
+	for (size_t i = 0; i < sw->ntasks; i++) {
 		table_addf(&t, "%zu", i);
-		for (size_t p = 0; p < sw.nparams; p++)
-			table_take(&t, printable(sweep_value(&sw, i, p)));
+		for (size_t p = 0; p < sw->nparams; p++)
+			table_take(&t, printable(sweep_value(sw, i, p)));
 	}
-	printf("==> the sweep's %zu tasks <==\n", sw.ntasks);
+	printf("==> the sweep's %zu tasks <==\n", sw->ntasks);
 	table_print(&t);
 	printf("\n");
-	sweep_release(&sw);
 }
 
-static void print_text(const struct jobspec *spec, const struct jobscript *js)
+static void print_text(const struct sweep *sweep, const struct jobscript *js)
 {
-	if (spec->sweep)
-		print_tasks(spec);
+	if (sweep)
+		print_tasks(sweep);
 	if (js->sbatch)
 		printf("==> sbatch.sh <==\n%s\n", js->sbatch);
 	if (js->container)
@@ -102,8 +95,8 @@ static void print_json(const struct inv_host *h, const struct jobspec *spec,
 }
 
 void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
-			  const struct jobscript *js, const char *boot_path, const char *emit,
-			  bool json)
+			  const struct sweep *sweep, const struct jobscript *js,
+			  const char *boot_path, const char *emit, bool json)
 {
 	if (json)
 		print_json(h, spec, js, boot_path, emit);
@@ -114,7 +107,7 @@ void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
 			printf("%s/container.sh\n", emit);
 		printf("%s/bootstrap.sh\n", emit);
 	} else
-		print_text(spec, js);
+		print_text(sweep, js);
 }
 
 void submit_print_job(const struct inv_host *h, const struct submission_job *job,

@@ -9,10 +9,11 @@
 
 struct inv_host;
 
-/* The scripts (text), the files written with --emit, or the --json document. */
+/* The scripts (text, after the table of a sweep's tasks: the submission's sweep, NULL
+ * for none), the files written with --emit, or the --json document. */
 void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
-			  const struct jobscript *js, const char *boot_path, const char *emit,
-			  bool json);
+			  const struct sweep *sweep, const struct jobscript *js,
+			  const char *boot_path, const char *emit, bool json);
 /* ID@HOST, or the --json document of the submitted job. */
 void submit_print_job(const struct inv_host *h, const struct submission_job *job,
 		      const struct submission *sub, bool json);

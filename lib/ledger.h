@@ -42,7 +42,8 @@ struct ledger_job {
 	bool wandb_run;         /* its WANDB_RUN_ID is the run id (jobscript_sets_wandb_run) */
 	char *sweep_id;         /* a sweep (--sweep): its id, DISPATCH_SWEEP_ID; NULL: none */
 	long sweep_size;        /* its tasks; 0: not a sweep */
-	char *sweep_params;     /* its --sweep values, a JSON array (sweep_specs_json) */
+	char *sweep_params;     /* its parameters and values, JSON (sweep_json; before sweep
+				   files a JSON array of --sweep values: sweep_from_json reads both) */
 	long sweep_first;       /* the sweep index of the array's task 0 (a sweep split
 				   over several arrays, MaxArraySize); 0 otherwise */
 	char *sweep_tasks;      /* the sweep indexes this row runs, as an array spec

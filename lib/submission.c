@@ -51,14 +51,14 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 		sub->run_id = xstrdup(job->run_id);
 	else if (jobspec_is_run(job->spec))
 		sub->run_id = xasprintf("run-%.16s", sub->token + 4); /* after "dsp-" */
-	for (size_t i = 0; job->spec->sweep && job->spec->sweep[i]; i++)
-		if (sweep_add(&sub->sweep, job->spec->sweep[i], err) < 0)
-			return -1;
+	if (jobspec_sweep(job->spec, &sub->sweep, err) < 0)
+		return -1;
 	if (sub->sweep.ntasks) {
 		if (job->host->type != INV_HOST_SLURM)
-			return dp_err(err, DPE_INPUT, "--sweep on '%s', a plain host: not built yet (a "
+			return dp_err(err, DPE_INPUT, "%s on '%s', a plain host: not built yet (a "
 				      "sweep runs as one SLURM job array for now; submit its runs one by "
-				      "one there)", job->host->name);
+				      "one there)", job->spec->sweep_file ? "--sweep-file" : "--sweep",
+				      job->host->name);
 		sub->sweep_id = xasprintf("sweep-%.16s", sub->token + 4); /* after "dsp-" */
 	}
 	sub->code_uploaded = job->code && job->code_sha256 && job->code_len > SUBMISSION_EMBED_MAX;
@@ -260,7 +260,7 @@ static char *log_path(const struct submission_job *job, const struct submission 
 	if (!pattern) {
 		const struct inv_cluster *c = job->host->cluster;
 		bool has_dir = c && (c->log || c->work);
-		bool array = spec->array || spec->sweep;
+		bool array = spec->array || spec->sweep || spec->sweep_file;
 		def = has_dir ? xasprintf("%s/%s", sub->log_dir, array ? "%x-%A_%a.out" : "%x-%j.out")
 			      : xasprintf("%s/%s", sub->work_dir, array ? "slurm-%A_%a.out"
 									      : "slurm-%j.out");
@@ -488,7 +488,7 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.sweep_id = sub->sweep_id,
 		.sweep_size = (long)sub->sweep.ntasks,
 	};
-	_cleanup_free_ char *sweep_params = sub->sweep_id ? sweep_specs_json(job->spec->sweep) : NULL;
+	_cleanup_free_ char *sweep_params = sub->sweep_id ? sweep_json(&sub->sweep) : NULL;
 	rec.sweep_params = sweep_params;
 	if (rec.container_image)
 		rec.container_runtime = (char *)container_runtime_name(host->container_runtime);

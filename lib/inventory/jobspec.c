@@ -761,6 +761,12 @@ static int yaml_option(struct jobspec *js, const char *name, const struct jobopt
 			      o->kind == JO_FLAG ? "true or false" : o->kind == JO_COUNT ? "a number" :
 			      "a string", ynode_kind_name(v));
 	_cleanup_free_ char *where = where_of(name, v);
+	const char *slash = strrchr(name, '/');
+	if (streq(o->name, "sweep-file") && slash && v->value[0] != '/' && v->value[0]) {
+		/* a file beside the job file, wherever dispatch runs */
+		_cleanup_free_ char *path = xasprintf("%.*s/%s", (int)(slash - name), name, v->value);
+		return jobspec_set(js, o->name, path, where, err);
+	}
 	return jobspec_set(js, o->name, v->value, where, err);
 }
 
@@ -881,30 +887,43 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 		return dp_err(err, DPE_INPUT, "--grace %ld is more than %d seconds (what sbatch "
 			      "--signal takes): give at most %d", js->grace, RUN_MAX_GRACE,
 			      RUN_MAX_GRACE);
-	if (js->sweep) {
+	if (js->sweep || js->sweep_file) {
+		const char *opt = js->sweep_file ? "--sweep-file" : "--sweep";
 		struct sweep sw = SWEEP_INIT;
-		int r = 0;
-		for (size_t i = 0; js->sweep[i] && r == 0; i++)
-			r = sweep_add(&sw, js->sweep[i], err);
+		int r = jobspec_sweep(js, &sw, err);
 		sweep_release(&sw);
 		if (r < 0)
 			return -1;
 		if (js->array)
-			return dp_err(err, DPE_INPUT, "--sweep makes the job array itself: drop --array "
-				      "'%s'", js->array);
+			return dp_err(err, DPE_INPUT, "%s makes the job array itself: drop --array '%s'",
+				      opt, js->array);
 		if (jobspec_is_run(js))
-			return dp_err(err, DPE_INPUT, "--sweep with --max-restarts, --stop-signal or "
-				      "--grace: a sweep whose tasks are runs is not built yet (submit the "
-				      "sweep without them, or each run on its own)");
+			return dp_err(err, DPE_INPUT, "%s with --max-restarts, --stop-signal or --grace: "
+				      "a sweep whose tasks are runs is not built yet (submit the sweep "
+				      "without them, or each run on its own)", opt);
 	}
-	if (js->max_parallel && !js->sweep)
-		return dp_err(err, DPE_INPUT, "--max-parallel %ld needs --sweep: it caps a sweep's "
-			      "tasks (for a job array of your own: --array 0-9%%%ld)", js->max_parallel,
-			      js->max_parallel);
+	if (js->max_parallel && !js->sweep && !js->sweep_file)
+		return dp_err(err, DPE_INPUT, "--max-parallel %ld needs --sweep or --sweep-file: it "
+			      "caps a sweep's tasks (for a job array of your own: --array 0-9%%%ld)",
+			      js->max_parallel, js->max_parallel);
 	if (js->signal && jobspec_is_run(js))
 		return dp_err(err, DPE_INPUT, "--signal '%s' and --max-restarts, --stop-signal or "
 			      "--grace exclude each other: a run gets its stop signal from "
 			      "--stop-signal and --grace", js->signal);
+	return 0;
+}
+
+int jobspec_sweep(const struct jobspec *js, struct sweep *sw, struct dp_error *err)
+{
+	if (js->sweep && js->sweep_file)
+		return dp_err(err, DPE_INPUT, "--sweep and --sweep-file '%s' exclude each other: give "
+			      "the parameters in one of them (a sweep file's grid: takes ranges as "
+			      "\"A..B\")", js->sweep_file);
+	if (js->sweep_file)
+		return sweep_load_file(sw, js->sweep_file, err);
+	for (size_t i = 0; js->sweep && js->sweep[i]; i++)
+		if (sweep_add(sw, js->sweep[i], err) < 0)
+			return -1;
 	return 0;
 }
 

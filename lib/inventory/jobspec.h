@@ -13,6 +13,8 @@
 
 #include "base/error.h"
 
+struct sweep;
+
 struct job_env {
 	char *key;
 	char *value;            /* NULL: a job file named it without a value and it is not set
@@ -50,6 +52,8 @@ struct jobspec {
 	long grace;                     /* seconds, 0: 120 */
 	/* a sweep (dispatch-submit(1) SWEEPS; lib/inventory/sweep.h reads them) */
 	char **sweep;                   /* strv of "NAME=V1,V2" / "NAME=A..B[:STEP]" */
+	char *sweep_file;               /* or a local sweep file (a job file's relative path:
+					   made relative to the job file's directory) */
 	long max_parallel;              /* tasks at once, 0: no cap */
 };
 
@@ -98,6 +102,11 @@ void jobspec_merge(struct jobspec *js, const struct jobspec *over);
 /* Checks that need the whole spec (run after merging): options that exclude each
  * other, a command to run, --chip without a GPU count. */
 int jobspec_validate(const struct jobspec *js, struct dp_error *err);
+
+/* The job's sweep (lib/inventory/sweep.h) into sw (empty): from --sweep-file, read
+ * now, or from the --sweep values; none (ntasks 0) when the spec gives neither. Both
+ * are refused. 0, or -1 with err (DPE_INPUT). */
+int jobspec_sweep(const struct jobspec *js, struct sweep *sw, struct dp_error *err);
 
 /* GPUs per node the spec implies (0 when it asks for none or they do not divide). */
 long jobspec_gpus_per_node(const struct jobspec *js);

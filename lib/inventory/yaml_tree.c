@@ -211,7 +211,10 @@ static int build_node(struct builder *b, yaml_event_t *ev, int depth, struct yno
 		goto done;
 	}
 	if (++b->nodes > MAX_NODES) {
-		r = fail_at(b, &ev->start_mark, "document is too large");
+		char what[128];
+		snprintf(what, sizeof(what), "document is too large: more than %d nodes (keys, "
+			 "values, lists and mappings; split the file)", MAX_NODES);
+		r = fail_at(b, &ev->start_mark, what);
 		goto done;
 	}
 	switch (ev->type) {

@@ -24,7 +24,8 @@ struct ynode {
 
 /* Parse the first document of buf. name is what errors call the file. An empty
  * document gives *root == NULL and returns 0. Aliases are expanded (bounded);
- * duplicate keys, non-scalar keys and nesting deeper than 64 are errors. */
+ * duplicate keys, non-scalar keys, nesting deeper than 64 and more than 200000 nodes
+ * are errors. */
 int yaml_parse(const char *name, const char *buf, size_t len, struct ynode **root,
 	       struct dp_error *err);
 int yaml_parse_file(const char *path, struct ynode **root, struct dp_error *err);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+#include <sys/stat.h>
+
 #include "inventory/jobspec.h"
+#include "inventory/sweep.h"
 #include "unit.h"
 
 static struct dp_error err;
@@ -414,8 +417,92 @@ static void test_run(void)
 	jobspec_release(&js);
 }
 
+/* A sweep: --sweep or --sweep-file (a job file's path beside the job file), built by
+ * jobspec_sweep, checked by jobspec_validate. */
+static void test_sweep(void)
+{
+	_cleanup_free_ char *dir = xasprintf("/tmp/test-jobspec-%d", (int)getpid());
+	_cleanup_free_ char *path = xasprintf("%s/sw.yaml", dir);
+	CHECK(mkdir(dir, 0700) == 0);
+	FILE *fp = fopen(path, "w");
+	if (!fp)
+		abort();
+	fputs("list:\n  - {lr: 0.1, seed: 1}\n  - {lr: 0.01, seed: 7}\n", fp);
+	fclose(fp);
+
+	/* a job file's relative path is the job file's neighbour; an absolute one stays */
+	struct jobspec js = { 0 };
+	_cleanup_free_ char *job = xasprintf("%s/job.yaml", dir);
+	static const char text[] = "sweep_file: sw.yaml\ncommand: x\n";
+	CHECK(jobspec_parse_yaml(&js, job, text, strlen(text), &err) == 0);
+	CHECK_STR(js.sweep_file, path);
+	CHECK(jobspec_validate(&js, &err) == 0);
+	struct sweep sw = SWEEP_INIT;
+	CHECK(jobspec_sweep(&js, &sw, &err) == 0);
+	CHECK(sw.list);
+	CHECK_INT(sw.ntasks, 2);
+	CHECK_STR(sweep_value(&sw, 1, 1), "7");
+	sweep_release(&sw);
+	jobspec_release(&js);
+	CHECK(parse(&js, "sweep-file: sub/sw.yaml\n") == 0); /* job.yaml: no directory */
+	CHECK_STR(js.sweep_file, "sub/sw.yaml");
+	jobspec_release(&js);
+	_cleanup_free_ char *abs = xasprintf("sweep-file: %s\n", path);
+	CHECK(jobspec_parse_yaml(&js, "elsewhere/job.yaml", abs, strlen(abs), &err) == 0);
+	CHECK_STR(js.sweep_file, path);
+	jobspec_release(&js);
+	CHECK(parse(&js, "sweep-file: [a, b]\n") < 0);
+	CHECK_CONTAINS(err.msg, "job.yaml:1:13: 'sweep-file' must be a string, not a list");
+	CHECK_STR(try_set("sweep-file", "a\nb"), "invalid --sweep-file 'a?b': expected a path on one line");
+
+	/* the file's errors, with its line and column, at validation */
+	js.command = xstrdup("true");
+	CHECK(jobspec_set(&js, "sweep-file", path, NULL, &err) == 0);
+	fp = fopen(path, "w");
+	if (!fp)
+		abort();
+	fputs("grid:\n  lr: [0.1, {a: 1}]\n", fp);
+	fclose(fp);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	_cleanup_free_ char *where = xasprintf("%s:2:13: a value of 'lr' is a mapping", path);
+	CHECK_CONTAINS(err.msg, where);
+	CHECK_INT(err.kind, DPE_INPUT);
+	unlink(path);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "cannot read sweep file");
+	rmdir(dir);
+
+	/* --sweep and --sweep-file: one of them */
+	CHECK(jobspec_set(&js, "sweep", "a=1,2", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--sweep and --sweep-file '");
+	CHECK_CONTAINS(err.msg, "' exclude each other: give the parameters in one of them");
+	CHECK(jobspec_sweep(&js, &sw, &err) < 0);
+	CHECK_INT(sw.nparams, 0);
+	jobspec_release(&js);
+
+	/* --sweep alone, through the same function; --array and --max-parallel checks */
+	js.command = xstrdup("true");
+	CHECK(jobspec_sweep(&js, &sw, &err) == 0);
+	CHECK_INT(sw.ntasks, 0);
+	CHECK(jobspec_set(&js, "max-parallel", "2", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--max-parallel 2 needs --sweep or --sweep-file");
+	CHECK(jobspec_set(&js, "sweep", "a=1,2", NULL, &err) == 0);
+	CHECK(jobspec_set(&js, "sweep", "b=1..3", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) == 0);
+	CHECK(jobspec_sweep(&js, &sw, &err) == 0);
+	CHECK_INT(sw.ntasks, 6);
+	sweep_release(&sw);
+	CHECK(jobspec_set(&js, "array", "0-3", NULL, &err) == 0);
+	CHECK(jobspec_validate(&js, &err) < 0);
+	CHECK_CONTAINS(err.msg, "--sweep makes the job array itself: drop --array '0-3'");
+	jobspec_release(&js);
+}
+
 int main(void)
 {
+	test_sweep();
 	test_run();
 	test_container();
 	test_time();

@@ -66,7 +66,8 @@ static void test_older_ledger(const char *dir)
 				  .container_image = "localhost/train:1", .run_id = "run-1",
 				  .max_restarts = 4, .wandb_run = true,
 				  .sweep_id = "sweep-1", .sweep_size = 12,
-				  .sweep_params = "[\"lr=1,2\"]", .sweep_first = 8,
+				  .sweep_params = "{\"list\":{\"names\":[\"lr\"],\"tasks\":[[\"1\"],[\"2\"]]}}",
+				  .sweep_first = 8,
 				  .sweep_tasks = "8-11" };
 	CHECK(ledger_begin(l, &job, &err) == 0);
 	struct ledger_job part = { .host = "hpc", .token = "dsp-part", .sweep_id = "sweep-1",
@@ -90,7 +91,7 @@ static void test_older_ledger(const char *dir)
 	CHECK(got.wandb_run);
 	CHECK_STR(got.sweep_id, "sweep-1");
 	CHECK_INT(got.sweep_size, 12);
-	CHECK_STR(got.sweep_params, "[\"lr=1,2\"]");
+	CHECK_STR(got.sweep_params, "{\"list\":{\"names\":[\"lr\"],\"tasks\":[[\"1\"],[\"2\"]]}}");
 	ledger_job_release(&got);
 	ledger_close(l);
 	/* and once more: the columns are there now */

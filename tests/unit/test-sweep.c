@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* A sweep (lib/inventory/sweep.h): --sweep values and ranges, their product (the last
- * parameter fastest), what is refused and how it is said, and the commands: hostile
- * values reach the command as one word each, through bash, never run. */
+ * parameter fastest), sweep files (grid: and list:, every refusal with its line and
+ * column), the ledger's JSON both ways (and the old array of --sweep values), what is
+ * refused and how it is said, and the commands: hostile values reach the command as
+ * one word each, through bash, never run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,13 +156,12 @@ static void test_commands(void)
 /* What the ledger keeps, read back; which task a row of the array is; its values. */
 static void test_ledger_form(void)
 {
-	char *specs[] = { "lr=0.1,a\nb", "seed=1..2", NULL };
-	_cleanup_free_ char *json = sweep_specs_json(specs);
-	CHECK_STR(json, "[\"lr=0.1,a\\nb\",\"seed=1..2\"]");
 	struct sweep sw = SWEEP_INIT;
 	struct dp_error err = { 0 };
-	CHECK_INT(sweep_from_json(&sw, json, &err), 0);
+	/* the form of the ledgers before sweep files: the --sweep values */
+	CHECK_INT(sweep_from_json(&sw, "[\"lr=0.1,a\\nb\",\"seed=1..2\"]", &err), 0);
 	CHECK_INT(sw.ntasks, 4);
+	CHECK(!sw.list);
 	size_t k = 99;
 	CHECK(sweep_task_of(&sw, "42", "42_3", &k) && k == 3);
 	CHECK(!sweep_task_of(&sw, "42", "42_4", &k));
@@ -169,18 +170,294 @@ static void test_ledger_form(void)
 	CHECK(!sweep_task_of(&sw, "42", "42_[1-3%2]", &k));
 	_cleanup_free_ char *text = sweep_task_text(&sw, 3);
 	CHECK_STR(text, "lr=a\\nb seed=2");
+	/* written again, in the new form */
+	_cleanup_free_ char *json = sweep_json(&sw);
+	CHECK_STR(json, "{\"grid\":[{\"name\":\"lr\",\"values\":[\"0.1\",\"a\\nb\"]},"
+		  "{\"name\":\"seed\",\"values\":[\"1\",\"2\"]}]}");
 	sweep_release(&sw);
-	CHECK_INT(sweep_from_json(&sw, "{\"lr\": 1}", &err), -1);
-	CHECK_CONTAINS(err.msg, "not a JSON array");
+	CHECK_INT(sweep_from_json(&sw, json, &err), 0);
+	CHECK_INT(sw.ntasks, 4);
+	CHECK_STR(sweep_value(&sw, 2, 0), "a\nb");
+	CHECK_STR(sweep_value(&sw, 2, 1), "1");
 	sweep_release(&sw);
-	CHECK_INT(sweep_from_json(&sw, "[\"1lr=2\"]", &err), -1);
-	CHECK_CONTAINS(err.msg, "not a parameter name");
+	static const char *const bad[][2] = {
+		{ "{\"lr\": 1}", "none of the forms dispatch writes" },
+		{ "nope", "none of the forms dispatch writes" },
+		{ "[\"1lr=2\"]", "not a parameter name" },
+		{ "[3]", "a non-string" },
+		{ "{\"grid\":[]}", "not a list of parameters" },
+		{ "{\"grid\":[{\"name\":\"a\",\"values\":[]}]}", "values of 'a' are not 1 to" },
+		{ "{\"grid\":[{\"name\":\"a\",\"values\":[1]}]}", "values of 'a' are not 1 to" },
+		{ "{\"grid\":[{\"name\":\"a b\",\"values\":[\"1\"]}]}", "not a parameter name" },
+		{ "{\"grid\":[{\"name\":\"a\",\"values\":[\"1\"]},{\"name\":\"A\",\"values\":[\"1\"]}]}",
+		  "'A' is given twice" },
+		{ "{\"list\":{\"names\":[\"a\"],\"tasks\":[]}}", "not 1 to 100000 tasks" },
+		{ "{\"list\":{\"names\":[],\"tasks\":[[\"1\"]]}}", "has no names" },
+		{ "{\"list\":{\"names\":[\"a\",\"b\"],\"tasks\":[[\"1\",\"2\"],[\"1\"]]}}",
+		  "task 1 is not 2 strings" },
+		{ "{\"list\":{\"names\":[\"a\"],\"tasks\":[[\"1\",\"2\"]]}}", "task 0 is not 1 strings" },
+		{ "{\"list\":{\"names\":[\"index\"],\"tasks\":[[\"1\"]]}}", "'index' is the task's own" },
+		{ "{\"grid\":[],\"list\":{}}", "none of the forms" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		CHECK_INT(sweep_from_json(&sw, bad[i][0], &err), -1);
+		CHECK_INT(err.kind, DPE_INPUT);
+		CHECK_CONTAINS(err.msg, bad[i][1]);
+		CHECK_INT(sw.nparams, 0);
+	}
+}
+
+static int parse(struct sweep *sw, const char *yaml, struct dp_error *err)
+{
+	return sweep_parse_yaml(sw, "sw.yaml", yaml, strlen(yaml), err);
+}
+
+/* grid: the product, values as written, ranges as --sweep's. */
+static void test_file_grid(void)
+{
+	struct sweep sw = SWEEP_INIT;
+	struct dp_error err = { 0 };
+	CHECK_INT(parse(&sw, "grid:\n  lr: [0.10, \"1e-3\", 'it''s']\n  seed: [1, 2]\n"
+			"  model: \"1..5:2\"\n  n: 7..8\n", &err), 0);
+	CHECK(!sw.list);
+	CHECK_INT(sw.nparams, 4);
+	CHECK_INT(sw.ntasks, 36);
+	CHECK_STR(sw.params[3].env, "DISPATCH_PARAM_N");
+	CHECK_STR(sweep_value(&sw, 0, 0), "0.10");
+	CHECK_STR(sweep_value(&sw, 35, 0), "it's");
+	CHECK_STR(sweep_value(&sw, 12, 1), "1");
+	CHECK_STR(sweep_value(&sw, 13, 2), "1");  /* the last fastest: n, then model */
+	CHECK_STR(sweep_value(&sw, 13, 3), "8");
+	CHECK_STR(sweep_value(&sw, 14, 2), "3");
+	CHECK_STR(sweep_value(&sw, 35, 1), "2");
+	CHECK_STR(sweep_value(&sw, 35, 2), "5");
+	_cleanup_free_ char *t = sweep_task_text(&sw, 13);
+	CHECK_STR(t, "lr=1e-3 seed=1 model=1 n=8");
+	/* block lists, null and booleans as written, an empty quoted string */
+	CHECK_INT(parse(&sw, "grid:\n  a:\n    - true\n    - ~\n    - \"\"\n    - 007\n", &err), 0);
+	CHECK_INT(sw.ntasks, 4);
+	CHECK_STR(sweep_value(&sw, 0, 0), "true");
+	CHECK_STR(sweep_value(&sw, 1, 0), "~");
+	CHECK_STR(sweep_value(&sw, 2, 0), "");
+	CHECK_STR(sweep_value(&sw, 3, 0), "007");
+	sweep_release(&sw);
+}
+
+/* list: a task per entry, each with its own values; names in any order. */
+static void test_file_list(void)
+{
+	struct sweep sw = SWEEP_INIT;
+	struct dp_error err = { 0 };
+	CHECK_INT(parse(&sw, "list:\n  - {lr: 0.1, seed: 1}\n  - {seed: 7, lr: 0.010}\n"
+			"  - lr: x\n    seed: \"\"\n", &err), 0);
+	CHECK(sw.list);
+	CHECK_INT(sw.ntasks, 3);
+	CHECK_INT(sw.nparams, 2);
+	CHECK_INT(sw.params[0].n, 3);
+	CHECK_STR(sw.params[0].name, "lr");
+	CHECK_STR(sw.params[1].env, "DISPATCH_PARAM_SEED");
+	CHECK_STR(sweep_value(&sw, 0, 0), "0.1");
+	CHECK_STR(sweep_value(&sw, 0, 1), "1");
+	CHECK_STR(sweep_value(&sw, 1, 0), "0.010");
+	CHECK_STR(sweep_value(&sw, 1, 1), "7");
+	CHECK_STR(sweep_value(&sw, 2, 0), "x");
+	CHECK_STR(sweep_value(&sw, 2, 1), "");
+	_cleanup_free_ char *t = sweep_task_text(&sw, 1);
+	CHECK_STR(t, "lr=0.010 seed=7");
+	_cleanup_free_ char *c = sweep_command(&sw, 1, "train --lr {lr} --seed={seed} {index}");
+	CHECK_STR(c, "train --lr '0.010' --seed='7' '1'");
+	size_t k;
+	CHECK(sweep_task_of(&sw, "9", "9_2", &k) && k == 2);
+	CHECK(!sweep_task_of(&sw, "9", "9_3", &k));
+	/* a list takes no --sweep on top */
+	CHECK_INT(sweep_add(&sw, "b=1,2", &err), -1);
+	CHECK_CONTAINS(err.msg, "a sweep file's list: takes no more parameters");
+	CHECK_INT(sw.ntasks, 3);
+	/* round trip through the ledger's form */
+	_cleanup_free_ char *json = sweep_json(&sw);
+	CHECK_STR(json, "{\"list\":{\"names\":[\"lr\",\"seed\"],\"tasks\":[[\"0.1\",\"1\"],"
+		  "[\"0.010\",\"7\"],[\"x\",\"\"]]}}");
+	struct sweep back = SWEEP_INIT;
+	CHECK_INT(sweep_from_json(&back, json, &err), 0);
+	CHECK(back.list);
+	CHECK_INT(back.ntasks, 3);
+	for (size_t i = 0; i < 3; i++)
+		for (size_t p = 0; p < 2; p++)
+			CHECK_STR(sweep_value(&back, i, p), sweep_value(&sw, i, p));
+	_cleanup_free_ char *again = sweep_json(&back);
+	CHECK_STR(again, json);
+	sweep_release(&back);
+	sweep_release(&sw);
+}
+
+/* Each refusal: DPE_INPUT, the file's line and column, what and how to fix; the sweep
+ * as it was. */
+static void file_refused(const char *yaml, const char *says)
+{
+	struct sweep sw = SWEEP_INIT;
+	struct dp_error err = { 0 };
+	CHECK_INT(sweep_add(&sw, "keep=1,2", &err), 0);
+	CHECK_INT(parse(&sw, yaml, &err), -1);
+	CHECK_INT(err.kind, DPE_INPUT);
+	CHECK_CONTAINS(err.msg, says);
+	CHECK_INT(sw.nparams, 1);
+	CHECK_INT(sw.ntasks, 2);
+	sweep_release(&sw);
+}
+
+static void test_file_refused(void)
+{
+	file_refused("", "sw.yaml:1:1: the sweep file is empty: give 'grid:'");
+	file_refused("- 1\n", "sw.yaml:1:1: a sweep file is a mapping with 'grid:' or 'list:', not a list");
+	file_refused("grid: {a: [1]}\nlist: [{a: 1}]\n", "sw.yaml:2:1: both 'grid' and 'list': a sweep file gives one");
+	file_refused("gird:\n  a: [1]\n", "sw.yaml:1:1: unknown key 'gird' (did you mean 'grid'?)");
+	file_refused("tasks: 1\n", "sw.yaml:1:1: unknown key 'tasks': a sweep file has 'grid:'");
+	file_refused("{}\n", "sw.yaml:1:1: no 'grid:' or 'list:': give one");
+	file_refused("grid: [1, 2]\n", "sw.yaml:1:7: 'grid' must be a mapping of parameters to their values (lr: [0.1, 0.01]), not a list");
+	file_refused("grid:\n", "sw.yaml:1:1: 'grid' has no parameters: give each with its values");
+	file_refused("grid: {}\n", "sw.yaml:1:7: 'grid' has no parameters");
+	file_refused("grid:\n  1lr: [1]\n", "sw.yaml:2:3: '1lr' is not a parameter name (letters, digits and _");
+	file_refused("grid:\n  l-r: [1]\n", "sw.yaml:2:3: 'l-r' is not a parameter name");
+	file_refused("grid:\n  index: [1]\n", "sw.yaml:2:3: 'index' is the task's own number ({index}): name the parameter otherwise");
+	file_refused("grid:\n  lr: [1]\n  LR: [2]\n", "sw.yaml:3:3: 'LR' is given twice (as 'lr' and 'LR': both would be DISPATCH_PARAM_LR)");
+	file_refused("grid:\n  lr: [1]\n  lr: [2]\n", "sw.yaml:3:3: duplicate key 'lr'");
+	file_refused("grid:\n  lr: []\n", "sw.yaml:2:7: 'lr' has no values: give one or more ([0.1, 0.01])");
+	file_refused("grid:\n  lr:\n", "sw.yaml:2:3: 'lr' has no values: give a list ([0.1, 0.01]) or a range of integers (\"1..4\")");
+	file_refused("grid:\n  lr: 0.1\n", "sw.yaml:2:7: 'lr: 0.1' is neither a list nor a range of integers A..B[:STEP] (one value is a list of one: [0.1])");
+	file_refused("grid:\n  lr: \"a..b\"\n", "sw.yaml:2:7: 'lr: a..b' is neither a list nor a range");
+	file_refused("grid:\n  lr: {a: 1}\n", "sw.yaml:2:7: the values of 'lr' must be a list ([0.1, 0.01]) or a range of integers (\"1..4\"), not a mapping");
+	file_refused("grid:\n  lr: [1, [2, 3]]\n", "sw.yaml:2:11: a value of 'lr' is a list: each value is one scalar");
+	file_refused("grid:\n  lr: [1, {a: 2}]\n", "sw.yaml:2:11: a value of 'lr' is a mapping");
+	file_refused("grid:\n  lr:\n    - 1\n    -\n", "sw.yaml:4:6: a value of 'lr' is empty: write \"\" for an empty string");
+	file_refused("grid:\n  n: 5..1\n", "sw.yaml:2:6: 'n: 5..1': the range goes down (write 1..5)");
+	file_refused("grid:\n  n: \"1..5:0\"\n", "sw.yaml:2:6: 'n: 1..5:0': the step must be 1 or more");
+	file_refused("grid:\n  n: 0..10000000\n", "sw.yaml:2:6: 'n: 0..10000000': 10000001 values, more than 10000");
+	file_refused("grid:\n  a: 1..1000\n  b: 1..1000\n", "sw.yaml:3:3: 1000000 tasks with 'b', more than 100000 in one sweep: split it");
+	file_refused("list: {a: 1}\n", "sw.yaml:1:7: 'list' must be a list of tasks (- {lr: 0.1, seed: 1}), not a mapping");
+	file_refused("list:\n", "sw.yaml:1:1: 'list' has no tasks: give one per entry");
+	file_refused("list: []\n", "sw.yaml:1:7: 'list' has no tasks");
+	file_refused("list:\n  - {a: 1}\n  - 2\n", "sw.yaml:3:5: task 1 of 'list' is a string: each task is a mapping of its parameters");
+	file_refused("list:\n  - {}\n", "sw.yaml:2:5: task 0 of 'list' is an empty mapping");
+	file_refused("list:\n  - {a: 1}\n  -\n", "sw.yaml:3:4: task 1 of 'list' is empty");
+	file_refused("list:\n  - {lr: 0.1, seed: 1}\n  - {lr: 0.01}\n", "sw.yaml:3:5: task 1 has no 'seed': every task of 'list' gives the names of task 0 (line 2: lr, seed)");
+	file_refused("list:\n  - {lr: 0.1, seed: 1}\n  - {lr: 0.01, sed: 2}\n", "sw.yaml:3:16: task 1 has 'sed', which task 0 (line 2) has not (did you mean 'seed'?)");
+	file_refused("list:\n  - {lr: 0.1}\n  - {lr: 0.01, zzzzzz: 2}\n", "sw.yaml:3:16: task 1 has 'zzzzzz', which task 0 (line 2) has not: every task of 'list' gives the same names (lr)");
+	file_refused("list:\n  - {lr: 0.1, 2x: 1}\n", "sw.yaml:2:15: '2x' is not a parameter name");
+	file_refused("list:\n  - {lr: 0.1, LR: 1}\n", "sw.yaml:2:15: 'LR' is given twice (as 'lr' and 'LR'");
+	file_refused("list:\n  - {lr: [1]}\n", "sw.yaml:2:10: a value of 'lr' is a list");
+	file_refused("list:\n  - {lr: 1}\n  - {lr: }\n", "sw.yaml:3:10: a value of 'lr' is empty");
+	file_refused("grid: [\n", "sw.yaml:2:1: malformed YAML");
+	/* a hostile key is shown escaped and cut */
+	file_refused("grid:\n  \"a\\e[31mb\": [1]\n", "sw.yaml:2:3: 'a\\e[31mb' is not a parameter name");
+	file_refused("list:\n  - {a: 1}\n  - {a: 1, \"x\\ny\": 2}\n", "task 1 has 'x\\ny', which task 0");
+	/* the limits: the YAML reader's 200000 nodes come first for a long list (a task
+	 * of one parameter is three nodes) */
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "list:\n");
+	for (int i = 0; i <= SWEEP_MAX_TASKS; i++)
+		strbuf_adds(&sb, "- {a: 1}\n");
+	file_refused(sb.buf, "sw.yaml:66667:7: document is too large: more than "
+		     "200000 nodes (keys, values, lists and mappings; split the file)");
+	strbuf_reset(&sb);
+	strbuf_adds(&sb, "grid:\n  a: [");
+	for (int i = 0; i <= SWEEP_MAX_VALUES; i++)
+		strbuf_addf(&sb, "%s%d", i ? "," : "", i);
+	strbuf_adds(&sb, "]\n");
+	file_refused(sb.buf, "sw.yaml:2:6: 'a' has 10001 values, more than 10000");
+	strbuf_release(&sb);
+}
+
+/* Hostile values from a file: through the file, the ledger's JSON and back, into the
+ * task's command and variables whole, never run. */
+static void test_file_hostile(void)
+{
+	static const char *const yaml =
+		"list:\n"
+		"  - {v: \"it's\", w: '\"q\" `id`'}\n"
+		"  - {v: \"$(touch /tmp/test-sweep-pwned)\", w: \"a\\nb\\tc\"}\n"
+		"  - {v: \"\\u00e9\\u4e2d \\U0001F600\", w: '{v} ${v} \\'}\n"
+		"  - v: |\n      two\n      lines\n    w: \"; rm -rf / #\"\n";
+	static const char *const want[][2] = {
+		{ "it's", "\"q\" `id`" },
+		{ "$(touch /tmp/test-sweep-pwned)", "a\nb\tc" },
+		{ "\xc3\xa9\xe4\xb8\xad \xf0\x9f\x98\x80", "{v} ${v} \\" },
+		{ "two\nlines\n", "; rm -rf / #" },
+	};
+	struct sweep sw = SWEEP_INIT;
+	struct dp_error err = { 0 };
+	CHECK_INT(parse(&sw, yaml, &err), 0);
+	CHECK_INT(sw.ntasks, 4);
+	_cleanup_free_ char *json = sweep_json(&sw);
+	struct sweep back = SWEEP_INIT;
+	CHECK_INT(sweep_from_json(&back, json, &err), 0);
+	for (size_t i = 0; i < 4; i++)
+		for (size_t p = 0; p < 2; p++) {
+			CHECK_STR(sweep_value(&sw, i, p), want[i][p]);
+			CHECK_STR(sweep_value(&back, i, p), want[i][p]);
+		}
+	struct strbuf sb = STRBUF_INIT;
+	sweep_script(&sb, &back, "printf '<%s>' {v} \"{w}\" \"$DISPATCH_PARAM_V\" \"$DISPATCH_PARAM_W\"");
+	for (size_t i = 0; i < 4; i++) {
+		_cleanup_free_ char *out = run_task(sb.buf, i);
+		_cleanup_free_ char *w = xasprintf("<%s><%s><%s><%s>", want[i][0], want[i][1],
+						   want[i][0], want[i][1]);
+		CHECK_STR(out, w);
+	}
+	CHECK(access("/tmp/test-sweep-pwned", F_OK) != 0);
+	_cleanup_free_ char *text = sweep_task_text(&back, 1);
+	CHECK_STR(text, "v=$(touch /tmp/test-sweep-pwned) w=a\\nb\\tc");
+	/* bytes that are not UTF-8 (a --sweep value) survive the ledger too */
+	struct sweep raw = SWEEP_INIT;
+	CHECK_INT(sweep_add(&raw, "x=\xff\xfe,\"'", &err), 0);
+	_cleanup_free_ char *rj = sweep_json(&raw);
+	struct sweep rb = SWEEP_INIT;
+	CHECK_INT(sweep_from_json(&rb, rj, &err), 0);
+	CHECK_STR(sweep_value(&rb, 0, 0), "\xff\xfe");
+	CHECK_STR(sweep_value(&rb, 1, 0), "\"'");
+	sweep_release(&rb);
+	sweep_release(&raw);
+	strbuf_release(&sb);
+	sweep_release(&back);
+	sweep_release(&sw);
+}
+
+/* A local file: read, or refused when it cannot be. */
+static void test_load_file(void)
+{
+	struct sweep sw = SWEEP_INIT;
+	struct dp_error err = { 0 };
+	_cleanup_free_ char *path = xasprintf("/tmp/test-sweep-%d.yaml", (int)getpid());
+	CHECK_INT(sweep_load_file(&sw, path, &err), -1);
+	CHECK_INT(err.kind, DPE_INPUT);
+	CHECK_CONTAINS(err.msg, "cannot read sweep file '");
+	CHECK_CONTAINS(err.msg, "No such file or directory (--sweep-file takes a local YAML file");
+	FILE *fp = fopen(path, "w");
+	if (!fp)
+		abort();
+	fputs("grid:\n  a: [x, y]\n  b: \"lr\"\n", fp);
+	fclose(fp);
+	CHECK_INT(sweep_load_file(&sw, path, &err), -1);
+	_cleanup_free_ char *where = xasprintf("%s:3:6: 'b: lr' is neither a list nor a range", path);
+	CHECK_CONTAINS(err.msg, where);
+	fp = fopen(path, "w");
+	if (!fp)
+		abort();
+	fputs("grid:\n  a: [x, y]\n", fp);
+	fclose(fp);
+	CHECK_INT(sweep_load_file(&sw, path, &err), 0);
+	CHECK_INT(sw.ntasks, 2);
+	unlink(path);
 	sweep_release(&sw);
 }
 
 int main(void)
 {
 	test_ledger_form();
+	test_file_grid();
+	test_file_list();
+	test_file_refused();
+	test_file_hostile();
+	test_load_file();
 	test_product();
 	test_refused();
 	test_commands();
