@@ -81,7 +81,7 @@ test_expect_success 'a grid file: the dry run shows its product, the array and e
 	test_grep "^5     0.01  3$" dry &&
 	test_grep "^#SBATCH --array=0-5%2$" dry &&
 	test_grep "^#SBATCH --output=.*/%x-%A_%a.out$" dry &&
-	test_grep "^4) export DISPATCH_PARAM_LR=.0.01. DISPATCH_PARAM_SEED=.2.$" dry
+	test_grep "^4) export DISPATCH_PARAM_LR=.0.01. DISPATCH_PARAM_SEED=.2. ;;$" dry
 '
 
 test_expect_success 'a list file: the dry run shows its tasks in order, values as written' '
@@ -91,7 +91,7 @@ test_expect_success 'a list file: the dry run shows its tasks in order, values a
 	test_grep "^0     0.1    1$" dry &&
 	test_grep "^1     0.010  7$" dry &&
 	test_grep "^#SBATCH --array=0-1$" dry &&
-	test_grep "^1) export DISPATCH_PARAM_LR=.0.010. DISPATCH_PARAM_SEED=.7.$" dry
+	test_grep "^1) export DISPATCH_PARAM_LR=.0.010. DISPATCH_PARAM_SEED=.7. ;;$" dry
 '
 
 test_expect_success 'a job file names its sweep file beside itself, from any directory' '
@@ -99,7 +99,7 @@ test_expect_success 'a job file names its sweep file beside itself, from any dir
 	test_grep "^1     sgd$" dry &&
 	(cd elsewhere && dispatch submit -H hpc -f ../jobs/job.yaml --dry-run >../dry2) &&
 	test_grep "^1     sgd$" dry2 &&
-	test_grep "^1) export DISPATCH_PARAM_OPT=.sgd.$" dry2
+	test_grep "^1) export DISPATCH_PARAM_OPT=.sgd. ;;$" dry2
 '
 
 test_expect_success 'refused, each with the file, line and column, exit 2' '

@@ -264,8 +264,11 @@ static void test_file_list(void)
 	CHECK_STR(sweep_value(&sw, 2, 1), "");
 	_cleanup_free_ char *t = sweep_task_text(&sw, 1);
 	CHECK_STR(t, "lr=0.010 seed=7");
-	_cleanup_free_ char *c = sweep_command(&sw, 1, "train --lr {lr} --seed={seed} {index}");
-	CHECK_STR(c, "train --lr '0.010' --seed='7' '1'");
+	struct strbuf sb = STRBUF_INIT;
+	sweep_script(&sb, &sw, "printf '<%s>' --lr {lr} --seed={seed} {index}");
+	_cleanup_free_ char *out = run_task(sb.buf, 1);
+	CHECK_STR(out, "<--lr><0.010><--seed=7><1>");
+	strbuf_release(&sb);
 	size_t k;
 	CHECK(sweep_task_of(&sw, "9", "9_2", &k) && k == 2);
 	CHECK(!sweep_task_of(&sw, "9", "9_3", &k));
