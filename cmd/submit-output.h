@@ -9,11 +9,14 @@
 
 struct inv_host;
 
-/* The scripts (text), the files written with --emit, or the --json document. */
+/* The scripts (text), the files written with --emit, or the --json document;
+ * sweep_sbatch: a sweep's sbatch commands, a line each (submission_sweep_commands),
+ * or NULL. */
 void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
 			  const struct jobscript *js, const char *boot_path, const char *emit,
-			  bool json);
-/* ID@HOST, or the --json document of the submitted job. */
+			  const char *sweep_sbatch, bool json);
+/* ID@HOST (a sweep in several job arrays: "sweep ID: N tasks on HOST as ID@HOST
+ * (TASKS), ..."), or the --json document of the submitted job. */
 void submit_print_job(const struct inv_host *h, const struct submission_job *job,
 		      const struct submission *sub, bool json);
 
