@@ -15,6 +15,7 @@
 #include "dispatch.h"
 #include "inventory/inventory.h"
 #include "jobs/jobscript.h"
+#include "jobs/sweep_arrays.h"
 #include "inventory/jobspec.h"
 #include "inventory/jobspec_options.h"
 #include "ledger.h"
@@ -266,8 +267,12 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 		 inv_host_type_name(s->host->type), js->sbatch ? sub.bootstrap_path : "(run directly)");
 	if (s->o->emit && jobscript_emit(js, s->o->emit, &err) < 0)
 		return report_error(&err);
+	_cleanup_strbuf_ struct strbuf sweep_sbatch = STRBUF_INIT;
+	if (sub.sweep_id && js->sbatch)
+		submission_sweep_commands(&s->job, &sub, SWEEP_ARRAY_DEFAULT_MAX, &sweep_sbatch);
 	submit_print_dry_run(s->host, &s->spec, sub.sweep.ntasks ? &sub.sweep : NULL, js,
-			     sub.bootstrap_path, s->o->emit, ctx->json);
+			     sub.bootstrap_path, s->o->emit, sweep_sbatch.len ? sweep_sbatch.buf : NULL,
+			     ctx->json);
 	return 0;
 }
 

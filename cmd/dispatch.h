@@ -378,8 +378,9 @@ int logs_print(struct dp_ctx *ctx, const char *job, const char *host_opt, bool f
 	       bool want_err);
 /* cmd/submit-attach.c: submit --wait / --follow after the job was submitted: waits
  * (following its output) until it ends; Ctrl-C detaches, a second within 2 s cancels
- * it. The exit status, as wait's (130 when detached). */
-int submit_attach(struct dp_ctx *ctx, const char *job, bool follow, bool tail);
+ * it. jobs: the job, or a sweep's job arrays (all waited for and cancelled; the
+ * first's output followed). The exit status, as wait's (130 when detached). */
+int submit_attach(struct dp_ctx *ctx, char *const *jobs, bool follow, bool tail);
 
 /* cmd/submit-attach.c: scancel (or a plain host's cancel) of one job over a connection
  * of its own, saying so; 0, or the exit status (reported). */

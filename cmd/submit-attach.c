@@ -25,7 +25,8 @@
 
 struct attach {
 	struct dp_ctx *ctx;
-	const char *job;
+	char *const *jobs;      /* the job, or a sweep's job arrays */
+	const char *job;        /* the first, whose log --follow shows */
 	bool follow, tail;
 	pthread_t main;
 	int status;
@@ -40,8 +41,8 @@ static void *waiter(void *data)
 	/* logs -f ends when the job leaves the queue; wait says how it ended (a job
 	 * whose log never appeared is still waited for). */
 	if (r == 0 || r == DPE_NOTFOUND)
-		r = wait_for_jobs(a->ctx, (char *const[]){ (char *)a->job, NULL }, 1, NULL, 10, 0,
-				  false, a->tail);
+		r = wait_for_jobs(a->ctx, a->jobs, strv_len(a->jobs), NULL, 10, 0, false,
+				  a->tail);
 	fflush(stdout);
 	a->status = r;
 	pthread_kill(a->main, SIG_DONE);
@@ -110,8 +111,9 @@ __attribute__((noreturn)) static void detach(const char *job)
 	_exit(EXIT_DETACHED);
 }
 
-int submit_attach(struct dp_ctx *ctx, const char *job, bool follow, bool tail)
+int submit_attach(struct dp_ctx *ctx, char *const *jobs, bool follow, bool tail)
 {
+	const char *job = jobs[0];
 	fflush(stdout);
 	sigset_t set, old;
 	sigemptyset(&set);
@@ -127,7 +129,8 @@ int submit_attach(struct dp_ctx *ctx, const char *job, bool follow, bool tail)
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, oldint;
 	sigemptyset(&dfl.sa_mask);
 	sigaction(SIGINT, &dfl, &oldint);
-	struct attach a = { .ctx = ctx, .job = job, .follow = follow, .tail = tail, .main = pthread_self() };
+	struct attach a = { .ctx = ctx, .jobs = jobs, .job = job, .follow = follow, .tail = tail,
+			    .main = pthread_self() };
 	pthread_t w, win;
 	if (pthread_create(&w, NULL, waiter, &a) != 0) {
 		sigaction(SIGINT, &oldint, NULL);
@@ -157,7 +160,11 @@ int submit_attach(struct dp_ctx *ctx, const char *job, bool follow, bool tail)
 			detach(job); /* no timer: detach at once */
 		}
 		if (sig == SIGINT) {
-			int r = cancel_one_job(ctx, job);
+			int r = 0;
+			for (size_t i = 0; jobs[i]; i++) {
+				int c = cancel_one_job(ctx, jobs[i]);
+				r = r ? r : c;
+			}
 			fflush(stdout);
 			fflush(stderr);
 			_exit(r ? r : DPE_FAIL); /* cancelled: the job did not complete */

@@ -9,6 +9,7 @@
 #include "inventory/jobspec.h"
 #include "inventory/sweep.h"
 #include "container/container_run.h"
+#include "jobs/sweep_arrays.h"
 #include "submit-output.h"
 
 /* A sweep's tasks, a row each: the index and each parameter's value. */
@@ -28,10 +29,15 @@ static void print_tasks(const struct sweep *sw)
 	printf("\n");
 }
 
-static void print_text(const struct sweep *sweep, const struct jobscript *js)
+static void print_text(const struct sweep *sweep, const struct jobscript *js,
+		       const char *sweep_sbatch)
 {
 	if (sweep)
 		print_tasks(sweep);
+	if (sweep_sbatch)
+		printf("==> sbatch, once per job array (under SLURM's default MaxArraySize, %d: "
+		       "the cluster's own is asked at submission) <==\n%s\n",
+		       SWEEP_ARRAY_DEFAULT_MAX, sweep_sbatch);
 	if (js->sbatch)
 		printf("==> sbatch.sh <==\n%s\n", js->sbatch);
 	if (js->container)
@@ -54,7 +60,8 @@ static cJSON *strv_json(char *const *v)
 }
 
 static void print_json(const struct inv_host *h, const struct jobspec *spec,
-		       const struct jobscript *js, const char *boot_path, const char *emit)
+		       const struct jobscript *js, const char *boot_path, const char *emit,
+		       const char *sweep_sbatch)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "host", h->name);
@@ -74,6 +81,18 @@ static void print_json(const struct inv_host *h, const struct jobspec *spec,
 	cJSON_AddStringToObject(doc, "bootstrap_script", js->bootstrap);
 	cJSON_AddItemToObject(doc, "directives", strv_json(js->directives));
 	cJSON_AddItemToObject(doc, "ignored", strv_json(js->ignored));
+	if (sweep_sbatch) {
+		cJSON *cmds = cJSON_AddArrayToObject(doc, "sbatch_commands");
+		for (const char *l = sweep_sbatch; *l;) {
+			size_t n = strcspn(l, "\n");
+			char *line = xstrndup(l, n);
+			cJSON_AddItemToArray(cmds, cJSON_CreateString(line));
+			free(line);
+			l += n + (l[n] == '\n');
+		}
+	} else {
+		cJSON_AddNullToObject(doc, "sbatch_commands");
+	}
 	if (emit) {
 		cJSON *files = cJSON_AddArrayToObject(doc, "emitted");
 		char *p;
@@ -96,10 +115,11 @@ static void print_json(const struct inv_host *h, const struct jobspec *spec,
 
 void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
 			  const struct sweep *sweep, const struct jobscript *js,
-			  const char *boot_path, const char *emit, bool json)
+			  const char *boot_path, const char *emit, const char *sweep_sbatch,
+			  bool json)
 {
 	if (json)
-		print_json(h, spec, js, boot_path, emit);
+		print_json(h, spec, js, boot_path, emit, sweep_sbatch);
 	else if (emit) {
 		if (js->sbatch)
 			printf("%s/sbatch.sh\n", emit);
@@ -107,15 +127,25 @@ void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
 			printf("%s/container.sh\n", emit);
 		printf("%s/bootstrap.sh\n", emit);
 	} else
-		print_text(sweep, js);
+		print_text(sweep, js, sweep_sbatch);
 }
 
 void submit_print_job(const struct inv_host *h, const struct submission_job *job,
 		      const struct submission *sub, bool json)
 {
+	if (!json && sub->narrays > 1) { /* a sweep in several arrays: each of them */
+		printf("sweep %s: %zu tasks on %s as ", sub->sweep_id,
+		       job->sweep_indexes ? job->sweep_nindexes : sub->sweep.ntasks, h->name);
+		for (size_t k = 0; k < sub->narrays; k++)
+			printf("%s%s@%s (%s)", k ? ", " : "", sub->arrays[k].job_id, h->name,
+			       sub->arrays[k].tasks);
+		printf("\n");
+		return;
+	}
 	if (!json && sub->sweep_id) { /* the sweep's reference first: status, wait take it */
-		printf("sweep %s: %zu runs on %s as %s@%s\n", sub->sweep_id, sub->sweep.ntasks,
-		       h->name, sub->job_id, h->name);
+		printf("sweep %s: %zu tasks on %s as %s@%s\n", sub->sweep_id,
+		       job->sweep_indexes ? job->sweep_nindexes : sub->sweep.ntasks, h->name,
+		       sub->job_id, h->name);
 		return;
 	}
 	if (!json) {
@@ -155,6 +185,18 @@ void submit_print_job(const struct inv_host *h, const struct submission_job *job
 		cJSON *names = cJSON_AddArrayToObject(sw, "params");
 		for (size_t p = 0; p < sub->sweep.nparams; p++)
 			cJSON_AddItemToArray(names, cJSON_CreateString(sub->sweep.params[p].name));
+		/* its job arrays: one, or several past the cluster's MaxArraySize */
+		cJSON *arrays = cJSON_AddArrayToObject(sw, "arrays");
+		for (size_t k = 0; k < sub->narrays; k++) {
+			const struct submission_array *a = &sub->arrays[k];
+			cJSON *o = cJSON_CreateObject();
+			_cleanup_free_ char *aref = xasprintf("%s@%s", a->job_id, h->name);
+			cJSON_AddStringToObject(o, "job", aref);
+			cJSON_AddNumberToObject(o, "first", (double)a->first);
+			cJSON_AddStringToObject(o, "tasks", a->tasks);
+			cJSON_AddStringToObject(o, "log", a->log);
+			cJSON_AddItemToArray(arrays, o);
+		}
 	} else {
 		cJSON_AddNullToObject(doc, "sweep");
 	}

@@ -91,7 +91,7 @@ int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub)
 	const char *name = s->host->name;
 	if (r < 0) {
 		fputs(sub->remote_err.buf, stderr); /* the host's own words, as it wrote them */
-		if (sub->state != SUBMISSION_UNKNOWN)
+		if (sub->state != SUBMISSION_UNKNOWN) /* PARTIAL: err says what runs */
 			return report_error(&err);
 		error_msg("%s", err.msg);
 		error_msg("the state of the submission to '%s' is unknown: it may or may not have "
@@ -102,7 +102,11 @@ int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub)
 	}
 	if (ctx->verbosity >= 0)
 		fputs(sub->remote_err.buf, stderr); /* sbatch's warnings */
-	if (sub->recovered)
+	for (size_t k = 0; k < sub->narrays; k++)
+		if (sub->arrays[k].recovered)
+			warning_msg("found the job by its token: %s on '%s' (not submitted again)",
+				    sub->arrays[k].job_id, name);
+	if (sub->recovered && !sub->narrays)
 		warning_msg("found the job by its token: %s on '%s' (not submitted again)", sub->job_id,
 			    name);
 	if (s->notebook) {
@@ -125,11 +129,16 @@ int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub)
 		return 0;
 	/* Attached: with --json the one document is submit's; the exit status says how
 	 * the job ended. */
-	_cleanup_free_ char *job = xasprintf("%s@%s", sub->job_id, name);
+	/* a sweep in several job arrays: all of them waited for (--follow: the first's log) */
+	_cleanup_strv_free_ char **jobs = NULL;
+	for (size_t k = 0; k < sub->narrays; k++)
+		strv_push(&jobs, xasprintf("%s@%s", sub->arrays[k].job_id, name));
+	if (!jobs)
+		strv_push(&jobs, xasprintf("%s@%s", sub->job_id, name));
 	struct dp_ctx actx = *ctx;
 	if (ctx->json) {
 		actx.json = false;
 		actx.verbosity = -1;
 	}
-	return submit_attach(&actx, job, s->o->follow, !s->o->no_tail);
+	return submit_attach(&actx, jobs, s->o->follow, !s->o->no_tail);
 }

@@ -11,6 +11,7 @@
 #include "base/shquote.h"
 #include "inventory/inventory.h"
 #include "inventory/jobspec.h"
+#include "jobs/sweep_arrays.h"
 #include "ledger.h"
 #include "container/container_run.h"
 #include "sched/plain/plainjob.h"
@@ -60,6 +61,13 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 				      "one there)", job->spec->sweep_file ? "--sweep-file" : "--sweep",
 				      job->host->name);
 		sub->sweep_id = xasprintf("sweep-%.16s", sub->token + 4); /* after "dsp-" */
+		for (size_t i = 0; job->sweep_indexes && i < job->sweep_nindexes; i++)
+			if (job->sweep_indexes[i] >= sub->sweep.ntasks ||
+			    (i && job->sweep_indexes[i] <= job->sweep_indexes[i - 1]))
+				return dp_err(err, DPE_INPUT, "the sweep's tasks to submit are not "
+					      "ascending indexes below %zu", sub->sweep.ntasks);
+		if (job->sweep_indexes && !job->sweep_nindexes)
+			return dp_err(err, DPE_INPUT, "no task of the sweep to submit");
 	}
 	sub->code_uploaded = job->code && job->code_sha256 && job->code_len > SUBMISSION_EMBED_MAX;
 	_cleanup_free_ char *code_path = sub->code_uploaded
@@ -97,6 +105,17 @@ void submission_release(struct submission *sub)
 	free(sub->run_id);
 	sweep_release(&sub->sweep);
 	free(sub->sweep_id);
+	for (size_t k = 0; k < sub->narrays; k++) {
+		struct submission_array *a = &sub->arrays[k];
+		free(a->tasks);
+		free(a->spec);
+		free(a->record);
+		free(a->dependency);
+		free(a->token);
+		free(a->job_id);
+		free(a->log);
+	}
+	free(sub->arrays);
 	strbuf_release(&sub->remote_err);
 	memset(sub, 0, sizeof(*sub));
 }
@@ -145,6 +164,8 @@ static void dirs_command(struct strbuf *sb, const struct submission_job *job,
 	print_dir(sb, MARK_STAGE, stage);
 	print_dir(sb, MARK_WORK, work);
 	print_dir(sb, MARK_LOG, log);
+	if (sub->sweep.ntasks && job->host->type == INV_HOST_SLURM)
+		slurm_max_array_command(sb); /* how many arrays the sweep takes */
 }
 
 static int make_dirs(struct ssh_session *ss, const struct submission_job *job,
@@ -169,6 +190,8 @@ static int make_dirs(struct ssh_session *ss, const struct submission_job *job,
 	    !*sub->share_dir || !*sub->stage_dir || !*sub->work_dir || !*sub->log_dir)
 		return dp_err(err, DPE_FAIL, "cannot create the job's directories on '%s': the shell "
 			      "did not print their paths", ssh_session_name(ss));
+	if (sub->sweep.ntasks && job->host->type == INV_HOST_SLURM)
+		sub->max_array_size = slurm_parse_max_array_size(out.buf);
 	return 0;
 }
 
@@ -353,7 +376,8 @@ static int recover(struct submission *sub, const struct submission_job *job,
 		return -1;
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
 	if (slurm)
-		slurm_lookup_command(&cmd, sub->stage_dir, sub->token);
+		slurm_lookup_command(&cmd, sub->stage_dir, sub->array ? sub->array->record : NULL,
+				     sub->token);
 	else
 		plainjob_pid_command(&cmd, sub->stage_dir);
 	int status;
@@ -387,7 +411,17 @@ static int run_sbatch(struct submission *sub, const struct submission_job *job,
 	struct dp_error lost = { 0 };
 	const char *name = job->host->name;
 	int status;
-	slurm_submit_command(&cmd, sub->work_dir, sub->stage_dir, sub->token);
+	struct slurm_sbatch call = { .workdir = sub->work_dir, .stage_dir = sub->stage_dir,
+				     .token = sub->token };
+	_cleanup_free_ char *first = NULL;
+	if (sub->array) { /* one array of a sweep */
+		first = xasprintf("%zu", sub->array->first);
+		call.record = sub->array->record;
+		call.array = sub->array->spec;
+		call.dependency = sub->array->dependency;
+		call.arg = first;
+	}
+	slurm_submit_command(&cmd, &call);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, &lost) < 0)
 		return recover(sub, job, h, &lost, err);
 	int sbatch_status;
@@ -469,6 +503,7 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 	struct dp_error e2 = { 0 };
 	bool slurm = job->host->type == INV_HOST_SLURM;
 	const struct inv_host *host = job->host;
+	free(sub->script); /* (a sweep's arrays come here once each) */
 	sub->script = xasprintf("%s/%s", sub->stage_dir, slurm ? "sbatch.sh" : "bootstrap.sh");
 	_cleanup_free_ char *log0 = log_path(job, sub, NULL);
 	struct ledger_job rec = {
@@ -487,6 +522,10 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.wandb_run = sub->run_id && jobscript_sets_wandb_run(job->spec, host),
 		.sweep_id = sub->sweep_id,
 		.sweep_size = (long)sub->sweep.ntasks,
+		/* one array of several, or some of the tasks: which (NULL: all) */
+		.sweep_first = sub->array ? (long)sub->array->first : 0,
+		.sweep_tasks = sub->array && (sub->narrays > 1 || job->sweep_indexes)
+			? sub->array->tasks : NULL,
 	};
 	_cleanup_free_ char *sweep_params = sub->sweep_id ? sweep_json(&sub->sweep) : NULL;
 	rec.sweep_params = sweep_params;
@@ -516,6 +555,154 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 	return 0;
 }
 
+/* ---- a sweep's job arrays ---- */
+
+/* Array k > 0 of a sweep with --max-parallel: after the one before it has ended. The
+ * command line's --dependency replaces the script's: the job's own is joined to it
+ * (',': all must hold), except a '?' list (any of them), which takes no other
+ * separator: array 0 holds it then, and each array follows array 0 by the chain. */
+static char *chain_dependency(const char *own, const char *prev)
+{
+	if (own && *own && !strchr(own, '?'))
+		return xasprintf("%s,afterany:%s", own, prev);
+	return xasprintf("afterany:%s", prev);
+}
+
+/* The arrays of the tasks asked for (job->sweep_indexes, else all), every task id
+ * below max (the cluster's MaxArraySize), each with its sbatch's --array and the
+ * name of its outcome files. */
+static size_t plan_arrays(const struct submission_job *job, const struct submission *sub,
+			  size_t max, struct submission_array **out)
+{
+	struct sweep_array *parts;
+	size_t n = sweep_arrays(job->sweep_indexes,
+				job->sweep_indexes ? job->sweep_nindexes : sub->sweep.ntasks, max, &parts);
+	struct submission_array *a = xcalloc(n ? n : 1, sizeof(*a));
+	for (size_t k = 0; k < n; k++) {
+		a[k].first = parts[k].first;
+		a[k].ntasks = parts[k].ntasks;
+		a[k].tasks = xstrdup(parts[k].tasks);
+		a[k].spec = job->spec->max_parallel > 0
+			? xasprintf("%s%%%ld", parts[k].ids, job->spec->max_parallel)
+			: xstrdup(parts[k].ids);
+		a[k].record = k ? xasprintf("sbatch-%zu", k) : xstrdup("sbatch");
+		a[k].state = SUBMISSION_PREPARED;
+	}
+	sweep_arrays_free(parts, n);
+	*out = a;
+	return n;
+}
+
+void submission_sweep_commands(const struct submission_job *job, const struct submission *sub,
+			       size_t max, struct strbuf *out)
+{
+	struct submission_array *a;
+	size_t n = plan_arrays(job, sub, max ? max : SWEEP_ARRAY_DEFAULT_MAX, &a);
+	/* beside the bootstrap, as the scripts name its path */
+	const char *boot = sub->bootstrap_path, *slash = strrchr(boot, '/');
+	_cleanup_free_ char *script = xasprintf("%.*s/sbatch.sh", slash ? (int)(slash - boot) : 1,
+						slash ? boot : ".");
+	for (size_t k = 0; k < n; k++) {
+		_cleanup_free_ char *prev = xasprintf("<array %zu>", k);
+		_cleanup_free_ char *dep = k && job->spec->max_parallel > 0
+			? chain_dependency(job->spec->dependency, prev) : NULL;
+		_cleanup_free_ char *first = xasprintf("%zu", a[k].first);
+		struct slurm_sbatch call = { .array = a[k].spec, .dependency = dep, .arg = first };
+		strbuf_adds(out, "sbatch");
+		slurm_sbatch_options(out, &call);
+		strbuf_addf(out, " %s %s\n", script, first);
+	}
+	struct submission tmp = { .arrays = a, .narrays = n };
+	submission_release(&tmp);
+}
+
+/* The sweep as one job array per submission_array (submission_run, above), in order:
+ * the submission's token, job id, log, state and recovered are each array's while
+ * its sbatch runs (submit_recorded, run_sbatch and recover read them there), and the
+ * first array's after. */
+static int submit_arrays(struct submission *sub, const struct submission_job *job,
+			 struct ssh_session *ss, struct ledger *l, const struct submission_hooks *h,
+			 struct dp_error *err)
+{
+	const char *host = job->host->name;
+	if (sub->max_array_size <= 0)
+		note(h, SUBMISSION_WARNING, "'%s' did not say its MaxArraySize (scontrol show "
+		     "config): taking SLURM's default, %d", host, SWEEP_ARRAY_DEFAULT_MAX);
+	size_t max = sub->max_array_size > 0 ? (size_t)sub->max_array_size : SWEEP_ARRAY_DEFAULT_MAX;
+	sub->narrays = plan_arrays(job, sub, max, &sub->arrays);
+	if (sub->narrays > 1)
+		note(h, SUBMISSION_INFO, "%zu tasks, MaxArraySize %zu on '%s': %zu job arrays%s",
+		     job->sweep_indexes ? job->sweep_nindexes : sub->sweep.ntasks, max, host,
+		     sub->narrays, job->spec->max_parallel > 0 ? ", each after the one before" : "");
+	char *token0 = sub->token;
+	struct dp_error e = { 0 };
+	size_t k;
+	int r = 0;
+	for (k = 0; k < sub->narrays; k++) {
+		struct submission_array *a = &sub->arrays[k];
+		a->token = k ? ledger_new_token() : xstrdup(token0);
+		if (k && job->spec->max_parallel > 0)
+			a->dependency = chain_dependency(job->spec->dependency, sub->arrays[k - 1].job_id);
+		sub->array = a;
+		sub->token = a->token;
+		sub->recovered = false;
+		r = submit_recorded(sub, job, ss, l, h, &e);
+		a->state = r == 0 ? SUBMISSION_SUBMITTED : sub->state;
+		a->job_id = sub->job_id;
+		a->log = sub->log;
+		a->recovered = sub->recovered;
+		sub->job_id = sub->log = NULL;
+		/* a failure, or a connection lost (the array found by its token over
+		 * another): the arrays after it are not submitted */
+		if (r < 0 || a->recovered)
+			break;
+	}
+	sub->array = NULL;
+	sub->token = token0;
+	struct submission_array *a0 = &sub->arrays[0];
+	sub->job_id = a0->job_id ? xstrdup(a0->job_id) : NULL;
+	sub->log = a0->log ? xstrdup(a0->log) : NULL;
+	sub->recovered = false;
+	for (size_t i = 0; i < sub->narrays; i++)
+		sub->recovered |= sub->arrays[i].recovered;
+	size_t done = r < 0 ? k : k + 1; /* the arrays certainly submitted */
+	if (done >= sub->narrays) {
+		sub->state = SUBMISSION_SUBMITTED;
+		return 0;
+	}
+	if (done == 0) { /* the first failed: as one job's failure */
+		sub->state = a0->state;
+		*err = e;
+		return -1;
+	}
+	/* Some arrays run: they stay, recorded; what did not run, and what to do. */
+	sub->state = SUBMISSION_PARTIAL;
+	const struct submission_array *bad = &sub->arrays[k];
+	size_t ran = 0, left = 0;
+	_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT, ids = STRBUF_INIT;
+	for (size_t i = 0; i < sub->narrays; i++)
+		*(i < done ? &ran : &left) += sub->arrays[i].ntasks;
+	for (size_t i = 0; i < done; i++)
+		strbuf_addf(&ids, " %s@%s", sub->arrays[i].job_id, host);
+	if (r == 0)
+		strbuf_addf(&msg, "the connection to '%s' broke (array %s@%s, tasks %s, found by "
+			    "its token)", host, bad->job_id, host, bad->tasks);
+	else
+		strbuf_adds(&msg, e.msg);
+	strbuf_addf(&msg, "; sweep %s: %zu task(s) submitted as%s", sub->sweep_id, ran, ids.buf);
+	if (r < 0 && bad->state == SUBMISSION_UNKNOWN)
+		strbuf_addf(&msg, "; tasks %s may or may not run (token %s: look for it before "
+			    "anything else)", bad->tasks, bad->token);
+	const struct submission_array *next = r < 0 && bad->state == SUBMISSION_UNKNOWN
+		? bad + 1 : &sub->arrays[done];
+	if (next < sub->arrays + sub->narrays)
+		strbuf_addf(&msg, "; the %zu task(s) from index %zu on (%s%s) were not submitted",
+			    left - (next > &sub->arrays[done] ? bad->ntasks : 0), next->first,
+			    next->tasks, next + 1 < sub->arrays + sub->narrays ? ", ..." : "");
+	return dp_err(err, DPE_FAIL, "%s. To run them, cancel the arrays (dispatch cancel%s) and "
+		      "submit the sweep again", msg.buf, ids.buf);
+}
+
 int submission_run(struct submission *sub, const struct submission_job *job,
 		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
 		   struct dp_error *err)
@@ -523,5 +710,7 @@ int submission_run(struct submission *sub, const struct submission_job *job,
 	sub->state = SUBMISSION_PREPARED;
 	if (make_dirs(ss, job, sub, err) < 0 || upload_files(ss, job, sub, hooks, err) < 0)
 		return -1;
+	if (sub->sweep.ntasks && job->host->type == INV_HOST_SLURM)
+		return submit_arrays(sub, job, ss, l, hooks, err);
 	return submit_recorded(sub, job, ss, l, hooks, err);
 }

@@ -63,6 +63,9 @@ struct submission_job {
 	bool dry_run;                   /* name the stage after the pid, not the token */
 	const char *run_id;             /* a run's id when it is resubmitted; NULL: a new one
 					   (for a spec that is a run, jobspec_is_run) */
+	const size_t *sweep_indexes;    /* a sweep: the tasks to submit (ascending, each
+					   once, below its size); NULL: all of them */
+	size_t sweep_nindexes;
 };
 
 enum submission_state {
@@ -70,6 +73,29 @@ enum submission_state {
 	SUBMISSION_SUBMITTED,   /* the job is there: job_id (and pid on a plain host) */
 	SUBMISSION_REFUSED,     /* sbatch or the start refused it: certainly nothing runs */
 	SUBMISSION_UNKNOWN,     /* it may or may not run: the ledger row says "unknown" */
+	SUBMISSION_PARTIAL,     /* a sweep's first arrays were submitted, not the others
+				   (arrays: each one's state) */
+};
+
+/* One SLURM job array of a sweep: the whole sweep, or, when its tasks do not fit
+ * under the cluster's MaxArraySize, one of several (submission_run, SWEEPS in
+ * dispatch-submit(1)). Each is its own sbatch of the one sbatch.sh and its own
+ * ledger row. */
+struct submission_array {
+	size_t first;                   /* the sweep index of its task 0 (sbatch.sh's $1) */
+	size_t ntasks;
+	char *tasks;                    /* the sweep indexes it runs, array spec text: "4-7" */
+	char *spec;                     /* sbatch's --array: task ids (index - first), %N */
+	char *record;                   /* its sbatch's outcome files in the stage dir:
+					   "sbatch" (the first), "sbatch-K" */
+	char *dependency;               /* --dependency on sbatch's command line; NULL: none
+					   (the script's own #SBATCH line holds) */
+	char *token;                    /* its ledger row's; the first array's is the
+					   submission's token */
+	enum submission_state state;
+	char *job_id;                   /* once submitted (or found by its token) */
+	char *log;                      /* %j, %A and %x filled in */
+	bool recovered;
 };
 
 struct submission {
@@ -90,6 +116,13 @@ struct submission {
 	char *run_id;                   /* a run: DISPATCH_RUN_ID, in the ledger; else NULL */
 	struct sweep sweep;             /* a sweep: its tasks (the spec's --sweep); else none */
 	char *sweep_id;                 /* its id, in the ledger; NULL: not a sweep */
+	long max_array_size;            /* SLURM sweep: the cluster's MaxArraySize, asked with
+					   the dirs; 0 before, -1 when it did not say */
+	struct submission_array *arrays;        /* a SLURM sweep, after submission_run:
+						   its arrays (job_id, log, token and
+						   recovered above are the first's) */
+	size_t narrays;
+	const struct submission_array *array;   /* the array whose sbatch runs now */
 };
 
 /* The token, the stage name and the scripts. Errors: DPE_INPUT (a job option the
@@ -113,10 +146,27 @@ struct submission_hooks {
 /* Steps 1 to 4 over ss, recorded in l. Returns 0 when the job was submitted (or found
  * by its token: sub->recovered). On -1, sub->state says how far it got: PREPARED (err:
  * DPE_CONNECT, DPE_FAIL; the ledger has no row), REFUSED (the row is removed) or
- * UNKNOWN (the row is marked "unknown": do not submit again before looking). */
+ * UNKNOWN (the row is marked "unknown": do not submit again before looking).
+ *
+ * A sweep on SLURM is one job array per submission_array: step 1 also asks the
+ * cluster's MaxArraySize (scontrol show config), and step 4 runs once per array, in
+ * order, each recorded before its sbatch and settled after it as a job is. When
+ * --max-parallel N is given and there are several arrays, each after the first
+ * waits for the one before it to end (--dependency=afterany:PREV), so that never
+ * more than N of the sweep's tasks run. An array that fails (refused, unknown, or a
+ * lost connection, even when the look-up finds that array) stops the rest: PARTIAL
+ * when arrays before it were submitted (they stay, recorded; err names the tasks
+ * not submitted), else as for one job. */
 int submission_run(struct submission *sub, const struct submission_job *job,
 		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
 		   struct dp_error *err);
+
+/* A dry run's view of a sweep's sbatch commands: the arrays submission_run would
+ * submit were the cluster's MaxArraySize max (SLURM's default, 1001, when unknown), a
+ * line each ("sbatch --array='0-3%2' STAGE/sbatch.sh 0"; a later array's dependency
+ * on the one before as afterany:<array K>). */
+void submission_sweep_commands(const struct submission_job *job, const struct submission *sub,
+			       size_t max, struct strbuf *out);
 
 /* What the submit command's own answer says (exposed for tests). SLURM
  * (slurm_submit_command's output): SUBMITTED with *job_id; REFUSED when sbatch's

@@ -30,6 +30,8 @@
 /* The login's user name and the host's clock (seconds since the epoch). */
 #define MARK_USER MARKER("user")
 #define MARK_NOW MARKER("now")
+/* A sweep's submission: the cluster's MaxArraySize line of scontrol show config. */
+#define MARK_MAX_ARRAY MARKER("max-array")
 /* Exit statuses of the tools, each right after the tool ran. */
 #define MARK_SBATCH_EXIT MARKER("sbatch-exit")
 #define MARK_SQUEUE_EXIT MARKER("squeue-exit")

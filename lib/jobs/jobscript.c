@@ -247,12 +247,8 @@ static char **make_directives(const struct jobspec *spec, const struct jobscript
 	}
 	if (spec->array)
 		directive(&d, "array", spec->array);
-	if (t->sweep) { /* a task per combination, --max-parallel at once */
-		_cleanup_free_ char *array = spec->max_parallel > 0
-			? xasprintf("0-%zu%%%ld", t->sweep->ntasks - 1, spec->max_parallel)
-			: xasprintf("0-%zu", t->sweep->ntasks - 1);
-		directive(&d, "array", array);
-	}
+	/* A sweep's array (or arrays: one sbatch.sh for all of them) is on sbatch's
+	 * command line, never here: lib/submission.c, dispatch-submit(1) SWEEPS. */
 	if (spec->signal)
 		directive(&d, "signal", spec->signal);
 	if (t->run_id) { /* the wrapper gets the stop signal, forwards it and requeues */
@@ -716,7 +712,17 @@ static void boot_sweep(struct strbuf *sb, const struct jobscript_target *t)
 	if (!t->sweep)
 		return;
 	strbuf_adds(sb, "\n# The sweep (dispatch-submit(1) SWEEPS): this task's parameters and command.\n"
+			"# Its index: the array task id plus the sweep index of the array's task 0\n"
+			"# (DISPATCH_SWEEP_FIRST, from sbatch.sh's argument: a sweep larger than the\n"
+			"# cluster's MaxArraySize runs as several arrays).\n"
 			"DISPATCH_SWEEP_INDEX=${SLURM_ARRAY_TASK_ID:?not a task of the job array of a sweep}\n"
+			"case ${DISPATCH_SWEEP_FIRST:-0}/$DISPATCH_SWEEP_INDEX in\n"
+			"*[!0-9/]* | /* | */)\n"
+			"\techo \"dispatch: the sweep task is not a number: $DISPATCH_SWEEP_INDEX plus ${DISPATCH_SWEEP_FIRST:-0}\" >&2\n"
+			"\texit 1\n"
+			"\t;;\n"
+			"esac\n"
+			"DISPATCH_SWEEP_INDEX=$((10#$DISPATCH_SWEEP_INDEX + 10#${DISPATCH_SWEEP_FIRST:-0}))\n"
 			"DISPATCH_SWEEP_ID=");
 	sh_quote(sb, t->sweep_id ? t->sweep_id : "");
 	strbuf_addf(sb, "\nDISPATCH_SWEEP_SIZE=%zu\n"
@@ -806,6 +812,17 @@ static char *make_sbatch(const struct jobspec *spec, const struct jobscript_targ
 		strbuf_addf(&sb, "#SBATCH %s\n", dirs[i]);
 	strbuf_adds(&sb, "\n");
 	header(&sb, "sbatch.sh", spec);
+	if (t->sweep) /* the bootstrap adds it to SLURM_ARRAY_TASK_ID (boot_sweep) */
+		strbuf_adds(&sb,
+			"# A sweep's job array (dispatch-submit(1) SWEEPS), with --array on sbatch's\n"
+			"# command line: $1 is the sweep index of its task 0 (0 when not given).\n"
+			"case ${1:-0} in\n"
+			"*[!0-9]*)\n"
+			"\techo \"dispatch: sbatch.sh takes the sweep index of the array task 0, not: $1\" >&2\n"
+			"\texit 2\n"
+			"\t;;\n"
+			"esac\n"
+			"export DISPATCH_SWEEP_FIRST=\"${1:-0}\"\n");
 	if (t->run_id) {
 		sbatch_run(&sb, spec, t);
 	} else {

@@ -28,7 +28,7 @@ test_expect_success 'the dry run shows the tasks, the array and each task'"'"'s 
 	test_grep "^==> the sweep.s 6 tasks <==$" dry &&
 	test_grep "^TASK  lr    seed$" dry &&
 	test_grep "^5     0.01  5$" dry &&
-	test_grep "^#SBATCH --array=0-5%2$" dry &&
+	test_grep "^sbatch --array=.0-5%2. .*/sbatch.sh 0$" dry && ! grep "^#SBATCH --array" dry &&
 	test_grep "^#SBATCH --output=.*/%x-%A_%a.out$" dry &&
 	test_grep "^4) export DISPATCH_PARAM_LR=.0.01. DISPATCH_PARAM_SEED=.3. ;;$" dry &&
 	grep "^dispatch_command=" dry >cmdline &&

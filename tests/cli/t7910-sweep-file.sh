@@ -79,7 +79,7 @@ test_expect_success 'a grid file: the dry run shows its product, the array and e
 	test_grep "^TASK  lr    seed$" dry &&
 	test_grep "^0     0.10  1$" dry &&
 	test_grep "^5     0.01  3$" dry &&
-	test_grep "^#SBATCH --array=0-5%2$" dry &&
+	test_grep "^sbatch --array=.0-5%2. .*/sbatch.sh 0$" dry &&
 	test_grep "^#SBATCH --output=.*/%x-%A_%a.out$" dry &&
 	test_grep "^4) export DISPATCH_PARAM_LR=.0.01. DISPATCH_PARAM_SEED=.2. ;;$" dry
 '
@@ -90,7 +90,7 @@ test_expect_success 'a list file: the dry run shows its tasks in order, values a
 	test_grep "^TASK  lr     seed$" dry &&
 	test_grep "^0     0.1    1$" dry &&
 	test_grep "^1     0.010  7$" dry &&
-	test_grep "^#SBATCH --array=0-1$" dry &&
+	test_grep "^sbatch --array=.0-1. .*/sbatch.sh 0$" dry &&
 	test_grep "^1) export DISPATCH_PARAM_LR=.0.010. DISPATCH_PARAM_SEED=.7. ;;$" dry
 '
 

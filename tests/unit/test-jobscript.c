@@ -873,8 +873,9 @@ static void test_run(void)
 	jobspec_release(&js);
 }
 
-/* A sweep: the array (with --max-parallel's throttle), one output file per task, and
- * the bootstrap's table, which bash and shellcheck read. */
+/* A sweep: no --array in the script (sbatch's command line has each array's, and one
+ * sbatch.sh serves them all), its task 0's sweep index from the script's $1, one
+ * output file per task, and the bootstrap's table, which bash and shellcheck read. */
 static void test_sweep(void)
 {
 	struct jobspec js = { 0 };
@@ -888,8 +889,14 @@ static void test_sweep(void)
 	struct jobscript_target t = { .host = &h, .sweep = &sw, .sweep_id = "sweep-0123456789abcdef",
 				      .bootstrap_path = "/scratch/theseus/.dispatch/x/bootstrap.sh" };
 	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
-	CHECK(has_directive(&s, "--array=0-5%2"));
+	CHECK(!has_prefix_directive(&s, "--array"));
 	CHECK(has_prefix_directive(&s, "--output=") && strstr(s.sbatch, "%x-%A_%a.out\n"));
+	CHECK_CONTAINS(s.sbatch, "case ${1:-0} in\n*[!0-9]*)\n");
+	CHECK_CONTAINS(s.sbatch, "export DISPATCH_SWEEP_FIRST=\"${1:-0}\"\n");
+	CHECK_CONTAINS(s.bootstrap, "DISPATCH_SWEEP_INDEX=$((10#$DISPATCH_SWEEP_INDEX + "
+				    "10#${DISPATCH_SWEEP_FIRST:-0}))\n");
+	CHECK_SH_N("sweep wrapper", s.sbatch);
+	CHECK_SHELLCHECK("sweep wrapper", s.sbatch);
 	CHECK_CONTAINS(s.bootstrap, "DISPATCH_SWEEP_ID='sweep-0123456789abcdef'\nDISPATCH_SWEEP_SIZE=6\n");
 	CHECK_CONTAINS(s.bootstrap, "\n4) export DISPATCH_PARAM_LR='it'\\''s' DISPATCH_PARAM_SEED='2' ;;\n");
 	CHECK_CONTAINS(s.bootstrap, "\ndispatch_command='python train.py --lr \"${DISPATCH_PARAM_LR}\" --name "

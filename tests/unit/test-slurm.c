@@ -227,24 +227,73 @@ static void test_commands(void)
 	CHECK_CONTAINS(sb.buf, "sacct -n -P -X -j '12,13_4'");
 	CHECK_SH_N("status command parses", sb.buf);
 	strbuf_reset(&sb);
-	slurm_submit_command(&sb, "/w/it's", "/w/.dispatch/x y", token);
+	struct slurm_sbatch call = { .workdir = "/w/it's", .stage_dir = "/w/.dispatch/x y",
+				     .token = token };
+	slurm_submit_command(&sb, &call);
 	CHECK_CONTAINS(sb.buf, "--comment='dsp-");
 	CHECK_CONTAINS(sb.buf, "'/w/it'\\''s'");
+	CHECK_CONTAINS(sb.buf, "r=\"$d\"/'sbatch'\n");
+	CHECK_CONTAINS(sb.buf, " \"$d/sbatch.sh\" >\"$r.out\"");
 	CHECK_SH_N("submit command parses", sb.buf);
 	/* sbatch's exit status is reported on a line of its own, after its answer */
-	CHECK_CONTAINS(sb.buf, "cat \"$d/sbatch.out\"\ncat \"$d/sbatch.err\" >&2\n"
+	CHECK_CONTAINS(sb.buf, "cat \"$r.out\"\ncat \"$r.err\" >&2\n"
 			       "echo \"dispatch-sbatch-exit $st\"\n");
+	/* one array of a sweep: its task ids and throttle, after the array before it,
+	 * the sweep index of its task 0 as the script's argument, files of its own */
+	strbuf_reset(&sb);
+	call = (struct slurm_sbatch){ .workdir = "/w", .stage_dir = "/w/s", .token = token,
+				      .record = "sbatch-2", .array = "0-3%2",
+				      .dependency = "afterok:7,afterany:4243", .arg = "8" };
+	slurm_submit_command(&sb, &call);
+	CHECK_CONTAINS(sb.buf, "r=\"$d\"/'sbatch-2'\n");
+	CHECK_CONTAINS(sb.buf, "--comment='dsp-00112233445566778899aabbccddeeff' --array='0-3%2' "
+			       "--dependency='afterok:7,afterany:4243' \"$d/sbatch.sh\" '8' >\"$r.out\"");
+	CHECK_SH_N("array submit command parses", sb.buf);
+	strbuf_reset(&sb);
+	slurm_sbatch_options(&sb, &(struct slurm_sbatch){ .array = "0-9" });
+	CHECK_STR(sb.buf, " --array='0-9'");
 	CHECK_INT(slurm_parse_exit("4242\ndispatch-sbatch-exit 0\n", "sbatch"), 0);
 	CHECK_INT(slurm_parse_exit("dispatch-sbatch-exit 1\n", "sbatch"), 1);
 	CHECK_INT(slurm_parse_exit("4242\n", "sbatch"), -1);
 	strbuf_reset(&sb);
-	slurm_lookup_command(&sb, "/w/.dispatch/$x", token);
+	slurm_lookup_command(&sb, "/w/.dispatch/$x", NULL, token);
 	CHECK_CONTAINS(sb.buf, "'/w/.dispatch/$x'");
+	CHECK_CONTAINS(sb.buf, "r=\"$d\"/'sbatch'\nt=");
+	CHECK_CONTAINS(sb.buf, "if [ -f \"$r.status\" ]; then\n");
 	CHECK_SH_N("lookup command parses", sb.buf);
+	strbuf_reset(&sb);
+	slurm_lookup_command(&sb, "/w/s", "sbatch-2", token);
+	CHECK_CONTAINS(sb.buf, "r=\"$d\"/'sbatch-2'\nt=");
 	strbuf_reset(&sb);
 	slurm_cancel_command(&sb, ids);
 	CHECK_STR(sb.buf, "scancel '12' '13_4'\necho \"dispatch-scancel-exit $?\"\n");
 	CHECK_INT(slurm_parse_exit("dispatch-scancel-exit 1\n", "scancel"), 1);
+	strbuf_release(&sb);
+}
+
+/* MaxArraySize: scontrol show config of each release's test cluster (SLURM's default,
+ * 1001), the one line the submission asks for as its marker line, and what is not it. */
+static void test_max_array_size(void)
+{
+	static const char *const rel[] = { "config-22.05.out", "config-24.11.out", "config-26.05.out" };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char *out = unit_fixture("slurm", rel[i]);
+		CHECK_INT(slurm_parse_max_array_size(out), 1001);
+		free(out);
+	}
+	CHECK_INT(slurm_parse_max_array_size("dispatch-max-array MaxArraySize            = 4\n"), 4);
+	CHECK_INT(slurm_parse_max_array_size("x\ndispatch-max-array MaxArraySize = 4000001\r\n"),
+		  4000001);
+	CHECK_INT(slurm_parse_max_array_size("dispatch-max-array \n"), -1); /* scontrol failed */
+	CHECK_INT(slurm_parse_max_array_size("MaxArraySize = many\n"), -1);
+	CHECK_INT(slurm_parse_max_array_size("MaxArraySizeX = 4\n"), -1);
+	CHECK_INT(slurm_parse_max_array_size("MaxJobCount = 4\n"), -1);
+	CHECK_INT(slurm_parse_max_array_size(""), -1);
+	struct strbuf sb = STRBUF_INIT;
+	slurm_max_array_command(&sb);
+	CHECK_STR(sb.buf, "printf 'dispatch-max-array %s\\n' "
+			  "\"$(scontrol show config 2>/dev/null | grep '^MaxArraySize')\"\n");
+	CHECK_SH_N("max array command parses", sb.buf);
 	strbuf_release(&sb);
 }
 
@@ -255,5 +304,6 @@ int main(void)
 	test_matches();
 	test_lookup();
 	test_commands();
+	test_max_array_size();
 	return unit_done();
 }

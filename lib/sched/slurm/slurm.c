@@ -98,24 +98,75 @@ int slurm_parse_sbatch(const char *out, char **job_id, char **cluster)
 	return s.id ? 0 : -1;
 }
 
-void slurm_submit_command(struct strbuf *sb, const char *workdir, const char *stage_dir,
-			  const char *token)
+void slurm_sbatch_options(struct strbuf *sb, const struct slurm_sbatch *s)
 {
+	if (s->array) {
+		strbuf_adds(sb, " --array=");
+		sh_quote(sb, s->array);
+	}
+	if (s->dependency) {
+		strbuf_adds(sb, " --dependency=");
+		sh_quote(sb, s->dependency);
+	}
+}
+
+void slurm_submit_command(struct strbuf *sb, const struct slurm_sbatch *s)
+{
+	const char *rec = s->record ? s->record : "sbatch";
 	/* No HUP or PIPE may stop the shell between sbatch and the status file. */
 	strbuf_adds(sb, "trap '' HUP PIPE\nd=");
-	sh_quote(sb, stage_dir);
+	sh_quote(sb, s->stage_dir);
+	strbuf_adds(sb, "\nr=\"$d\"/");
+	sh_quote(sb, rec);
 	strbuf_adds(sb, "\ncd -- ");
-	sh_quote(sb, workdir);
+	sh_quote(sb, s->workdir);
 	strbuf_adds(sb, " || { echo '" MARK_SBATCH_EXIT " 1'; exit 1; }\nsbatch --parsable --comment=");
-	sh_quote(sb, token);
+	sh_quote(sb, s->token);
+	slurm_sbatch_options(sb, s);
+	strbuf_adds(sb, " \"$d/sbatch.sh\"");
+	if (s->arg) {
+		strbuf_addch(sb, ' ');
+		sh_quote(sb, s->arg);
+	}
 	strbuf_adds(sb,
-		" \"$d/sbatch.sh\" >\"$d/sbatch.out\" 2>\"$d/sbatch.err\" </dev/null\n"
+		" >\"$r.out\" 2>\"$r.err\" </dev/null\n"
 		"st=$?\n"
-		"echo \"$st\" >\"$d/sbatch.status.tmp\" && mv -f \"$d/sbatch.status.tmp\" \"$d/sbatch.status\"\n"
-		"cat \"$d/sbatch.out\"\n"
-		"cat \"$d/sbatch.err\" >&2\n"
+		"echo \"$st\" >\"$r.status.tmp\" && mv -f \"$r.status.tmp\" \"$r.status\"\n"
+		"cat \"$r.out\"\n"
+		"cat \"$r.err\" >&2\n"
 		"echo \"" MARK_SBATCH_EXIT " $st\"\n"
 		"exit \"$st\"\n");
+}
+
+void slurm_max_array_command(struct strbuf *sb)
+{
+	marker_print(sb, MARK_MAX_ARRAY,
+		     "\"$(scontrol show config 2>/dev/null | grep '^MaxArraySize')\"");
+}
+
+long slurm_parse_max_array_size(const char *out)
+{
+	long v = -1;
+	struct line_iter it = LINE_ITER_INIT(out);
+	for (char *line; (line = line_next(&it));) {
+		const char *p = marker_value(line, MARK_MAX_ARRAY);
+		if (!p)
+			p = line;
+		if (strncmp(p, "MaxArraySize", 12) != 0)
+			continue;
+		p += 12;
+		p += strspn(p, " \t");
+		if (*p++ != '=')
+			continue;
+		p += strspn(p, " \t");
+		size_t len = strspn(p, "0123456789");
+		_cleanup_free_ char *num = xstrndup(p, len);
+		long n;
+		if (len && p[len + strspn(p + len, " \t")] == '\0' && parse_long(num, 0, 100000000, &n))
+			v = n;
+	}
+	line_iter_release(&it);
+	return v;
 }
 
 /* ---- status ---- */
@@ -549,19 +600,22 @@ void slurm_cancel_command(struct strbuf *sb, char *const *ids)
 
 /* ---- after a lost connection ---- */
 
-void slurm_lookup_command(struct strbuf *sb, const char *stage_dir, const char *token)
+void slurm_lookup_command(struct strbuf *sb, const char *stage_dir, const char *record,
+			  const char *token)
 {
 	strbuf_adds(sb, "d=");
 	sh_quote(sb, stage_dir);
+	strbuf_adds(sb, "\nr=\"$d\"/");
+	sh_quote(sb, record ? record : "sbatch");
 	strbuf_adds(sb, "\nt=");
 	sh_quote(sb, token);
 	strbuf_adds(sb,
-		"\nif [ -f \"$d/sbatch.status\" ]; then\n"
-		"\tprintf '" MARK_STATUS " %s\\n' \"$(cat \"$d/sbatch.status\")\"\n"
+		"\nif [ -f \"$r.status\" ]; then\n"
+		"\tprintf '" MARK_STATUS " %s\\n' \"$(cat \"$r.status\")\"\n"
 		"\techo " MARK_OUT "\n"
-		"\tcat \"$d/sbatch.out\" 2>/dev/null\n"
+		"\tcat \"$r.out\" 2>/dev/null\n"
 		"\techo " MARK_ERR "\n"
-		"\tcat \"$d/sbatch.err\" 2>/dev/null\n"
+		"\tcat \"$r.err\" 2>/dev/null\n"
 		"\techo " MARK_END "\n"
 		"fi\n"
 		"echo " MARK_SQUEUE "\n"

@@ -23,17 +23,40 @@
  * fits. Caller frees. */
 int slurm_parse_sbatch(const char *out, char **job_id, char **cluster);
 
-/* sbatch for the wrapper stage_dir/sbatch.sh, from workdir (the job's working
- * directory unless it sets --chdir), with the token as the job's comment. sbatch's
- * stdout, stderr and exit status go to files in the stage dir first (sbatch.out,
- * sbatch.err, sbatch.status), then to the command's own stdout, stderr and exit
- * status: when the connection breaks while sbatch runs, the files still tell what
- * happened (slurm_lookup_command). Last, a line "dispatch-sbatch-exit N" (read by
- * slurm_parse_exit): without it, the shell ended before it knew sbatch's answer (killed,
- * say), and an exit status other than 0 does not mean that sbatch refused the job.
- * Both paths are absolute. */
-void slurm_submit_command(struct strbuf *sb, const char *workdir, const char *stage_dir,
-			  const char *token);
+/* What one sbatch of a submission is asked (slurm_submit_command): the job, or one
+ * job array of a sweep (dispatch-submit(1) SWEEPS; several when the sweep is larger
+ * than the cluster's MaxArraySize, all of them running the one uploaded sbatch.sh). */
+struct slurm_sbatch {
+	const char *workdir;    /* the job's working directory unless it sets --chdir */
+	const char *stage_dir;  /* where sbatch.sh is */
+	const char *token;      /* the job's comment, for the look-up */
+	const char *record;     /* the outcome files' name in stage_dir (RECORD.out, .err,
+				   .status); NULL: "sbatch" */
+	const char *array;      /* --array (task ids, %N); NULL: none on the command line */
+	const char *dependency; /* --dependency, which replaces the script's; NULL: none */
+	const char *arg;        /* the script's one argument ($1); NULL: none */
+};
+
+/* sbatch for the wrapper stage_dir/sbatch.sh, from workdir, with the token as the
+ * job's comment. sbatch's stdout, stderr and exit status go to files in the stage dir
+ * first (RECORD.out, RECORD.err, RECORD.status), then to the command's own stdout,
+ * stderr and exit status: when the connection breaks while sbatch runs, the files
+ * still tell what happened (slurm_lookup_command). Last, a line "dispatch-sbatch-exit
+ * N" (read by slurm_parse_exit): without it, the shell ended before it knew sbatch's
+ * answer (killed, say), and an exit status other than 0 does not mean that sbatch
+ * refused the job. Both paths are absolute. */
+void slurm_submit_command(struct strbuf *sb, const struct slurm_sbatch *s);
+/* The options of s that the script's #SBATCH lines do not hold (" --array=0-3%2
+ * --dependency=afterany:42"), each quoted: for the command and the dry run. */
+void slurm_sbatch_options(struct strbuf *sb, const struct slurm_sbatch *s);
+
+/* A line that asks the cluster's MaxArraySize (scontrol show config), for a script
+ * that asks other things too: "dispatch-max-array MaxArraySize = N", the value empty
+ * when scontrol did not answer. */
+void slurm_max_array_command(struct strbuf *sb);
+/* MaxArraySize from scontrol show config's output (whole, or the line above): array
+ * task ids must be below it. -1 when the text has no such line. */
+long slurm_parse_max_array_size(const char *out);
 
 /* One job (or array task, or the pending rest of an array) as squeue or sacct saw it. */
 struct slurm_job {
@@ -158,10 +181,12 @@ char *slurm_expand_pattern(const char *pattern, const char *job_id, const char *
 void slurm_cancel_command(struct strbuf *sb, char *const *ids);
 
 /* The command that looks a submission up by its token after a lost connection: the
- * outcome files of the submission's stage dir when they are there (sbatch.status,
- * sbatch.out, sbatch.err), then the jobs whose comment (squeue %k, including jobs
- * that just ended) or accounting record (sacct Comment or SubmitLine) holds the token. */
-void slurm_lookup_command(struct strbuf *sb, const char *stage_dir, const char *token);
+ * outcome files of the submission's stage dir when they are there (RECORD.status,
+ * .out, .err; record NULL: "sbatch", as in struct slurm_sbatch), then the jobs whose
+ * comment (squeue %k, including jobs that just ended) or accounting record (sacct
+ * Comment or SubmitLine) holds the token. */
+void slurm_lookup_command(struct strbuf *sb, const char *stage_dir, const char *record,
+			  const char *token);
 
 struct slurm_lookup {
 	int sbatch_status;      /* the exit status sbatch.status recorded; -1 when no file */
