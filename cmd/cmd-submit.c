@@ -54,6 +54,7 @@ int submit_job_option(const struct dp_ctx *ctx, const struct dp_option *o, const
 static const struct dp_option submit_options[] = {
 	SUBMIT_OPTIONS
 	OPT_STRING(0, "payload", &submit_opt.payload, "FILE", "pack a gzip tarball into the bootstrap, extracted on every node", "file"),
+	OPT_STRING(0, "retry", &submit_opt.retry, "SWEEP", "submit again the tasks of SWEEP that ended without COMPLETED (its own command, parameters and code)", NULL),
 	OPT_END,
 };
 
@@ -302,6 +303,8 @@ int submit_main(struct dp_ctx *ctx, const struct dp_args *args, enum submit_kind
 
 static int cmd_submit(struct dp_ctx *ctx, const struct dp_args *args)
 {
+	if (submit_opt.retry)
+		return submit_retry(ctx, args, &submit_opt, submit_opt.retry);
 	return submit_main(ctx, args, SUBMIT_PLAIN);
 }
 
@@ -313,12 +316,15 @@ static int cmd_submit_packed(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_submit = {
 	.name = "submit",
 	.summary = "submit a job to a SLURM cluster or a plain host",
-	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] [--wait | --follow] [--no-tail] -- COMMAND...",
+	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] [--wait | --follow] [--no-tail] -- COMMAND...\n"
+		 "[--max-parallel N] --retry SWEEP",
 	.description =
 		"Builds the job's scripts: an sbatch wrapper with the #SBATCH directives that\n"
 		"runs bootstrap.sh once per node with srun, and the bootstrap itself (modules,\n"
 		"environment, payload, uv sync, setup, then the command). Job options follow\n"
-		"sbatch; a job YAML file uses the same names. Prints the job as ID@HOST.",
+		"sbatch; a job YAML file uses the same names. Prints the job as ID@HOST.\n"
+		"--retry SWEEP submits again the tasks of a sweep that ended without COMPLETED,\n"
+		"from the sweep's own stage dir: the same command, parameters and code.",
 	.opts = submit_options,
 	.rules = submit_rules,
 	.min_args = 0,

@@ -19,12 +19,16 @@
 
 /* What the command line says. */
 struct submit_options {
-	const char *host, *file, *emit, *payload, *repo, *ref;
+	const char *host, *file, *emit, *payload, *repo, *ref, *retry;
 	bool solve, check, dry_run, wait, follow, no_tail, dirty;
 	struct jobspec cli;             /* the job options, as given */
 	struct notebook_opts nb;        /* notebook: --port, --timeout, --detach, --cancel-on-exit */
 };
 extern struct submit_options submit_opt;
+
+/* cmd/submit-retry.c: submit --retry SWEEP (args: no COMMAND; o: only --max-parallel). */
+int submit_retry(struct dp_ctx *ctx, const struct dp_args *args, const struct submit_options *o,
+		 const char *sweep);
 
 /* A job option (--time, --env, ...): into submit_opt.cli, in command-line order. */
 int submit_job_option(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg);

@@ -453,8 +453,11 @@ _dispatch() {
 		--payload)
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return ;;
+		--retry)
+			COMPREPLY=()
+			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --payload -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --payload --retry -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit-packed)
 		case $prev in

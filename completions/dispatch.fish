@@ -188,6 +188,7 @@ complete -c dispatch -n '__fish_seen_subcommand_from submit' -l sweep -x -d 'one
 complete -c dispatch -n '__fish_seen_subcommand_from submit' -l sweep-file -r -F -d 'the sweep from a local YAML file (a grid of values, or a list of tasks)'
 complete -c dispatch -n '__fish_seen_subcommand_from submit' -l max-parallel -x -d 'a sweep'\''s tasks that run at once, at most'
 complete -c dispatch -n '__fish_seen_subcommand_from submit' -l payload -r -F -d 'pack a gzip tarball into the bootstrap, extracted on every node'
+complete -c dispatch -n '__fish_seen_subcommand_from submit' -l retry -x -d 'submit again the tasks of SWEEP that ended without COMPLETED (its own command, parameters and code)'
 complete -c dispatch -n '__fish_seen_subcommand_from submit-packed' -s H -l host -x -a '(dispatch hosts --names 2>/dev/null)' -d 'the inventory host (or ssh alias of a SLURM login) to submit to'
 complete -c dispatch -n '__fish_seen_subcommand_from submit-packed' -l solve -d 'let the solver pick the host from the inventory'
 complete -c dispatch -n '__fish_seen_subcommand_from submit-packed' -l check -d 'with --solve  pick among hosts with the GPUs free now (asks them)'

@@ -33,7 +33,8 @@ static const char schema[] =
 	" container_runtime TEXT, container_image TEXT, run_id TEXT,"
 	" max_restarts INTEGER NOT NULL DEFAULT 0, wandb_run INTEGER NOT NULL DEFAULT 0,"
 	" sweep_id TEXT, sweep_size INTEGER NOT NULL DEFAULT 0, sweep_params TEXT,"
-	" sweep_first INTEGER NOT NULL DEFAULT 0, sweep_tasks TEXT);"
+	" sweep_first INTEGER NOT NULL DEFAULT 0, sweep_tasks TEXT,"
+	" sweep_parallel INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS jobs_job_id ON jobs(job_id);";
 
 /* Columns added since the first ledgers: added to an older one on opening (SQLite
@@ -49,6 +50,7 @@ static const char *const added_columns[] = {
 	"ALTER TABLE jobs ADD COLUMN sweep_params TEXT",
 	"ALTER TABLE jobs ADD COLUMN sweep_first INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE jobs ADD COLUMN sweep_tasks TEXT",
+	"ALTER TABLE jobs ADD COLUMN sweep_parallel INTEGER NOT NULL DEFAULT 0",
 };
 
 char *ledger_state_dir(void)
@@ -198,9 +200,9 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	const char *sql = "INSERT INTO jobs (job_id, host, cluster, name, token, submitted_at,"
 			  " commit_id, dirty, script_path, log_path, err_path, pid, state,"
 			  " container_runtime, container_image, run_id, max_restarts, wandb_run,"
-			  " sweep_id, sweep_size, sweep_params, sweep_first, sweep_tasks)"
+			  " sweep_id, sweep_size, sweep_params, sweep_first, sweep_tasks, sweep_parallel)"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'submitting',"
-			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)";
 	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(l, err, "cannot record the submission");
 	bind_text(st, 1, job->job_id);
@@ -225,6 +227,7 @@ int ledger_begin(struct ledger *l, const struct ledger_job *job, struct dp_error
 	bind_text(st, 20, job->sweep_params);
 	sqlite3_bind_int64(st, 21, job->sweep_first);
 	bind_text(st, 22, job->sweep_tasks);
+	sqlite3_bind_int64(st, 23, job->sweep_parallel);
 	return exec_stmt(l, st, err, "cannot record the submission");
 }
 
@@ -282,7 +285,8 @@ static char *col_text(sqlite3_stmt *st, int i)
 #define JOB_COLUMNS                                                                          \
 	"row, job_id, host, cluster, name, token, submitted_at, commit_id, dirty, script_path," \
 	" log_path, err_path, pid, state, container_runtime, container_image, run_id," \
-	" max_restarts, wandb_run, sweep_id, sweep_size, sweep_params, sweep_first, sweep_tasks"
+	" max_restarts, wandb_run, sweep_id, sweep_size, sweep_params, sweep_first, sweep_tasks," \
+	" sweep_parallel"
 
 static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 {
@@ -310,6 +314,7 @@ static void read_row(sqlite3_stmt *st, struct ledger_job *j)
 	j->sweep_params = col_text(st, 21);
 	j->sweep_first = (long)sqlite3_column_int64(st, 22);
 	j->sweep_tasks = col_text(st, 23);
+	j->sweep_parallel = (long)sqlite3_column_int64(st, 24);
 }
 
 /* Every row st selects into jobs[0..n), and st finalized. */

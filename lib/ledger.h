@@ -48,6 +48,7 @@ struct ledger_job {
 				   over several arrays, MaxArraySize); 0 otherwise */
 	char *sweep_tasks;      /* the sweep indexes this row runs, as an array spec
 				   ("0-9", "3,7"); NULL: all of them (0 to sweep_size-1) */
+	long sweep_parallel;    /* its --max-parallel (a retry keeps it); 0: none */
 };
 
 /* The state dir: $DISPATCH_STATE_DIR, else $XDG_STATE_HOME/dispatch, else

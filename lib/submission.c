@@ -116,6 +116,7 @@ void submission_release(struct submission *sub)
 		free(a->log);
 	}
 	free(sub->arrays);
+	free(sub->record);
 	strbuf_release(&sub->remote_err);
 	memset(sub, 0, sizeof(*sub));
 }
@@ -526,6 +527,7 @@ static int submit_recorded(struct submission *sub, const struct submission_job *
 		.sweep_first = sub->array ? (long)sub->array->first : 0,
 		.sweep_tasks = sub->array && (sub->narrays > 1 || job->sweep_indexes)
 			? sub->array->tasks : NULL,
+		.sweep_parallel = sub->sweep_id ? job->spec->max_parallel : 0,
 	};
 	_cleanup_free_ char *sweep_params = sub->sweep_id ? sweep_json(&sub->sweep) : NULL;
 	rec.sweep_params = sweep_params;
@@ -585,7 +587,8 @@ static size_t plan_arrays(const struct submission_job *job, const struct submiss
 		a[k].spec = job->spec->max_parallel > 0
 			? xasprintf("%s%%%ld", parts[k].ids, job->spec->max_parallel)
 			: xstrdup(parts[k].ids);
-		a[k].record = k ? xasprintf("sbatch-%zu", k) : xstrdup("sbatch");
+		const char *rec = sub->record ? sub->record : "sbatch";
+		a[k].record = k ? xasprintf("%s-%zu", rec, k) : xstrdup(rec);
 		a[k].state = SUBMISSION_PREPARED;
 	}
 	sweep_arrays_free(parts, n);
@@ -713,4 +716,81 @@ int submission_run(struct submission *sub, const struct submission_job *job,
 	if (sub->sweep.ntasks && job->host->type == INV_HOST_SLURM)
 		return submit_arrays(sub, job, ss, l, hooks, err);
 	return submit_recorded(sub, job, ss, l, hooks, err);
+}
+
+/* ---- submit --retry: some tasks again, from the sweep's stage dir ---- */
+
+/* rec's output pattern: its log path with its job id back to %A (a task's %a stays). */
+static char *retry_output(const struct ledger_job *rec)
+{
+	const char *log = rec->log_path, *slash = log ? strrchr(log, '/') : NULL;
+	const char *id = slash && rec->job_id ? strstr(slash, rec->job_id) : NULL;
+	if (!id)
+		return log ? xstrdup(log) : NULL;
+	return xasprintf("%.*s%%A%s", (int)(id - log), log, id + strlen(rec->job_id));
+}
+
+/* The work dir, MaxArraySize, and whether the stage still has its sbatch.sh. */
+static int retry_dirs(struct ssh_session *ss, const struct inv_host *host,
+		      struct submission *sub, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
+	_cleanup_free_ char *work = cluster_work(host);
+	int status;
+	strbuf_adds(&cmd, "test -f ");
+	sh_quote(&cmd, sub->stage_dir);
+	strbuf_adds(&cmd, "/sbatch.sh || exit 3\n");
+	print_dir(&cmd, MARK_WORK, work);
+	slurm_max_array_command(&cmd);
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, err) < 0)
+		return -1;
+	if (status == 3)
+		return dp_err(err, DPE_NOTFOUND, "the sweep's stage dir on '%s' has no sbatch.sh any "
+			      "more (%s): its tasks cannot run again as they were; submit the sweep "
+			      "anew", host->name, sub->stage_dir);
+	sub->work_dir = marker_find(out.buf, MARK_WORK);
+	if (status != 0 || !sub->work_dir || !*sub->work_dir)
+		return dp_err(err, DPE_FAIL, "cannot find the work dir on '%s' (exit status %d)",
+			      host->name, status);
+	strbuf_reset(&sub->remote_err);
+	sub->max_array_size = slurm_parse_max_array_size(out.buf);
+	return 0;
+}
+
+int submission_retry(struct submission *sub, const struct submission_retry *rq,
+		     struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
+		     struct dp_error *err)
+{
+	const struct ledger_job *rec = rq->rec;
+	memset(sub, 0, sizeof(*sub));
+	strbuf_init(&sub->remote_err);
+	sub->state = SUBMISSION_PREPARED;
+	const char *slash = rec->script_path ? strrchr(rec->script_path, '/') : NULL;
+	if (!slash || !rec->sweep_id || rq->host->type != INV_HOST_SLURM)
+		return dp_err(err, DPE_INPUT, "job %s@%s is not a sweep's job array dispatch "
+			      "staged: nothing to submit again", rec->job_id ? rec->job_id : "-",
+			      rec->host);
+	if (sweep_from_json(&sub->sweep, rec->sweep_params, err) < 0)
+		return -1;
+	sub->token = ledger_new_token();
+	sub->record = xasprintf("retry-%.8s", sub->token + 4);
+	sub->sweep_id = xstrdup(rec->sweep_id);
+	sub->stage_dir = xstrndup(rec->script_path, (size_t)(slash - rec->script_path));
+	sub->stage = xstrdup(strrchr(sub->stage_dir, '/') ? strrchr(sub->stage_dir, '/') + 1
+							  : sub->stage_dir);
+	_cleanup_free_ char *output = retry_output(rec);
+	struct jobspec spec = { .job_name = rec->name, .output = output, .error = rec->err_path,
+				.max_parallel = rq->max_parallel };
+	struct submission_job job = { .spec = &spec, .host = rq->host, .commit = rec->commit,
+				      .dirty = rec->dirty, .sweep_indexes = rq->indexes,
+				      .sweep_nindexes = rq->n };
+	for (size_t i = 0; i < rq->n; i++)
+		if (rq->indexes[i] >= sub->sweep.ntasks || (i && rq->indexes[i] <= rq->indexes[i - 1]))
+			return dp_err(err, DPE_INPUT, "the sweep's tasks to submit are not "
+				      "ascending indexes below %zu", sub->sweep.ntasks);
+	if (!rq->n)
+		return dp_err(err, DPE_INPUT, "no task of the sweep to submit");
+	if (retry_dirs(ss, rq->host, sub, err) < 0)
+		return -1;
+	return submit_arrays(sub, &job, ss, l, hooks, err);
 }

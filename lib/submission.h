@@ -123,6 +123,8 @@ struct submission {
 						   recovered above are the first's) */
 	size_t narrays;
 	const struct submission_array *array;   /* the array whose sbatch runs now */
+	char *record;                   /* the arrays' outcome files' name: NULL "sbatch" (a
+					   retry's: "retry-TOKEN") */
 };
 
 /* The token, the stage name and the scripts. Errors: DPE_INPUT (a job option the
@@ -160,6 +162,24 @@ struct submission_hooks {
 int submission_run(struct submission *sub, const struct submission_job *job,
 		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
 		   struct dp_error *err);
+
+/* submit --retry: some of a sweep's tasks (indexes[0..n), ascending) submitted again
+ * on SLURM from the stage dir of rec (a row of the sweep on host: its sbatch.sh, its
+ * bootstrap and code, so the same command, parameters and code), as job arrays as
+ * submission_run makes them (split under the cluster's MaxArraySize, chained under
+ * max_parallel: 0 none), each a new row of the sweep in l. One exchange first asks
+ * the work dir and MaxArraySize and checks that sbatch.sh is still there
+ * (DPE_NOTFOUND when not). Returns and fills sub as submission_run. */
+struct submission_retry {
+	const struct inv_host *host;
+	const struct ledger_job *rec;
+	const size_t *indexes;
+	size_t n;
+	long max_parallel;
+};
+int submission_retry(struct submission *sub, const struct submission_retry *rq,
+		     struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
+		     struct dp_error *err);
 
 /* A dry run's view of a sweep's sbatch commands: the arrays submission_run would
  * submit were the cluster's MaxArraySize max (SLURM's default, 1001, when unknown), a

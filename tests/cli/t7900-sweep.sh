@@ -129,6 +129,31 @@ test_expect_success 'cancel SWEEP: every task, running or pending; jobs --sweep'
 	test "$(jq_ "[(j[\"job\"], j[\"sweep\"]) for j in d[\"jobs\"]]" jobs.json)" = "[(${Q}$job${Q}, ${Q}$sid${Q})]"
 '
 
+test_expect_success 'submit --retry SWEEP: only the failed task again, from the same stage' '
+	dispatch --json submit -H hpc -J t7900retry -p cpu --mem 50 --sweep i=0..3 \
+		--max-parallel 2 -- "echo try-{i}; test {i} != 2 || test -f $OUT/fixed" >r.json &&
+	sid=$(jq_ "d[\"sweep\"][\"id\"]" r.json) &&
+	test_expect_code 1 dispatch wait --timeout 120 "$sid" >w &&
+	test_grep "^4 tasks: 3 COMPLETED, 1 FAILED$" w &&
+	test_expect_code 2 dispatch submit --retry "$sid" -- true 2>err &&
+	test_grep "give no COMMAND" err &&
+	test_expect_code 2 dispatch submit --retry "$sid" -t 5 2>err &&
+	test_grep "only --max-parallel may change" err &&
+	touch "$OUT/fixed" &&
+	dispatch submit --retry "${sid%????????}" >retry &&
+	test_grep "^sweep $sid: 1 task again (2) on hpc as [0-9]*@hpc$" retry &&
+	dispatch wait --timeout 120 "$sid" >w2 &&
+	test_grep "^4 tasks: 4 COMPLETED$" w2 &&
+	rid=$(sed -n "s/.* as \([0-9]*\)@hpc$/\1/p" retry) &&
+	test_grep "^2     2  COMPLETED .* ${rid}_0@hpc$" w2 &&
+	test "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select sweep_tasks, sweep_parallel from jobs where job_id = ${Q}$rid${Q}")" = "2|2" &&
+	dispatch logs --task 2 "$sid" >log2 &&
+	test_grep "^try-2$" log2 &&
+	dispatch submit --retry "$sid" >none 2>err &&
+	test_must_be_empty none &&
+	test_grep "no task to retry (4 tasks: 4 COMPLETED)" err
+'
+
 test_expect_success 'hostile values reach the command whole and never run' '
 	dispatch --json submit -H hpc -J t7900bad -p cpu --mem 50 --sweep "$BADVALS" \
 		-- "$BADCMD" >bad.json &&

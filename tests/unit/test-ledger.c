@@ -68,7 +68,7 @@ static void test_older_ledger(const char *dir)
 				  .sweep_id = "sweep-1", .sweep_size = 12,
 				  .sweep_params = "{\"list\":{\"names\":[\"lr\"],\"tasks\":[[\"1\"],[\"2\"]]}}",
 				  .sweep_first = 8,
-				  .sweep_tasks = "8-11" };
+				  .sweep_tasks = "8-11", .sweep_parallel = 3 };
 	CHECK(ledger_begin(l, &job, &err) == 0);
 	struct ledger_job part = { .host = "hpc", .token = "dsp-part", .sweep_id = "sweep-1",
 				   .sweep_size = 12, .sweep_tasks = "0-7" };
@@ -80,6 +80,7 @@ static void test_older_ledger(const char *dir)
 	CHECK_STR(rows[0].token, "dsp-new");
 	CHECK_INT(rows[0].sweep_first, 8);
 	CHECK_STR(rows[0].sweep_tasks, "8-11");
+	CHECK_INT(rows[0].sweep_parallel, 3);
 	CHECK_STR(rows[1].sweep_tasks, "0-7");
 	ledger_jobs_free(rows, nrows);
 	CHECK(ledger_find_sweep(l, "sweep-2", &rows, &nrows, &err) == 0 && nrows == 0);

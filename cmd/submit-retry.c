@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * submit --retry SWEEP: the sweep's tasks that ended without COMPLETED (FAILED,
+ * CANCELLED, TIMEOUT, ...), asked of their hosts in one exchange each, submitted
+ * again from the sweep's own stage dir (lib/submission.h, submission_retry): the same
+ * command, parameters and code, as new job arrays of the same sweep. Tasks still
+ * queued or running, and those no answer named, are left alone.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dispatch.h"
+#include "inventory/inventory.h"
+#include "jobref.h"
+#include "jobs/sweeps.h"
+#include "submission.h"
+#include "submit.h"
+#include "transport/ssh.h"
+
+struct hook_data {
+	struct dp_ctx *ctx;
+	const char *dest;
+};
+
+static int reconnect(void *data, struct ssh_session **out, struct dp_error *err)
+{
+	struct hook_data *d = data;
+	return session_open(d->ctx, d->dest, out, err);
+}
+
+static void note(void *data, enum submission_note level, const char *msg)
+{
+	struct hook_data *d = data;
+	if (level == SUBMISSION_INFO)
+		info_msg(d->ctx, "%s", msg);
+	else if (level == SUBMISSION_WARNING)
+		warning_msg("%s", msg);
+	else
+		error_msg("%s", msg);
+}
+
+/* Whether the options beside --retry are only those it takes (--max-parallel). */
+static bool only_retry_options(const struct submit_options *o)
+{
+	struct jobspec rest = o->cli, none = { 0 };
+	rest.max_parallel = 0;
+	return !o->host && !o->file && !o->solve && !o->dry_run && !o->wait && !o->payload &&
+	       memcmp(&rest, &none, sizeof(rest)) == 0;
+}
+
+/* The tasks to submit again: ended, and not COMPLETED. */
+static size_t failed_tasks(const struct sweep_view *v, size_t **out)
+{
+	size_t n = 0;
+	*out = xcalloc(v->size + 1, sizeof(**out));
+	for (size_t k = 0; k < v->size; k++) {
+		const struct job_state *st = v->tasks[k].st;
+		if (st && job_phase_of(st->state) == JOB_PHASE_ENDED)
+			(*out)[n++] = k;
+	}
+	return n;
+}
+
+static char *indexes_text(const size_t *idx, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(&sb, "%s%zu", i ? "," : "", idx[i]);
+	return strbuf_detach(&sb);
+}
+
+static void print_retry(const struct dp_ctx *ctx, const struct submission *sub, const char *host,
+			const size_t *idx, size_t n)
+{
+	_cleanup_free_ char *which = indexes_text(idx, n);
+	if (!ctx->json) {
+		printf("sweep %s: %zu task%s again (%s) on %s as ", sub->sweep_id, n, n == 1 ? "" : "s",
+		       which, host);
+		for (size_t k = 0; k < sub->narrays; k++)
+			if (sub->arrays[k].job_id)
+				printf("%s%s@%s", k ? ", " : "", sub->arrays[k].job_id, host);
+		printf("\n");
+		return;
+	}
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "sweep", sub->sweep_id);
+	cJSON_AddStringToObject(doc, "host", host);
+	cJSON *tasks = cJSON_AddArrayToObject(doc, "tasks");
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(tasks, cJSON_CreateNumber((double)idx[i]));
+	cJSON *arrays = cJSON_AddArrayToObject(doc, "arrays");
+	for (size_t k = 0; k < sub->narrays; k++) {
+		const struct submission_array *a = &sub->arrays[k];
+		if (!a->job_id)
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *job = xasprintf("%s@%s", a->job_id, host);
+		cJSON_AddStringToObject(o, "job", job);
+		cJSON_AddNumberToObject(o, "first", (double)a->first);
+		cJSON_AddStringToObject(o, "tasks", a->tasks);
+		json_add_str_or_null(o, "log", a->log);
+		cJSON_AddItemToArray(arrays, o);
+	}
+	json_print(doc);
+}
+
+/* Submits the tasks idx[0..n) again from rec's stage over a session of its own. */
+static int resubmit(struct dp_ctx *ctx, struct ledger *l, const struct ledger_job *rec,
+		    const size_t *idx, size_t n, long max_parallel)
+{
+	struct dp_error err = { 0 };
+	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, rec->host) : NULL;
+	if (!h) {
+		error_msg("the sweep ran on '%s', which the inventory does not have (any more)",
+			  rec->host);
+		return DPE_INPUT;
+	}
+	if (h->type != INV_HOST_SLURM) {
+		error_msg("--retry of a sweep on '%s', a plain host: not built yet", rec->host);
+		return DPE_INPUT;
+	}
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	struct hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, h->name) };
+	if (session_open(ctx, hd.dest, &ss, &err) < 0)
+		return report_error(&err);
+	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
+	_cleanup_(submission_release) struct submission sub = { 0 };
+	struct submission_retry rq = { .host = h, .rec = rec, .indexes = idx, .n = n,
+				       .max_parallel = max_parallel };
+	int r = submission_retry(&sub, &rq, ss, l, &hooks, &err);
+	fputs(sub.remote_err.buf, stderr);
+	if (r < 0)
+		return report_error(&err);
+	print_retry(ctx, &sub, h->name, idx, n);
+	return 0;
+}
+
+int submit_retry(struct dp_ctx *ctx, const struct dp_args *args, const struct submit_options *o,
+		 const char *sweep)
+{
+	if (args->npos)
+		return usage_error(ctx, "--retry runs the sweep's own command again: give no COMMAND");
+	if (!only_retry_options(o))
+		return usage_error(ctx, "--retry takes the sweep as it was submitted: only "
+				   "--max-parallel may change (and --json, -v)");
+	if (!sweeps_is_ref(sweep))
+		return usage_error(ctx, "--retry wants a SWEEP (sweep-..., as submit printed it), "
+				   "not '%s'", sweep);
+	_cleanup_(job_set_release) struct job_set set = { 0 };
+	char *const arg[] = { (char *)sweep, NULL };
+	int r = job_args_resolve(ctx, arg, 1, NULL, &set);
+	if (r)
+		return r;
+	_cleanup_(status_answer_release) struct status_answer a = { .ctx = ctx };
+	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
+		status_query_host(ctx, &set, set.hosts[h], 0, &a);
+	if (a.status)
+		return a.status;
+	struct sweep_view v;
+	struct dp_error err = { 0 };
+	if (sweep_view_build(&set.sweeps[0], &a.res, a.refs, &v, &err) < 0) {
+		sweep_view_release(&v);
+		return report_error(&err);
+	}
+	_cleanup_free_ size_t *idx = NULL;
+	size_t n = failed_tasks(&v, &idx);
+	_cleanup_free_ char *summary = sweep_view_summary(&v);
+	sweep_view_release(&v);
+	if (!n) {
+		note_msg("sweep %s: no task to retry (%s)", set.sweeps[0].id, summary);
+		return 0;
+	}
+	/* every task again from the sweep's first row on a host (its stage dir) */
+	const struct job_sweep *sw = &set.sweeps[0];
+	const struct ledger_job *rec = NULL;
+	for (size_t i = 0; i < sw->nrows && !rec; i++)
+		if (sw->rows[i].job_id && sw->rows[i].script_path)
+			rec = &sw->rows[i];
+	if (!rec) {
+		error_msg("sweep %s: no job of it in the ledger to submit again", sw->id);
+		return DPE_NOTFOUND;
+	}
+	long parallel = o->cli.max_parallel ? o->cli.max_parallel : rec->sweep_parallel;
+	return resubmit(ctx, set.ledger, rec, idx, n, parallel);
+}
