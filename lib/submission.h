@@ -63,6 +63,14 @@ struct submission_job {
 	bool dry_run;                   /* name the stage after the pid, not the token */
 	const char *run_id;             /* a run's id when it is resubmitted; NULL: a new one
 					   (for a spec that is a run, jobspec_is_run) */
+	/* A sweep on plain hosts: this host's part of it (lib/sweep_spread.h says which
+	 * tasks, and the cap). The first host's submission makes the sweep's id, the
+	 * others are given it; each host has a stage name of its own (hosts may share
+	 * the file system the stage dirs are on). */
+	const char *sweep_id;           /* NULL: a new one */
+	const size_t *sweep_tasks;      /* the tasks' indexes this host runs; NULL: all */
+	size_t sweep_ntasks;
+	long sweep_cap;                 /* at most this many of them run at once here; 0: no cap */
 };
 
 enum submission_state {
@@ -70,6 +78,18 @@ enum submission_state {
 	SUBMISSION_SUBMITTED,   /* the job is there: job_id (and pid on a plain host) */
 	SUBMISSION_REFUSED,     /* sbatch or the start refused it: certainly nothing runs */
 	SUBMISSION_UNKNOWN,     /* it may or may not run: the ledger row says "unknown" */
+};
+
+/* A sweep's task on a plain host: a plain job of its own, a ledger row of its own. */
+struct submission_task {
+	size_t index;                   /* K: DISPATCH_SWEEP_INDEX */
+	char *id;                       /* its job id: the sweep's stage name and -K */
+	char *token;                    /* its ledger row's */
+	char *run_id;                   /* a run: the sweep's run id and -K; else NULL */
+	char *log;                      /* after submission_run */
+	long pid;
+	enum submission_state state;
+	bool recovered;
 };
 
 struct submission {
@@ -90,6 +110,11 @@ struct submission {
 	char *run_id;                   /* a run: DISPATCH_RUN_ID, in the ledger; else NULL */
 	struct sweep sweep;             /* a sweep: its tasks (the spec's --sweep); else none */
 	char *sweep_id;                 /* its id, in the ledger; NULL: not a sweep */
+	/* A sweep on a plain host: its tasks here, each a plain job started in the one
+	 * exchange after the one upload (token and stage above: the sweep's, whose stage
+	 * dir holds the shared files). ntasks 0: not such a sweep. */
+	struct submission_task *tasks;
+	size_t ntasks;
 };
 
 /* The token, the stage name and the scripts. Errors: DPE_INPUT (a job option the
@@ -113,7 +138,14 @@ struct submission_hooks {
 /* Steps 1 to 4 over ss, recorded in l. Returns 0 when the job was submitted (or found
  * by its token: sub->recovered). On -1, sub->state says how far it got: PREPARED (err:
  * DPE_CONNECT, DPE_FAIL; the ledger has no row), REFUSED (the row is removed) or
- * UNKNOWN (the row is marked "unknown": do not submit again before looking). */
+ * UNKNOWN (the row is marked "unknown": do not submit again before looking).
+ *
+ * A sweep's tasks on a plain host (sub->ntasks): step 3 records a row per task (its
+ * job id already: the task's stage name), step 4 starts them all in one command
+ * (plainjob_launch_tasks_command), and a task whose answer was lost is looked for
+ * (its pid file) over a new connection. Each task's state is its own; 0 when every
+ * task was submitted, else -1 with sub->state the worst of theirs (UNKNOWN, then
+ * REFUSED) and err saying which. */
 int submission_run(struct submission *sub, const struct submission_job *job,
 		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
 		   struct dp_error *err);
