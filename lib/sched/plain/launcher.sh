@@ -193,12 +193,12 @@ dp_scan() {
 		if [ "$st" = running ]; then
 			nrun=$((nrun + 1))
 			for g in ${g//,/ }; do held_by="$held_by $g=$u"; done
-			[ -n "$j" ] && swrun=$((swrun + 1))
+			[ -z "$j" ] || swrun=$((swrun + 1))
 		elif [ "$st" = pending ] && [ $((10#$tk)) -lt "$myt" ]; then
 			if [ "$maxj" -gt 0 ] || { [ "$ng" -gt 0 ] && [ "${x:-0}" -gt 0 ] 2>/dev/null; }; then
 				ahead=$((ahead + 1))
 			fi
-			[ -n "$j" ] && swahead=$((swahead + 1))
+			[ -z "$j" ] || swahead=$((swahead + 1))
 		fi
 	done <<<"$out"
 }
