@@ -566,7 +566,7 @@ static void tasks_refs(const struct submission *sub, struct plainjob_task *pt)
 /* After the connection broke with tasks whose answer is missing: a new one, and their
  * pid files looked at. */
 static void recover_tasks(struct submission *sub, const struct submission_hooks *h,
-			  const char *name, const char *why)
+			  const char *why)
 {
 	note(h, SUBMISSION_WARNING, "%s; connecting again to see which of the sweep's tasks "
 	     "started", why);
@@ -596,7 +596,6 @@ static void recover_tasks(struct submission *sub, const struct submission_hooks 
 		t->state = SUBMISSION_SUBMITTED;
 		t->recovered = true;
 	}
-	(void)name;
 }
 
 static int submit_tasks(struct submission *sub, const struct submission_job *job,
@@ -632,8 +631,12 @@ static int submit_tasks(struct submission *sub, const struct submission_job *job
 		};
 		if (rec.container_image)
 			rec.container_runtime = (char *)container_runtime_name(host->container_runtime);
-		if (ledger_begin(l, &rec, err) < 0)
-			return -1; /* the rows begun before stay "submitting": nothing started */
+		if (ledger_begin(l, &rec, err) < 0) {
+			struct dp_error e2 = { 0 };
+			for (size_t k = 0; k < i; k++) /* nothing started: no rows */
+				ledger_forget(l, sub->tasks[k].token, &e2);
+			return -1;
+		}
 	}
 	note(h, SUBMISSION_INFO, "starting %zu tasks of sweep %s on '%s' (stage %s)", sub->ntasks,
 	     sub->sweep_id, host->name, sub->stage_dir);
@@ -667,7 +670,7 @@ static int submit_tasks(struct submission *sub, const struct submission_job *job
 		}
 	}
 	if (nunknown)
-		recover_tasks(sub, h, host->name, answered
+		recover_tasks(sub, h, answered
 			? "the start of the sweep's tasks did not say how each went" : lost.msg);
 
 	/* each row settled: submitted, forgotten (certainly not started) or unknown */
