@@ -22,6 +22,7 @@
 #include "notebook.h"
 #include "sched/plain/plainjob.h"
 #include "base/shquote.h"
+#include "sched/slurm/hostlist.h"
 #include "sched/slurm/slurm.h"
 #include "code/snapshot.h"
 #include "solver.h"
@@ -82,6 +83,12 @@ static const struct dp_rule packed_rules[] = {
 	{ 0 },
 };
 
+/* --sweep or --sweep-file */
+static bool is_sweep(const struct jobspec *js)
+{
+	return js->sweep || js->sweep_file;
+}
+
 static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit *s)
 {
 	struct submit_options *o = s->o;
@@ -107,10 +114,10 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		r = options_rules(ctx, args);
 	if (r)
 		return r;
-	if (o->host && strpbrk(o->host, ",["))
-		return usage_error(ctx, "%s takes one host, not the list '%s'", ctx->cmd->name, o->host);
-	if (s->notebook && (s->spec.nodes > 1 || s->spec.array || s->spec.sweep ||
-			    s->spec.sweep_file))
+	if (o->host && strpbrk(o->host, ",[") && !is_sweep(&s->spec))
+		return usage_error(ctx, "%s takes one host, not the list '%s' (a list is for a "
+				   "sweep on plain hosts)", ctx->cmd->name, o->host);
+	if (s->notebook && (s->spec.nodes > 1 || s->spec.array || is_sweep(&s->spec)))
 		return usage_error(ctx, "a notebook is one server on one node: not with --%s",
 				   s->spec.array ? "array" : s->spec.sweep ? "sweep"
 				   : s->spec.sweep_file ? "sweep-file" : "nodes");
@@ -134,9 +141,42 @@ static int check_chip(const char *chip)
 	return DPE_INPUT;
 }
 
+/* A sweep on plain hosts: -H HOST or a hostlist (box[1-2], box1,box2), each a plain
+ * host of the inventory. */
+static int pick_sweep_hosts(struct dp_ctx *ctx, struct submit *s)
+{
+	struct dp_error err = { 0 };
+	_cleanup_strv_free_ char **names = NULL;
+	if (hostlist_expand(s->o->host, &names, &err) < 0)
+		return report_error(&err);
+	size_t n = strv_len(names);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (streq(names[i], names[j]))
+				return usage_error(ctx, "-H '%s' names '%s' twice", s->o->host, names[i]);
+	s->hosts = xcalloc(n, sizeof(*s->hosts));
+	for (size_t i = 0; i < n; i++) {
+		const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, names[i]) : NULL;
+		if (!h || h->type != INV_HOST_PLAIN) {
+			error_msg("a sweep over several hosts runs on plain hosts of the inventory: '%s' "
+				  "is %s (a sweep on a SLURM host is one job array: give that host "
+				  "alone)", names[i], !h ? "not in the inventory"
+				  : h->type == INV_HOST_SLURM ? "a SLURM host" : "not a plain host");
+			return DPE_INPUT;
+		}
+		s->hosts[s->nhosts++] = h;
+	}
+	s->host = s->hosts[0];
+	if (s->spec.chip)
+		s->gres_type = inventory_gres_type(ctx->inv, s->spec.chip);
+	return 0;
+}
+
 static int pick_host(struct dp_ctx *ctx, struct submit *s)
 {
 	struct dp_error err = { 0 };
+	if (!s->o->solve && is_sweep(&s->spec) && strpbrk(s->o->host, ",["))
+		return pick_sweep_hosts(ctx, s);
 	if (s->o->solve) {
 		if (!ctx->inv) {
 			error_msg("--solve needs an inventory: give -i FILE or set DISPATCH_INVENTORY");
@@ -162,6 +202,10 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 			return DPE_FAIL;
 		}
 		s->host = s->solved.host;
+		if (is_sweep(&s->spec) && s->host->type == INV_HOST_PLAIN) { /* a sweep's one host */
+			s->hosts = xcalloc(1, sizeof(*s->hosts));
+			s->hosts[s->nhosts++] = s->host;
+		}
 		s->partition = s->solved.partition;
 		s->gres_type = s->solved.gres_type;
 		if (!s->gres_type && s->spec.chip)
@@ -183,6 +227,10 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 			warning_msg("the inventory's gres_mapping has no entry for chip '%s': asking "
 				    "'%s' for GRES type '%s' (map it under gres_mapping if the cluster "
 				    "names it otherwise)", s->spec.chip, s->host->name, s->spec.chip);
+		if (is_sweep(&s->spec) && s->host->type == INV_HOST_PLAIN) { /* a sweep's one host */
+			s->hosts = xcalloc(1, sizeof(*s->hosts));
+			s->hosts[s->nhosts++] = s->host;
+		}
 		return 0;
 	}
 	/* Not an inventory host: an ssh alias of a SLURM login, with no defaults. */
@@ -251,6 +299,8 @@ static int generate(struct dp_ctx *ctx, struct submit *s)
 	s->job.code = s->payload;
 	s->job.code_len = s->payload_len;
 	s->job.dry_run = s->o->dry_run;
+	if (s->nhosts)
+		return submit_sweep(ctx, s);
 	_cleanup_(submission_release) struct submission sub = { 0 };
 	if (submission_prepare(&s->job, &sub, &err) < 0)
 		return report_error(&err);
@@ -294,6 +344,7 @@ int submit_main(struct dp_ctx *ctx, const struct dp_args *args, enum submit_kind
 		r = generate(ctx, &s);
 	solve_result_release(&s.solved);
 	solve_checked_free(s.live);
+	free(s.hosts);
 	jobspec_release(&s.spec);
 	jobspec_release(&s.o->cli);
 	free(s.payload);

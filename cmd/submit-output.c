@@ -12,15 +12,20 @@
 #include "jobs/sweep_arrays.h"
 #include "submit-output.h"
 
-/* A sweep's tasks, a row each: the index and each parameter's value. */
-static void print_tasks(const struct sweep *sw)
+/* A sweep's tasks, a row each: the index, the host (host_of: a name per task; NULL:
+ * no column) and each parameter's value. */
+static void print_tasks(const struct sweep *sw, const char *const *host_of)
 {
-	struct table t = { .ncols = sw->nparams + 1, .sep = "  ", .trim = true };
+	struct table t = { .ncols = sw->nparams + 1 + !!host_of, .sep = "  ", .trim = true };
 	table_add(&t, "TASK");
+	if (host_of)
+		table_add(&t, "HOST");
 	for (size_t p = 0; p < sw->nparams; p++)
 		table_take(&t, printable(sw->params[p].name));
 	for (size_t i = 0; i < sw->ntasks; i++) {
 		table_addf(&t, "%zu", i);
+		if (host_of)
+			table_add(&t, host_of[i] ? host_of[i] : "-");
 		for (size_t p = 0; p < sw->nparams; p++)
 			table_take(&t, printable(sweep_value(sw, i, p)));
 	}
@@ -33,7 +38,7 @@ static void print_text(const struct sweep *sweep, const struct jobscript *js,
 		       const char *sweep_sbatch)
 {
 	if (sweep)
-		print_tasks(sweep);
+		print_tasks(sweep, NULL);
 	if (sweep_sbatch)
 		printf("==> sbatch, once per job array (under SLURM's default MaxArraySize, %d: "
 		       "the cluster's own is asked at submission) <==\n%s\n",
@@ -201,4 +206,183 @@ void submit_print_job(const struct inv_host *h, const struct submission_job *job
 		cJSON_AddNullToObject(doc, "sweep");
 	}
 	json_print(doc);
+}
+
+/* ---- a sweep on plain hosts ---- */
+
+/* Each task's host name (NULL where none), from the parts. Caller frees the array. */
+static const char **hosts_of(const struct submit_sweep_part *parts, size_t n, size_t ntasks)
+{
+	const char **host_of = xcalloc(ntasks ? ntasks : 1, sizeof(*host_of));
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < parts[i].sub.ntasks; k++)
+			if (parts[i].sub.tasks[k].index < ntasks)
+				host_of[parts[i].sub.tasks[k].index] = parts[i].job.host->name;
+	return host_of;
+}
+
+static cJSON *params_json(const struct sweep *sw)
+{
+	cJSON *names = cJSON_CreateArray();
+	for (size_t p = 0; p < sw->nparams; p++)
+		cJSON_AddItemToArray(names, cJSON_CreateString(sw->params[p].name));
+	return names;
+}
+
+/* "sweep" of a sweep on plain hosts: its id, size, parameters and cap; each host's part (its stage, tasks and
+ * cap), and the runs (submitted: with what the submission found). */
+static cJSON *plain_sweep_json(const struct jobspec *spec, const struct submit_sweep_part *parts,
+			 size_t n, bool submitted)
+{
+	const struct submission *first = &parts[0].sub;
+	cJSON *sw = cJSON_CreateObject();
+	cJSON_AddStringToObject(sw, "id", first->sweep_id);
+	cJSON_AddNumberToObject(sw, "tasks", (double)first->sweep.ntasks);
+	cJSON_AddItemToObject(sw, "params", params_json(&first->sweep));
+	json_add_int_or_null(sw, "max_parallel", spec->max_parallel > 0 ? spec->max_parallel : -1);
+	cJSON *hosts = cJSON_AddArrayToObject(sw, "hosts");
+	for (size_t i = 0; i < n; i++) {
+		cJSON *h = cJSON_CreateObject();
+		cJSON_AddStringToObject(h, "host", parts[i].job.host->name);
+		cJSON_AddStringToObject(h, "stage", parts[i].sub.stage);
+		cJSON *tasks = cJSON_AddArrayToObject(h, "tasks");
+		for (size_t k = 0; k < parts[i].sub.ntasks; k++)
+			cJSON_AddItemToArray(tasks, cJSON_CreateNumber((double)parts[i].sub.tasks[k].index));
+		json_add_int_or_null(h, "max_parallel", parts[i].job.sweep_cap > 0 ? parts[i].job.sweep_cap : -1);
+		if (submitted)
+			json_add_str_or_null(h, "stage_dir", parts[i].sub.stage_dir);
+		cJSON_AddItemToArray(hosts, h);
+	}
+	cJSON *runs = cJSON_AddArrayToObject(sw, "runs");
+	for (size_t idx = 0; idx < first->sweep.ntasks; idx++)
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < parts[i].sub.ntasks; k++) {
+				const struct submission_task *t = &parts[i].sub.tasks[k];
+				const char *host = parts[i].job.host->name;
+				if (t->index != idx)
+					continue;
+				if (submitted && t->state == SUBMISSION_REFUSED)
+					continue; /* never started: not a run */
+				cJSON *r = cJSON_CreateObject();
+				_cleanup_free_ char *ref = xasprintf("%s@%s", t->id, host);
+				cJSON_AddStringToObject(r, "job", ref);
+				cJSON_AddStringToObject(r, "id", t->id);
+				cJSON_AddNumberToObject(r, "index", (double)t->index);
+				cJSON_AddStringToObject(r, "host", host);
+				if (submitted) {
+					cJSON_AddStringToObject(r, "state", t->state == SUBMISSION_SUBMITTED
+								? "submitted" : "unknown");
+					cJSON_AddStringToObject(r, "token", t->token);
+					json_add_str_or_null(r, "log", t->log);
+					json_add_int_or_null(r, "pid", t->pid > 0 ? t->pid : -1);
+					cJSON_AddBoolToObject(r, "recovered", t->recovered);
+				}
+				json_add_str_or_null(r, "run_id", t->run_id);
+				cJSON_AddItemToArray(runs, r);
+			}
+	return sw;
+}
+
+void submit_print_sweep_dry_run(const struct jobspec *spec, const struct submit_sweep_part *parts,
+				size_t n, const char *emit, bool json)
+{
+	if (!n)
+		return;
+	if (json) {
+		cJSON *doc = cJSON_CreateObject();
+		cJSON_AddItemToObject(doc, "sweep", plain_sweep_json(spec, parts, n, false));
+		cJSON *hosts = cJSON_AddArrayToObject(doc, "hosts");
+		for (size_t i = 0; i < n; i++) {
+			const struct jobscript *js = &parts[i].sub.js;
+			cJSON *h = cJSON_CreateObject();
+			cJSON_AddStringToObject(h, "host", parts[i].job.host->name);
+			cJSON_AddStringToObject(h, "type", inv_host_type_name(parts[i].job.host->type));
+			json_add_str_or_null(h, "container_script", js->container);
+			add_container(h, parts[i].job.host, spec);
+			cJSON_AddStringToObject(h, "bootstrap_script", js->bootstrap);
+			cJSON_AddItemToObject(h, "ignored", strv_json(js->ignored));
+			cJSON_AddItemToArray(hosts, h);
+		}
+		json_print(doc);
+		return;
+	}
+	if (emit) {
+		submit_print_dry_run(parts[0].job.host, spec, &parts[0].sub.sweep, &parts[0].sub.js,
+				     parts[0].sub.bootstrap_path, emit, NULL, false);
+		return;
+	}
+	const char **host_of = hosts_of(parts, n, parts[0].sub.sweep.ntasks);
+	print_tasks(&parts[0].sub.sweep, host_of);
+	free(host_of);
+	for (size_t i = 0; i < n; i++) {
+		const struct jobscript *js = &parts[i].sub.js;
+		const char *name = parts[i].job.host->name;
+		if (js->container)
+			printf("==> %s: container.sh <==\n%s\n", name, js->container);
+		printf("==> %s: bootstrap.sh <==\n%s", name, js->bootstrap);
+		if (i + 1 < n)
+			printf("\n");
+	}
+}
+
+/* "0,2,4" (the tasks that run, or may), or for many "0,2,4,...,98: 50 runs" */
+static void task_list(struct strbuf *sb, const struct submission *sub)
+{
+	_cleanup_free_ size_t *ix = xcalloc(sub->ntasks ? sub->ntasks : 1, sizeof(*ix));
+	size_t m = 0;
+	for (size_t k = 0; k < sub->ntasks; k++)
+		if (sub->tasks[k].state != SUBMISSION_REFUSED)
+			ix[m++] = sub->tasks[k].index;
+	for (size_t k = 0; k < m; k++) {
+		if (m > 8 && k == 3) {
+			strbuf_addf(sb, ",...,%zu: %zu runs", ix[m - 1], m);
+			break;
+		}
+		strbuf_addf(sb, "%s%zu", k ? "," : "", ix[k]);
+	}
+}
+
+void submit_print_sweep(const struct jobspec *spec, const struct submit_sweep_part *parts,
+			size_t n, bool json)
+{
+	if (!n)
+		return;
+	if (json) {
+		cJSON *doc = cJSON_CreateObject();
+		cJSON_AddItemToObject(doc, "sweep", plain_sweep_json(spec, parts, n, true));
+		cJSON_AddStringToObject(doc, "name", spec->job_name ? spec->job_name : "dispatch");
+		json_add_str_or_null(doc, "commit", parts[0].job.commit);
+		cJSON_AddBoolToObject(doc, "dirty", parts[0].job.dirty);
+		add_container(doc, parts[0].job.host, spec);
+		json_print(doc);
+		return;
+	}
+	const struct submission *first = &parts[0].sub;
+	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
+	size_t runs = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t before = line.len;
+		strbuf_addf(&line, "%s%s (", line.len ? ", " : "", parts[i].job.host->name);
+		size_t mark = line.len;
+		task_list(&line, &parts[i].sub);
+		if (line.len == mark) { /* nothing runs there */
+			line.len = before;
+			line.buf[before] = '\0';
+			continue;
+		}
+		strbuf_addch(&line, ')');
+		for (size_t k = 0; k < parts[i].sub.ntasks; k++)
+			runs += parts[i].sub.tasks[k].state != SUBMISSION_REFUSED;
+	}
+	if (!runs)
+		return;
+	printf("sweep %s: %zu run%s on %s\n", first->sweep_id, runs, runs == 1 ? "" : "s", line.buf);
+	for (size_t idx = 0; idx < first->sweep.ntasks; idx++)
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < parts[i].sub.ntasks; k++) {
+				const struct submission_task *t = &parts[i].sub.tasks[k];
+				if (t->index == idx && t->state != SUBMISSION_REFUSED)
+					printf("%s@%s%s\n", t->id, parts[i].job.host->name,
+					       t->state == SUBMISSION_SUBMITTED ? "" : " (unknown)");
+			}
 }

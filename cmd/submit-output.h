@@ -21,4 +21,20 @@ void submit_print_dry_run(const struct inv_host *h, const struct jobspec *spec,
 void submit_print_job(const struct inv_host *h, const struct submission_job *job,
 		      const struct submission *sub, bool json);
 
+/* A sweep on plain hosts: one host's part (cmd/submit-sweep.c). */
+struct submit_sweep_part {
+	struct submission_job job;
+	struct submission sub;
+	int result;             /* submit_run_on's: 0 when all its tasks were submitted */
+};
+/* The tasks' table (TASK, HOST, the values), then each host's scripts; or with --emit
+ * the files written, or the --json document ("sweep" with its "runs", index and host,
+ * and "hosts", each host's scripts). */
+void submit_print_sweep_dry_run(const struct jobspec *spec, const struct submit_sweep_part *parts,
+				size_t n, const char *emit, bool json);
+/* "sweep ID: N runs on box1 (0,2,4), box2 (1,3,5)" and each run submitted as ID@HOST,
+ * a line each in the order of the tasks; or the --json document. */
+void submit_print_sweep(const struct jobspec *spec, const struct submit_sweep_part *parts,
+			size_t n, bool json);
+
 #endif

@@ -73,6 +73,19 @@ static void note(void *data, enum submission_note level, const char *msg)
 		error_msg("%s", msg);
 }
 
+int submit_run_on(struct dp_ctx *ctx, const struct submission_job *job, struct submission *sub,
+		  struct ledger *l, struct dp_error *err)
+{
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	struct hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, job->host->name) };
+	if (session_open(ctx, hd.dest, &ss, err) < 0)
+		return -1;
+	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
+	if (ctx->verbosity >= 0 && stderr_is_tty())
+		hooks.upload_progress = upload_progress;
+	return submission_run(sub, job, ss, l, &hooks, err);
+}
+
 int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub)
 {
 	struct dp_error err = { 0 };

@@ -71,11 +71,24 @@ struct submit {
 	unsigned char *payload;
 	size_t payload_len;
 	struct submission_job job;      /* what goes to lib/submission.h */
+	/* A sweep on plain hosts (-H box1, -H box[1-2]): its hosts, host the first;
+	 * nhosts 0: not such a sweep. */
+	const struct inv_host **hosts;
+	size_t nhosts;
 };
 
 /* cmd/submit-remote.c: submits the generated job sub over SSH, then prints it (or
  * opens the notebook's tunnel, or attaches); the exit status. */
 int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub);
+/* The prepared sub of job, submitted to its host over a connection of its own with
+ * submit's hooks (-v notes, warnings, the reconnect after a lost connection); as
+ * submission_run. */
+int submit_run_on(struct dp_ctx *ctx, const struct submission_job *job, struct submission *sub,
+		  struct ledger *l, struct dp_error *err);
+
+/* cmd/submit-sweep.c: a sweep on plain hosts (s->nhosts), from the prepared options to
+ * the runs printed (or the dry run's table and scripts); the exit status. */
+int submit_sweep(struct dp_ctx *ctx, struct submit *s);
 
 enum submit_kind { SUBMIT_PLAIN, SUBMIT_PACKED, SUBMIT_NOTEBOOK };
 /* Submits the job the options and operands describe; the exit status. */

@@ -36,6 +36,28 @@ static void note(const struct submission_hooks *h, enum submission_note level, c
 
 /* ---- preparing ---- */
 
+/* A sweep on a plain host: its tasks here, each with its id, token and run id. */
+static int prepare_tasks(const struct submission_job *job, struct submission *sub,
+			 struct dp_error *err)
+{
+	size_t n = job->sweep_tasks ? job->sweep_ntasks : sub->sweep.ntasks;
+	if (!n)
+		return dp_err(err, DPE_INPUT, "no task of the sweep goes to '%s'", job->host->name);
+	sub->tasks = xcalloc(n, sizeof(*sub->tasks));
+	for (size_t i = 0; i < n; i++) {
+		struct submission_task *t = &sub->tasks[sub->ntasks];
+		t->index = job->sweep_tasks ? job->sweep_tasks[i] : i;
+		if (t->index >= sub->sweep.ntasks)
+			return dp_err(err, DPE_INPUT, "the sweep has no task %zu", t->index);
+		sub->ntasks++;
+		t->id = xasprintf("%s-%zu", sub->stage, t->index);
+		t->token = ledger_new_token();
+		t->run_id = sub->run_id ? xasprintf("%s-%zu", sub->run_id, t->index) : NULL;
+		t->state = SUBMISSION_PREPARED;
+	}
+	return 0;
+}
+
 int submission_prepare(const struct submission_job *job, struct submission *sub,
 		       struct dp_error *err)
 {
@@ -55,12 +77,15 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 	if (jobspec_sweep(job->spec, &sub->sweep, err) < 0)
 		return -1;
 	if (sub->sweep.ntasks) {
-		if (job->host->type != INV_HOST_SLURM)
-			return dp_err(err, DPE_INPUT, "%s on '%s', a plain host: not built yet (a "
-				      "sweep runs as one SLURM job array for now; submit its runs one by "
-				      "one there)", job->spec->sweep_file ? "--sweep-file" : "--sweep",
-				      job->host->name);
-		sub->sweep_id = xasprintf("sweep-%.16s", sub->token + 4); /* after "dsp-" */
+		if (job->host->type == INV_HOST_SLURM && sub->run_id)
+			return dp_err(err, DPE_INPUT, "--sweep with --max-restarts, --stop-signal or "
+				      "--grace on '%s': on SLURM a sweep is one job array, whose tasks "
+				      "cannot be runs yet (submit the sweep to plain hosts, or without "
+				      "them)", job->host->name);
+		sub->sweep_id = job->sweep_id ? xstrdup(job->sweep_id)
+			      : xasprintf("sweep-%.16s", sub->token + 4); /* after "dsp-" */
+		if (job->host->type != INV_HOST_SLURM && prepare_tasks(job, sub, err) < 0)
+			return -1;
 		for (size_t i = 0; job->sweep_indexes && i < job->sweep_nindexes; i++)
 			if (job->sweep_indexes[i] >= sub->sweep.ntasks ||
 			    (i && job->sweep_indexes[i] <= job->sweep_indexes[i - 1]))
@@ -117,6 +142,13 @@ void submission_release(struct submission *sub)
 	}
 	free(sub->arrays);
 	free(sub->record);
+	for (size_t i = 0; i < sub->ntasks; i++) {
+		free(sub->tasks[i].id);
+		free(sub->tasks[i].token);
+		free(sub->tasks[i].run_id);
+		free(sub->tasks[i].log);
+	}
+	free(sub->tasks);
 	strbuf_release(&sub->remote_err);
 	memset(sub, 0, sizeof(*sub));
 }
@@ -454,14 +486,10 @@ static const char *pinned_gpus(const struct inv_host *h)
 	return NULL;
 }
 
-static int run_plain(struct submission *sub, const struct submission_job *job,
-		     struct ssh_session *ss, const struct submission_hooks *h, struct dp_error *err)
+/* What the launcher leases and how it restarts the job (a sweep's task: every one). */
+static struct plainjob_lease plain_lease(const struct submission_job *job)
 {
-	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	_cleanup_free_ char *log = log_path(job, sub, NULL);
-	struct dp_error lost = { 0 };
-	int status;
-	struct plainjob_lease lease = {
+	return (struct plainjob_lease){
 		.gpus = jobspec_gpus_per_node(job->spec),
 		.gpu_share = job->spec->gpu_share > 0,
 		.lock_dir = job->host->gpu_lock_dir,
@@ -476,6 +504,16 @@ static int run_plain(struct submission *sub, const struct submission_job *job,
 		.restart_on_error = (jobspec_run_restart_on(job->spec) & RUN_ON_ERROR) != 0,
 		.restart_on_lost = (jobspec_run_restart_on(job->spec) & RUN_ON_LOST) != 0,
 	};
+}
+
+static int run_plain(struct submission *sub, const struct submission_job *job,
+		     struct ssh_session *ss, const struct submission_hooks *h, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	_cleanup_free_ char *log = log_path(job, sub, NULL);
+	struct dp_error lost = { 0 };
+	int status;
+	struct plainjob_lease lease = plain_lease(job);
 	plainjob_launch_command(&cmd, sub->stage_dir, sub->work_dir, log, sub->stage, &lease);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &errout, &status, &lost) < 0)
 		return recover(sub, job, h, &lost, err);
@@ -706,6 +744,154 @@ static int submit_arrays(struct submission *sub, const struct submission_job *jo
 		      "submit the sweep again", msg.buf, ids.buf);
 }
 
+/* ---- a sweep's tasks on a plain host: steps 3 and 4 for each, in one exchange ---- */
+
+static void tasks_refs(const struct submission *sub, struct plainjob_task *pt)
+{
+	for (size_t i = 0; i < sub->ntasks; i++)
+		pt[i] = (struct plainjob_task){ .id = sub->tasks[i].id, .log_path = sub->tasks[i].log };
+}
+
+/* After the connection broke with tasks whose answer is missing: a new one, and their
+ * pid files looked at. */
+static void recover_tasks(struct submission *sub, const struct submission_hooks *h,
+			  const char *why)
+{
+	note(h, SUBMISSION_WARNING, "%s; connecting again to see which of the sweep's tasks "
+	     "started", why);
+	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	struct dp_error e = { 0 };
+	if (!h || !h->reconnect || h->reconnect(h->data, &ss, &e) < 0) {
+		if (e.msg[0])
+			note(h, SUBMISSION_ERROR, "%s", e.msg);
+		return;
+	}
+	_cleanup_free_ struct plainjob_task *pt = xcalloc(sub->ntasks, sizeof(*pt));
+	tasks_refs(sub, pt);
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
+	plainjob_task_pids_command(&cmd, sub->stage_dir, pt, sub->ntasks);
+	int status;
+	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, NULL, &status, &e) < 0) {
+		note(h, SUBMISSION_ERROR, "%s", e.msg);
+		return;
+	}
+	for (size_t i = 0; i < sub->ntasks; i++) {
+		struct submission_task *t = &sub->tasks[i];
+		bool failed;
+		long pid = plainjob_parse_task_pid(out.buf, t->id, &failed);
+		if (t->state != SUBMISSION_UNKNOWN || pid <= 1)
+			continue;
+		t->pid = pid;
+		t->state = SUBMISSION_SUBMITTED;
+		t->recovered = true;
+	}
+}
+
+static int submit_tasks(struct submission *sub, const struct submission_job *job,
+			struct ssh_session *ss, struct ledger *l, const struct submission_hooks *h,
+			struct dp_error *err)
+{
+	const struct inv_host *host = job->host;
+	_cleanup_free_ char *params = sweep_json(&sub->sweep);
+	for (size_t i = 0; i < sub->ntasks; i++) {
+		struct submission_task *t = &sub->tasks[i];
+		t->log = xasprintf("%s/%s.out", sub->log_dir, t->id);
+		_cleanup_free_ char *script = xasprintf("%s/%s/bootstrap.sh", sub->share_dir, t->id);
+		_cleanup_free_ char *which = xasprintf("%zu", t->index);
+		struct ledger_job rec = {
+			.job_id = t->id,
+			.host = host->name,
+			.cluster = host->cluster ? host->cluster->name : NULL,
+			.name = job->spec->job_name ? job->spec->job_name : "dispatch",
+			.token = t->token,
+			.commit = (char *)job->commit,
+			.dirty = job->dirty,
+			.script_path = script,
+			.log_path = t->log,
+			.container_image = (char *)container_job_image(job->spec, host),
+			.run_id = t->run_id,
+			.max_restarts = (int)jobspec_run_max_restarts(job->spec),
+			.wandb_run = t->run_id && jobscript_sets_wandb_run(job->spec, host),
+			.sweep_id = sub->sweep_id,
+			.sweep_size = (long)sub->sweep.ntasks,
+			.sweep_params = params,
+			.sweep_first = (long)t->index,
+			.sweep_tasks = which,
+			.sweep_parallel = job->spec->max_parallel,
+		};
+		if (rec.container_image)
+			rec.container_runtime = (char *)container_runtime_name(host->container_runtime);
+		if (ledger_begin(l, &rec, err) < 0) {
+			struct dp_error e2 = { 0 };
+			for (size_t k = 0; k < i; k++) /* nothing started: no rows */
+				ledger_forget(l, sub->tasks[k].token, &e2);
+			return -1;
+		}
+	}
+	note(h, SUBMISSION_INFO, "starting %zu tasks of sweep %s on '%s' (stage %s)", sub->ntasks,
+	     sub->sweep_id, host->name, sub->stage_dir);
+
+	_cleanup_free_ struct plainjob_task *pt = xcalloc(sub->ntasks, sizeof(*pt));
+	tasks_refs(sub, pt);
+	struct plainjob_lease lease = plain_lease(job);
+	lease.sweep = sub->stage;
+	lease.sweep_max = job->sweep_cap;
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, in = STRBUF_INIT, out = STRBUF_INIT,
+				       errout = STRBUF_INIT;
+	plainjob_launch_tasks_command(&cmd, &in, sub->stage_dir, sub->work_dir, pt, sub->ntasks,
+				      &lease);
+	struct dp_error lost = { 0 };
+	int status = -1;
+	bool answered = ssh_exec_capture(ss, cmd.buf, &in, &out, &errout, &status, &lost) >= 0;
+	strbuf_add(&sub->remote_err, errout.buf, errout.len);
+	size_t nunknown = 0;
+	for (size_t i = 0; i < sub->ntasks; i++) {
+		struct submission_task *t = &sub->tasks[i];
+		bool failed;
+		long pid = answered ? plainjob_parse_task_pid(out.buf, t->id, &failed) : -1;
+		if (pid > 1 && !failed) {
+			t->pid = pid;
+			t->state = SUBMISSION_SUBMITTED;
+		} else if (pid >= 0 || (answered && status != 0 && !strstr(out.buf, MARK_TASK))) {
+			t->state = SUBMISSION_REFUSED; /* it said so, or nothing was started */
+		} else {
+			t->state = SUBMISSION_UNKNOWN;
+			nunknown++;
+		}
+	}
+	if (nunknown)
+		recover_tasks(sub, h, answered
+			? "the start of the sweep's tasks did not say how each went" : lost.msg);
+
+	/* each row settled: submitted, forgotten (certainly not started) or unknown */
+	size_t nsub = 0, nref = 0, nunk = 0;
+	for (size_t i = 0; i < sub->ntasks; i++) {
+		struct submission_task *t = &sub->tasks[i];
+		struct dp_error e2 = { 0 };
+		int r = 0;
+		if (t->state == SUBMISSION_SUBMITTED) {
+			r = ledger_submitted(l, t->token, t->id, t->pid, &e2);
+			nsub++;
+		} else if (t->state == SUBMISSION_REFUSED) {
+			r = ledger_forget(l, t->token, &e2);
+			nref++;
+		} else {
+			r = ledger_set_state(l, t->token, "unknown", &e2);
+			nunk++;
+		}
+		if (r < 0)
+			note(h, SUBMISSION_ERROR, "%s", e2.msg);
+	}
+	sub->state = nunk ? SUBMISSION_UNKNOWN : nref ? SUBMISSION_REFUSED : SUBMISSION_SUBMITTED;
+	if (!nunk && !nref)
+		return 0;
+	if (nunk)
+		return dp_err(err, DPE_FAIL, "%zu of the sweep's %zu tasks on '%s' may or may not have "
+			      "started (%zu did, %zu did not)", nunk, sub->ntasks, host->name, nsub, nref);
+	return dp_err(err, DPE_FAIL, "%zu of the sweep's %zu tasks on '%s' did not start%s", nref,
+		      sub->ntasks, host->name, status > 0 && !nsub ? " (the host refused them)" : "");
+}
+
 int submission_run(struct submission *sub, const struct submission_job *job,
 		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
 		   struct dp_error *err)
@@ -715,6 +901,10 @@ int submission_run(struct submission *sub, const struct submission_job *job,
 		return -1;
 	if (sub->sweep.ntasks && job->host->type == INV_HOST_SLURM)
 		return submit_arrays(sub, job, ss, l, hooks, err);
+	if (sub->ntasks) {
+		sub->script = xasprintf("%s/bootstrap.sh", sub->stage_dir);
+		return submit_tasks(sub, job, ss, l, hooks, err);
+	}
 	return submit_recorded(sub, job, ss, l, hooks, err);
 }
 

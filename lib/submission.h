@@ -66,6 +66,14 @@ struct submission_job {
 	const size_t *sweep_indexes;    /* a sweep: the tasks to submit (ascending, each
 					   once, below its size); NULL: all of them */
 	size_t sweep_nindexes;
+	/* A sweep on plain hosts: this host's part of it (lib/sweep_spread.h says which
+	 * tasks, and the cap). The first host's submission makes the sweep's id, the
+	 * others are given it; each host has a stage name of its own (hosts may share
+	 * the file system the stage dirs are on). */
+	const char *sweep_id;           /* NULL: a new one */
+	const size_t *sweep_tasks;      /* the tasks' indexes this host runs; NULL: all */
+	size_t sweep_ntasks;
+	long sweep_cap;                 /* at most this many of them run at once here; 0: no cap */
 };
 
 enum submission_state {
@@ -98,6 +106,18 @@ struct submission_array {
 	bool recovered;
 };
 
+/* A sweep's task on a plain host: a plain job of its own, a ledger row of its own. */
+struct submission_task {
+	size_t index;                   /* K: DISPATCH_SWEEP_INDEX */
+	char *id;                       /* its job id: the sweep's stage name and -K */
+	char *token;                    /* its ledger row's */
+	char *run_id;                   /* a run: the sweep's run id and -K; else NULL */
+	char *log;                      /* after submission_run */
+	long pid;
+	enum submission_state state;
+	bool recovered;
+};
+
 struct submission {
 	char *token;                    /* the ledger's token, in sbatch's --comment */
 	char *stage;                    /* the stage dir's name */
@@ -125,6 +145,11 @@ struct submission {
 	const struct submission_array *array;   /* the array whose sbatch runs now */
 	char *record;                   /* the arrays' outcome files' name: NULL "sbatch" (a
 					   retry's: "retry-TOKEN") */
+	/* A sweep on a plain host: its tasks here, each a plain job started in the one
+	 * exchange after the one upload (token and stage above: the sweep's, whose stage
+	 * dir holds the shared files). ntasks 0: not such a sweep. */
+	struct submission_task *tasks;
+	size_t ntasks;
 };
 
 /* The token, the stage name and the scripts. Errors: DPE_INPUT (a job option the
@@ -158,7 +183,14 @@ struct submission_hooks {
  * more than N of the sweep's tasks run. An array that fails (refused, unknown, or a
  * lost connection, even when the look-up finds that array) stops the rest: PARTIAL
  * when arrays before it were submitted (they stay, recorded; err names the tasks
- * not submitted), else as for one job. */
+ * not submitted), else as for one job.
+ *
+ * A sweep's tasks on a plain host (sub->ntasks): step 3 records a row per task (its
+ * job id already: the task's stage name), step 4 starts them all in one command
+ * (plainjob_launch_tasks_command), and a task whose answer was lost is looked for
+ * (its pid file) over a new connection. Each task's state is its own; 0 when every
+ * task was submitted, else -1 with sub->state the worst of theirs (UNKNOWN, then
+ * REFUSED) and err saying which. */
 int submission_run(struct submission *sub, const struct submission_job *job,
 		   struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
 		   struct dp_error *err);

@@ -61,6 +61,9 @@
 #define MARK_PREFLIGHT MARKER("preflight")
 /* Plain-host jobs: the started process, a job's state, a cancel's outcome. */
 #define MARK_PID MARKER("pid")
+/* A sweep's task: "ID started PGID", "ID failed PGID" (its launcher gave up at once),
+ * "ID none" (it did not start). */
+#define MARK_TASK MARKER("task")
 #define MARK_JOB MARKER("job")
 #define MARK_QJOB MARKER("qjob")
 #define MARK_CANCEL MARKER("cancel")

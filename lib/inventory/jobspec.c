@@ -186,23 +186,48 @@ bool jobspec_valid_array(const char *s)
 	return *p == '\0';
 }
 
-/* The length of the plain host's job id at s (jobscript_stage_name's
- * NAME-YYYYMMDD-HHMMSS-XXXX, then @HOST as submit prints it, optional), else 0. */
-static size_t plain_job_id(const char *s)
+/* Whether the n characters at s end as jobscript_stage_name's names do. */
+static bool stage_shape(const char *s, size_t n)
 {
-	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
 	const char *shape = "-dddddddd-dddddd-xxxx";
 	size_t k = strlen(shape);
-	if (n <= k || s[0] == '.' || s[0] == '-')
-		return 0;
+	if (n <= k)
+		return false;
 	for (size_t i = 0; i < k; i++) {
 		char c = s[n - k + i];
 		bool ok = shape[i] == '-' ? c == '-'
 			: shape[i] == 'd' ? (c >= '0' && c <= '9')
 			: (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 		if (!ok)
-			return 0;
+			return false;
 	}
+	return true;
+}
+
+/* The length of the plain host's job id at s (jobscript_stage_name's
+ * NAME-YYYYMMDD-HHMMSS-XXXX, or a sweep's task's: that and -K, K at most 5 digits
+ * (SWEEP_MAX_TASKS); then @HOST as submit prints it, optional), else 0. */
+bool jobspec_plain_task_id(const char *id, size_t *stage_len)
+{
+	size_t n = strlen(id), task = 0;
+	while (task < n && id[n - 1 - task] >= '0' && id[n - 1 - task] <= '9')
+		task++;
+	if (task < 1 || task > 5 || task >= n || id[n - 1 - task] != '-' ||
+	    !stage_shape(id, n - 1 - task))
+		return false;
+	if (stage_len)
+		*stage_len = n - 1 - task;
+	return true;
+}
+
+static size_t plain_job_id(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	if (s[0] == '.' || s[0] == '-')
+		return 0;
+	_cleanup_free_ char *id = xstrndup(s, n);
+	if (!stage_shape(s, n) && !jobspec_plain_task_id(id, NULL))
+		return 0;
 	if (s[n] == '@') {
 		size_t h = strspn(s + n + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
 		if (!h)
@@ -897,10 +922,8 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 		if (js->array)
 			return dp_err(err, DPE_INPUT, "%s makes the job array itself: drop --array '%s'",
 				      opt, js->array);
-		if (jobspec_is_run(js))
-			return dp_err(err, DPE_INPUT, "%s with --max-restarts, --stop-signal or --grace: "
-				      "a sweep whose tasks are runs is not built yet (submit the sweep "
-				      "without them, or each run on its own)", opt);
+		/* tasks that are runs: on plain hosts (lib/submission.c refuses them on SLURM,
+		 * where a sweep is a job array) */
 	}
 	if (js->max_parallel && !js->sweep && !js->sweep_file)
 		return dp_err(err, DPE_INPUT, "--max-parallel %ld needs --sweep or --sweep-file: it "

@@ -113,6 +113,11 @@ long jobspec_gpus_per_node(const struct jobspec *js);
 /* Total GPUs the spec asks for (--gpus, or --gpus-per-node times the nodes). */
 long jobspec_total_gpus(const struct jobspec *js);
 
+/* Whether id is a sweep's task's id on a plain host (lib/sched/plain/plainjob.h):
+ * a stage name (NAME-YYYYMMDD-HHMMSS-XXXX) and -K; *stage_len (may be NULL): the
+ * stage name's length. */
+bool jobspec_plain_task_id(const char *id, size_t *stage_len);
+
 /* The value checkers, exposed for the tests: true when s is valid. */
 bool jobspec_valid_time(const char *s);
 /* The seconds of a valid --time value (0: UNLIMITED), -1 when it is not valid. */

@@ -536,12 +536,16 @@ static void boot_run(struct strbuf *sb, const struct jobspec *spec,
 		base = xasprintf("%s/checkpoints", share);
 	}
 	_cleanup_free_ char *dir = xasprintf("%s/%s", base, t->run_id);
+	/* a sweep's task on a plain host is a run of its own: the id with -INDEX */
+	const char *task = t->sweep && !is_slurm(t) ? "-\"$DISPATCH_SWEEP_INDEX\"" : "";
 	strbuf_adds(sb, "\n# The run: one id for every attempt, and its checkpoint directory.\n"
 			"export DISPATCH_RUN_ID=");
 	sh_quote(sb, t->run_id);
+	strbuf_adds(sb, task);
 	strbuf_adds(sb, "\nexport DISPATCH_ATTEMPT=\"${DISPATCH_ATTEMPT:-${SLURM_RESTART_COUNT:-0}}\"\n"
 			"export DISPATCH_CHECKPOINT_DIR=");
 	jobscript_quote_path(sb, dir);
+	strbuf_adds(sb, task);
 	strbuf_addf(sb, "\n(umask 077 && mkdir -p -- \"$DISPATCH_CHECKPOINT_DIR\")\n"
 			"export DISPATCH_STOP_SIGNAL=%s\n"
 			"export DISPATCH_STOP_GRACE=%ld\n"
@@ -705,25 +709,32 @@ static void boot_command(struct strbuf *sb, const struct jobspec *spec,
 	strbuf_adds(sb, wait_child);
 }
 
-/* A sweep's task: its index (the array task), the sweep's id and size, its
- * parameters and its command, from the table of every task (sweep_script). */
+/* A sweep's task: its index (the array task; on a plain host the end of its job id,
+ * SWEEP-K: lib/sched/plain/plainjob.h), the sweep's id and size, its parameters and
+ * its command, from the table of every task (sweep_script). */
 static void boot_sweep(struct strbuf *sb, const struct jobscript_target *t)
 {
 	if (!t->sweep)
 		return;
-	strbuf_adds(sb, "\n# The sweep (dispatch-submit(1) SWEEPS): this task's parameters and command.\n"
-			"# Its index: the array task id plus the sweep index of the array's task 0\n"
-			"# (DISPATCH_SWEEP_FIRST, from sbatch.sh's argument: a sweep larger than the\n"
-			"# cluster's MaxArraySize runs as several arrays).\n"
-			"DISPATCH_SWEEP_INDEX=${SLURM_ARRAY_TASK_ID:?not a task of the job array of a sweep}\n"
-			"case ${DISPATCH_SWEEP_FIRST:-0}/$DISPATCH_SWEEP_INDEX in\n"
-			"*[!0-9/]* | /* | */)\n"
-			"\techo \"dispatch: the sweep task is not a number: $DISPATCH_SWEEP_INDEX plus ${DISPATCH_SWEEP_FIRST:-0}\" >&2\n"
-			"\texit 1\n"
-			"\t;;\n"
-			"esac\n"
-			"DISPATCH_SWEEP_INDEX=$((10#$DISPATCH_SWEEP_INDEX + 10#${DISPATCH_SWEEP_FIRST:-0}))\n"
-			"DISPATCH_SWEEP_ID=");
+	strbuf_adds(sb, "\n# The sweep (dispatch-submit(1) SWEEPS): this task's parameters and command.\n");
+	if (is_slurm(t))
+		strbuf_adds(sb, "# Its index: the array task id plus the sweep index of the array's task 0\n"
+				"# (DISPATCH_SWEEP_FIRST, from sbatch.sh's argument: a sweep larger than the\n"
+				"# cluster's MaxArraySize runs as several arrays).\n"
+				"DISPATCH_SWEEP_INDEX=${SLURM_ARRAY_TASK_ID:?not a task of the job array of a sweep}\n"
+				"case ${DISPATCH_SWEEP_FIRST:-0}/$DISPATCH_SWEEP_INDEX in\n"
+				"*[!0-9/]* | /* | */)\n"
+				"\techo \"dispatch: the sweep task is not a number: $DISPATCH_SWEEP_INDEX plus ${DISPATCH_SWEEP_FIRST:-0}\" >&2\n"
+				"\texit 1\n"
+				"\t;;\n"
+				"esac\n"
+				"DISPATCH_SWEEP_INDEX=$((10#$DISPATCH_SWEEP_INDEX + 10#${DISPATCH_SWEEP_FIRST:-0}))\n");
+	else /* a plain host's task: its job id is SWEEP-INDEX */
+		strbuf_adds(sb, "DISPATCH_SWEEP_INDEX=${DISPATCH_JOB_ID##*-}\n"
+				"case $DISPATCH_SWEEP_INDEX in '' | *[!0-9]*)\n"
+				"\techo \"dispatch: job $DISPATCH_JOB_ID is not a task of a sweep (SWEEP-INDEX)\" >&2\n"
+				"\texit 1 ;;\nesac\n");
+	strbuf_adds(sb, "DISPATCH_SWEEP_ID=");
 	sh_quote(sb, t->sweep_id ? t->sweep_id : "");
 	strbuf_addf(sb, "\nDISPATCH_SWEEP_SIZE=%zu\n"
 			"export DISPATCH_SWEEP_INDEX DISPATCH_SWEEP_ID DISPATCH_SWEEP_SIZE\n",

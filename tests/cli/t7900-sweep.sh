@@ -5,7 +5,7 @@
 # DISPATCH_PARAM_* and in the command's {NAME} (bare and inside quotes), its index
 # and the sweep's id and size; hostile values (quotes, $(...), backquotes, spaces)
 # reach the command whole and never run; the dry run's table of tasks; what is
-# refused (a plain host, --array with --sweep, a bad name). Uses the default test
+# refused (a sweep of runs, --array with --sweep, a bad name). Uses the default test
 # bed instance.
 . "$(dirname "$0")/lib.sh"
 
@@ -36,9 +36,9 @@ test_expect_success 'the dry run shows the tasks, the array and each task'"'"'s 
 	! grep "0\.01" cmdline
 '
 
-test_expect_success 'refused: a plain host, --array with --sweep, a bad name, --max-parallel alone' '
-	test_expect_code 2 dispatch submit -H box1 --sweep a=1,2 -- true 2>err &&
-	test_grep "sweep on .box1., a plain host: not built yet" err &&
+test_expect_success 'refused: runs, --array with --sweep, a bad name, --max-parallel alone' '
+	test_expect_code 2 dispatch submit -H hpc --sweep a=1,2 --max-restarts 1 -- true 2>err &&
+	test_grep "on SLURM a sweep is one job array, whose tasks cannot be runs yet" err &&
 	test_expect_code 2 dispatch submit -H hpc --sweep a=1,2 --array 0-1 -- true 2>err &&
 	test_grep "sweep makes the job array itself: drop --array" err &&
 	test_expect_code 2 dispatch submit -H hpc --sweep 1a=1,2 -- true 2>err &&

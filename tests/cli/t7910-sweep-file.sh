@@ -123,7 +123,7 @@ test_expect_success 'refused, each with the file, line and column, exit 2' '
 	test_grep "^dispatch: jobs/sweeps/bad.yaml:3:6: task 1 has .b., which task 0 (line 2) has not" err
 '
 
-test_expect_success 'refused: --sweep with --sweep-file, --max-parallel alone, a plain host' '
+test_expect_success 'refused: --sweep with --sweep-file, --max-parallel alone; a plain host takes it' '
 	test_expect_code 2 dispatch submit -H hpc --sweep-file grid.yaml --sweep a=1,2 -- true 2>err &&
 	test_grep "^dispatch: --sweep and --sweep-file .grid.yaml. exclude each other: give the parameters in one of them" err &&
 	test_expect_code 2 dispatch submit -H hpc -f jobs/job.yaml --sweep a=1,2 2>err &&
@@ -132,8 +132,9 @@ test_expect_success 'refused: --sweep with --sweep-file, --max-parallel alone, a
 	test_grep "max-parallel 2 needs --sweep or --sweep-file" err &&
 	test_expect_code 2 dispatch submit -H hpc --sweep-file grid.yaml --array 0-1 -- true 2>err &&
 	test_grep "sweep-file makes the job array itself: drop --array" err &&
-	test_expect_code 2 dispatch submit -H box1 --sweep-file grid.yaml -- true 2>err &&
-	test_grep "sweep-file on .box1., a plain host: not built yet" err
+	dispatch submit -H box1 --sweep-file grid.yaml --dry-run -- true >dry &&
+	test_grep "^==> the sweep.s 6 tasks <==$" dry &&
+	test_grep "^5     box1  0.01  3$" dry
 '
 
 test_expect_success 'a list of 3 on the cluster: each task its own values, hostile ones whole' '

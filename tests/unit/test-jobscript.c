@@ -909,8 +909,35 @@ static void test_sweep(void)
 	jobspec_release(&js);
 }
 
+/* A sweep on a plain host: each task a plain job whose id ends in its index (SWEEP-K);
+ * a task that is a run has the run's id with -K, and so its checkpoints. */
+static void test_sweep_plain(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = plain_host();
+	struct sweep sw = SWEEP_INIT;
+	spec_cmd(&js, "python train.py --lr {lr}");
+	set(&js, "max-restarts", "1");
+	CHECK_INT(sweep_add(&sw, "lr=0.1,0.01", &err), 0);
+	struct jobscript_target t = { .host = &h, .sweep = &sw, .sweep_id = "sweep-0123456789abcdef",
+				      .run_id = "run-0123456789abcdef" };
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK(!s.sbatch);
+	CHECK_CONTAINS(s.bootstrap, "DISPATCH_SWEEP_INDEX=${DISPATCH_JOB_ID##*-}\n");
+	CHECK(!strstr(s.bootstrap, "SLURM_ARRAY_TASK_ID"));
+	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_RUN_ID='run-0123456789abcdef'-\"$DISPATCH_SWEEP_INDEX\"\n");
+	CHECK_CONTAINS(s.bootstrap, "/run-0123456789abcdef'-\"$DISPATCH_SWEEP_INDEX\"\n");
+	CHECK_SH_N("plain sweep bootstrap", s.bootstrap);
+	CHECK_SHELLCHECK("plain sweep bootstrap", s.bootstrap);
+	jobscript_release(&s);
+	sweep_release(&sw);
+	jobspec_release(&js);
+}
+
 int main(void)
 {
+	test_sweep_plain();
 	test_run();
 	test_sweep();
 	test_login_families();

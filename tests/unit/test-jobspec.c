@@ -66,6 +66,12 @@ static void test_values_name_their_option(void)
 	      jobspec_valid_dependency("afternotok:12_3?afterok:4") &&
 	      jobspec_valid_dependency("after:5+10"));
 	/* a plain host's job ids, as submit prints them (@HOST) or not */
+	/* a sweep's task on a plain host: its stage name and -K */
+	CHECK(jobspec_valid_dependency("afterok:train-20261127-185300-0a1f-12@box1"));
+	CHECK(!jobspec_valid_dependency("afterok:train-20261127-185300-0a1f-123456"));
+	size_t stage = 0;
+	CHECK(jobspec_plain_task_id("train-20261127-185300-0a1f-3", &stage) && stage == 26);
+	CHECK(!jobspec_plain_task_id("train-20261127-185300-0a1f", NULL));
 	CHECK(jobspec_valid_dependency("afterok:train-20261127-185300-0a1f") &&
 	      jobspec_valid_dependency("afterany:my_job.1-20261127-185300-ffff@box1:12") &&
 	      !jobspec_valid_dependency("afterok:train-2026-185300-0a1f") &&

@@ -508,6 +508,120 @@ static void test_parse_queue(void)
 	slurm_queue_release(&q);
 }
 
+/* A sweep's tasks, started in one command with its program on stdin: a stage dir of
+ * their own each (the sweep's bootstrap linked), DISPATCH_JOB_ID SWEEP-K, and at most
+ * sweep_max running at once: the third waits for a sweep slot, then runs once one
+ * ended; the look after a lost connection finds their pids. */
+static void test_sweep_tasks(const char *dir)
+{
+	char *sw = xasprintf("%s/sw", dir);
+	mkdir(sw, 0700);
+	char *boot = xasprintf("%s/bootstrap.sh", sw);
+	/* (each task ends once told to, or once the test's directory is gone) */
+	char *cmd = xasprintf("while [ ! -f \"%s/go-$DISPATCH_JOB_ID\" ] && [ -d \"%s\" ]; do "
+			      "sleep 0.05; done\necho \"task=$DISPATCH_JOB_ID\"\n", dir, dir);
+	write_text(boot, cmd);
+	char *locks = xasprintf("%s/locks-sw", dir);
+	char *logs[3];
+	struct plainjob_task tasks[3];
+	static const char *const ids[] = { "sw-0", "sw-1", "sw-2" };
+	for (int i = 0; i < 3; i++) {
+		logs[i] = xasprintf("%s/%s.out", dir, ids[i]);
+		tasks[i] = (struct plainjob_task){ .id = ids[i], .log_path = logs[i] };
+	}
+	struct plainjob_lease lease = { .lock_dir = locks, .sweep = "sw", .sweep_max = 2 };
+	struct strbuf sb = STRBUF_INIT, in = STRBUF_INIT;
+	plainjob_launch_tasks_command(&sb, &in, sw, dir, tasks, 3, &lease);
+	char *inpath = xasprintf("%s/sw-in", dir);
+	write_text(inpath, in.buf);
+	char *script = xasprintf("exec <'%s'\n%s", inpath, sb.buf);
+	int st;
+	char *out = run_sh(script, &st);
+	CHECK_INT(st, 0);
+	long pids[3];
+	for (int i = 0; i < 3; i++) {
+		bool failed = true;
+		pids[i] = plainjob_parse_task_pid(out, ids[i], &failed);
+		CHECK(pids[i] > 1 && !failed);
+	}
+	/* each task's stage dir links the sweep's bootstrap */
+	char *link = xasprintf("%s/sw-1/bootstrap.sh", dir);
+	struct stat lst;
+	CHECK(lstat(link, &lst) == 0 && S_ISLNK(lst.st_mode));
+	/* Two run, one waits for a sweep slot: which one is for the launchers, started
+	 * at once, to settle. (A launcher looks again every 0.2 s: until it has seen the
+	 * other two run.) */
+	const char *want_pend = "waiting for a sweep slot: max-parallel 2 on this host, 2 running\n";
+	int waiting = -1, nwaiting = 0;
+	for (int i = 0; i < 150 && nwaiting != 1; i++) {
+		nwaiting = 0;
+		for (int k = 0; k < 3; k++) {
+			char *p = xasprintf("%s/%s/pending", dir, ids[k]);
+			size_t len;
+			char *text = read_file(p, &len);
+			char *lease_file = xasprintf("%s/%s/lease", dir, ids[k]);
+			struct stat lst2;
+			if (text && streq(text, want_pend) && stat(lease_file, &lst2) != 0) {
+				waiting = k;
+				nwaiting++;
+			}
+			free(text);
+			free(p);
+			free(lease_file);
+		}
+		if (nwaiting != 1)
+			usleep(100000);
+	}
+	CHECK_INT(nwaiting, 1);
+	/* one that runs ends: the waiting one takes its slot */
+	int first = waiting == 0 ? 1 : 0;
+	char *go = xasprintf("%s/go-%s", dir, ids[first]);
+	write_text(go, "");
+	free(go);
+	wait_end(dir, ids[first]);
+	char *lease2 = waiting >= 0 ? stage_file(dir, ids[waiting], "lease") : NULL;
+	CHECK(lease2 != NULL);
+	for (int i = 0; i < 3; i++) {
+		go = xasprintf("%s/go-%s", dir, ids[i]);
+		write_text(go, "");
+		free(go);
+	}
+	for (int i = 0; i < 3; i++) {
+		wait_end(dir, ids[i]);
+		struct plainjob_status *q = query(dir, ids[i], pids[i]);
+		CHECK_STR(q[0].state, "COMPLETED");
+		plainjob_status_free(q, 1);
+		char *log = job_log(dir, ids[i]);
+		char *want = xasprintf("task=%s\n", ids[i]);
+		CHECK_STR(log, want);
+		free(want);
+		free(log);
+	}
+	/* the look after a lost connection */
+	strbuf_reset(&sb);
+	plainjob_task_pids_command(&sb, sw, tasks, 3);
+	char *out2 = run_sh(sb.buf, &st);
+	bool failed;
+	CHECK_INT(plainjob_parse_task_pid(out2, "sw-1", &failed), pids[1]);
+	CHECK_INT(plainjob_parse_task_pid(out2, "sw-9", &failed), -1);
+	CHECK_INT(plainjob_parse_task_pid("dispatch-task sw-3 none\n", "sw-3", &failed), 0);
+	CHECK(failed);
+	free(out2);
+	for (int i = 0; i < 3; i++)
+		free(logs[i]);
+	free(lease2);
+	free(link);
+	free(out);
+	free(script);
+	free(inpath);
+	strbuf_release(&sb);
+	strbuf_release(&in);
+	free(locks);
+	free(cmd);
+	free(boot);
+	free(sw);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/dispatch-test-plainjob.XXXXXX";
@@ -521,6 +635,7 @@ int main(void)
 	test_gpu_lock(dir);
 	test_container_runner(dir);
 	test_untrusted(dir);
+	test_sweep_tasks(dir);
 	char *rm = xasprintf("rm -rf '%s'", dir);
 	if (system(rm) != 0)
 		return 1;

@@ -7,8 +7,11 @@
 # (plainjob.h) and runs the bootstrap with none of its lock fds, so that the locks
 # last exactly as long as the launcher. Arguments: STAGE ID NGPUS SHARE LOCKDIR
 # MAXJOBS ALLOWED BUSY_MIB [LOCKWAIT [DEPENDENCY [LIMIT GRACE STOPSIG [MAXRESTARTS
-# RESTART_ON [ATTEMPT]]]]] (RESTART_ON: events joined by ',': timeout, error, lost;
-# ATTEMPT: the first attempt's number, not 0 when status.sh starts a lost run again).
+# RESTART_ON [ATTEMPT [SWEEP SWEEPMAX]]]]]] (RESTART_ON: events joined by ',': timeout,
+# error, lost; ATTEMPT: the first attempt's number, not 0 when status.sh starts a lost
+# run again; SWEEP: a task of a sweep, the sweep's stage name, its tasks' ids being
+# SWEEP-K; SWEEPMAX: at most this many of them run at once on this box, 0: no cap;
+# the tasks pending with an earlier ticket take the free slots first).
 # STAGE/launch.sh (plainjob_launch_command) starts it with these arguments.
 #
 # DEPENDENCY (sbatch's --dependency, on jobs of this box by id: stage dirs next to
@@ -19,10 +22,19 @@
 # LIMIT (seconds, 0: none): STOPSIG (a name: USR1) to the command at LIMIT - GRACE,
 # TERM at LIMIT (STAGE/timeout written first: state TIMEOUT), KILL to every process
 # of the job's session 30 s later.
+# The attempts: after a time limit (or a non-zero exit, with error in RESTART_ON) the
+# command runs again while restarts remain, as SLURM requeues a job: the GPUs and the
+# slot go back and the job queues again at the back (a new ticket). STAGE/attempts
+# gets "ATTEMPT WORD END HOST" for each end that restarted (as lib/jobs/sbatch_run.sh
+# writes it), STAGE/gave-up the reason when none remain (the job ends FAILED).
+# dp_scan: who holds what, from the live records (under the lock directory's lock):
+# fills nrun, ahead (earlier pending jobs this one competes with), held_by
+# (INDEX=USER), swrun and swahead (our sweep's tasks running, and pending with an
+# earlier ticket). A record that names another user than its file's owner is ignored.
 
 d=$1 id=$2 ng=$3 share=$4 L=$5 maxj=$6 allowed=$7 busy_mib=$8 lw=${9:-5}
 dep=${10:-} limit=${11:-0} grace=${12:-0} stopsig=${13:-USR1} maxr=${14:-0} restart_on=${15:-timeout}
-attempt=${16:-0}
+attempt=${16:-0} sweep=${17:-} sweepmax=${18:-0}
 # This boot of the host (status.sh: a number from before a reboot is no process of ours)
 if [ -r /proc/sys/kernel/random/boot_id ]; then
 	cat /proc/sys/kernel/random/boot_id >"$d/boot_id"
@@ -106,7 +118,7 @@ if [ -n "$dep" ]; then
 fi
 queue=1
 if ! command -v flock >/dev/null 2>&1; then
-	if [ "$ng" -gt 0 ] || [ "$maxj" -gt 0 ]; then
+	if [ "$ng" -gt 0 ] || [ "$maxj" -gt 0 ] || [ "$sweepmax" -gt 0 ]; then
 		dp_fail "flock (util-linux) not found on $(hostname): GPU leases and max_jobs need it"
 	fi
 	queue=
@@ -160,14 +172,12 @@ if [ -n "$queue" ]; then
 	fi
 	flock -u "$gfd"
 fi
-# who holds what, from the live records (under the lock directory's lock): fills
-# nrun, ahead (earlier pending jobs this one competes with), held_by (INDEX=USER).
-# A record that names another user than its file's owner is ignored.
+# dp_scan: who holds what (the header says)
 dp_scan() {
-	nrun=0 ahead=0 held_by='' scan_err=''
-	local out n o line u st g x tk
-	# (a job without GPUs and max_jobs waits for nothing: no scan)
-	[ "$ng" -gt 0 ] || [ "$maxj" -gt 0 ] || return 0
+	nrun=0 ahead=0 held_by='' scan_err='' swrun=0 swahead=0
+	local out n o line u st g x tk j
+	# (a job without GPUs, max_jobs and a sweep cap waits for nothing: no scan)
+	[ "$ng" -gt 0 ] || [ "$maxj" -gt 0 ] || [ "$sweepmax" -gt 0 ] || return 0
 	if ! out=$(timeout -k 1 "$lw" bash -c "$(declare -f dp_list); dp_list \"\$1\"" dp-list "$L"); then
 		scan_err="the job records in $L could not be read within $lw s"
 		return 1
@@ -178,13 +188,17 @@ dp_scan() {
 		[ "$u" = "$o" ] || continue
 		tk=${n#job.}
 		tk=${tk%%.*}
+		j=
+		case ${n#job.??????????.} in "$sweep"- | "$sweep"-*[!0-9]*) ;; "$sweep"-*) [ "$u" = "$me" ] && j=1 ;; esac
 		if [ "$st" = running ]; then
 			nrun=$((nrun + 1))
 			for g in ${g//,/ }; do held_by="$held_by $g=$u"; done
+			[ -z "$j" ] || swrun=$((swrun + 1))
 		elif [ "$st" = pending ] && [ $((10#$tk)) -lt "$myt" ]; then
 			if [ "$maxj" -gt 0 ] || { [ "$ng" -gt 0 ] && [ "${x:-0}" -gt 0 ] 2>/dev/null; }; then
 				ahead=$((ahead + 1))
 			fi
+			[ -z "$j" ] || swahead=$((swahead + 1))
 		fi
 	done <<<"$out"
 }
@@ -319,6 +333,9 @@ dp_queue() {
 		reason=
 		if ! dp_scan; then
 			reason=$scan_err
+		elif [ "$sweepmax" -gt 0 ] && [ $((swrun + swahead)) -ge "$sweepmax" ]; then
+			reason="waiting for a sweep slot: max-parallel $sweepmax on this host, $swrun running"
+			[ "$swahead" = 0 ] || reason="$reason, $swahead ahead"
 		elif [ "$maxj" -gt 0 ] && [ "$nrun" -ge "$maxj" ]; then
 			reason="waiting for a job slot: max_jobs $maxj, $nrun running"
 		elif [ "$ng" -gt 0 ]; then
@@ -398,11 +415,7 @@ dp_signal() { # SIG: to the command (the bootstrap forwards these), else its gro
 		;;
 	esac
 }
-# The attempts: after a time limit (or a non-zero exit, with error in RESTART_ON) the
-# command runs again while restarts remain, as SLURM requeues a job: the GPUs and the
-# slot go back and the job queues again at the back (a new ticket). STAGE/attempts
-# gets "ATTEMPT WORD END HOST" for each end that restarted (as lib/jobs/sbatch_run.sh
-# writes it), STAGE/gave-up the reason when none remain (the job ends FAILED).
+# The attempts (the header says how they go).
 while :; do
 	[ "$maxr" -gt 0 ] && export DISPATCH_ATTEMPT=$attempt
 	dp_cancelled

@@ -6,6 +6,7 @@
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "gpu/nvidia_smi.h"
+#include "inventory/jobspec.h"
 #include "sched/slurm/slurm.h"
 #include "sched/slurm/slurm_queue.h"
 #include "shfiles.h"
@@ -48,27 +49,22 @@ static void launch_script(struct strbuf *sb, const char *stage_dir, const char *
 		    lease->grace > 0 ? lease->grace : PLAINJOB_GRACE);
 	sh_quote(sb, lease->stop_signal && *lease->stop_signal ? lease->stop_signal
 							       : PLAINJOB_STOP_SIGNAL);
-	strbuf_addf(sb, " %ld %s \"${1:-0}\" </dev/null >>", lease->max_restarts > 0 ? lease->max_restarts : 0,
+	strbuf_addf(sb, " %ld %s \"${1:-0}\"", lease->max_restarts > 0 ? lease->max_restarts : 0,
 		    events);
+	if (lease->sweep) { /* a sweep's task: the sweep, and its cap on this host */
+		strbuf_addch(sb, ' ');
+		sh_quote(sb, lease->sweep);
+		strbuf_addf(sb, " %ld", lease->sweep_max > 0 ? lease->sweep_max : 0);
+	}
+	strbuf_adds(sb, " </dev/null >>");
 	sh_quote(sb, log_path);
 	strbuf_adds(sb, " 2>&1 &\n");
 }
 
-void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const char *workdir,
-			     const char *log_path, const char *job_id,
-			     const struct plainjob_lease *lease)
+/* The tools the launch needs, and $d/launcher.sh written (d and w set, in w). */
+static void launcher_file(struct strbuf *sb)
 {
-	static const struct plainjob_lease none = { 0 };
-	if (!lease)
-		lease = &none;
-	strbuf_adds(sb, "d=");
-	sh_quote(sb, stage_dir);
-	strbuf_adds(sb, "\nw=");
-	sh_quote(sb, workdir);
 	strbuf_adds(sb,
-		"\numask 077\n"
-		"cd -- \"$w\" || exit 1\n"
-		"pwd >\"$d/workdir\" || exit 1\n"
 		"for c in setsid bash; do\n"
 		"\tif ! command -v $c >/dev/null 2>&1; then\n"
 		"\t\techo \"dispatch: $c not found on $(hostname): cannot start the job\" >&2\n"
@@ -84,6 +80,27 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 	strbuf_adds(sb, shfile_jobs_run_notify);
 	strbuf_adds(sb, shfile_sched_plain_launcher);
 	strbuf_adds(sb, "DISPATCH_LAUNCHER_END\n");
+}
+
+static void set_dirs(struct strbuf *sb, const char *stage_dir, const char *workdir)
+{
+	strbuf_adds(sb, "d=");
+	sh_quote(sb, stage_dir);
+	strbuf_adds(sb, "\nw=");
+	sh_quote(sb, workdir);
+	strbuf_adds(sb, "\numask 077\ncd -- \"$w\" || exit 1\n");
+}
+
+void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const char *workdir,
+			     const char *log_path, const char *job_id,
+			     const struct plainjob_lease *lease)
+{
+	static const struct plainjob_lease none = { 0 };
+	if (!lease)
+		lease = &none;
+	set_dirs(sb, stage_dir, workdir);
+	strbuf_adds(sb, "pwd >\"$d/workdir\" || exit 1\n");
+	launcher_file(sb);
 	/* launch.sh, written whole as one quoted word (no here-document a value could end) */
 	_cleanup_strbuf_ struct strbuf launch = STRBUF_INIT;
 	launch_script(&launch, stage_dir, workdir, log_path, job_id, lease);
@@ -109,6 +126,94 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 		"\texit 1\n"
 		"fi\n");
 	marker_print(sb, MARK_PID, "\"$(cut -d ' ' -f 1 \"$d/pid\")\"");
+}
+
+/* The task's stage dir: next to the sweep's. Caller frees. */
+static char *task_dir(const char *sweep_stage_dir, const char *id)
+{
+	const char *slash = strrchr(sweep_stage_dir, '/');
+	size_t n = slash ? (size_t)(slash - sweep_stage_dir) : 0;
+	return xasprintf("%.*s/%s", (int)n, sweep_stage_dir, id);
+}
+
+void plainjob_launch_tasks_command(struct strbuf *sb, struct strbuf *in,
+				   const char *sweep_stage_dir, const char *workdir,
+				   const struct plainjob_task *tasks, size_t n,
+				   const struct plainjob_lease *lease)
+{
+	static const struct plainjob_lease none = { 0 };
+	if (!lease)
+		lease = &none;
+	/* the command: the program (in) saved as $d/start.sh and run there; as one
+	 * command it would outgrow what one SSH packet holds with a few tasks */
+	set_dirs(sb, sweep_stage_dir, workdir);
+	strbuf_adds(sb, "if [ ! -f \"$d/bootstrap.sh\" ]; then\n"
+			"\techo \"dispatch: no $d/bootstrap.sh: cannot start the sweep's tasks\" >&2\n"
+			"\texit 1\n"
+			"fi\n"
+			"cat >\"$d/start.sh\" || exit 1\n"
+			". \"$d/start.sh\"\n");
+	launcher_file(in);
+	strbuf_adds(in, shfile_sched_plain_tasks); /* tasks.sh: dispatch_task, dispatch_tasks_wait */
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *dir = task_dir(sweep_stage_dir, tasks[i].id);
+		_cleanup_strbuf_ struct strbuf launch = STRBUF_INIT;
+		launch_script(&launch, dir, workdir, tasks[i].log_path, tasks[i].id, lease);
+		strbuf_adds(in, "dispatch_task ");
+		sh_quote(in, tasks[i].id);
+		strbuf_addch(in, ' ');
+		sh_quote(in, launch.buf);
+		strbuf_addch(in, '\n');
+	}
+	strbuf_adds(in, "dispatch_tasks_wait");
+	for (size_t i = 0; i < n; i++) {
+		strbuf_addch(in, ' ');
+		sh_quote(in, tasks[i].id);
+	}
+	strbuf_adds(in, "\n");
+}
+
+void plainjob_task_pids_command(struct strbuf *sb, const char *sweep_stage_dir,
+				const struct plainjob_task *tasks, size_t n)
+{
+	_cleanup_free_ char *any = task_dir(sweep_stage_dir, "");
+	strbuf_adds(sb, "s=");
+	sh_quote(sb, any);
+	strbuf_adds(sb, "\nfor t in");
+	for (size_t i = 0; i < n; i++) {
+		strbuf_addch(sb, ' ');
+		sh_quote(sb, tasks[i].id);
+	}
+	strbuf_adds(sb, "; do\n"
+			"\tp=$(cut -d ' ' -f 1 \"$s$t/pid\" 2>/dev/null) || continue\n"
+			"\t[ -n \"$p\" ] || continue\n");
+	strbuf_addf(sb, "\tprintf '%s %%s started %%s\\n' \"$t\" \"$p\"\n"
+			"done\ntrue\n", MARK_TASK);
+}
+
+long plainjob_parse_task_pid(const char *out, const char *id, bool *failed)
+{
+	struct line_iter it = LINE_ITER_INIT(out);
+	long pid = -1;
+	size_t n = strlen(id);
+	*failed = false;
+	for (char *line; (line = line_next(&it));) {
+		const char *v = marker_value(line, MARK_TASK);
+		if (!v || strncmp(v, id, n) != 0 || v[n] != ' ')
+			continue;
+		v += n + 1;
+		long p;
+		const char *sp = strchr(v, ' ');
+		if (startswith(v, "none")) {
+			*failed = true;
+			pid = 0;
+		} else if (sp && parse_long(sp + 1, 2, 0x7fffffff, &p)) {
+			*failed = startswith(v, "failed ");
+			pid = p;
+		}
+	}
+	line_iter_release(&it);
+	return pid;
 }
 
 void plainjob_pid_command(struct strbuf *sb, const char *stage_dir)
@@ -299,10 +404,14 @@ void plainjob_queue_command(struct strbuf *sb, const char *lock_dir)
 	marker_print(sb, MARK_END, "0");
 }
 
-/* "NAME-YYYYMMDD-HHMMSS-NONCE": NAME (jobscript_stage_name) */
+/* "NAME-YYYYMMDD-HHMMSS-NONCE" (jobscript_stage_name), and a sweep's task's, that and
+ * "-K": NAME */
 static char *name_of(const char *id)
 {
 	char *name = xstrdup(id);
+	size_t stage;
+	if (jobspec_plain_task_id(name, &stage))
+		name[stage] = '\0';
 	for (int k = 0; k < 3; k++) {
 		char *dash = strrchr(name, '-');
 		if (!dash)

@@ -81,6 +81,12 @@ struct plainjob_lease {
 				   LOST (the launcher gone): started again by a status
 				   command that asks for it (plainjob_ref.restart). */
 	bool restart_on_timeout, restart_on_error, restart_on_lost;
+	const char *sweep;      /* a task of a sweep: the sweep's stage name (its tasks'
+				   ids are SWEEP-K); NULL: not a sweep's */
+	long sweep_max;         /* the sweep's tasks (ours, SWEEP-K) running at once on the
+				   host, at most; 0: no cap. Held PENDING ("waiting for a
+				   sweep slot: ...") while that many run, or run and wait
+				   with an earlier ticket (they start first). */
 };
 
 /* The command that starts stage_dir/bootstrap.sh in workdir (all paths absolute),
@@ -94,6 +100,40 @@ void plainjob_launch_command(struct strbuf *sb, const char *stage_dir, const cha
 			     const struct plainjob_lease *lease);
 /* The group id from the launch command's output; -1 when it is not there. */
 long plainjob_parse_pid(const char *out);
+
+/*
+ * A sweep's tasks on one host, started in one command (dispatch-submit(1) SWEEPS):
+ * sweep_stage_dir holds what the tasks share (bootstrap.sh, container.sh, notify_url,
+ * run_info, uploaded once) and gets launcher.sh once; each task gets a stage dir of
+ * its own next to it, named after its id (SWEEP-K: the sweep's stage name and the
+ * task's index), with links to those files, its own launch.sh, workdir and run_info
+ * (the run's id with -K), and then everything a plain job's stage dir holds. Each
+ * task is a plain job (its id, log, lease, attempts). lease is every task's, with
+ * lease->sweep and sweep_max set by the caller.
+ */
+struct plainjob_task {
+	const char *id;         /* SWEEP-K: its stage dir's name, DISPATCH_JOB_ID */
+	const char *log_path;   /* absolute */
+};
+/* The command sb, with its standard input in (the program: launcher.sh and each
+ * task's launch.sh are too much for one SSH packet), which it saves as
+ * sweep_stage_dir/start.sh and runs. Starts the tasks and prints a line per task once each started, queued or gave up
+ * (10 s for them all), in order: "dispatch-task ID started PGID", "ID failed PGID"
+ * (its launcher gave up at once, the reason on stderr) or "ID none" (it did not
+ * start). Exits 1 with the reason on stderr, starting none, when the launch cannot
+ * be prepared (no bootstrap.sh in the sweep's stage dir, no setsid or bash). */
+void plainjob_launch_tasks_command(struct strbuf *sb, struct strbuf *in,
+				   const char *sweep_stage_dir, const char *workdir,
+				   const struct plainjob_task *tasks, size_t n,
+				   const struct plainjob_lease *lease);
+/* Prints "dispatch-task ID started PGID" for each task that recorded its process id,
+ * for a look after a lost connection. */
+void plainjob_task_pids_command(struct strbuf *sb, const char *sweep_stage_dir,
+				const struct plainjob_task *tasks, size_t n);
+/* The group id task id printed (either command), or -1 when it printed none (it may
+ * have started: look again). *failed: it certainly does not run: its launcher gave up
+ * at once (its group id returned), or it did not start (0 returned). */
+long plainjob_parse_task_pid(const char *out, const char *id, bool *failed);
 /* Prints the process id a started job recorded (as the launch command does), for a
  * look after a lost connection; plainjob_parse_pid reads it (-1: not started). */
 void plainjob_pid_command(struct strbuf *sb, const char *stage_dir);
