@@ -47,7 +47,7 @@ trap cleanup_t7930 EXIT
 jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$2"; }
 Q="'"
 # Each task: what it saw, its GPU, and when it ran (ns), then 2 s of running.
-TASK='s=$(date +%s%N); sleep 2; printf "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n" "$DISPATCH_SWEEP_INDEX" "$DISPATCH_SWEEP_SIZE" "$DISPATCH_SWEEP_ID" "$DISPATCH_PARAM_LR" "$DISPATCH_PARAM_SEED" {lr} "s={seed}" "$CUDA_VISIBLE_DEVICES" "$s" "$(date +%s%N)" >'"$OUT"'/task-$DISPATCH_SWEEP_INDEX'
+TASK='s=$(date +%s%N); sleep 2; printf "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n" "$DISPATCH_SWEEP_INDEX" "$DISPATCH_SWEEP_SIZE" "$DISPATCH_SWEEP_ID" "$DISPATCH_PARAM_LR" "$DISPATCH_PARAM_SEED" {lr} "s={seed}" "$CUDA_VISIBLE_DEVICES" "$s" "$(date +%s%N)" >'"$OUT"'/task-$DISPATCH_SWEEP_INDEX; echo "DISPATCH_METRIC acc=0.$DISPATCH_SWEEP_INDEX"'
 NL='
 '
 BADVALS="v=it's,\$(touch $OUT/pwned),\`touch $OUT/pwned2\`,a  b;c,x${NL}touch $OUT/pwned3"
@@ -134,7 +134,15 @@ test_expect_success 'a 2x3 grid on two hosts, --gpus 1, --max-parallel 3: at mos
 	test "${j4##*-}" = 4@sb2 &&
 	test "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select job_id from jobs where sweep_first = 4 and sweep_id = ${Q}$sid${Q}")@sb2" = "$j4" &&
 	dispatch status "$j4" >st &&
-	test_grep "^$j4 *COMPLETED" st
+	test_grep "^$j4 *COMPLETED" st &&
+	# the sweep as one, over both hosts: its table with each task metric, its wait
+	dispatch status --sort -acc "$sid" >sw &&
+	test_grep "^sweep $sid (t7930grid): 6 tasks on sb1, sb2$" sw &&
+	test_grep "^4     0.01  2     COMPLETED  0 .* 0.4  ${j4}$" sw &&
+	test "$(sed -n "3p;8p" sw | cut -c1)" = "$(printf "5\n0")" &&
+	test_grep "^6 tasks: 6 COMPLETED$" sw &&
+	dispatch wait --timeout 60 "$sid" >sw2 &&
+	test_grep "^6 tasks: 6 COMPLETED$" sw2
 '
 
 test_expect_success 'hostile values reach the command whole and never run' '
