@@ -55,7 +55,7 @@ row() { # WHAT: a line of the table
 }
 
 # shellcheck disable=SC2016 # the task's own variables, expanded by the task
-TASK='echo "DISPATCH_METRIC loss=$DISPATCH_SWEEP_INDEX"; echo "DISPATCH_METRIC acc=0.$DISPATCH_SWEEP_INDEX"'
+TASK='for s in $(seq 1 20); do echo "step $s"; echo "DISPATCH_METRIC loss=$s.$DISPATCH_SWEEP_INDEX"; echo "DISPATCH_METRIC acc=0.$s"; done'
 printf '| way | runs | mean | connections | bytes sent | bytes received |\n|---|---|---|---|---|---|\n'
 measure 1 "$D" --json submit -H hpc -J bench-sweep -p cpu --mem 50 --sweep "i=0..$((N - 1))" \
 	--max-parallel 4 -- "$TASK" | row "dispatch submit (a $N-task sweep)"
@@ -70,7 +70,7 @@ measure 1 hand_submit | row "by hand: scp the scripts, ssh sbatch --array (held,
 ssh -F "$DISPATCH_SSH_CONFIG" hpc "scancel $(awk '{print $NF}' "$W/hand-job")"
 
 "$D" wait --interval 10 --timeout 7200 "$sid" >/dev/null || true
-measure "$RUNS" "$D" status "$sid" | row "dispatch status SWEEP ($N tasks, 2 metrics each)"
+measure "$RUNS" "$D" status "$sid" | row "dispatch status SWEEP ($N tasks, 2 metrics printed 20 times each)"
 ids=$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select group_concat(job_id) from jobs where sweep_id = '$sid'")
 logs=$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select log_path from jobs where sweep_id = '$sid'" |
 	sed 's/%a/*/' | tr '\n' ' ')

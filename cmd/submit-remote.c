@@ -29,17 +29,12 @@
 
 /* ---- submitting ---- */
 
-struct hook_data {
-	struct dp_ctx *ctx;
-	const char *dest;
-	double start, last_draw;
-};
 
 /* "uploading the code to box1:  42%  4.2 MiB  9.5 MiB/s", on a terminal only, redrawn
  * at most 10 times a second, as cp's line */
 static void upload_progress(void *data, uint64_t done, uint64_t total)
 {
-	struct hook_data *d = data;
+	struct submit_hook_data *d = data;
 	double t = monotonic_seconds();
 	if (done == 0)
 		d->start = t;
@@ -58,13 +53,13 @@ static void upload_progress(void *data, uint64_t done, uint64_t total)
 
 static int reconnect(void *data, struct ssh_session **out, struct dp_error *err)
 {
-	struct hook_data *d = data;
+	struct submit_hook_data *d = data;
 	return session_open(d->ctx, d->dest, out, err);
 }
 
 static void note(void *data, enum submission_note level, const char *msg)
 {
-	struct hook_data *d = data;
+	struct submit_hook_data *d = data;
 	if (level == SUBMISSION_INFO)
 		info_msg(d->ctx, "%s", msg);
 	else if (level == SUBMISSION_WARNING)
@@ -73,16 +68,23 @@ static void note(void *data, enum submission_note level, const char *msg)
 		error_msg("%s", msg);
 }
 
+struct submission_hooks submit_hooks(struct submit_hook_data *d)
+{
+	struct submission_hooks h = { .reconnect = reconnect, .note = note, .data = d };
+	if (d->ctx->verbosity >= 0 && stderr_is_tty())
+		h.upload_progress = upload_progress;
+	return h;
+}
+
 int submit_run_on(struct dp_ctx *ctx, const struct submission_job *job, struct submission *sub,
 		  struct ledger *l, struct dp_error *err)
 {
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	struct hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, job->host->name) };
+	struct submit_hook_data hd = { .ctx = ctx,
+				       .dest = inventory_ssh_destination(ctx->inv, job->host->name) };
 	if (session_open(ctx, hd.dest, &ss, err) < 0)
 		return -1;
-	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
-	if (ctx->verbosity >= 0 && stderr_is_tty())
-		hooks.upload_progress = upload_progress;
+	struct submission_hooks hooks = submit_hooks(&hd);
 	return submission_run(sub, job, ss, l, &hooks, err);
 }
 
@@ -94,12 +96,11 @@ int submit_remote(struct dp_ctx *ctx, struct submit *s, struct submission *sub)
 		return report_error(&err);
 
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	struct hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, s->host->name) };
+	struct submit_hook_data hd = { .ctx = ctx,
+				       .dest = inventory_ssh_destination(ctx->inv, s->host->name) };
 	if (session_open(ctx, hd.dest, &ss, &err) < 0)
 		return report_error(&err);
-	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
-	if (ctx->verbosity >= 0 && stderr_is_tty())
-		hooks.upload_progress = upload_progress;
+	struct submission_hooks hooks = submit_hooks(&hd);
 	int r = submission_run(sub, &s->job, ss, l, &hooks, &err);
 	const char *name = s->host->name;
 	if (r < 0) {

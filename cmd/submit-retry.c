@@ -18,28 +18,6 @@
 #include "submit.h"
 #include "transport/ssh.h"
 
-struct hook_data {
-	struct dp_ctx *ctx;
-	const char *dest;
-};
-
-static int reconnect(void *data, struct ssh_session **out, struct dp_error *err)
-{
-	struct hook_data *d = data;
-	return session_open(d->ctx, d->dest, out, err);
-}
-
-static void note(void *data, enum submission_note level, const char *msg)
-{
-	struct hook_data *d = data;
-	if (level == SUBMISSION_INFO)
-		info_msg(d->ctx, "%s", msg);
-	else if (level == SUBMISSION_WARNING)
-		warning_msg("%s", msg);
-	else
-		error_msg("%s", msg);
-}
-
 /* Whether the options beside --retry are only those it takes (--max-parallel). */
 static bool only_retry_options(const struct submit_options *o)
 {
@@ -121,10 +99,10 @@ static int resubmit(struct dp_ctx *ctx, struct ledger *l, const struct ledger_jo
 		return DPE_INPUT;
 	}
 	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	struct hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, h->name) };
+	struct submit_hook_data hd = { .ctx = ctx, .dest = inventory_ssh_destination(ctx->inv, h->name) };
 	if (session_open(ctx, hd.dest, &ss, &err) < 0)
 		return report_error(&err);
-	struct submission_hooks hooks = { .reconnect = reconnect, .note = note, .data = &hd };
+	struct submission_hooks hooks = submit_hooks(&hd);
 	_cleanup_(submission_release) struct submission sub = { 0 };
 	struct submission_retry rq = { .host = h, .rec = rec, .indexes = idx, .n = n,
 				       .max_parallel = max_parallel };

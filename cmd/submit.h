@@ -26,6 +26,15 @@ struct submit_options {
 };
 extern struct submit_options submit_opt;
 
+/* cmd/submit-remote.c: a submission's hooks for the command line: reconnecting to
+ * dest, notes as messages (-v: the info), the upload's progress on a terminal. */
+struct submit_hook_data {
+	struct dp_ctx *ctx;
+	const char *dest;
+	double start, last_draw;
+};
+struct submission_hooks submit_hooks(struct submit_hook_data *d);
+
 /* cmd/submit-retry.c: submit --retry SWEEP (args: no COMMAND; o: only --max-parallel). */
 int submit_retry(struct dp_ctx *ctx, const struct dp_args *args, const struct submit_options *o,
 		 const char *sweep);
