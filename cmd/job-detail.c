@@ -40,14 +40,19 @@ char *job_wandb_url(const struct dp_ctx *ctx, const struct ledger_job *rec)
 
 /* The ledger's sweep of r, and which task row is: false when row is none. A row's
  * array task id counts from the sweep index of its array's task 0 (sweep_first: a
- * sweep split over several arrays). */
+ * sweep split over several arrays); a plain host's task is its row's sweep_first. */
 static bool sweep_task(const struct jobref *r, const struct job_state *row, struct sweep *sw,
 		       size_t *index)
 {
 	if (!r->in_ledger || !r->rec.sweep_id || !r->rec.job_id || !row->id || r->rec.sweep_first < 0)
 		return false;
-	if (sweep_from_json(sw, r->rec.sweep_params, NULL) < 0 ||
-	    !sweep_task_of(sw, r->rec.job_id, row->id, index))
+	if (sweep_from_json(sw, r->rec.sweep_params, NULL) < 0)
+		return false;
+	if (!jobref_is_slurm_id(r->rec.job_id)) { /* a plain host's task: its own job */
+		*index = (size_t)r->rec.sweep_first;
+		return streq(row->id, r->rec.job_id) && *index < sw->ntasks;
+	}
+	if (!sweep_task_of(sw, r->rec.job_id, row->id, index))
 		return false;
 	*index += (size_t)r->rec.sweep_first;
 	return *index < sw->ntasks;

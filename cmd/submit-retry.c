@@ -27,17 +27,45 @@ static bool only_retry_options(const struct submit_options *o)
 	       memcmp(&rest, &none, sizeof(rest)) == 0;
 }
 
-/* The tasks to submit again: ended, and not COMPLETED. */
+/* The tasks to submit again: ended, not COMPLETED, as the newest job that runs them
+ * answered (a task whose newest job gave no answer is left alone: it may run). */
 static size_t failed_tasks(const struct sweep_view *v, size_t **out)
 {
 	size_t n = 0;
 	*out = xcalloc(v->size + 1, sizeof(**out));
 	for (size_t k = 0; k < v->size; k++) {
-		const struct job_state *st = v->tasks[k].st;
-		if (st && job_phase_of(st->state) == JOB_PHASE_ENDED)
-			(*out)[n++] = k;
+		const struct sweep_task *t = &v->tasks[k];
+		const struct ledger_job *newest = sweeps_row_of(v->js->rows, v->js->nrows, k);
+		if (!t->st || job_phase_of(t->st->state) != JOB_PHASE_ENDED)
+			continue;
+		if (!newest || !t->rec || t->rec->row != newest->row) {
+			warning_msg("sweep %s: task %zu is left alone: its newest job (%s@%s) gave no "
+				    "answer", v->js->id, k, newest && newest->job_id ? newest->job_id : "-",
+				    newest ? newest->host : "-");
+			continue;
+		}
+		(*out)[n++] = k;
 	}
 	return n;
+}
+
+/* "afterany:ID:ID": the sweep's jobs with a task still queued or running; NULL: none. */
+static char *still_running(const struct sweep_view *v)
+{
+	_cleanup_strv_free_ char **ids = NULL;
+	for (size_t k = 0; k < v->size; k++) {
+		const struct sweep_task *t = &v->tasks[k];
+		if (t->st && job_state_active(t->st) && t->rec && t->rec->job_id &&
+		    !strv_contains(ids, t->rec->job_id))
+			strv_add(&ids, t->rec->job_id);
+	}
+	if (!ids)
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_adds(&sb, "afterany");
+	for (size_t i = 0; ids[i]; i++)
+		strbuf_addf(&sb, ":%s", ids[i]);
+	return strbuf_detach(&sb);
 }
 
 static char *indexes_text(const size_t *idx, size_t n)
@@ -85,7 +113,7 @@ static void print_retry(const struct dp_ctx *ctx, const struct submission *sub, 
 
 /* Submits the tasks idx[0..n) again from rec's stage over a session of its own. */
 static int resubmit(struct dp_ctx *ctx, struct ledger *l, const struct ledger_job *rec,
-		    const size_t *idx, size_t n, long max_parallel)
+		    const size_t *idx, size_t n, long max_parallel, const char *after)
 {
 	struct dp_error err = { 0 };
 	const struct inv_host *h = ctx->inv ? inventory_host(ctx->inv, rec->host) : NULL;
@@ -105,7 +133,7 @@ static int resubmit(struct dp_ctx *ctx, struct ledger *l, const struct ledger_jo
 	struct submission_hooks hooks = submit_hooks(&hd);
 	_cleanup_(submission_release) struct submission sub = { 0 };
 	struct submission_retry rq = { .host = h, .rec = rec, .indexes = idx, .n = n,
-				       .max_parallel = max_parallel };
+				       .max_parallel = max_parallel, .after = after };
 	int r = submission_retry(&sub, &rq, ss, l, &hooks, &err);
 	fputs(sub.remote_err.buf, stderr);
 	if (r < 0)
@@ -141,16 +169,27 @@ int submit_retry(struct dp_ctx *ctx, const struct dp_args *args, const struct su
 		sweep_view_release(&v);
 		return report_error(&err);
 	}
+	/* a submission of the sweep whose outcome is unknown may run: look first */
+	const struct job_sweep *sw = &set.sweeps[0];
+	for (size_t i = 0; i < sw->nrows; i++)
+		if (!sw->rows[i].job_id || streq(sw->rows[i].state, "unknown")) {
+			error_msg("sweep %s: a submission of it on '%s' has an unknown outcome (token "
+				  "%s): it may run; look for it before a retry ('dispatch run -H %s -- "
+				  "squeue --me -t all -o \"%%i %%k\"')", sw->id, sw->rows[i].host,
+				  sw->rows[i].token, sw->rows[i].host);
+			sweep_view_release(&v);
+			return DPE_FAIL;
+		}
 	_cleanup_free_ size_t *idx = NULL;
 	size_t n = failed_tasks(&v, &idx);
 	_cleanup_free_ char *summary = sweep_view_summary(&v);
+	_cleanup_free_ char *after = still_running(&v);
 	sweep_view_release(&v);
 	if (!n) {
 		note_msg("sweep %s: no task to retry (%s)", set.sweeps[0].id, summary);
 		return 0;
 	}
 	/* every task again from the sweep's first row on a host (its stage dir) */
-	const struct job_sweep *sw = &set.sweeps[0];
 	const struct ledger_job *rec = NULL;
 	for (size_t i = 0; i < sw->nrows && !rec; i++)
 		if (sw->rows[i].job_id && sw->rows[i].script_path)
@@ -160,5 +199,5 @@ int submit_retry(struct dp_ctx *ctx, const struct dp_args *args, const struct su
 		return DPE_NOTFOUND;
 	}
 	long parallel = o->cli.max_parallel ? o->cli.max_parallel : rec->sweep_parallel;
-	return resubmit(ctx, set.ledger, rec, idx, n, parallel);
+	return resubmit(ctx, set.ledger, rec, idx, n, parallel, after);
 }

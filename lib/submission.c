@@ -684,6 +684,8 @@ static int submit_arrays(struct submission *sub, const struct submission_job *jo
 		a->token = k ? ledger_new_token() : xstrdup(token0);
 		if (k && job->spec->max_parallel > 0)
 			a->dependency = chain_dependency(job->spec->dependency, sub->arrays[k - 1].job_id);
+		else if (!k && sub->record && job->spec->dependency) /* a retry's first array */
+			a->dependency = xstrdup(job->spec->dependency);
 		sub->array = a;
 		sub->token = a->token;
 		sub->recovered = false;
@@ -852,8 +854,8 @@ static int submit_tasks(struct submission *sub, const struct submission_job *job
 		if (pid > 1 && !failed) {
 			t->pid = pid;
 			t->state = SUBMISSION_SUBMITTED;
-		} else if (pid >= 0 || (answered && status != 0 && !strstr(out.buf, MARK_TASK))) {
-			t->state = SUBMISSION_REFUSED; /* it said so, or nothing was started */
+		} else if (pid >= 0 || (answered && status != 0 && !strstr(out.buf, MARK_TASKS_BEGIN))) {
+			t->state = SUBMISSION_REFUSED; /* it said so, or it ended before any task */
 		} else {
 			t->state = SUBMISSION_UNKNOWN;
 			nunknown++;
@@ -927,9 +929,11 @@ static int retry_dirs(struct ssh_session *ss, const struct inv_host *host,
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
 	_cleanup_free_ char *work = cluster_work(host);
 	int status;
-	strbuf_adds(&cmd, "test -f ");
+	strbuf_adds(&cmd, "s=");
 	sh_quote(&cmd, sub->stage_dir);
-	strbuf_adds(&cmd, "/sbatch.sh || exit 3\n");
+	/* (a sweep staged before the offset argument: its tasks cannot be told apart) */
+	strbuf_adds(&cmd, "/sbatch.sh\ntest -f \"$s\" || exit 3\n"
+			  "grep -q DISPATCH_SWEEP_FIRST \"$s\" || exit 4\n");
 	print_dir(&cmd, MARK_WORK, work);
 	slurm_max_array_command(&cmd);
 	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, err) < 0)
@@ -938,6 +942,10 @@ static int retry_dirs(struct ssh_session *ss, const struct inv_host *host,
 		return dp_err(err, DPE_NOTFOUND, "the sweep's stage dir on '%s' has no sbatch.sh any "
 			      "more (%s): its tasks cannot run again as they were; submit the sweep "
 			      "anew", host->name, sub->stage_dir);
+	if (status == 4)
+		return dp_err(err, DPE_INPUT, "the sweep's sbatch.sh on '%s' (%s) was written by an "
+			      "older dispatch, which cannot run some of its tasks alone: submit the "
+			      "sweep anew", host->name, sub->stage_dir);
 	sub->work_dir = marker_find(out.buf, MARK_WORK);
 	if (status != 0 || !sub->work_dir || !*sub->work_dir)
 		return dp_err(err, DPE_FAIL, "cannot find the work dir on '%s' (exit status %d)",
@@ -969,8 +977,10 @@ int submission_retry(struct submission *sub, const struct submission_retry *rq,
 	sub->stage = xstrdup(strrchr(sub->stage_dir, '/') ? strrchr(sub->stage_dir, '/') + 1
 							  : sub->stage_dir);
 	_cleanup_free_ char *output = retry_output(rec);
+	/* after the sweep's arrays still running, when a cap holds across the sweep */
 	struct jobspec spec = { .job_name = rec->name, .output = output, .error = rec->err_path,
-				.max_parallel = rq->max_parallel };
+				.max_parallel = rq->max_parallel,
+				.dependency = rq->max_parallel > 0 ? (char *)rq->after : NULL };
 	struct submission_job job = { .spec = &spec, .host = rq->host, .commit = rec->commit,
 				      .dirty = rec->dirty, .sweep_indexes = rq->indexes,
 				      .sweep_nindexes = rq->n };

@@ -199,15 +199,20 @@ int submission_run(struct submission *sub, const struct submission_job *job,
  * on SLURM from the stage dir of rec (a row of the sweep on host: its sbatch.sh, its
  * bootstrap and code, so the same command, parameters and code), as job arrays as
  * submission_run makes them (split under the cluster's MaxArraySize, chained under
- * max_parallel: 0 none), each a new row of the sweep in l. One exchange first asks
- * the work dir and MaxArraySize and checks that sbatch.sh is still there
- * (DPE_NOTFOUND when not). Returns and fills sub as submission_run. */
+ * max_parallel: 0 none; then after the arrays still running), each a new row of the
+ * sweep in l. One exchange first asks the work dir and MaxArraySize and checks that
+ * sbatch.sh is still there (DPE_NOTFOUND when not) and takes the offset argument
+ * (DPE_INPUT when an older dispatch wrote it). Returns and fills sub as
+ * submission_run. */
 struct submission_retry {
 	const struct inv_host *host;
 	const struct ledger_job *rec;
 	const size_t *indexes;
 	size_t n;
 	long max_parallel;
+	const char *after;      /* with max_parallel: the retry's first array starts after
+				   these (--dependency: "afterany:4242:4250", the sweep's
+				   arrays still running); NULL: at once */
 };
 int submission_retry(struct submission *sub, const struct submission_retry *rq,
 		     struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,

@@ -64,6 +64,9 @@
 /* A sweep's task: "ID started PGID", "ID failed PGID" (its launcher gave up at once),
  * "ID none" (it did not start). */
 #define MARK_TASK MARKER("task")
+/* A sweep's start on a plain host: printed before its first task is made (none
+ * before it: certainly none started). */
+#define MARK_TASKS_BEGIN MARKER("tasks-begin")
 #define MARK_JOB MARKER("job")
 #define MARK_QJOB MARKER("qjob")
 #define MARK_CANCEL MARKER("cancel")

@@ -158,6 +158,8 @@ static const char *const slurm_env[] = {
 	"SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID",
 	"SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_NTASKS", "SLURM_JOB_NODELIST",
 	"SLURM_GPUS_ON_NODE", "CUDA_VISIBLE_DEVICES", "DISPATCH_JOB_ID",
+	/* a sweep's task (dispatch-submit(1) SWEEPS): its array task and offset */
+	"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "DISPATCH_SWEEP_FIRST",
 };
 static const char *const plain_env[] = { "DISPATCH_JOB_ID", "CUDA_VISIBLE_DEVICES", "DISPATCH_GPUS" };
 

@@ -151,7 +151,19 @@ test_expect_success 'submit --retry SWEEP: only the failed task again, from the 
 	test_grep "^try-2$" log2 &&
 	dispatch submit --retry "$sid" >none 2>err &&
 	test_must_be_empty none &&
-	test_grep "no task to retry (4 tasks: 4 COMPLETED)" err
+	test_grep "no task to retry (4 tasks: 4 COMPLETED)" err &&
+	# refused: a submission of the sweep whose outcome is unknown; a stage dir an
+	# older dispatch wrote (its tasks cannot run alone)
+	db=$DISPATCH_STATE_DIR/ledger.db &&
+	sqlite3 "$db" "update jobs set state = ${Q}unknown${Q} where job_id = ${Q}$rid${Q}" &&
+	test_expect_code 1 dispatch submit --retry "$sid" 2>err &&
+	test_grep "has an unknown outcome (token dsp-[0-9a-f]*): it may run; look for it before a retry" err &&
+	sqlite3 "$db" "update jobs set state = ${Q}COMPLETED${Q} where job_id = ${Q}$rid${Q}" &&
+	script=$(sqlite3 "$db" "select script_path from jobs where sweep_id = ${Q}$sid${Q} limit 1") &&
+	sed -i "s/DISPATCH_SWEEP_FIRST/DISPATCH_OFFSET/g" "$script" &&
+	sqlite3 "$db" "delete from jobs where job_id = ${Q}$rid${Q}" &&
+	test_expect_code 2 dispatch submit --retry "$sid" 2>err &&
+	test_grep "was written by an older dispatch, which cannot run some of its tasks alone" err
 '
 
 test_expect_success 'hostile values reach the command whole and never run' '

@@ -135,6 +135,7 @@ test_expect_success 'a 2x3 grid on two hosts, --gpus 1, --max-parallel 3: at mos
 	test "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select job_id from jobs where sweep_first = 4 and sweep_id = ${Q}$sid${Q}")@sb2" = "$j4" &&
 	dispatch status "$j4" >st &&
 	test_grep "^$j4 *COMPLETED" st &&
+	test_grep "^$j4: $sid task 4/6: lr=0.01 seed=2$" st &&
 	# the sweep as one, over both hosts: its table with each task metric, its wait
 	dispatch status --sort -acc "$sid" >sw &&
 	test_grep "^sweep $sid (t7930grid): 6 tasks on sb1, sb2$" sw &&

@@ -573,6 +573,22 @@ static void test_sweep_tasks(const char *dir)
 			usleep(100000);
 	}
 	CHECK_INT(nwaiting, 1);
+	/* the task the cap holds back holds back no other job: one under max_jobs 3
+	 * (2 running) takes the free slot at once, ahead of it */
+	struct plainjob_lease mj = { .lock_dir = locks, .max_jobs = 3 };
+	char *oout;
+	CHECK_INT(launch_with(dir, "other", "exit 0\n", &mj, &oout), 0);
+	wait_end(dir, "other");
+	struct plainjob_status *os = query(dir, "other", plainjob_parse_pid(oout));
+	CHECK_STR(os[0].state, "COMPLETED");
+	plainjob_status_free(os, 1);
+	free(oout);
+	if (waiting >= 0) {
+		char *still = xasprintf("%s/%s/lease", dir, ids[waiting]);
+		struct stat sst;
+		CHECK(stat(still, &sst) != 0); /* (and the sweep's cap still holds) */
+		free(still);
+	}
 	/* one that runs ends: the waiting one takes its slot */
 	int first = waiting == 0 ? 1 : 0;
 	char *go = xasprintf("%s/go-%s", dir, ids[first]);

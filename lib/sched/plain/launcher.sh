@@ -29,13 +29,16 @@
 # writes it), STAGE/gave-up the reason when none remain (the job ends FAILED).
 # dp_scan: who holds what, from the live records (under the lock directory's lock):
 # fills nrun, ahead (earlier pending jobs this one competes with), held_by
-# (INDEX=USER), swrun and swahead (our sweep's tasks running, and pending with an
-# earlier ticket). A record that names another user than its file's owner is ignored.
+# (INDEX=USER), swrun and swahead (our sweep's tasks running, and waiting with an
+# earlier ticket: pending, or held by the sweep's cap, "held" in their record, which
+# is ahead of no other job: a task its sweep's cap holds back holds back no other
+# job on the box, only its sweep's later tasks). dp_name ID: nm, the job's name, its
+# stage name less DATE-TIME-NONCE (a sweep's task's -K too), for singleton. A record that names another user than its file's owner is ignored.
 
 d=$1 id=$2 ng=$3 share=$4 L=$5 maxj=$6 allowed=$7 busy_mib=$8 lw=${9:-5}
 dep=${10:-} limit=${11:-0} grace=${12:-0} stopsig=${13:-USR1} maxr=${14:-0} restart_on=${15:-timeout}
 attempt=${16:-0} sweep=${17:-} sweepmax=${18:-0}
-# This boot of the host (status.sh: a number from before a reboot is no process of ours)
+# This boot (status.sh: a pid from before a reboot is not ours)
 if [ -r /proc/sys/kernel/random/boot_id ]; then
 	cat /proc/sys/kernel/random/boot_id >"$d/boot_id"
 fi
@@ -92,7 +95,7 @@ dp_pending() { # REASON: for status (STAGE/pending), once it changes
 	{ [ -f "$d/pending" ] && [ "$(cat "$d/pending")" = "$1" ]; } ||
 		{ printf '%s\n' "$1" >"$d/pending.tmp" && mv -f "$d/pending.tmp" "$d/pending"; }
 }
-# The dependencies: each job's stage dir must be there (sbatch refuses an unknown id too).
+# Each dependency's stage dir must be there (as sbatch refuses an unknown id).
 dep_ids=
 if [ -n "$dep" ]; then
 	case $dep in *'?'*) dep_sep='?' ;; *) dep_sep=, ;; esac
@@ -137,7 +140,7 @@ dp_ticket() {
 	done
 	myt=$((t + 1))
 	rec=$(printf '%s/job.%010d.%s' "$L" "$myt" "$id")
-	# Created here (O_EXCL), mode 0600 until locked: no other process can open it first.
+	# O_EXCL, 0600 until locked: no other process opens it first.
 	(umask 077; set -C; : >"$rec") 2>/dev/null || dp_fail "cannot create $rec"
 	{ exec {rfd}<>"$rec"; } 2>/dev/null || dp_fail "cannot open $rec"
 	{ [ -f "/proc/self/fd/$rfd" ] && [ -O "/proc/self/fd/$rfd" ]; } || dp_fail "$rec is not a file of yours: refusing it"
@@ -199,6 +202,8 @@ dp_scan() {
 				ahead=$((ahead + 1))
 			fi
 			[ -z "$j" ] || swahead=$((swahead + 1))
+		elif [ "$st" = held ] && [ -n "$j" ] && [ $((10#$tk)) -lt "$myt" ]; then
+			swahead=$((swahead + 1))
 		fi
 	done <<<"$out"
 }
@@ -245,8 +250,14 @@ dp_dep_state() {
 }
 # dp_singleton: true when no earlier live job of ours with our name is on the box
 # (in the lock directory, read as dp_scan does).
+dp_name() {
+	nm=${1%-*-*-*}
+	[[ $1 =~ ^(.*)-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}-[0-9]+$ ]] && nm=${BASH_REMATCH[1]}
+}
 dp_singleton() {
-	local out n o line u tk
+	local out n o line u tk nm mine
+	dp_name "$id"
+	mine=$nm
 	out=$(timeout -k 1 "$lw" bash -c "$(declare -f dp_list); dp_list \"\$1\"" dp-list "$L") || return 1
 	while IFS='|' read -r n o line; do
 		{ [ -n "$n" ] && [ "$n" != "${rec##*/}" ]; } || continue
@@ -255,7 +266,8 @@ dp_singleton() {
 		tk=${n#job.}
 		tk=${tk%%.*}
 		n=${n#job.??????????.}
-		[ "${n%-*-*-*}" = "${id%-*-*-*}" ] && [ $((10#$tk)) -lt "$myt" ] && return 1
+		dp_name "$n"
+		[ "$nm" = "$mine" ] && [ $((10#$tk)) -lt "$myt" ] && return 1
 	done <<<"$out"
 	return 0
 }
@@ -330,10 +342,11 @@ dp_queue() {
 			dp_pending "waiting for the lock of the GPU lock directory, $L/.lock, held for over $lw s by $(dp_held "$L/.lock")"
 			continue
 		fi
-		reason=
+		reason='' wait_st=pending
 		if ! dp_scan; then
 			reason=$scan_err
 		elif [ "$sweepmax" -gt 0 ] && [ $((swrun + swahead)) -ge "$sweepmax" ]; then
+			wait_st=held
 			reason="waiting for a sweep slot: max-parallel $sweepmax on this host, $swrun running"
 			[ "$swahead" = 0 ] || reason="$reason, $swahead ahead"
 		elif [ "$maxj" -gt 0 ] && [ "$nrun" -ge "$maxj" ]; then
@@ -385,7 +398,7 @@ dp_queue() {
 			flock -u "$gfd"
 			break
 		fi
-		dp_rec pending "$ng" "" "$t0" "$reason"
+		dp_rec "$wait_st" "$ng" "" "$t0" "$reason"
 		dp_pending "$reason"
 		flock -u "$gfd"
 		sleep 0.2 2>/dev/null || sleep 1
@@ -427,7 +440,7 @@ while :; do
 	elif [ "$ngpus" -gt 0 ]; then
 		export CUDA_VISIBLE_DEVICES='' DISPATCH_GPUS=''
 	fi
-	# The time limit: the stop signal GRACE seconds before it (at most half the limit).
+	# The stop signal GRACE s before the limit (GRACE: half of it at most).
 	if [ "$limit" -gt 0 ]; then
 		[ "$grace" -gt $((limit / 2)) ] && grace=$((limit / 2))
 		t_start=$(date +%s)
@@ -472,9 +485,8 @@ while :; do
 		st=$?
 		kill -0 "$bpid" 2>/dev/null || break
 	done
-	# Again, for the command's own status when a trapped signal ended the last wait
-	# after it died (127: already collected; bash 5.2 can also give -1 here, seen in
-	# test-plainjob's cancel case: neither is a status).
+	# Again, when a trapped signal ended the last wait after it died (127:
+	# collected; bash 5.2 may give -1, as in test-plainjob's cancel: no status).
 	wait "$bpid" 2>/dev/null
 	s2=$?
 	case $s2 in '' | *[!0-9]* | 127) ;; *) st=$s2 ;; esac

@@ -153,8 +153,12 @@ void plainjob_launch_tasks_command(struct strbuf *sb, struct strbuf *in,
 			"fi\n"
 			"cat >\"$d/start.sh\" || exit 1\n"
 			". \"$d/start.sh\"\n");
+	/* the program is one function, called on its last line: a program cut short (the
+	 * connection lost while it was sent) is a syntax error and runs nothing */
+	strbuf_adds(in, "dispatch_start() {\n");
 	launcher_file(in);
 	strbuf_adds(in, shfile_sched_plain_tasks); /* tasks.sh: dispatch_task, dispatch_tasks_wait */
+	strbuf_adds(in, "echo " MARK_TASKS_BEGIN "\n");
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_free_ char *dir = task_dir(sweep_stage_dir, tasks[i].id);
 		_cleanup_strbuf_ struct strbuf launch = STRBUF_INIT;
@@ -170,7 +174,7 @@ void plainjob_launch_tasks_command(struct strbuf *sb, struct strbuf *in,
 		strbuf_addch(in, ' ');
 		sh_quote(in, tasks[i].id);
 	}
-	strbuf_adds(in, "\n");
+	strbuf_adds(in, "\n}\ndispatch_start\n");
 }
 
 void plainjob_task_pids_command(struct strbuf *sb, const char *sweep_stage_dir,

@@ -22,6 +22,16 @@ dispatch_task() {
 		echo "dispatch: task $1: cannot create $dt" >&2
 		return 1
 	fi
+	if ! dispatch_task_files "$1" "$2"; then
+		# not started: no stage dir, so that it reads as none, never as unknown
+		echo "dispatch: task $1: cannot write its files in $dt" >&2
+		rm -rf -- "$dt"
+		return 1
+	fi
+	sh "$dt/launch.sh" 0
+}
+
+dispatch_task_files() {
 	for dt_f in bootstrap.sh container.sh notify_url launcher.sh; do
 		if [ -f "$d/$dt_f" ]; then
 			ln -s -- "../${d##*/}/$dt_f" "$dt/$dt_f" || return 1
@@ -32,8 +42,7 @@ dispatch_task() {
 		printf '%s-%s %s\n' "$dt_run" "${1##*-}" "$dt_host" >"$dt/run_info" || return 1
 	fi
 	pwd >"$dt/workdir" || return 1
-	printf %s "$2" >"$dt/launch.sh" || return 1
-	sh "$dt/launch.sh" 0
+	printf %s "$2" >"$dt/launch.sh"
 }
 
 dispatch_tasks_wait() {

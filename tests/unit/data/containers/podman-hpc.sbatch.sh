@@ -22,7 +22,7 @@ trap 'dispatch_forward INT 130' INT
 trap 'dispatch_forward HUP 129' HUP
 trap 'dispatch_forward USR1 138' USR1
 trap 'dispatch_forward USR2 140' USR2
-srun --kill-on-bad-exit=1 podman-hpc run --rm --gpu --network=host --ipc=host -v '/data/root':'/data/root' -v '/scratch/work':'/scratch/work' -v '/scratch/work/logs':'/scratch/work/logs' -v "$HOME"'/.dispatch':"$HOME"'/.dispatch' -v '/datasets':'/datasets':ro -v "$HOME"'/cache':'/cache' -v "${SCRATCH}"'/x':'/x':ro -w "$PWD" -e SLURM_JOB_ID -e SLURM_JOB_NAME -e SLURM_NODEID -e SLURM_PROCID -e SLURM_LOCALID -e SLURM_JOB_NUM_NODES -e SLURM_NNODES -e SLURM_NTASKS -e SLURM_JOB_NODELIST -e SLURM_GPUS_ON_NODE -e CUDA_VISIBLE_DEVICES -e DISPATCH_JOB_ID 'registry.example.com/team/train:1' bash "$HOME"'/.dispatch/job-1/bootstrap.sh' &
+srun --kill-on-bad-exit=1 podman-hpc run --rm --gpu --network=host --ipc=host -v '/data/root':'/data/root' -v '/scratch/work':'/scratch/work' -v '/scratch/work/logs':'/scratch/work/logs' -v "$HOME"'/.dispatch':"$HOME"'/.dispatch' -v '/datasets':'/datasets':ro -v "$HOME"'/cache':'/cache' -v "${SCRATCH}"'/x':'/x':ro -w "$PWD" -e SLURM_JOB_ID -e SLURM_JOB_NAME -e SLURM_NODEID -e SLURM_PROCID -e SLURM_LOCALID -e SLURM_JOB_NUM_NODES -e SLURM_NNODES -e SLURM_NTASKS -e SLURM_JOB_NODELIST -e SLURM_GPUS_ON_NODE -e CUDA_VISIBLE_DEVICES -e DISPATCH_JOB_ID -e SLURM_ARRAY_JOB_ID -e SLURM_ARRAY_TASK_ID -e DISPATCH_SWEEP_FIRST 'registry.example.com/team/train:1' bash "$HOME"'/.dispatch/job-1/bootstrap.sh' &
 dispatch_child=$!
 set +e
 wait "$dispatch_child"
