@@ -321,6 +321,9 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 		}
 	}
 	size_t first = res->n;
+	struct job_metrics metrics = { 0 };
+	if (want & JOBS_WANT_METRICS)
+		job_metrics_index(&rr, &metrics);
 	for (size_t i = 0; i < n; i++) {
 		const struct jobs_target *t = &targets[i];
 		struct dp_error err = { 0 };
@@ -336,7 +339,7 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 		for (size_t k = 0; k < m; k++) {
 			run_attempts_take(&rr, &t->job, &rows[k]);
 			if (want & JOBS_WANT_METRICS)
-				job_metrics_take(&rr, &t->job, &rows[k]);
+				job_metrics_take(&metrics, &t->job, &rows[k]);
 			add_row(res, i, &rows[k], NULL);
 		}
 		if (!m) {
@@ -345,6 +348,7 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 		}
 		free(rows);
 	}
+	job_metrics_release(&metrics);
 	{
 		_cleanup_free_ struct job_state **rows = xcalloc(res->n - first + 1, sizeof(*rows));
 		_cleanup_free_ const struct sched_job **jobs = xcalloc(res->n - first + 1, sizeof(*jobs));
