@@ -14,6 +14,7 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "jobs/sweeps.h"
+#include "sched/plain/plainjob.h"
 #include "submission.h"
 #include "submit.h"
 #include "transport/ssh.h"
@@ -142,6 +143,84 @@ static int resubmit(struct dp_ctx *ctx, struct ledger *l, const struct ledger_jo
 	return 0;
 }
 
+/* The tasks idx[0..n) of a sweep on plain hosts again, each in its own stage dir
+ * with its next attempt (plainjob_retry_command), one exchange per host; each one
+ * started has its ledger row asked about again. */
+static int retry_plain(struct dp_ctx *ctx, struct ledger *l, const struct sweep_view *v,
+		       const size_t *idx, size_t n)
+{
+	int status = 0;
+	_cleanup_strv_free_ char **hosts = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strv_contains(hosts, v->tasks[idx[i]].rec->host))
+			strv_add(&hosts, v->tasks[idx[i]].rec->host);
+	cJSON *doc = cJSON_CreateObject(), *runs = cJSON_CreateArray();
+	cJSON_AddStringToObject(doc, "sweep", v->js->id);
+	cJSON *tasks = cJSON_AddArrayToObject(doc, "tasks");
+	cJSON_AddItemToObject(doc, "runs", runs);
+	for (size_t h = 0; hosts && hosts[h]; h++) {
+		_cleanup_free_ const char **ids = xcalloc(n + 1, sizeof(*ids));
+		_cleanup_free_ const struct ledger_job **recs = xcalloc(n + 1, sizeof(*recs));
+		_cleanup_strv_free_ char **stages = NULL;
+		_cleanup_free_ size_t *which = xcalloc(n + 1, sizeof(*which));
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct ledger_job *rec = v->tasks[idx[i]].rec;
+			const char *slash = rec->script_path ? strrchr(rec->script_path, '/') : NULL;
+			if (!streq(rec->host, hosts[h]) || !slash)
+				continue;
+			ids[m] = rec->job_id;
+			recs[m] = rec;
+			which[m] = idx[i];
+			strv_push(&stages, xstrndup(rec->script_path, (size_t)(slash - rec->script_path)));
+			m++;
+		}
+		struct dp_error err = { 0 };
+		_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+		_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+		int st;
+		/* the program on stdin: as many tasks as failed, whatever one command holds */
+		plainjob_retry_command(&cmd, ids, (const char *const *)stages, m);
+		if (session_open(ctx, inventory_ssh_destination(ctx->inv, hosts[h]), &ss, &err) < 0 ||
+		    ssh_exec_capture(ss, "sh -s", &cmd, &out, &errout, &st, &err) < 0) {
+			status = report_error(&err);
+			continue;
+		}
+		print_remote_text(stderr, errout.buf);
+		for (size_t i = 0; i < m; i++) {
+			bool failed;
+			long pid = plainjob_parse_task_pid(out.buf, ids[i], &failed);
+			_cleanup_free_ char *job = xasprintf("%s@%s", ids[i], hosts[h]);
+			if (pid <= 1 || failed) {
+				error_msg("sweep %s: task %zu (%s) did not start again%s", v->js->id,
+					  which[i], job, pid < 0 ? ": no answer for it (dispatch status "
+					  "shows whether it runs)" : "");
+				status = DPE_FAIL;
+				continue;
+			}
+			if (ledger_set_state(l, recs[i]->token, "submitted", &err) < 0)
+				status = report_error(&err);
+			cJSON_AddItemToArray(tasks, cJSON_CreateNumber((double)which[i]));
+			cJSON_AddItemToArray(runs, cJSON_CreateString(job));
+		}
+	}
+	int k = cJSON_GetArraySize(runs);
+	if (ctx->json) {
+		json_print(doc);
+		return status;
+	}
+	if (k) { /* as the first submission: the sweep's line, then each run */
+		printf("sweep %s: %d task%s again (", v->js->id, k, k == 1 ? "" : "s");
+		for (int i = 0; i < k; i++)
+			printf("%s%d", i ? "," : "", (int)cJSON_GetArrayItem(tasks, i)->valuedouble);
+		printf(")\n");
+		for (int i = 0; i < k; i++)
+			printf("%s\n", cJSON_GetArrayItem(runs, i)->valuestring);
+	}
+	cJSON_Delete(doc);
+	return status;
+}
+
 int submit_retry(struct dp_ctx *ctx, const struct dp_args *args, const struct submit_options *o,
 		 const char *sweep)
 {
@@ -184,12 +263,21 @@ int submit_retry(struct dp_ctx *ctx, const struct dp_args *args, const struct su
 	size_t n = failed_tasks(&v, &idx);
 	_cleanup_free_ char *summary = sweep_view_summary(&v);
 	_cleanup_free_ char *after = still_running(&v);
-	sweep_view_release(&v);
 	if (!n) {
+		sweep_view_release(&v);
 		note_msg("sweep %s: no task to retry (%s)", set.sweeps[0].id, summary);
 		return 0;
 	}
-	/* every task again from the sweep's first row on a host (its stage dir) */
+	/* on plain hosts: each task again in its own stage dir */
+	const struct ledger_job *first = v.tasks[idx[0]].rec;
+	const struct inv_host *fh = ctx->inv ? inventory_host(ctx->inv, first->host) : NULL;
+	if (fh && fh->type == INV_HOST_PLAIN) {
+		r = retry_plain(ctx, set.ledger, &v, idx, n);
+		sweep_view_release(&v);
+		return r;
+	}
+	sweep_view_release(&v);
+	/* on SLURM: every task again from the sweep's first row (its stage dir) */
 	const struct ledger_job *rec = NULL;
 	for (size_t i = 0; i < sw->nrows && !rec; i++)
 		if (sw->rows[i].job_id && sw->rows[i].script_path)

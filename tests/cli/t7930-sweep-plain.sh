@@ -158,6 +158,29 @@ test_expect_success 'hostile values reach the command whole and never run' '
 	test ! -e "$OUT/pwned" && test ! -e "$OUT/pwned2" && test ! -e "$OUT/pwned3"
 '
 
+test_expect_success 'submit --retry: the failed task again in its own stage dir, its next attempt' '
+	dispatch submit -H box3 -J t7930retry --sweep i=1..3 -- \
+		"echo try-{i}; test {i} != 2 || { test -f $OUT/fixed2 && sleep 2; }" >re &&
+	sid=$(sed -n "1s/^sweep \([^:]*\):.*/\1/p" re) && j1=$(sed -n 3p re) &&
+	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.2 "$sid" >w &&
+	test_grep "^3 tasks: 2 COMPLETED, 1 FAILED$" w &&
+	touch "$OUT/fixed2" &&
+	dispatch submit --retry "$sid" >again &&
+	printf "%s\n" "sweep $sid: 1 task again (1)" "$j1" >want &&
+	test_cmp want again &&
+	timeout 60 "$DISPATCH" wait --interval 0.2 "$sid" >w2 &&
+	test_grep "^3 tasks: 3 COMPLETED$" w2 &&
+	test_grep "^1     2  COMPLETED  0 .* $j1$" w2 &&
+	stage=$CL/work/.dispatch/${j1%@box3} &&
+	test "$(cut -d " " -f 1,2 "$stage/attempts")" = "0 FAILED" &&
+	dispatch logs "$j1" >log &&
+	test "$(grep -c "^try-2$" log)" = 2 &&
+	test_grep "^dispatch: attempt 1 of a retry after FAILED (dispatch submit --retry)$" log &&
+	dispatch submit --retry "$sid" >none 2>err &&
+	test_must_be_empty none &&
+	test_grep "no task to retry (3 tasks: 3 COMPLETED)" err
+'
+
 test_expect_success 'a task held by the cap is PENDING with the reason; cancelled as any plain job' '
 	dispatch submit -H box3 -J t7930cap --sweep i=1..3 --max-parallel 1 -- \
 		"touch $OUT/cap-{i}; while [ ! -e $OUT/go ]; do sleep 0.05; done" >cap &&

@@ -45,7 +45,7 @@ fi
 # The run's restart policy, for status.sh's restart after LOST
 [ "$maxr" -gt 0 ] && echo "$maxr $restart_on" >"$d/restarts"
 echo "$$ $(date +%s)" >"$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
-[ "$attempt" -gt 0 ] && echo "dispatch: attempt $attempt ended LOST (no launcher, no exit status): restarting (restart $attempt of $maxr)" >&2
+[ "$attempt" -gt 0 ] && echo "dispatch: attempt $attempt ${DP_AGAIN:-ended LOST (no launcher, no exit status): restarting (restart $attempt of $maxr)}" >&2
 trap "" HUP
 trap : TERM INT
 me=$(id -un 2>/dev/null || echo "${USER:-?}")

@@ -177,6 +177,20 @@ void plainjob_launch_tasks_command(struct strbuf *sb, struct strbuf *in,
 	strbuf_adds(in, "\n}\ndispatch_start\n");
 }
 
+void plainjob_retry_command(struct strbuf *sb, const char *const *ids,
+			    const char *const *stages, size_t n)
+{
+	strbuf_adds(sb, shfile_sched_plain_retry); /* dispatch_retry ID STAGE */
+	for (size_t i = 0; i < n; i++) {
+		strbuf_adds(sb, "dispatch_retry ");
+		sh_quote(sb, ids[i]);
+		strbuf_addch(sb, ' ');
+		sh_quote(sb, stages[i]);
+		strbuf_addch(sb, '\n');
+	}
+	strbuf_adds(sb, "true\n");
+}
+
 void plainjob_task_pids_command(struct strbuf *sb, const char *sweep_stage_dir,
 				const struct plainjob_task *tasks, size_t n)
 {

@@ -130,6 +130,11 @@ void plainjob_launch_tasks_command(struct strbuf *sb, struct strbuf *in,
  * for a look after a lost connection. */
 void plainjob_task_pids_command(struct strbuf *sb, const char *sweep_stage_dir,
 				const struct plainjob_task *tasks, size_t n);
+/* submit --retry on a plain host: the jobs ids[i] (stage dirs stages[i]) that ended run
+ * again in their stage dirs, each with the next attempt (retry.sh); a MARK_TASK line
+ * each as the sweep's start prints them ("none": nothing to retry there). */
+void plainjob_retry_command(struct strbuf *sb, const char *const *ids,
+			    const char *const *stages, size_t n);
 /* The group id task id printed (either command), or -1 when it printed none (it may
  * have started: look again). *failed: it certainly does not run: its launcher gave up
  * at once (its group id returned), or it did not start (0 returned). */
