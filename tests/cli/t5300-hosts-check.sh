@@ -32,10 +32,13 @@ test_expect_success 'no hosts to check: exit 0, nothing printed' '
 	python3 -c "import json; assert json.load(open(\"out\")) == {\"hosts\": []}"
 '
 
-# A closed port, and two servers that never speak SSH.
-closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A closed port, and two servers that never speak SSH. The closed port stays bound
+# (never listening: a connection is refused) for as long as the servers run, so the
+# kernel cannot hand it to one of them (it did: "closed" timed out, being "hole").
 python3 - >ports <<-\EOF &
 import socket, sys, time
+closed = socket.socket()
+closed.bind(("127.0.0.1", 0))
 silent = socket.socket()
 silent.bind(("127.0.0.1", 0))
 silent.listen(16)
@@ -52,7 +55,7 @@ for _ in range(3):
     except BlockingIOError:
         pass
     fill.append(c)
-print(silent.getsockname()[1], hole.getsockname()[1], flush=True)
+print(closed.getsockname()[1], silent.getsockname()[1], hole.getsockname()[1], flush=True)
 held = []
 silent.settimeout(600)
 while True:
@@ -61,7 +64,7 @@ EOF
 servers=$!
 trap 'kill $servers 2>/dev/null; rm -rf "$TRASH"' EXIT
 for _ in $(seq 50); do [ -s ports ] && break; sleep 0.1; done
-read -r silent hole <ports
+read -r closed silent hole <ports
 cat >cfg-local <<EOF
 Host closed
 	HostName 127.0.0.1
