@@ -83,12 +83,6 @@ static const struct dp_rule packed_rules[] = {
 	{ 0 },
 };
 
-/* --sweep or --sweep-file */
-static bool is_sweep(const struct jobspec *js)
-{
-	return js->sweep || js->sweep_file;
-}
-
 static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit *s)
 {
 	struct submit_options *o = s->o;
@@ -114,10 +108,10 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 		r = options_rules(ctx, args);
 	if (r)
 		return r;
-	if (o->host && strpbrk(o->host, ",[") && !is_sweep(&s->spec))
+	if (o->host && strpbrk(o->host, ",[") && !jobspec_is_sweep(&s->spec))
 		return usage_error(ctx, "%s takes one host, not the list '%s' (a list is for a "
 				   "sweep on plain hosts)", ctx->cmd->name, o->host);
-	if (s->notebook && (s->spec.nodes > 1 || s->spec.array || is_sweep(&s->spec)))
+	if (s->notebook && (s->spec.nodes > 1 || s->spec.array || jobspec_is_sweep(&s->spec)))
 		return usage_error(ctx, "a notebook is one server on one node: not with --%s",
 				   s->spec.array ? "array" : s->spec.sweep ? "sweep"
 				   : s->spec.sweep_file ? "sweep-file" : "nodes");
@@ -175,7 +169,7 @@ static int pick_sweep_hosts(struct dp_ctx *ctx, struct submit *s)
 static int pick_host(struct dp_ctx *ctx, struct submit *s)
 {
 	struct dp_error err = { 0 };
-	if (!s->o->solve && is_sweep(&s->spec) && strpbrk(s->o->host, ",["))
+	if (!s->o->solve && jobspec_is_sweep(&s->spec) && strpbrk(s->o->host, ",["))
 		return pick_sweep_hosts(ctx, s);
 	if (s->o->solve) {
 		if (!ctx->inv) {
@@ -202,7 +196,7 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 			return DPE_FAIL;
 		}
 		s->host = s->solved.host;
-		if (is_sweep(&s->spec) && s->host->type == INV_HOST_PLAIN) { /* a sweep's one host */
+		if (jobspec_is_sweep(&s->spec) && s->host->type == INV_HOST_PLAIN) { /* a sweep's one host */
 			s->hosts = xcalloc(1, sizeof(*s->hosts));
 			s->hosts[s->nhosts++] = s->host;
 		}
@@ -227,7 +221,7 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 			warning_msg("the inventory's gres_mapping has no entry for chip '%s': asking "
 				    "'%s' for GRES type '%s' (map it under gres_mapping if the cluster "
 				    "names it otherwise)", s->spec.chip, s->host->name, s->spec.chip);
-		if (is_sweep(&s->spec) && s->host->type == INV_HOST_PLAIN) { /* a sweep's one host */
+		if (jobspec_is_sweep(&s->spec) && s->host->type == INV_HOST_PLAIN) { /* a sweep's one host */
 			s->hosts = xcalloc(1, sizeof(*s->hosts));
 			s->hosts[s->nhosts++] = s->host;
 		}

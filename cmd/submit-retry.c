@@ -14,7 +14,6 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "jobs/sweeps.h"
-#include "sched/plain/plainjob.h"
 #include "submission.h"
 #include "submit.h"
 #include "transport/ssh.h"
@@ -144,7 +143,7 @@ static int resubmit(struct dp_ctx *ctx, struct ledger *l, const struct ledger_jo
 }
 
 /* The tasks idx[0..n) of a sweep on plain hosts again, each in its own stage dir
- * with its next attempt (plainjob_retry_command), one exchange per host; each one
+ * with its next attempt (submission_retry_plain), one exchange per host; each one
  * started has its ledger row asked about again. */
 static int retry_plain(struct dp_ctx *ctx, struct ledger *l, const struct sweep_view *v,
 		       const size_t *idx, size_t n)
@@ -177,21 +176,19 @@ static int retry_plain(struct dp_ctx *ctx, struct ledger *l, const struct sweep_
 		}
 		struct dp_error err = { 0 };
 		_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-		_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-		int st;
-		/* the program on stdin: as many tasks as failed, whatever one command holds */
-		plainjob_retry_command(&cmd, ids, (const char *const *)stages, m);
+		_cleanup_strbuf_ struct strbuf errout = STRBUF_INIT;
+		_cleanup_free_ long *pids = xcalloc(m + 1, sizeof(*pids));
 		if (session_open(ctx, inventory_ssh_destination(ctx->inv, hosts[h]), &ss, &err) < 0 ||
-		    ssh_exec_capture(ss, "sh -s", &cmd, &out, &errout, &st, &err) < 0) {
+		    submission_retry_plain(ss, ids, (const char *const *)stages, m, pids, &errout,
+					   &err) < 0) {
 			status = report_error(&err);
 			continue;
 		}
 		print_remote_text(stderr, errout.buf);
 		for (size_t i = 0; i < m; i++) {
-			bool failed;
-			long pid = plainjob_parse_task_pid(out.buf, ids[i], &failed);
+			long pid = pids[i];
 			_cleanup_free_ char *job = xasprintf("%s@%s", ids[i], hosts[h]);
-			if (pid <= 1 || failed) {
+			if (pid <= 1) {
 				error_msg("sweep %s: task %zu (%s) did not start again%s", v->js->id,
 					  which[i], job, pid < 0 ? ": no answer for it (dispatch status "
 					  "shows whether it runs)" : "");

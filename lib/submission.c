@@ -316,7 +316,7 @@ static char *log_path(const struct submission_job *job, const struct submission 
 	if (!pattern) {
 		const struct inv_cluster *c = job->host->cluster;
 		bool has_dir = c && (c->log || c->work);
-		bool array = spec->array || spec->sweep || spec->sweep_file;
+		bool array = spec->array || jobspec_is_sweep(spec);
 		def = has_dir ? xasprintf("%s/%s", sub->log_dir, array ? "%x-%A_%a.out" : "%x-%j.out")
 			      : xasprintf("%s/%s", sub->work_dir, array ? "slurm-%A_%a.out"
 									      : "slurm-%j.out");
@@ -993,4 +993,23 @@ int submission_retry(struct submission *sub, const struct submission_retry *rq,
 	if (retry_dirs(ss, rq->host, sub, err) < 0)
 		return -1;
 	return submit_arrays(sub, &job, ss, l, hooks, err);
+}
+
+int submission_retry_plain(struct ssh_session *ss, const char *const *ids,
+			   const char *const *stages, size_t n, long *pids,
+			   struct strbuf *remote_err, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf prog = STRBUF_INIT, out = STRBUF_INIT;
+	int status;
+	/* the program on stdin: as many tasks as failed, whatever one command holds */
+	plainjob_retry_command(&prog, ids, stages, n);
+	if (ssh_exec_capture(ss, "sh -s", &prog, &out, remote_err, &status, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		bool failed;
+		pids[i] = plainjob_parse_task_pid(out.buf, ids[i], &failed);
+		if (failed || (pids[i] >= 0 && pids[i] <= 1))
+			pids[i] = 0;
+	}
+	return 0;
 }

@@ -218,6 +218,16 @@ int submission_retry(struct submission *sub, const struct submission_retry *rq,
 		     struct ssh_session *ss, struct ledger *l, const struct submission_hooks *hooks,
 		     struct dp_error *err);
 
+/* submit --retry on a plain host: the jobs ids[i] (their stage dirs stages[i]) that
+ * ended run again in their stage dirs, each as the same job with its next attempt
+ * (plainjob_retry_command), in one exchange over ss, the program on stdin. pids[i]:
+ * the job's new process group (> 1), 0 when it did not start again, -1 when the
+ * reply says nothing of it (it may still start). The host's stderr into remote_err.
+ * 0, or -1 with err when the exchange failed. */
+int submission_retry_plain(struct ssh_session *ss, const char *const *ids,
+			   const char *const *stages, size_t n, long *pids,
+			   struct strbuf *remote_err, struct dp_error *err);
+
 /* A dry run's view of a sweep's sbatch commands: the arrays submission_run would
  * submit were the cluster's MaxArraySize max (SLURM's default, 1001, when unknown), a
  * line each ("sbatch --array='0-3%2' STAGE/sbatch.sh 0"; a later array's dependency

@@ -912,7 +912,7 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 		return dp_err(err, DPE_INPUT, "--grace %ld is more than %d seconds (what sbatch "
 			      "--signal takes): give at most %d", js->grace, RUN_MAX_GRACE,
 			      RUN_MAX_GRACE);
-	if (js->sweep || js->sweep_file) {
+	if (jobspec_is_sweep(js)) {
 		const char *opt = js->sweep_file ? "--sweep-file" : "--sweep";
 		struct sweep sw = SWEEP_INIT;
 		int r = jobspec_sweep(js, &sw, err);
@@ -925,7 +925,7 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 		/* tasks that are runs: on plain hosts (lib/submission.c refuses them on SLURM,
 		 * where a sweep is a job array) */
 	}
-	if (js->max_parallel && !js->sweep && !js->sweep_file)
+	if (js->max_parallel && !jobspec_is_sweep(js))
 		return dp_err(err, DPE_INPUT, "--max-parallel %ld needs --sweep or --sweep-file: it "
 			      "caps a sweep's tasks (for a job array of your own: --array 0-9%%%ld)",
 			      js->max_parallel, js->max_parallel);
@@ -934,6 +934,11 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 			      "--grace exclude each other: a run gets its stop signal from "
 			      "--stop-signal and --grace", js->signal);
 	return 0;
+}
+
+bool jobspec_is_sweep(const struct jobspec *js)
+{
+	return js->sweep || js->sweep_file;
 }
 
 int jobspec_sweep(const struct jobspec *js, struct sweep *sw, struct dp_error *err)

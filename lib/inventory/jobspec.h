@@ -11,6 +11,8 @@
 #ifndef DISPATCH_JOBSPEC_H
 #define DISPATCH_JOBSPEC_H
 
+#include <stdbool.h>
+
 #include "base/error.h"
 
 struct sweep;
@@ -107,6 +109,8 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err);
  * now, or from the --sweep values; none (ntasks 0) when the spec gives neither. Both
  * are refused. 0, or -1 with err (DPE_INPUT). */
 int jobspec_sweep(const struct jobspec *js, struct sweep *sw, struct dp_error *err);
+/* Whether the job is a sweep: --sweep or --sweep-file. */
+bool jobspec_is_sweep(const struct jobspec *js);
 
 /* GPUs per node the spec implies (0 when it asks for none or they do not divide). */
 long jobspec_gpus_per_node(const struct jobspec *js);
