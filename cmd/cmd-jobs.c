@@ -100,7 +100,7 @@ static size_t targets_of(const struct dp_ctx *ctx, const char *host, struct entr
 			.sched = sched_of(ctx, j),
 			.job = { .id = j->job_id, .arg = j->job_id, .stage_dir = dir, .pgid = j->pid,
 				 .host = j->host, .in_ledger = true, .run_id = j->run_id,
-				 .max_restarts = j->max_restarts },
+				 .max_restarts = j->max_restarts, .sweep_first = j->sweep_first },
 		};
 		at[m++] = i;
 	}

@@ -196,9 +196,10 @@ static int pick_host(struct dp_ctx *ctx, struct submit *s)
 			return DPE_FAIL;
 		}
 		s->host = s->solved.host;
-		if (jobspec_is_sweep(&s->spec) && s->host->type == INV_HOST_PLAIN) { /* a sweep's one host */
-			s->hosts = xcalloc(1, sizeof(*s->hosts));
-			s->hosts[s->nhosts++] = s->host;
+		if (jobspec_is_sweep(&s->spec) && s->host->type == INV_HOST_PLAIN) {
+			/* spread over the plain hosts that fit, least loaded first */
+			s->nhosts = solve_plain_hosts(&s->solved, &s->hosts);
+			s->host = s->hosts[0];
 		}
 		s->partition = s->solved.partition;
 		s->gres_type = s->solved.gres_type;

@@ -27,7 +27,8 @@ void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct job
 			 .err_path = r->in_ledger ? r->rec.err_path : NULL,
 			 .name = r->in_ledger ? r->rec.name : NULL,
 			 .run_id = r->in_ledger ? r->rec.run_id : NULL,
-			 .max_restarts = r->in_ledger ? r->rec.max_restarts : 0 },
+			 .max_restarts = r->in_ledger ? r->rec.max_restarts : 0,
+			 .sweep_first = r->in_ledger ? r->rec.sweep_first : 0 },
 	};
 }
 

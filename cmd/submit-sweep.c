@@ -4,7 +4,8 @@
  * -H box[1-2], -H box1,box2): the tasks spread over the hosts and --max-parallel split
  * into caps per host (lib/sweep_spread.h), each host's part one submission
  * (lib/submission.h: its tasks started in one exchange after one upload) over a
- * connection of its own, then the sweep and its runs printed (cmd/submit-output.c).
+ * connection of its own, then the sweep and its runs printed (cmd/submit-output.c),
+ * and with --wait attached to them all.
  * A host that fails does not stop the others: what was submitted is printed, and the
  * exit status says that not all was.
  */
@@ -56,13 +57,31 @@ static int prepare(struct submit *s, const struct sweep_spread *sp, struct submi
 	return 0;
 }
 
+/* --wait / --follow: attached to every run of the sweep until all ended (--follow:
+ * the first's log), as for a sweep's job arrays on SLURM; the exit status says how
+ * they ended. */
+static int attach(struct dp_ctx *ctx, const struct submit *s, const struct submit_sweep_part *parts,
+		  size_t nparts)
+{
+	_cleanup_strv_free_ char **jobs = NULL;
+	for (size_t i = 0; i < nparts; i++)
+		for (size_t k = 0; k < parts[i].sub.ntasks; k++)
+			if (parts[i].sub.tasks[k].state == SUBMISSION_SUBMITTED)
+				strv_push(&jobs, xasprintf("%s@%s", parts[i].sub.tasks[k].id,
+							   parts[i].job.host->name));
+	if (!jobs)
+		return 0;
+	struct dp_ctx actx = *ctx;
+	if (ctx->json) { /* the one document is submit's */
+		actx.json = false;
+		actx.verbosity = -1;
+	}
+	return submit_attach(&actx, jobs, s->o->follow, !s->o->no_tail);
+}
+
 int submit_sweep(struct dp_ctx *ctx, struct submit *s)
 {
 	struct dp_error err = { 0 };
-	if (s->o->wait)
-		return usage_error(ctx, "--%s with a sweep on plain hosts: not built yet (wait for its "
-				   "runs with 'dispatch wait', which takes them all)",
-				   s->o->follow ? "follow" : "wait");
 	if (s->o->emit && s->nhosts > 1)
 		return usage_error(ctx, "--emit writes one host's scripts: give one host with -H");
 	struct sweep sw = SWEEP_INIT;
@@ -109,6 +128,8 @@ int submit_sweep(struct dp_ctx *ctx, struct submit *s)
 						    p->sub.tasks[k].index, p->sub.tasks[k].id, p->job.host->name);
 		}
 		submit_print_sweep(&s->spec, parts, nparts, ctx->json);
+		if (r == 0 && s->o->wait)
+			r = attach(ctx, s, parts, nparts);
 	}
 out:
 	for (size_t i = 0; i < nparts; i++)

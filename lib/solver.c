@@ -9,6 +9,7 @@ struct fit {
 	bool fits;
 	char *reason;
 	const char *partition, *constraint, *chip, *gres_type;
+	int free_gpus;          /* live: a plain host's free GPUs of the chip; -1 unknown */
 };
 
 static int check_clusters(const struct inventory *inv, char **names, const char *option,
@@ -261,6 +262,7 @@ static void live_plain(const struct inv_host *h, const struct solve_request *req
 		}
 		if (nfree >= req->chips) {
 			f->chip = chip;
+			f->free_gpus = nfree;
 			refit(f, true, xasprintf("fits now: %d of its %d %s free (GPU %s)", nfree, total,
 						 chip, ids.buf));
 			strbuf_release(&ids);
@@ -463,7 +465,7 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 	struct fit *paper = xcalloc(n + 1, sizeof(*paper));
 	for (size_t i = 0; i < n; i++) {
 		const struct inv_host *h = sorted[i];
-		struct fit f = { 0 };
+		struct fit f = { .free_gpus = -1 };
 		if (!inv_host_type_reachable(h->type))
 			f.reason = xasprintf("a %s host: dispatch drives SSH and SLURM hosts only",
 					     inv_host_type_name(h->type));
@@ -479,7 +481,8 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 		paper[i].reason = NULL;
 		if (r.check && f.fits)
 			live_check(h, &r, &f, &caps[i]);
-		res->verdicts[i] = (struct solve_verdict){ .host = h, .fits = f.fits, .reason = f.reason };
+		res->verdicts[i] = (struct solve_verdict){ .host = h, .fits = f.fits, .reason = f.reason,
+							   .free_gpus = f.free_gpus };
 		res->nverdicts++;
 		if (f.fits && !res->host) {
 			res->host = h;
@@ -536,6 +539,39 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 	free(caps);
 	free(paper);
 	return 0;
+}
+
+size_t solve_plain_hosts(const struct solve_result *res, const struct inv_host ***hosts)
+{
+	*hosts = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < res->nverdicts; i++)
+		if (res->verdicts[i].fits && res->verdicts[i].host->type == INV_HOST_PLAIN)
+			n++;
+	if (!n && res->host && res->host->type == INV_HOST_PLAIN) {
+		*hosts = xcalloc(1, sizeof(**hosts));
+		(*hosts)[0] = res->host;
+		return 1;
+	}
+	if (!n)
+		return 0;
+	const struct solve_verdict **v = xcalloc(n, sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < res->nverdicts; i++)
+		if (res->verdicts[i].fits && res->verdicts[i].host->type == INV_HOST_PLAIN)
+			v[m++] = &res->verdicts[i];
+	/* the most free GPUs first, ties as considered (an insertion sort: stable) */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j]->free_gpus > v[j - 1]->free_gpus; j--) {
+			const struct solve_verdict *t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	*hosts = xcalloc(n, sizeof(**hosts));
+	for (size_t i = 0; i < n; i++)
+		(*hosts)[i] = v[i]->host;
+	free(v);
+	return n;
 }
 
 void solve_result_release(struct solve_result *res)

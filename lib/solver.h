@@ -63,6 +63,8 @@ struct solve_verdict {          /* one per host considered, for -v */
 	const struct inv_host *host;
 	bool fits;
 	char *reason;           /* why not (or how it fits) */
+	int free_gpus;          /* with live facts, a plain host that fits: its free GPUs
+				   of the chip; else -1 */
 };
 
 struct solve_result {
@@ -83,6 +85,11 @@ struct solve_result {
  * a chip for a CPU job, a negative count: DPE_INPUT). */
 int solve(const struct inventory *inv, const struct solve_request *req, struct solve_result *res,
 	  struct dp_error *err);
+/* A sweep's plain hosts (dispatch-submit(1) SWEEPS, --solve): every plain host
+ * that fits, least loaded first: with live facts the most free GPUs first, ties (and
+ * without them, all) in the order considered; none: the chosen host alone when it
+ * is a plain host. Their count, *hosts allocated (NULL when none). */
+size_t solve_plain_hosts(const struct solve_result *res, const struct inv_host ***hosts);
 void solve_result_release(struct solve_result *res);
 
 #endif

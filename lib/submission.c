@@ -77,11 +77,6 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 	if (jobspec_sweep(job->spec, &sub->sweep, err) < 0)
 		return -1;
 	if (sub->sweep.ntasks) {
-		if (job->host->type == INV_HOST_SLURM && sub->run_id)
-			return dp_err(err, DPE_INPUT, "--sweep with --max-restarts, --stop-signal or "
-				      "--grace on '%s': on SLURM a sweep is one job array, whose tasks "
-				      "cannot be runs yet (submit the sweep to plain hosts, or without "
-				      "them)", job->host->name);
 		sub->sweep_id = job->sweep_id ? xstrdup(job->sweep_id)
 			      : xasprintf("sweep-%.16s", sub->token + 4); /* after "dsp-" */
 		if (job->host->type != INV_HOST_SLURM && prepare_tasks(job, sub, err) < 0)

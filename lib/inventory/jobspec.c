@@ -922,8 +922,6 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 		if (js->array)
 			return dp_err(err, DPE_INPUT, "%s makes the job array itself: drop --array '%s'",
 				      opt, js->array);
-		/* tasks that are runs: on plain hosts (lib/submission.c refuses them on SLURM,
-		 * where a sweep is a job array) */
 	}
 	if (js->max_parallel && !jobspec_is_sweep(js))
 		return dp_err(err, DPE_INPUT, "--max-parallel %ld needs --sweep or --sweep-file: it "

@@ -536,8 +536,11 @@ static void boot_run(struct strbuf *sb, const struct jobspec *spec,
 		base = xasprintf("%s/checkpoints", share);
 	}
 	_cleanup_free_ char *dir = xasprintf("%s/%s", base, t->run_id);
-	/* a sweep's task on a plain host is a run of its own: the id with -INDEX */
-	const char *task = t->sweep && !is_slurm(t) ? "-\"$DISPATCH_SWEEP_INDEX\"" : "";
+	/* a job array's task is a run of its own (requeued alone): the id with -INDEX,
+	 * a sweep's index (boot_sweep's) or the task id (as the sbatch wrapper's) */
+	const char *task = !is_slurm(t) ? (t->sweep ? "-\"$DISPATCH_SWEEP_INDEX\"" : "")
+			 : "${SLURM_ARRAY_TASK_ID:+-$((10#$SLURM_ARRAY_TASK_ID + "
+			   "10#${DISPATCH_SWEEP_FIRST:-0}))}";
 	strbuf_adds(sb, "\n# The run: one id for every attempt, and its checkpoint directory.\n"
 			"export DISPATCH_RUN_ID=");
 	sh_quote(sb, t->run_id);

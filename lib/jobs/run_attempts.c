@@ -78,20 +78,30 @@ void run_attempts_take(const struct remote_reply *rr, const struct sched_job *j,
 {
 	if (!is_run(j))
 		return;
-	free(js->run_id);
-	js->run_id = xstrdup(j->run_id);
-	js->max_restarts = j->max_restarts;
+	/* a task of j's job array: its own attempts and run id (the run's, -INDEX) */
+	const char *id = j->id;
 	size_t idlen = strlen(j->id);
+	free(js->run_id);
+	if (js->id && strncmp(js->id, j->id, idlen) == 0 && js->id[idlen] == '_' &&
+	    all_of(js->id + idlen + 1, DIGITS, 9)) {
+		id = js->id;
+		js->run_id = xasprintf("%s-%ld", j->run_id,
+				       strtol(id + idlen + 1, NULL, 10) + j->sweep_first);
+	} else {
+		js->run_id = xstrdup(j->run_id);
+	}
+	js->max_restarts = j->max_restarts;
+	idlen = strlen(id);
 	for (size_t i = 0; i < rr->n; i++) {
 		struct job_attempt a;
 		const char *v = rr->marks[i].value;
-		if (streq(rr->marks[i].key, MARK_GAVE_UP) && strncmp(v, j->id, idlen) == 0 &&
+		if (streq(rr->marks[i].key, MARK_GAVE_UP) && strncmp(v, id, idlen) == 0 &&
 		    v[idlen] == '|' && v[idlen + 1]) {
 			free(js->gave_up);
 			js->gave_up = printable(v + idlen + 1);
 			continue;
 		}
-		if (!streq(rr->marks[i].key, MARK_ATTEMPT) || !parse_line(v, j->id, &a))
+		if (!streq(rr->marks[i].key, MARK_ATTEMPT) || !parse_line(v, id, &a))
 			continue;
 		js->attempts = xrealloc(js->attempts, (js->nattempts + 1) * sizeof(*js->attempts));
 		js->attempts[js->nattempts++] = a;

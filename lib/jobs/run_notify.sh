@@ -1,10 +1,11 @@
 # shellcheck shell=sh
-# dispatch_notify STAGE JOB STATE DETAIL: a run's end for good, POSTed as Slack's
+# dispatch_notify STAGE JOB STATE DETAIL [ATTEMPTS RUN]: a run's end for good, POSTed as Slack's
 # {"text": ...} to the webhook in STAGE/notify_url (written by submission, mode 0600,
 # only when the inventory names one), with curl, else wget, else python3. The URL
 # goes from that file to the tool (curl's config on stdin, wget's -i, python3's
 # open), never onto a command line. STAGE/run_info holds "RUN HOST"; the attempts
-# are STAGE/attempts' lines and one. A failed notification is said on stderr (the
+# are STAGE/attempts' lines and one. A sweep's task on SLURM names its own attempts
+# file and run id (ATTEMPTS, RUN). A failed notification is said on stderr (the
 # job's log, without the URL) and never fails the job.
 
 dispatch_notify() {
@@ -16,9 +17,11 @@ dispatch_notify() {
 	if [ -f "$1/run_info" ]; then
 		read -r dn_run dn_host <"$1/run_info"
 	fi
+	dn_a=${5:-$1/attempts}
+	dn_run=${6:-$dn_run}
 	dn_n=1
-	if [ -f "$1/attempts" ]; then
-		dn_n=$(($(wc -l <"$1/attempts") + 1))
+	if [ -f "$dn_a" ]; then
+		dn_n=$(($(wc -l <"$dn_a") + 1))
 	fi
 	dn_text=$(printf 'dispatch: run %s (job %s on %s) ended %s after %s attempt(s)%s' \
 		"$dn_run" "$2" "$dn_host" "$3" "$dn_n" "${4:+: $4}" | tr -cd 'A-Za-z0-9 ._:,;/()@+=-')

@@ -9,8 +9,8 @@
 # preemption unless the job was cancelled or timed out; so is a PreemptTime in the
 # job's record once srun is over (PreemptMode=CANCEL with a GraceTime: SLURM signals
 # the steps, not this shell). Each attempt's end is one line of
-# $dispatch_stage/attempts: ATTEMPT STATE EPOCH NODE (run_attempts.sh reads them; "-"
-# where not known).
+# $dispatch_stage/attempts (a sweep's task: attempts.ARRAYID_TASK): ATTEMPT STATE
+# EPOCH NODE (run_attempts.sh reads them; "-" where not known).
 
 # the settings before this part (the wrapper's lines above)
 : "${dispatch_run_id:?}" "${dispatch_max_restarts:?}" "${dispatch_restart_on:?}"
@@ -19,6 +19,20 @@ dispatch_child=
 dispatch_event=
 dispatch_cancelled=
 dispatch_attempt=${SLURM_RESTART_COUNT:-0}
+# This job's attempts and its end when no restart remains: a sweep's task (a job
+# array's, requeued alone) has its own, by its job's id (a retried task is a new job
+# of the same stage), and its run id is the run's and its sweep index. SLURM's
+# commands name it ARRAYID_TASK: one task's SLURM_JOB_ID is the array's own id,
+# which names every task (scontrol requeue of it requeues them all).
+dispatch_job=$SLURM_JOB_ID
+dispatch_attempts=$dispatch_stage/attempts
+dispatch_gave_up=$dispatch_stage/gave-up
+if [ -n "${SLURM_ARRAY_TASK_ID:-}" ] && [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then
+	dispatch_job=${SLURM_ARRAY_JOB_ID}_$SLURM_ARRAY_TASK_ID
+	dispatch_attempts=$dispatch_stage/attempts.$dispatch_job
+	dispatch_gave_up=$dispatch_stage/gave-up.$dispatch_job
+	dispatch_run_id=$dispatch_run_id-$((10#$SLURM_ARRAY_TASK_ID + 10#${DISPATCH_SWEEP_FIRST:-0}))
+fi
 export DISPATCH_RUN_ID="$dispatch_run_id"
 export DISPATCH_ATTEMPT="$dispatch_attempt"
 export DISPATCH_STOP_SIGNAL="$dispatch_stop_signal"
@@ -27,7 +41,7 @@ export DISPATCH_STOP_GRACE="$dispatch_grace"
 # before); empty without a limit.
 dispatch_end=${SLURM_JOB_END_TIME:-}
 if [ -z "$dispatch_end" ]; then
-	dispatch_end=$(squeue -h -j "$SLURM_JOB_ID" -o %e 2>/dev/null | head -n 1)
+	dispatch_end=$(squeue -h -j "$dispatch_job" -o %e 2>/dev/null | head -n 1)
 	dispatch_end=$(date -d "$dispatch_end" +%s 2>/dev/null) || dispatch_end=
 fi
 export DISPATCH_STOP_DEADLINE="$dispatch_end"
@@ -36,11 +50,11 @@ export DISPATCH_STOP_DEADLINE="$dispatch_end"
 # one record per attempt, in order; NODE_FAIL, PREEMPTED, when and where), else
 # REQUEUED, when and where unknown.
 dispatch_n=0
-if [ -f "$dispatch_stage/attempts" ]; then
-	dispatch_n=$(wc -l <"$dispatch_stage/attempts")
+if [ -f "$dispatch_attempts" ]; then
+	dispatch_n=$(wc -l <"$dispatch_attempts")
 fi
 if [ "$dispatch_n" -lt "$dispatch_attempt" ]; then
-	dispatch_acct=$(sacct -n -X -D -P -j "$SLURM_JOB_ID" -o State,End,NodeList 2>/dev/null)
+	dispatch_acct=$(sacct -n -X -D -P -j "$dispatch_job" -o State,End,NodeList 2>/dev/null)
 fi
 while [ "$dispatch_n" -lt "$dispatch_attempt" ]; do
 	dispatch_rec=$(printf '%s\n' "$dispatch_acct" | sed -n "$((dispatch_n + 1))p")
@@ -56,7 +70,7 @@ while [ "$dispatch_n" -lt "$dispatch_attempt" ]; do
 	case $dispatch_w in '' | *[!A-Z_]* | RUNNING | PENDING) dispatch_w=REQUEUED ;; esac
 	case $dispatch_t in '' | *[!0-9]*) dispatch_t=- ;; esac
 	case $dispatch_h in '' | *[!A-Za-z0-9._-]*) dispatch_h=- ;; esac
-	echo "$dispatch_n $dispatch_w $dispatch_t $dispatch_h" >>"$dispatch_stage/attempts"
+	echo "$dispatch_n $dispatch_w $dispatch_t $dispatch_h" >>"$dispatch_attempts"
 	dispatch_n=$((dispatch_n + 1))
 done
 
@@ -109,7 +123,7 @@ dispatch_stop() {
 
 # shellcheck disable=SC2317 # called from the traps
 dispatch_term() {
-	dispatch_rec=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
+	dispatch_rec=$(scontrol -o show job "$dispatch_job" 2>/dev/null)
 	if dispatch_slurm_requeues "$dispatch_rec"; then
 		dispatch_forward TERM 143 # SLURM's own requeue: the next attempt says how this one ended
 		return
@@ -138,8 +152,8 @@ done
 
 # The ends of the attempts before this one, as "TIMEOUT, TIMEOUT".
 dispatch_history() {
-	if [ -f "$dispatch_stage/attempts" ]; then
-		awk '{ printf "%s%s", (NR > 1 ? ", " : ""), $2 }' "$dispatch_stage/attempts"
+	if [ -f "$dispatch_attempts" ]; then
+		awk '{ printf "%s%s", (NR > 1 ? ", " : ""), $2 }' "$dispatch_attempts"
 	fi
 }
 
@@ -151,7 +165,7 @@ dispatch_final() {
 	if [ ! -f "$dispatch_stage/notify_url" ]; then
 		return 0
 	fi
-	dispatch_rec=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
+	dispatch_rec=$(scontrol -o show job "$dispatch_job" 2>/dev/null)
 	case $dispatch_rec in
 	*" JobState=PREEMPTED "*) dispatch_preempted=1 ;;
 	*) dispatch_preempted= ;;
@@ -160,7 +174,7 @@ dispatch_final() {
 		echo "dispatch: attempt $((dispatch_attempt + 1)) of run $dispatch_run_id: requeued by SLURM" >&2
 		return 0
 	fi
-	dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" "$1" "$2"
+	dispatch_notify "$dispatch_stage" "$dispatch_job" "$1" "$2" "$dispatch_attempts" "$dispatch_run_id"
 }
 
 # Waits for srun through the traps, then ends the attempt: a requeue while restarts
@@ -183,7 +197,7 @@ dispatch_run_wait() {
 	# command's steps, not to this shell, and set the job's PreemptTime; the job
 	# runs on until the grace is over, time enough to requeue it.
 	if [ -z "$dispatch_event" ] && [ -z "$dispatch_cancelled" ]; then
-		dispatch_now=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
+		dispatch_now=$(scontrol -o show job "$dispatch_job" 2>/dev/null)
 		if dispatch_slurm_requeues "$dispatch_now"; then
 			# SLURM ended this attempt and requeues the job itself (preemption with
 			# PreemptMode=REQUEUE): the next attempt writes how it ended
@@ -212,7 +226,7 @@ dispatch_run_wait() {
 		dispatch_ended=error
 	fi
 	if [ -n "$dispatch_cancelled" ]; then
-		dispatch_notify "$dispatch_stage" "$SLURM_JOB_ID" "$dispatch_cancelled" ""
+		dispatch_notify "$dispatch_stage" "$dispatch_job" "$dispatch_cancelled" "" "$dispatch_attempts" "$dispatch_run_id"
 		exit "$dispatch_status"
 	fi
 	if [ -z "$dispatch_ended" ]; then
@@ -238,20 +252,20 @@ dispatch_run_wait() {
 	esac
 	if [ "$dispatch_attempt" -ge "$dispatch_max_restarts" ]; then
 		dispatch_why="gave up after $dispatch_max_restarts restarts: $(dispatch_history)"
-		echo "$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >"$dispatch_stage/gave-up"
+		echo "$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >"$dispatch_gave_up"
 		echo "dispatch: run $dispatch_run_id $dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word" >&2
 		dispatch_final FAILED "$dispatch_why; attempt $((dispatch_attempt + 1)) ended $dispatch_word"
 		exit 1
 	fi
-	echo "$dispatch_attempt $dispatch_word $(date +%s) $(hostname)" >>"$dispatch_stage/attempts"
+	echo "$dispatch_attempt $dispatch_word $(date +%s) $(hostname)" >>"$dispatch_attempts"
 	echo "dispatch: run $dispatch_run_id: attempt $((dispatch_attempt + 1)) ended $dispatch_word, requeued (restart $((dispatch_attempt + 1)) of $dispatch_max_restarts)" >&2
-	if ! scontrol requeue "$SLURM_JOB_ID" 2>/dev/null; then
-		dispatch_rec=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null)
+	if ! scontrol requeue "$dispatch_job" 2>/dev/null; then
+		dispatch_rec=$(scontrol -o show job "$dispatch_job" 2>/dev/null)
 		case $dispatch_rec in *" JobState=PREEMPTED "*) exit 0 ;; esac # SLURM requeues it next
 		if dispatch_slurm_requeues "$dispatch_rec"; then
 			exit 0 # SLURM requeues it itself
 		fi
-		echo "dispatch: run $dispatch_run_id: scontrol requeue $SLURM_JOB_ID failed" >&2
+		echo "dispatch: run $dispatch_run_id: scontrol requeue $dispatch_job failed" >&2
 		exit 1
 	fi
 	exit 0

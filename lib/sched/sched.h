@@ -48,6 +48,7 @@ struct sched_job {
 	/* a run's (the ledger's): NULL and 0 for any other job */
 	const char *run_id;
 	long max_restarts;
+	long sweep_first;       /* a sweep's job array: the sweep index of its task 0 */
 };
 
 /* Which of a job's output files (sched_ops.log_path): its stderr, or its output

@@ -5,8 +5,8 @@
 # DISPATCH_PARAM_* and in the command's {NAME} (bare and inside quotes), its index
 # and the sweep's id and size; hostile values (quotes, $(...), backquotes, spaces)
 # reach the command whole and never run; the dry run's table of tasks; what is
-# refused (a sweep of runs, --array with --sweep, a bad name). Uses the default test
-# bed instance.
+# refused (--array with --sweep, a bad name); tasks that are runs, each requeued
+# alone. Uses the default test bed instance.
 . "$(dirname "$0")/lib.sh"
 
 testbed_up
@@ -19,6 +19,9 @@ Q="'"
 # Each task: a line of what it saw, its metrics (loss twice: the last counts), then
 # a few seconds of running (so that the throttle shows in squeue).
 TASK='printf "%s|%s|%s|%s|%s|%s|%s\n" "$DISPATCH_SWEEP_INDEX" "$DISPATCH_SWEEP_SIZE" "$DISPATCH_SWEEP_ID" "$DISPATCH_PARAM_LR" "$DISPATCH_PARAM_SEED" {lr} "s={seed}" >'"$OUT"'/task-$DISPATCH_SWEEP_INDEX; echo DISPATCH_METRIC loss=9; echo "DISPATCH_METRIC acc=0.$DISPATCH_SWEEP_INDEX"; echo "DISPATCH_METRIC loss=$((7 - DISPATCH_SWEEP_INDEX)).5"; sleep 4'
+# A sweep of runs (--max-restarts 1 --restart-on error): task 0 completes, task 1
+# fails its first attempt only, task 2 every attempt; each says its run id and attempt.
+RUNTASK='echo "$DISPATCH_RUN_ID $DISPATCH_ATTEMPT" >>'"$OUT"'/run-{f}; test {f} = 0 || { test {f} = 1 && test "$DISPATCH_ATTEMPT" -ge 1; }'
 BADVALS="v=it's,\$(touch $OUT/pwned),\`touch $OUT/pwned2\`,a  b;c"
 BADCMD="printf '<%s>\\n' {v} '[{v}]' \"\$(printf '(%s)' \"{v}\")\" >$OUT/bad-\$DISPATCH_SWEEP_INDEX"
 
@@ -36,9 +39,7 @@ test_expect_success 'the dry run shows the tasks, the array and each task'"'"'s 
 	! grep "0\.01" cmdline
 '
 
-test_expect_success 'refused: runs, --array with --sweep, a bad name, --max-parallel alone' '
-	test_expect_code 2 dispatch submit -H hpc --sweep a=1,2 --max-restarts 1 -- true 2>err &&
-	test_grep "on SLURM a sweep is one job array, whose tasks cannot be runs yet" err &&
+test_expect_success 'refused: --array with --sweep, a bad name, --max-parallel alone' '
 	test_expect_code 2 dispatch submit -H hpc --sweep a=1,2 --array 0-1 -- true 2>err &&
 	test_grep "sweep makes the job array itself: drop --array" err &&
 	test_expect_code 2 dispatch submit -H hpc --sweep 1a=1,2 -- true 2>err &&
@@ -164,6 +165,27 @@ test_expect_success 'submit --retry SWEEP: only the failed task again, from the 
 	sqlite3 "$db" "delete from jobs where job_id = ${Q}$rid${Q}" &&
 	test_expect_code 2 dispatch submit --retry "$sid" 2>err &&
 	test_grep "was written by an older dispatch, which cannot run some of its tasks alone" err
+'
+
+test_expect_success 'tasks that are runs: each requeued alone, its own attempts and run id' '
+	dispatch --json submit -H hpc -J t7900runs -p cpu --mem 50 --sweep f=0,1,2 \
+		--max-restarts 1 --restart-on error -- "$RUNTASK" >runs.json &&
+	sid=$(jq_ "d[\"sweep\"][\"id\"]" runs.json) && job=$(jq_ "d[\"job\"]" runs.json) &&
+	test_expect_code 1 dispatch wait --timeout 300 "$sid" >w &&
+	test_grep "^3 tasks: 2 COMPLETED, 1 FAILED$" w &&
+	test_grep "^0     0  COMPLETED attempt 1/2 " w &&
+	test_grep "^1     1  COMPLETED attempt 2/2 " w &&
+	test_grep "^2     2  FAILED attempt 2/2 " w &&
+	dispatch --json status "$sid" >st.json &&
+	jq_ "\"\\n\".join(\"%s %s %s %s\" % (t[\"index\"], t[\"run_id\"], t[\"attempt\"], \",\".join(a[\"state\"] for a in t[\"attempts\"])) for t in d[\"sweeps\"][0][\"tasks\"])" st.json >got &&
+	run=$(sed -n "1s/^0 \(run-[0-9a-f]*\)-0 .*/\1/p" got) && test -n "$run" &&
+	printf "0 %s-0 1 \n1 %s-1 2 FAILED\n2 %s-2 2 FAILED\n" "$run" "$run" "$run" >want &&
+	test_cmp want got &&
+	printf "%s-0 0\n" "$run" >want0 && test_cmp want0 "$OUT/run-0" &&
+	printf "%s-1 0\n%s-1 1\n" "$run" "$run" >want1 && test_cmp want1 "$OUT/run-1" &&
+	printf "%s-2 0\n%s-2 1\n" "$run" "$run" >want2 && test_cmp want2 "$OUT/run-2" &&
+	dispatch status "${job%@hpc}_2@hpc" >st2 &&
+	test_grep "gave up after 1 restarts: FAILED" st2
 '
 
 test_expect_success 'hostile values reach the command whole and never run' '

@@ -9,7 +9,8 @@
 # dirs linking the one upload; the ledger's row per task; hostile values (quotes, $(...), backquotes, a
 # newline) reach the command whole and never run; a task held by the cap is PENDING
 # with the reason and cancelled as any plain job; tasks that are runs
-# (--max-restarts), each with its own run id and attempts; what is refused. Tasks
+# (--max-restarts), each with its own run id and attempts; --solve's spread; submit
+# --wait; what is refused. Tasks
 # sleep 2 s at most; gates never wait on the clock.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed-gpu.sh"
@@ -76,13 +77,45 @@ test_expect_success 'the dry run: the tasks, the host each goes to, the caps' '
 		"[${Q}sb1${Q}, ${Q}sb2${Q}, ${Q}sb1${Q}, ${Q}sb1${Q}, ${Q}sb2${Q}, ${Q}sb1${Q}]"
 '
 
-test_expect_success 'refused: a SLURM host in the list, a list without --sweep, runs in a SLURM sweep' '
+test_expect_success '--solve spreads a sweep over the plain hosts that fit, least loaded first' '
+	# sb1 and sb2 with their chips (and hpc, which a GPU sweep of plain hosts leaves
+	# out); GPU 0 of sb1 busy: sb2 (2 free) before sb1 (1 free), though sb1 is first
+	awk "/^hosts:\$/ { exit } { print }" inv.yaml | sed "/^priority:/,/^\$/d" >solve.yaml &&
+	printf "%s\n" "hosts:" "  sb1: {ssh: box1, cluster: testbed, type: plain, chips: {a100-sxm4-80gb: 2}}" \
+		"  sb2: {ssh: box2, cluster: testbed, type: plain, chips: {a100-sxm4-80gb: 2}}" >>solve.yaml &&
+	printf "%s\n" "GPU-7930a000-0000-4000-8000-000000000000, 4000" >apps1 &&
+	fake_gpus box1 gpus1 apps1 &&
+	DISPATCH_INVENTORY=$PWD/solve.yaml dispatch --json submit --solve --check --gpus 1 \
+		--sweep i=1..3 --dry-run -- true >solve.json &&
+	fake_gpus box1 gpus1 &&
+	test "$(jq_ "[(h[\"host\"], h[\"tasks\"]) for h in d[\"sweep\"][\"hosts\"]]" solve.json)" = \
+		"[(${Q}sb2${Q}, [0, 2]), (${Q}sb1${Q}, [1])]" &&
+	DISPATCH_INVENTORY=$PWD/solve.yaml dispatch --json submit --solve --gpus 1 \
+		--sweep i=1..3 --dry-run -- true >paper.json &&
+	test "$(jq_ "[(h[\"host\"], h[\"tasks\"]) for h in d[\"sweep\"][\"hosts\"]]" paper.json)" = \
+		"[(${Q}sb1${Q}, [0, 2]), (${Q}sb2${Q}, [1])]"
+'
+
+test_expect_success 'refused: a SLURM host in the list, a list without --sweep' '
 	test_expect_code 2 dispatch submit -H sb1,hpc --sweep a=1,2 -- true 2>err &&
 	test_grep "a sweep over several hosts runs on plain hosts of the inventory: .hpc. is a SLURM host" err &&
 	test_expect_code 2 dispatch submit -H sb1,sb2 -- true 2>err &&
-	test_grep "takes one host, not the list .sb1,sb2. (a list is for a sweep on plain hosts)" err &&
-	test_expect_code 2 dispatch submit -H hpc --sweep a=1,2 --max-restarts 1 -- true 2>err &&
-	test_grep "on SLURM a sweep is one job array, whose tasks cannot be runs yet" err
+	test_grep "takes one host, not the list .sb1,sb2. (a list is for a sweep on plain hosts)" err
+'
+
+test_expect_success 'submit --wait: attached to every run until all ended, its exit how they ended' '
+	test_expect_code 1 dispatch submit -H box3 -J t7930wait --sweep i=1..3 --wait -- \
+		"sleep {i}; test {i} != 2" >out &&
+	test_grep "^sweep sweep-[0-9a-f]*: 3 runs on box3 (0,1,2)$" out &&
+	sed -n "2,4p" out >jobs &&
+	for j in $(cat jobs); do dispatch status "$j" || return 1; done >st &&
+	test "$(grep -c " COMPLETED " st) $(grep -c " FAILED " st)" = "2 1" &&
+	dispatch --json submit -H box3 -J t7930waitj --sweep i=1,2 --wait -- true >w.json &&
+	test "$(jq_ "len(d[\"sweep\"][\"runs\"])" w.json)" = 2 &&
+	for j in $(jq_ "\" \".join(r[\"job\"] for r in d[\"sweep\"][\"runs\"])" w.json); do
+		dispatch status "$j" || return 1
+	done >stj &&
+	test "$(grep -c " COMPLETED " stj)" = 2
 '
 
 test_expect_success 'a 2x3 grid on two hosts, --gpus 1, --max-parallel 3: at most 3 at once, never two on a GPU' '
@@ -206,6 +239,22 @@ test_expect_success 'a task held by the cap is PENDING with the reason; cancelle
 	test_grep "^$held CANCELLED" w &&
 	test "$(ls "$OUT" | grep -c "^cap-")" = 2 &&
 	test ! -e "$OUT/cap-$n"
+'
+
+test_expect_success 'cancel SWEEP: every run of the sweep, running or held by the cap, on both hosts' '
+	dispatch submit -H "sb[1-2]" -J t7930can --sweep i=1..4 --max-parallel 2 -- \
+		"touch $OUT/can-{i}; sleep 300" >can &&
+	sid=$(sed -n "1s/^sweep \([^:]*\):.*/\1/p" can) &&
+	for i in $(seq 1 150); do
+		if [ "$(ls "$OUT" | grep -c "^can-")" = 2 ]; then break; fi &&
+		sleep 0.2
+	done &&
+	dispatch status "$sid" >st &&
+	test_grep "^4 tasks: 2 RUNNING, 2 PENDING$" st &&
+	dispatch cancel "$sid" >c &&
+	test_expect_code 1 timeout 60 "$DISPATCH" wait --interval 0.2 "$sid" >w &&
+	test_grep "^4 tasks: 4 CANCELLED$" w &&
+	test "$(ls "$OUT" | grep -c "^can-")" = 2
 '
 
 test_expect_success 'tasks that are runs: each its own run id and attempts; one fails once, then completes' '

@@ -823,14 +823,20 @@ static void test_run(void)
 	CHECK_CONTAINS(s.sbatch, "\ndispatch_run_id='run-0123456789abcdef'\ndispatch_max_restarts=3\n"
 				 "dispatch_restart_on=' timeout error '\ndispatch_stop_signal=USR1\n"
 				 "dispatch_grace=30\ndispatch_stage='/scratch/theseus/.dispatch/x/bootstrap.sh'\n");
-	CHECK_CONTAINS(s.sbatch, "scontrol requeue \"$SLURM_JOB_ID\"");
+	CHECK_CONTAINS(s.sbatch, "scontrol requeue \"$dispatch_job\"");
 	CHECK_CONTAINS(s.sbatch, " &\ndispatch_child=$!\ndispatch_run_wait\n");
 	/* the run's end for good goes to a webhook when the stage dir has one */
 	CHECK_CONTAINS(s.sbatch, "\ndispatch_notify() {\n");
 	CHECK_CONTAINS(s.sbatch, "\t\tdispatch_final COMPLETED \"\"\n");
-	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_RUN_ID='run-0123456789abcdef'\n");
+	/* a job array's task (a sweep's) is a run of its own, -INDEX, as the wrapper says */
+#define TASK "${SLURM_ARRAY_TASK_ID:+-$((10#$SLURM_ARRAY_TASK_ID + 10#${DISPATCH_SWEEP_FIRST:-0}))}"
+	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_RUN_ID='run-0123456789abcdef'" TASK "\n");
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_CHECKPOINT_DIR='/mnt/juicefs/theseus/checkpoints/"
-				    "run-0123456789abcdef'\n");
+				    "run-0123456789abcdef'" TASK "\n");
+#undef TASK
+	CHECK_CONTAINS(s.sbatch, "\tdispatch_attempts=$dispatch_stage/attempts.$dispatch_job\n");
+	CHECK_CONTAINS(s.sbatch, "\tdispatch_run_id=$dispatch_run_id-$((10#$SLURM_ARRAY_TASK_ID + "
+				 "10#${DISPATCH_SWEEP_FIRST:-0}))\n");
 	CHECK_CONTAINS(s.bootstrap, "export DISPATCH_STOP_SIGNAL=USR1\nexport DISPATCH_STOP_GRACE=30\n");
 	CHECK_CONTAINS(s.bootstrap, "(\n\tset +euo pipefail\n\ttrap : USR1\n\teval 'python train.py'\n) &\n");
 	CHECK_CONTAINS(s.bootstrap, "export WANDB_RUN_ID=\"$DISPATCH_RUN_ID\"\nexport WANDB_RESUME=allow\n");

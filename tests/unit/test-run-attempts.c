@@ -137,11 +137,82 @@ static void test_read(void)
 	remote_script_release(&none);
 }
 
+/* A job array's tasks (a sweep's on SLURM, each requeued alone): each its own
+ * attempts.ID_TASK and gave-up.ID_TASK, its own run id (the run's, -INDEX: the task
+ * id plus the array's sweep_first), never another task's or array's lines. */
+static void test_array_tasks(void)
+{
+	_cleanup_free_ char *s3 = xasprintf("%s/s3", tmpdir);
+	CHECK_INT(mkdir(s3, 0700), 0);
+	_cleanup_free_ char *t1 = xasprintf("%s/attempts.50_1", s3);
+	_cleanup_free_ char *t3 = xasprintf("%s/attempts.50_3", s3);
+	_cleanup_free_ char *g3 = xasprintf("%s/gave-up.50_3", s3);
+	_cleanup_free_ char *other = xasprintf("%s/attempts.500_1", s3); /* another array */
+	write_file(t1, "0 FAILED 1764623000 node1\n");
+	write_file(t3, "0 FAILED 1764623000 node2\n1 FAILED 1764623100 node1\n");
+	write_file(g3, "gave up after 1 restarts: FAILED; attempt 2 ended FAILED\n");
+	write_file(other, "0 TIMEOUT 1764623000 node9\n0 TIMEOUT 1764623000 node9\n");
+	struct sched_job job = { .id = "50", .stage_dir = s3, .run_id = "run-00000000000000cc",
+				 .max_restarts = 1, .sweep_first = 4 };
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	run_attempts_script(&rs, &job, 1);
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	run(&rs, &rr);
+	CHECK_INT(rr.status, 0);
+
+	struct job_state js = { .id = xstrdup("50_1"), .state = xstrdup("RUNNING") };
+	run_attempts_take(&rr, &job, &js);
+	CHECK_STR(js.run_id, "run-00000000000000cc-5");
+	CHECK_INT(js.nattempts, 1);
+	CHECK_STR(js.attempts[0].node, "node1");
+	CHECK(js.gave_up == NULL);
+	_cleanup_free_ char *st = job_state_state_text(&js);
+	CHECK_STR(st, "RUNNING attempt 2/2");
+	job_state_release(&js);
+
+	js = (struct job_state){ .id = xstrdup("50_3"), .state = xstrdup("FAILED") };
+	run_attempts_take(&rr, &job, &js);
+	CHECK_STR(js.run_id, "run-00000000000000cc-7");
+	CHECK_INT(js.nattempts, 2);
+	CHECK_STR(js.gave_up, "gave up after 1 restarts: FAILED; attempt 2 ended FAILED");
+	job_state_release(&js);
+
+	/* a task that has not ended an attempt, and the array's pending rest */
+	js = (struct job_state){ .id = xstrdup("50_2"), .state = xstrdup("PENDING") };
+	run_attempts_take(&rr, &job, &js);
+	CHECK_STR(js.run_id, "run-00000000000000cc-6");
+	CHECK_INT(js.nattempts, 0);
+	job_state_release(&js);
+	js = (struct job_state){ .id = xstrdup("50_[4-9%2]"), .state = xstrdup("PENDING") };
+	run_attempts_take(&rr, &job, &js);
+	CHECK_STR(js.run_id, "run-00000000000000cc");
+	CHECK_INT(js.nattempts, 0);
+	job_state_release(&js);
+
+	/* the task named alone (50_3): its own lines */
+	struct sched_job task = job;
+	task.id = "50_3";
+	struct remote_script rs2 = REMOTE_SCRIPT_INIT;
+	run_attempts_script(&rs2, &task, 1);
+	struct remote_reply rr2 = REMOTE_REPLY_INIT;
+	run(&rs2, &rr2);
+	js = (struct job_state){ .id = xstrdup("50_3"), .state = xstrdup("FAILED") };
+	run_attempts_take(&rr2, &task, &js);
+	CHECK_INT(js.nattempts, 2);
+	CHECK(js.gave_up != NULL);
+	job_state_release(&js);
+	remote_reply_release(&rr2);
+	remote_script_release(&rs2);
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
 		return 1;
 	test_read();
+	test_array_tasks();
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", tmpdir);
 	CHECK_INT(system(rm), 0);
 	return unit_done();

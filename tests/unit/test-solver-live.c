@@ -206,6 +206,21 @@ static void test_plain(void)
 	CHECK_STR(pick(inv, NULL, 8, live, 4, &res), "spare");
 	solve_result_release(&res);
 
+	/* a sweep's hosts: every plain host that fits, the most free GPUs first (spare's
+	 * 8 before dgx's 5, though dgx comes first in the inventory) */
+	const struct inv_host **hosts;
+	CHECK_STR(pick(inv, "a100-sxm4-80gb", 2, live, 4, &res), "dgx");
+	CHECK_INT(solve_plain_hosts(&res, &hosts), 2);
+	CHECK_STR(hosts[0]->name, "spare");
+	CHECK_STR(hosts[1]->name, "dgx");
+	free(hosts);
+	solve_result_release(&res);
+	CHECK_STR(pick(inv, "a100-sxm4-80gb", 6, live, 4, &res), "spare");
+	CHECK_INT(solve_plain_hosts(&res, &hosts), 1);
+	CHECK_STR(hosts[0]->name, "spare");
+	free(hosts);
+	solve_result_release(&res);
+
 	/* no nvidia-smi on a GPU host: not taken on trust; plain hosts are no fallback */
 	struct solve_live only[] = { { "dgx", &dgx, NULL }, { "nosmi", &nosmi, NULL } };
 	CHECK_STR(pick(inv, "a100-sxm4-80gb", 6, only, 2, &res), "-");

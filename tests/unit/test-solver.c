@@ -239,9 +239,35 @@ static void test_container(void)
 	inventory_free(inv);
 }
 
+/* A sweep's hosts offline: the plain hosts that fit on paper, as considered
+ * (priority first); never a SLURM host or one that does not fit. */
+static void test_sweep_hosts(void)
+{
+	struct inventory *inv = load(CLUSTERS "priority: [box3]\nhosts:\n"
+		"  hpc: {cluster: a, type: slurm, partitions: [{name: gpu}]}\n"
+		"  box1: {cluster: a, chips: {h100: 2}}\n"
+		"  small: {cluster: b, chips: {h100: 1}}\n"
+		"  box3: {cluster: b, chips: {h100: 4}}\n");
+	struct dp_error err;
+	struct solve_result res;
+	const struct inv_host **hosts;
+	CHECK_STR(pick(inv, "h100", 2, NULL, NULL, &res, &err), "box3");
+	CHECK_INT(solve_plain_hosts(&res, &hosts), 2);
+	CHECK_STR(hosts[0]->name, "box3");
+	CHECK_STR(hosts[1]->name, "box1");
+	free(hosts);
+	solve_result_release(&res);
+	CHECK_STR(pick(inv, "h100", 8, NULL, NULL, &res, &err), "-"); /* none fits */
+	CHECK_INT(solve_plain_hosts(&res, &hosts), 0);
+	CHECK(hosts == NULL);
+	solve_result_release(&res);
+	inventory_free(inv);
+}
+
 int main(void)
 {
 	test_container();
+	test_sweep_hosts();
 	test_reference();
 	test_rules();
 	return unit_done();

@@ -485,8 +485,7 @@ while :; do
 		st=$?
 		kill -0 "$bpid" 2>/dev/null || break
 	done
-	# Again, when a trapped signal ended the last wait after it died (127:
-	# collected; bash 5.2 may give -1, as in test-plainjob's cancel: no status).
+	# Again: a trapped signal may have ended the wait (127, -1: no status).
 	wait "$bpid" 2>/dev/null
 	s2=$?
 	case $s2 in '' | *[!0-9]* | 127) ;; *) st=$s2 ;; esac
