@@ -12,18 +12,20 @@
 #include "inventory/inventory.h"
 #include "jobref.h"
 #include "jobs/jobs.h"
+#include "jobs/job_usage.h"
 #include "jobs/run_attempts.h"
 #include "transport/ssh.h"
 #include "base/strbuf.h"
 #include "base/termesc.h"
 
 static const char *opt_host, *opt_sort;
-static bool opt_steps, opt_no_tail;
+static bool opt_steps, opt_no_tail, opt_usage;
 
 static const struct dp_option status_options[] = {
 	OPT_STRING('H', "host", &opt_host, "HOST", "the host of jobs given by bare ID (settles an ambiguous ID)", "host"),
 	OPT_BOOL(0, "steps", &opt_steps, "one row per job step from sacct: state, exit code, elapsed, MaxRSS, MaxVMSize, AveCPU, TRES usage"),
 	OPT_BOOL(0, "no-tail", &opt_no_tail, "do not print the last lines of a failed job's stderr"),
+	OPT_BOOL(0, "usage", &opt_usage, "what each job did: GPU utilisation over its life, energy, CPU and memory efficiency"),
 	OPT_STRING(0, "sort", &opt_sort, "NAME", "a sweep's tasks by this metric or parameter (-NAME: descending)", NULL),
 	OPT_END,
 };
@@ -196,6 +198,8 @@ static void print_json(const struct status_answer *a)
 				   ref->in_ledger ? ref->rec.container_image : NULL);
 		job_state_json_tail(o, r);
 		job_state_json_run(o, r);
+		if (opt_usage)
+			cJSON_AddItemToObject(o, "usage", job_usage_json(r->usage));
 		if (r->run_id) {
 			_cleanup_free_ char *wandb = ref->in_ledger ? job_wandb_url(a->ctx, &ref->rec) : NULL;
 			json_add_str_or_null(o, "wandb_url", wandb);
@@ -348,6 +352,7 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 	_cleanup_(status_answer_release) struct status_answer a = { .ctx = ctx };
 	unsigned want = set.nsweeps ? JOBS_WANT_METRICS
 			: JOBS_WANT_END | JOBS_WANT_PENDING | (tail ? JOBS_WANT_TAIL : 0);
+	want |= opt_usage ? JOBS_WANT_USAGE : 0;
 	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
 		status_query_host(ctx, &set, set.hosts[h], want, &a);
 	if (set.nsweeps)
@@ -359,13 +364,15 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 		print_json(&a);
 	else if (found)
 		print_text(&a);
+	if (found && opt_usage && !ctx->json)
+		usage_view_print(&a);
 	return a.status;
 }
 
 const struct dispatch_cmd dispatch_cmd_status = {
 	.name = "status",
 	.summary = "show where jobs stand: state, reason, elapsed, nodes, exit code",
-	.usage = "[-H HOST] [--steps] [--no-tail] [--sort NAME] JOB...|SWEEP...",
+	.usage = "[-H HOST] [--steps] [--no-tail] [--usage] [--sort NAME] JOB...|SWEEP...",
 	.description =
 		"Asks each job's host in one command: squeue for jobs still queued or running,\n"
 		"sacct for jobs that left the queue; plain-host jobs from their pid and exit\n"
@@ -378,7 +385,9 @@ const struct dispatch_cmd dispatch_cmd_status = {
 		"A SWEEP (its id, or the start of it: sweep-3f2a) is one table of its tasks, each\n"
 		"with its parameters, state, exit, elapsed time and the last value of each\n"
 		"metric it printed (DISPATCH_METRIC NAME=VALUE lines, read on the host), then a\n"
-		"count of the states; --sort NAME orders it by a metric or parameter.",
+		"count of the states; --sort NAME orders it by a metric or parameter.\n"
+		"--usage adds what each job did, from the samples its nodes recorded (submit\n"
+		"--sample): GPU utilisation over its life, energy, CPU and memory efficiency.",
 	.opts = status_options,
 	.min_args = 0,
 	.max_args = -1,

@@ -368,6 +368,8 @@ void sweep_view_release(struct sweep_view *v);
  * task of every sweep COMPLETED. */
 int sweep_status_print(const struct status_answer *a, const struct job_set *set,
 		       const char *sort, bool *all_completed);
+/* cmd/usage-view.c: status --usage's part below the table, what each job did */
+void usage_view_print(const struct status_answer *a);
 
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */

@@ -220,6 +220,9 @@ _dispatch() {
 		--max-parallel)
 			COMPREPLY=()
 			return ;;
+		--sample)
+			COMPREPLY=()
+			return ;;
 		--repo)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return ;;
@@ -239,7 +242,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' attach -H --host --solve --check -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' attach -H --host --solve --check -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	queue)
 		case $prev in
@@ -323,7 +326,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --steps --no-tail --sort -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --steps --no-tail --usage --sort -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit)
 		case $prev in
@@ -450,6 +453,9 @@ _dispatch() {
 		--max-parallel)
 			COMPREPLY=()
 			return ;;
+		--sample)
+			COMPREPLY=()
+			return ;;
 		--payload)
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return ;;
@@ -457,7 +463,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --payload --retry -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --payload --retry -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit-packed)
 		case $prev in
@@ -584,6 +590,9 @@ _dispatch() {
 		--max-parallel)
 			COMPREPLY=()
 			return ;;
+		--sample)
+			COMPREPLY=()
+			return ;;
 		--repo)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return ;;
@@ -591,7 +600,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	top)
 		case $prev in

@@ -111,6 +111,10 @@
 /* A job's metric (lib/jobs/job_metrics.h): "dispatch-metric JOB|TASK|NAME=VALUE", the
  * last DISPATCH_METRIC line of its log (TASK: an array task's id, "-" for a job). */
 #define MARK_METRIC MARKER("metric")
+/* What a job did on a node (lib/jobs/job_usage.h): "dispatch-usage JOB|NODE|START|END|
+ * SAMPLES|CPU|RSS", then a "dispatch-usage-gpu JOB|NODE|UUID|..." line per GPU. */
+#define MARK_USAGE MARKER("usage")
+#define MARK_USAGE_GPU MARKER("usage-gpu")
 /* Several jobs asked in one exchange, a part each (lib/jobs/jobs.c's detail): "dispatch-
  * paths-job I" before job I's output paths (the backend's), "dispatch-tail-job I"
  * before the last lines of job I's log, each line led by '|' (no log line reads as a

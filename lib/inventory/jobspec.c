@@ -363,6 +363,21 @@ bool jobspec_valid_max_restarts(const char *s)
 	return digits(&s, &v) && *s == '\0' && v <= 1000;
 }
 
+bool jobspec_valid_sample(const char *s)
+{
+	long v;
+	return digits(&s, &v) && *s == '\0' && v <= 3600;
+}
+
+long jobspec_sample_seconds(const struct jobspec *js)
+{
+	long v = 30;
+	const char *p = js->sample;
+	if (p && !digits(&p, &v))
+		v = 30;
+	return v;
+}
+
 /* Signals a command can catch and that mean "stop soon"; "SIG" optional. */
 static const char *const stop_signals[] = { "USR1", "USR2", "TERM", "INT", "HUP", "QUIT", "ALRM",
 					    "XCPU" };

@@ -57,6 +57,8 @@ struct jobspec {
 	char *sweep_file;               /* or a local sweep file (a job file's relative path:
 					   made relative to the job file's directory) */
 	long max_parallel;              /* tasks at once, 0: no cap */
+	char *sample;                   /* the usage sampler's seconds, "0": off; NULL: 30
+					   (jobspec_sample_seconds) */
 };
 
 /* The ends that may restart a run (--restart-on). */
@@ -133,6 +135,9 @@ bool jobspec_valid_signal(const char *s);
 bool jobspec_valid_max_restarts(const char *s);
 bool jobspec_valid_restart_on(const char *s);
 bool jobspec_valid_stop_signal(const char *s);
+bool jobspec_valid_sample(const char *s);
+/* The usage sampler's interval in seconds (--sample; default 30), 0 when off. */
+long jobspec_sample_seconds(const struct jobspec *js);
 
 /* The run's settings with their defaults. A spec is a run (the job gets the stop
  * signal and the DISPATCH_RUN_* environment) when it gives --max-restarts N > 0,

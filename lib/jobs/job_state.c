@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "jobs/job_usage.h"
 #include "sched/sched.h"
 #include "sched/slurm/slurm.h"
 #include "sched/slurm/slurm_why.h"
@@ -57,6 +58,7 @@ void job_state_release(struct job_state *js)
 		free(js->metrics[i].value);
 	}
 	free(js->metrics);
+	job_usage_free(js->usage);
 	*js = (struct job_state){ 0 };
 }
 

@@ -64,6 +64,8 @@ struct job_metric {
 #define JOB_TIME_UNKNOWN (-1L)
 #define JOB_TIME_UNLIMITED (-2L)
 
+struct job_usage;
+
 struct job_state {
 	char *id;                       /* the job or task as reported: "123", "123_4",
 					   "123_[5-9]", a plain job's stage name */
@@ -99,6 +101,8 @@ struct job_state {
 	/* its metrics, in the order first printed (JOBS_WANT_METRICS) */
 	struct job_metric *metrics;
 	size_t nmetrics;
+	/* what it did (JOBS_WANT_USAGE, lib/jobs/job_usage.h); NULL: no sample read */
+	struct job_usage *usage;
 };
 
 void job_state_release(struct job_state *js);

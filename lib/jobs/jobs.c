@@ -10,6 +10,7 @@
 #include "base/util.h"
 #include "inventory/inventory.h"
 #include "jobs/job_metrics.h"
+#include "jobs/job_usage.h"
 #include "jobs/joblog.h"
 #include "jobs/run_attempts.h"
 #include "remote/remote.h"
@@ -300,6 +301,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			run_attempts_script(&rs, jobs, m);
 			if (want & JOBS_WANT_METRICS)
 				job_metrics_script(&rs, jobs, m);
+			if (want & JOBS_WANT_USAGE)
+				job_usage_script(&rs, jobs, m);
 		}
 	}
 	if (!remote_script_empty(&rs)) {
@@ -340,6 +343,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			run_attempts_take(&rr, &t->job, &rows[k]);
 			if (want & JOBS_WANT_METRICS)
 				job_metrics_take(&metrics, &t->job, &rows[k]);
+			if (want & JOBS_WANT_USAGE)
+				job_usage_take(&rr, &t->job, &rows[k]);
 			add_row(res, i, &rows[k], NULL);
 		}
 		if (!m) {

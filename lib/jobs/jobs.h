@@ -92,6 +92,8 @@ enum {
 				   reads them, in its one exchange) */
 	JOBS_WANT_METRICS = 16, /* jobs_query: the metrics of the jobs with a log path, in
 				   its one exchange (lib/jobs/job_metrics.h) */
+	JOBS_WANT_USAGE = 32,   /* jobs_query: what the jobs with a stage dir did, from
+				   their samplers' files (lib/jobs/job_usage.h) */
 };
 
 /* Asks host about targets[0..n) (all of that host), appending to res: rows in the

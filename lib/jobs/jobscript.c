@@ -755,6 +755,32 @@ static void boot_record_workdir(struct strbuf *sb, const struct jobscript_target
 			"pwd >\"${BASH_SOURCE[0]%/*}/workdir\" 2>/dev/null || true\n");
 }
 
+/* The usage sampler (usage_sample.sh, --sample S), once per node (SLURM's local task
+ * 0), beside the command in a process group of its own; its file is next to this
+ * script, STAGE/usage.JOB.NODE (JOB: SLURM's job id, ARRAYID_TASK for an array's
+ * task, a plain host's job id), every attempt of a run appending to it. */
+static void boot_usage(struct strbuf *sb, const struct jobspec *spec,
+		       const struct jobscript_target *t)
+{
+	long s = jobspec_sample_seconds(spec);
+	if (s <= 0)
+		return;
+	strbuf_adds(sb, "\n# What the job does on this node, every --sample seconds (dispatch status\n"
+			"# --usage reads it).\n");
+	strbuf_adds(sb, shfile_jobs_usage_sample);
+	if (is_slurm(t))
+		strbuf_adds(sb, "dispatch_usage=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID:-}}\n");
+	else
+		strbuf_adds(sb, "dispatch_usage=\n");
+	strbuf_addf(sb, "dispatch_usage=\"${BASH_SOURCE[0]%%/*}/usage.${dispatch_usage:-$DISPATCH_JOB_ID}.${SLURMD_NODENAME:-$(hostname)}\"\n"
+			"if [ \"${SLURM_LOCALID:-0}\" = 0 ]; then\n"
+			"\tset -m\n"
+			"\t(set +euo pipefail; dispatch_sample %ld \"$dispatch_usage\") </dev/null >/dev/null 2>&1 &\n"
+			"\tdispatch_sampler=$!\n"
+			"\tset +m\n"
+			"fi\n", s);
+}
+
 static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_target *t)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -785,6 +811,7 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	}
 	boot_setup(&sb, spec->setup);
 	boot_record_workdir(&sb, t);
+	boot_usage(&sb, spec, t);
 	boot_command(&sb, spec, t);
 	return strbuf_detach(&sb);
 }

@@ -24,6 +24,7 @@ const struct remote_section_info remote_sections[REMOTE_SECTION_COUNT] = {
 	[REMOTE_NOTEBOOK] = { "notebook", MARK_NOTEBOOK_EXIT },
 	[REMOTE_ATTEMPTS] = { "attempts", NULL },
 	[REMOTE_METRICS] = { "metrics", NULL },
+	[REMOTE_USAGE] = { "usage", NULL },
 };
 
 const char *const remote_keys[] = {

@@ -48,6 +48,7 @@ enum remote_section {
 	REMOTE_NOTEBOOK,        /* a notebook server's start: MARK_NOTEBOOK_EXIT */
 	REMOTE_ATTEMPTS,        /* runs' ended attempts (MARK_ATTEMPT lines) */
 	REMOTE_METRICS,         /* jobs' last metrics from their logs (MARK_METRIC lines) */
+	REMOTE_USAGE,           /* what jobs did, from their samplers' files (MARK_USAGE) */
 	REMOTE_SECTION_COUNT
 };
 

@@ -220,15 +220,38 @@ if mode == "constrained" and step:
     for i, r in enumerate(rows):
         r[fields.index("index")] = str(i)
 loop = float(args[args.index("-l") + 1]) if "-l" in args else 0
+if "-lms" in args:
+    loop = float(args[args.index("-lms") + 1]) / 1000
+# a replayed series (fake_smi_series): "UTIL POWER" for every GPU at each step, the
+# last one held
+try:
+    series = [l.split() for l in open(os.path.join(d, "series")).read().splitlines() if l.strip()]
+except OSError:
+    series = []
+k = 0
 while True:
     for r in rows:
+        r = list(r)
+        if series:
+            r[fields.index("utilization.gpu")], r[fields.index("power.draw")] = series[min(k, len(series) - 1)]
         print(", ".join(r[fields.index(w)] for w in want), flush=True)
     if not loop:
         break
+    k += 1
     time.sleep(loop)
 FAKE
 	chmod 755 "$dir/nvidia-smi"
 	chmod 644 "$dir/query" "$dir/mode"
+}
+
+# fake_smi_series BOX [LINE...]: the utilisation and power ("UTIL POWER") the fake
+# reports for every GPU at each step of a loop (-l, -lms), the last one held; the
+# fixture's without LINEs.
+fake_smi_series() {
+	local f
+	f=$TB_HOME/.fake-nvidia-smi/$(box_port "$1")/series
+	shift
+	if [ $# -gt 0 ]; then printf '%s\n' "$@" >"$f" && chmod 644 "$f"; else rm -f "$f"; fi
 }
 
 # fake_smi_apps BOX [LINE...]: the processes of other users the fake lists as holding

@@ -15,6 +15,7 @@ U0=GPU-2b5a3e1c-9d2f-4c8a-b1e7-5f0a6d3c2e91
 U1=GPU-7c1e9f40-3a6b-4d2e-8f5c-0b9a1d7e6c34
 
 tb_up
+claim_boxes hpc # its fake nvidia-smi (t7470 fakes hpc too)
 
 # [WRAP=SCRIPT] run_job ARGS...: an sbatch'ed sleeper (or SCRIPT) that runs; prints its id.
 # It sleeps 600 s (the clean-up cancels it): at 200 s, the job of the last case had
