@@ -15,9 +15,9 @@ dispatch_cleanup() {
 	if [ -n "$dispatch_sampler" ]; then
 		# the usage sampler's group, and its last line: the CPU time once the
 		# command's processes were waited for (usage_sample.sh)
-		kill -- "-$dispatch_sampler" 2>/dev/null || kill "$dispatch_sampler" 2>/dev/null
+		kill -- "-$dispatch_sampler" 2>/dev/null || kill "$dispatch_sampler" 2>/dev/null || true
 		# shellcheck disable=SC2154 # dispatch_usage: set with dispatch_sampler
-		printf '%s 0 %s 0\n' "$(date +%s)" "$(dispatch_sample_procs)" >>"$dispatch_usage" 2>/dev/null
+		{ printf '%s 0 %s 0\n' "$(date +%s)" "$(dispatch_sample_procs)" >>"$dispatch_usage"; } 2>/dev/null || true
 	fi
 	if [ -n "$dispatch_tmp" ]; then
 		rm -rf -- "$dispatch_tmp"
