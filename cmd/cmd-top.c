@@ -16,6 +16,7 @@
 #include "gpu/node_health.h"
 #include "inventory/inventory.h"
 #include "jobref.h"
+#include "jobs/job_usage.h"
 #include "jobs/jobs.h"
 #include "jobs/top.h"
 #include "top_json.h"
@@ -38,8 +39,19 @@ static const struct dp_option top_options[] = {
 struct view {
 	const struct dp_ctx *ctx;
 	const char *job, *host;
-	bool tty;
+	bool tty, utf8;
+	const struct job_usage *usage; /* the job's samples so far (HISTORY); NULL: none */
 };
+
+/* GPU uuid's utilisation over the job's life so far, as blocks; "-" when not sampled. */
+static char *history(const struct view *v, const char *uuid)
+{
+	for (size_t i = 0; v->usage && uuid && i < v->usage->nnodes; i++)
+		for (size_t k = 0; k < v->usage->nodes[i].ngpus; k++)
+			if (streq(v->usage->nodes[i].gpus[k].uuid, uuid))
+				return job_usage_spark(&v->usage->nodes[i].gpus[k], v->utf8);
+	return xstrdup("-");
+}
 
 /* v rounded, then suffix; "-" for null. */
 static void num(struct strbuf *sb, double v, const char *suffix)
@@ -129,7 +141,7 @@ static void show_json(struct top_session *s, const struct view *v, double now)
 
 static void show_text(struct top_session *s, const struct view *v, double now)
 {
-	struct table t = { .ncols = 8, .trim = true };
+	struct table t = { .ncols = 9, .trim = true };
 	if (v->tty) {
 		char clock[16];
 		time_t tt = time(NULL);
@@ -139,14 +151,15 @@ static void show_text(struct top_session *s, const struct view *v, double now)
 	} else if (s->samples > 1) {
 		putchar('\n');
 	}
-	table_row(&t, "NODE", "GPU", "UTIL", "MEM(MiB)", "POWER(W)", "TEMP", "THROTTLE", "FLAGS", NULL);
+	table_row(&t, "NODE", "GPU", "UTIL", "MEM(MiB)", "POWER(W)", "TEMP", "THROTTLE", "FLAGS",
+		  "HISTORY", NULL);
 	for (size_t i = 0; i < s->top.nnodes; i++) {
 		const struct gpu_node *n = &s->top.nodes[i];
 		const struct gpu_row **rows;
 		size_t nr = gpu_top_node_rows(&s->top, n, &rows);
 		const char *flag = top_node_flag(n, nr, now, s->interval);
 		if (nr == 0)
-			table_row(&t, n->name, "-", "-", "-", "-", "-", "-", flag ? flag : "-", NULL);
+			table_row(&t, n->name, "-", "-", "-", "-", "-", "-", flag ? flag : "-", "-", NULL);
 		for (size_t k = 0; k < nr; k++) {
 			const struct gpu_row *r = rows[k];
 			_cleanup_strbuf_ struct strbuf u = STRBUF_INIT, tc = STRBUF_INIT;
@@ -160,6 +173,7 @@ static void show_text(struct top_session *s, const struct view *v, double now)
 			table_add(&t, tc.buf);
 			table_add(&t, !r->throttle ? "-" : *r->throttle ? r->throttle : "none");
 			table_add(&t, flag ? flag : r->shared ? "shared" : "-");
+			table_take(&t, history(v, r->uuid));
 		}
 		free(rows);
 	}
@@ -240,7 +254,14 @@ static int cmd_top(struct dp_ctx *ctx, const struct dp_args *args)
 	_cleanup_free_ char *stage = NULL;
 	jobs_target_of(ctx, ref, &t, &stage);
 	struct view v = { .ctx = ctx, .job = ref->id, .host = ref->host,
-			  .tty = stdout_is_tty() && !ctx->json };
+			  .tty = stdout_is_tty() && !ctx->json, .utf8 = utf8_locale() };
+	/* the samples so far, for HISTORY: one exchange before the sampling starts */
+	_cleanup_(jobs_result_release) struct jobs_result hist = { 0 };
+	struct jobs_host jh = jobs_host_of(ctx, ref->host);
+	jh.ss = ss;
+	if (!ctx->json && jobs_query(&jh, &t, 1, JOBS_WANT_USAGE, &hist) == 0 && hist.n &&
+	    !hist.rows[0].not_found)
+		v.usage = hist.rows[0].st.usage;
 	s.show = show;
 	s.data = &v;
 	if (top_run(ss, t.sched, &t.job, &s, &err) < 0)
@@ -273,7 +294,9 @@ const struct dispatch_cmd dispatch_cmd_top = {
 		"top step's own left out): CPU, memory, user, and the GPU each holds. On a\n"
 		"plain host, one script per refresh: the job's processes (its process group\n"
 		"and their descendants), its GPUs (leased, or held by its processes; 'shared'\n"
-		"when another user's process holds one too) and, with --procs, the processes.",
+		"when another user's process holds one too) and, with --procs, the processes.\n"
+		"HISTORY is each GPU's utilisation over the job's life so far, from the samples\n"
+		"the job records (submit --sample), read once as top starts.",
 	.opts = top_options,
 	.min_args = 1,
 	.max_args = 1,

@@ -231,6 +231,8 @@ void table_take(struct table *t, char *cell);            /* takes ownership */
 void table_row(struct table *t, const char *first, ...) __attribute__((sentinel)); /* cells, then NULL */
 void table_print(struct table *t);                       /* prints and empties t */
 bool stdout_is_tty(void);
+/* Whether the locale (LC_ALL, else LC_CTYPE, else LANG) is UTF-8: blocks, not ASCII. */
+bool utf8_locale(void);
 /* Output callbacks (struct ssh_exec) that pass a remote command's output through. */
 int pass_stdout(void *data, const char *buf, size_t len);
 /* Text from a remote host (its stderr), line by line with control characters
@@ -370,6 +372,18 @@ int sweep_status_print(const struct status_answer *a, const struct job_set *set,
 		       const char *sort, bool *all_completed);
 /* cmd/usage-view.c: status --usage's part below the table, what each job did */
 void usage_view_print(const struct status_answer *a);
+/* cmd/jobs-usage.c: jobs --usage, GPU-hours of recs[0..n) per host or day (by) */
+struct ledger_job;
+int jobs_usage_print(const struct dp_ctx *ctx, struct ledger_job *recs, size_t n, const char *by);
+/* The samples of host's jobs among recs[0..n) (those with a job id), in one
+ * exchange: res's rows, target k being recs[at[k]]; 0, or an exit status (said). */
+struct jobs_result;
+/* cmd/hosts-idle.c: hosts show's idle GPUs of dispatch's running jobs on a SLURM host
+ * (doc: into its "idle_gpus"; NULL: printed) */
+struct cJSON;
+int hosts_idle_gpus(const struct dp_ctx *ctx, const char *host, struct cJSON *doc);
+int jobs_usage_query(const struct dp_ctx *ctx, const char *host, const struct ledger_job *recs,
+		     size_t n, struct jobs_result *res, size_t *at);
 
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */

@@ -205,19 +205,23 @@ static int hosts_show(struct dp_ctx *ctx, const char *host, bool health)
 		cJSON *doc = host_report_json(host, &f, &rep);
 		if (health)
 			cJSON_AddItemToObject(doc, "health", host_health_json(&f, &hl));
+		if (rep.scheduler)
+			r = hosts_idle_gpus(ctx, host, doc);
 		json_print(doc);
 	} else {
-		if (rep.scheduler)
+		if (rep.scheduler) {
 			show_scheduler_text(host, &rep);
-		else
+			r = hosts_idle_gpus(ctx, host, NULL);
+		} else {
 			show_gpus_text(host, &f);
+		}
 		if (health)
 			show_health_text(host, &f, &rep, &hl);
 	}
 	host_report_release(&rep);
 	host_health_release(&hl);
 	host_facts_release(&f);
-	return 0;
+	return r;
 }
 
 /* ---- discover: the entry is lib/host_entry.h's ---- */

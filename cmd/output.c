@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "dispatch.h"
 #include "base/strbuf.h"
@@ -232,4 +233,17 @@ bool stdout_is_tty(void)
 bool stderr_is_tty(void)
 {
 	return isatty(STDERR_FILENO);
+}
+
+bool utf8_locale(void)
+{
+	const char *v = getenv("LC_ALL");
+	if (!v || !*v)
+		v = getenv("LC_CTYPE");
+	if (!v || !*v)
+		v = getenv("LANG");
+	for (; v && *v; v++)
+		if (!strncasecmp(v, "UTF-8", 5) || !strncasecmp(v, "utf8", 4))
+			return true;
+	return false;
 }

@@ -13,24 +13,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
 
 #include "dispatch.h"
 #include "jobref.h"
 #include "jobs/job_usage.h"
-
-static bool utf8_locale(void)
-{
-	const char *v = getenv("LC_ALL");
-	if (!v || !*v)
-		v = getenv("LC_CTYPE");
-	if (!v || !*v)
-		v = getenv("LANG");
-	for (; v && *v; v++)
-		if (!strncasecmp(v, "UTF-8", 5) || !strncasecmp(v, "utf8", 4))
-			return true;
-	return false;
-}
 
 static void node_line(const struct job_usage_node *n)
 {

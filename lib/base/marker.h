@@ -115,6 +115,8 @@
  * SAMPLES|CPU|RSS", then a "dispatch-usage-gpu JOB|NODE|UUID|..." line per GPU. */
 #define MARK_USAGE MARKER("usage")
 #define MARK_USAGE_GPU MARKER("usage-gpu")
+/* A job its sampler ended (--idle-timeout): "dispatch-idle JOB|WHY". */
+#define MARK_IDLE MARKER("idle")
 /* Several jobs asked in one exchange, a part each (lib/jobs/jobs.c's detail): "dispatch-
  * paths-job I" before job I's output paths (the backend's), "dispatch-tail-job I"
  * before the last lines of job I's log, each line led by '|' (no log line reads as a

@@ -378,6 +378,29 @@ long jobspec_sample_seconds(const struct jobspec *js)
 	return v;
 }
 
+/* N[s|m|h], a bare N minutes; -1 when not one */
+static long idle_seconds(const char *s)
+{
+	long v;
+	if (!s || !digits(&s, &v))
+		return -1;
+	if (*s && s[1])
+		return -1;
+	long unit = *s == 's' ? 1 : *s == 'h' ? 3600 : (*s == 'm' || !*s) ? 60 : -1;
+	return unit < 0 || v > 30L * 86400 / unit ? -1 : v * unit;
+}
+
+bool jobspec_valid_idle_timeout(const char *s)
+{
+	return idle_seconds(s) >= 60;
+}
+
+long jobspec_idle_seconds(const struct jobspec *js)
+{
+	long v = js->idle_timeout ? idle_seconds(js->idle_timeout) : 0;
+	return v > 0 ? v : 0;
+}
+
 /* Signals a command can catch and that mean "stop soon"; "SIG" optional. */
 static const char *const stop_signals[] = { "USR1", "USR2", "TERM", "INT", "HUP", "QUIT", "ALRM",
 					    "XCPU" };
@@ -923,6 +946,15 @@ int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 	if (js->restart_on && jobspec_run_max_restarts(js) == 0)
 		return dp_err(err, DPE_INPUT, "--restart-on '%s' needs --max-restarts N (how many "
 			      "restarts a run may have)", js->restart_on);
+	if (js->idle_below > 100)
+		return dp_err(err, DPE_INPUT, "--idle-below %ld is more than 100%%: give a utilisation "
+			      "from 1 to 100", js->idle_below);
+	if (js->idle_below && !js->idle_timeout)
+		return dp_err(err, DPE_INPUT, "--idle-below %ld needs --idle-timeout TIME (how long the "
+			      "GPUs may stay under it)", js->idle_below);
+	if (js->idle_timeout && jobspec_sample_seconds(js) == 0)
+		return dp_err(err, DPE_INPUT, "--idle-timeout %s needs the sampler: drop --sample 0",
+			      js->idle_timeout);
 	if (js->grace > RUN_MAX_GRACE)
 		return dp_err(err, DPE_INPUT, "--grace %ld is more than %d seconds (what sbatch "
 			      "--signal takes): give at most %d", js->grace, RUN_MAX_GRACE,

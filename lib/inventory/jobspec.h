@@ -59,6 +59,8 @@ struct jobspec {
 	long max_parallel;              /* tasks at once, 0: no cap */
 	char *sample;                   /* the usage sampler's seconds, "0": off; NULL: 30
 					   (jobspec_sample_seconds) */
+	char *idle_timeout;             /* "30m", ... (jobspec_idle_seconds); NULL: none */
+	long idle_below;                /* %, 0: 5 */
 };
 
 /* The ends that may restart a run (--restart-on). */
@@ -138,6 +140,9 @@ bool jobspec_valid_stop_signal(const char *s);
 bool jobspec_valid_sample(const char *s);
 /* The usage sampler's interval in seconds (--sample; default 30), 0 when off. */
 long jobspec_sample_seconds(const struct jobspec *js);
+bool jobspec_valid_idle_timeout(const char *s);
+/* --idle-timeout in seconds, 0 when not given. */
+long jobspec_idle_seconds(const struct jobspec *js);
 
 /* The run's settings with their defaults. A spec is a run (the job gets the stop
  * signal and the DISPATCH_RUN_* environment) when it gives --max-restarts N > 0,

@@ -63,6 +63,8 @@
 	X(0, "sweep", "NAME=VALUES", "one task per value: V1,V2,... or A..B[:STEP]; repeated: every combination", NULL, JO_LIST, sweep, sweep_spec_valid, "expected NAME=V1,V2,... or NAME=A..B[:STEP] (NAME: letters, digits and _, not first a digit)", false) \
 	X(0, "sweep-file", "FILE", "the sweep from a local YAML file (a grid of values, or a list of tasks)", "file", JO_STR, sweep_file, check_line, "expected a path on one line", false) \
 	X(0, "max-parallel", "N", "a sweep's tasks that run at once, at most", NULL, JO_COUNT, max_parallel, NULL, NULL, false) \
-	X(0, "sample", "SECONDS", "record the job's GPUs, CPU and memory every SECONDS on each node (default 30; 0: off)", NULL, JO_STR, sample, jobspec_valid_sample, "expected a whole number of seconds from 0 (off) to 3600", false)
+	X(0, "sample", "SECONDS", "record the job's GPUs, CPU and memory every SECONDS on each node (default 30; 0: off)", NULL, JO_STR, sample, jobspec_valid_sample, "expected a whole number of seconds from 0 (off) to 3600", false) \
+	X(0, "idle-timeout", "TIME", "end the job once its GPUs all stayed idle this long (30m, 2h, 90s; not in its first 10 minutes)", NULL, JO_STR, idle_timeout, jobspec_valid_idle_timeout, "expected a time: N[s|m|h] (a bare N is minutes), at least 1 minute", false) \
+	X(0, "idle-below", "PCT", "with --idle-timeout: a GPU under this utilisation is idle (default 5)", NULL, JO_COUNT, idle_below, NULL, NULL, false)
 
 #endif

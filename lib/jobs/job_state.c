@@ -59,6 +59,7 @@ void job_state_release(struct job_state *js)
 	}
 	free(js->metrics);
 	job_usage_free(js->usage);
+	free(js->idle);
 	*js = (struct job_state){ 0 };
 }
 
@@ -176,6 +177,8 @@ char *job_state_why(const struct job_state *js)
 				 "(BeginTime)", js->nattempts, js->attempts[js->nattempts - 1].state);
 	if (js->gave_up && job_state_failed(js))
 		return xasprintf("the run %s", js->gave_up);
+	if (js->idle && !job_state_active(js))
+		return xstrdup(js->idle);
 	if (js->sched && js->sched->why)
 		return js->sched->why(js);
 	return NULL;

@@ -103,6 +103,7 @@ struct job_state {
 	size_t nmetrics;
 	/* what it did (JOBS_WANT_USAGE, lib/jobs/job_usage.h); NULL: no sample read */
 	struct job_usage *usage;
+	char *idle;                     /* why its sampler ended it (--idle-timeout); NULL */
 };
 
 void job_state_release(struct job_state *js);

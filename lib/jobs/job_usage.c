@@ -10,24 +10,28 @@
 #include "base/marker.h"
 #include "base/shquote.h"
 #include "base/strbuf.h"
+#include "base/termesc.h"
 #include "base/util.h"
 #include "shfiles.h"
 
-void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
+void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n,
+		      bool samples)
 {
 	bool any = false;
 	for (size_t i = 0; i < n; i++) {
 		if (!jobs[i].stage_dir)
 			continue;
 		struct strbuf *sb = remote_section(rs, REMOTE_USAGE);
-		if (!any)
-			strbuf_adds(sb, shfile_jobs_usage_read); /* dispatch_usage_read ID STAGE */
+		if (!any) /* dispatch_usage_read ID STAGE, dispatch_idle_read ID STAGE */
+			strbuf_adds(sb, shfile_jobs_usage_read);
 		any = true;
-		strbuf_adds(sb, "dispatch_usage_read ");
-		sh_quote(sb, jobs[i].id);
-		strbuf_addch(sb, ' ');
-		sh_quote(sb, jobs[i].stage_dir);
-		strbuf_addch(sb, '\n');
+		for (int k = samples ? 0 : 1; k < 2; k++) {
+			strbuf_adds(sb, k ? "dispatch_idle_read " : "dispatch_usage_read ");
+			sh_quote(sb, jobs[i].id);
+			strbuf_addch(sb, ' ');
+			sh_quote(sb, jobs[i].stage_dir);
+			strbuf_addch(sb, '\n');
+		}
 	}
 }
 
@@ -92,15 +96,24 @@ static struct job_usage_node *node_of(struct job_usage *u, const char *name)
 	return NULL;
 }
 
-void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js)
+void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js,
+		    bool samples)
 {
 	const char *id = js->id ? js->id : j->id;
 	struct job_usage *u = xcalloc(1, sizeof(*u));
 	for (size_t i = 0; i < rr->n; i++) {
 		const char *key = rr->marks[i].key, *v = rr->marks[i].value;
-		char *f[10];
+		char *f[11];
 		_cleanup_free_ char *copy = NULL;
-		if (streq(key, MARK_USAGE)) {
+		if (streq(key, MARK_IDLE)) {
+			size_t len = strlen(id);
+			if (strncmp(v, id, len) == 0 && v[len] == '|' && v[len + 1]) {
+				free(js->idle);
+				js->idle = printable(v + len + 1);
+			}
+		} else if (!samples) {
+			continue;
+		} else if (streq(key, MARK_USAGE)) {
 			if (!fields(v, &copy, f, 9) || !streq(f[0], id) || !word_ok(f[1]) ||
 			    node_of(u, f[1]))
 				continue;
@@ -112,7 +125,7 @@ void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, st
 			};
 		} else if (streq(key, MARK_USAGE_GPU)) {
 			struct job_usage_node *n;
-			if (!fields(v, &copy, f, 10) || !streq(f[0], id) || !(n = node_of(u, f[1])) ||
+			if (!fields(v, &copy, f, 11) || !streq(f[0], id) || !(n = node_of(u, f[1])) ||
 			    !word_ok(f[2]))
 				continue;
 			n->gpus = xrealloc(n->gpus, (n->ngpus + 1) * sizeof(*n->gpus));
@@ -120,10 +133,14 @@ void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, st
 			*g = (struct job_usage_gpu){
 				.uuid = xstrdup(f[2]), .mean = figure(f[3]), .peak = figure(f[4]),
 				.mem_peak = figure(f[5]), .wh = figure(f[6]), .temp_peak = figure(f[7]),
-				.throttled = whole(f[8]),
+				.throttled = whole(f[8]), .recent = figure(f[10]),
 			};
 			take_series(g, f[9]);
 		}
+	}
+	if (!samples) { /* (js->usage as it was: the idle line only was asked) */
+		job_usage_free(u);
+		return;
 	}
 	job_usage_free(js->usage);
 	js->usage = NULL;
@@ -213,6 +230,7 @@ cJSON *job_usage_json(const struct job_usage *u)
 			cJSON *jg = cJSON_CreateObject();
 			cJSON_AddStringToObject(jg, "uuid", g->uuid);
 			add_figure(jg, "mean_util", g->mean);
+			add_figure(jg, "recent_util", g->recent);
 			add_figure(jg, "peak_util", g->peak);
 			add_figure(jg, "peak_mem_mib", g->mem_peak);
 			add_figure(jg, "energy_wh", g->wh);

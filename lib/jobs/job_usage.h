@@ -25,6 +25,7 @@ struct cJSON;
 struct job_usage_gpu {
 	char *uuid;
 	double mean, peak;      /* utilisation %, NAN: never known */
+	double recent;          /* the mean of the last 30 minutes' samples; NAN: none */
 	double mem_peak;        /* MiB, NAN: never known */
 	double wh;              /* energy, NAN: never known */
 	double temp_peak;       /* C, NAN: never known */
@@ -49,11 +50,14 @@ struct job_usage {
 	size_t nnodes;
 };
 
-/* The script section that reads the samples of jobs[0..n) with a stage dir. */
-void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n);
-/* js's usage from rr (its row's own: an array's task's, or the job's), NULL in
- * js->usage when no sample was read. */
-void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js);
+/* The script section that reads, of jobs[0..n) with a stage dir, whether the
+ * sampler ended them (--idle-timeout), and with samples, their samples. */
+void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n,
+		      bool samples);
+/* From rr, js's own (an array's task's, or the job's): why its sampler ended it into
+ * js->idle, and with samples its usage into js->usage (NULL when none was read). */
+void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js,
+		    bool samples);
 void job_usage_free(struct job_usage *u);
 
 /* The utilisation series as one line of blocks (" ▁▂▃▄▅▆▇█", '-' where no sample
@@ -66,7 +70,7 @@ double job_usage_cpu_eff(const struct job_usage_node *n);
 double job_usage_mem_eff(const struct job_usage_node *n);
 /* The job's usage as JSON: {"nodes": [{"node", "start", "end", "samples",
  * "cpu_seconds", "peak_rss_kib", "cores", "mem_mib", "cpu_efficiency",
- * "mem_efficiency", "gpus": [{"uuid", "mean_util", "peak_util", "peak_mem_mib",
+ * "mem_efficiency", "gpus": [{"uuid", "mean_util", "recent_util", "peak_util", "peak_mem_mib",
  * "energy_wh", "peak_temp", "throttled_samples", "idle", "series"}]}]} (null for
  * what is not known). */
 struct cJSON *job_usage_json(const struct job_usage *u);

@@ -758,7 +758,8 @@ static void boot_record_workdir(struct strbuf *sb, const struct jobscript_target
 /* The usage sampler (usage_sample.sh, --sample S), once per node (SLURM's local task
  * 0), beside the command in a process group of its own; its file is next to this
  * script, STAGE/usage.JOB.NODE (JOB: SLURM's job id, ARRAYID_TASK for an array's
- * task, a plain host's job id), every attempt of a run appending to it. */
+ * task, a plain host's job id), every attempt of a run appending to it; with
+ * --idle-timeout it ends a job whose GPUs stayed idle (STAGE/idle.JOB says so). */
 static void boot_usage(struct strbuf *sb, const struct jobspec *spec,
 		       const struct jobscript_target *t)
 {
@@ -775,10 +776,10 @@ static void boot_usage(struct strbuf *sb, const struct jobspec *spec,
 	strbuf_addf(sb, "dispatch_usage=\"${BASH_SOURCE[0]%%/*}/usage.${dispatch_usage:-$DISPATCH_JOB_ID}.${SLURMD_NODENAME:-$(hostname)}\"\n"
 			"if [ \"${SLURM_LOCALID:-0}\" = 0 ]; then\n"
 			"\tset -m\n"
-			"\t(set +euo pipefail; dispatch_sample %ld \"$dispatch_usage\") </dev/null >/dev/null 2>&1 &\n"
+			"\t(set +euo pipefail; dispatch_sample %ld \"$dispatch_usage\" %ld %ld) </dev/null >/dev/null 2>&1 &\n"
 			"\tdispatch_sampler=$!\n"
 			"\tset +m\n"
-			"fi\n", s);
+			"fi\n", s, jobspec_idle_seconds(spec), spec->idle_below > 0 ? spec->idle_below : 5);
 }
 
 static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_target *t)

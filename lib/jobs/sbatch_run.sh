@@ -220,6 +220,11 @@ dispatch_run_wait() {
 		esac
 	fi
 	dispatch_ended=
+	# ended by --idle-timeout (the sampler's idle.JOB): for good, never restarted
+	if [ -f "$dispatch_stage/idle.$dispatch_job" ]; then
+		dispatch_final FAILED "$(head -n 1 "$dispatch_stage/idle.$dispatch_job")"
+		exit 1
+	fi
 	if [ -n "$dispatch_event" ]; then
 		dispatch_ended=$dispatch_event
 	elif [ "$dispatch_status" -ne 0 ]; then

@@ -5,9 +5,10 @@
 # "JOB|NODE|START|END|SAMPLES|CPU_SECONDS|PEAK_RSS_KIB|CORES|MEM_MIB" (the last two
 # what SLURM allocated there, "-" elsewhere), then per GPU one
 # MARK_USAGE_GPU line "JOB|NODE|UUID|MEAN_UTIL|PEAK_UTIL|PEAK_MEM_MIB|WH|PEAK_TEMP|
-# THROTTLED_SAMPLES|SERIES" (utilisation weighted by each sample's span; energy the
-# power times the span; SERIES up to 48 comma-separated means of equal spans of the
-# job's life, "-" where no sample fell; "-" for what was never known). Lines the
+# THROTTLED_SAMPLES|SERIES|RECENT" (utilisation weighted by each sample's span;
+# energy the power times the span; SERIES up to 48 comma-separated means of equal
+# spans of the job's life, "-" where no sample fell; RECENT the mean of the samples
+# of the last 30 minutes; "-" for what was never known). Lines the
 # reader cannot read are skipped. job_usage.c reads the marks.
 
 dispatch_usage_read() {
@@ -57,15 +58,29 @@ dispatch_usage_read() {
 					if (b < 0) b = 0
 					bs[b] += sv[u, j] * sd[u, j]; bd[b] += sd[u, j]
 				}
+				rs = rd = 0
+				for (j = 1; j <= sn[u]; j++)
+					if (st[u, j] >= end - 1800) { rs += sv[u, j] * sd[u, j]; rd += sd[u, j] }
 				s = ""
 				for (b = 0; b < nb; b++)
 					s = s (b ? "," : "") (bd[b] > 0 ? sprintf("%d", bs[b] / bd[b] + 0.5) : "-")
 				mean = ud[u] > 0 ? sprintf("%.1f", us[u] / ud[u]) : "-"
 				pk = ud[u] > 0 ? up[u] : "-"
-				printf "@MARK_USAGE_GPU@ %s|%s|%s|%s|%s|%s|%s|%s|%d|%s\n", key, node, u,
+				printf "@MARK_USAGE_GPU@ %s|%s|%s|%s|%s|%s|%s|%s|%d|%s|%s\n", key, node, u,
 					mean, pk, (mk[u] ? mp[u] : "-"), (ek[u] ? sprintf("%.3f", e[u] / 3600) : "-"),
-					(tk[u] ? tp[u] : "-"), th[u], (s == "" ? "-" : s)
+					(tk[u] ? tp[u] : "-"), th[u], (s == "" ? "-" : s),
+					(rd > 0 ? sprintf("%.1f", rs / rd) : "-")
 			}
 		}' "$du_f"
+	done
+}
+
+# dispatch_idle_read ID STAGE: why the sampler ended job ID (--idle-timeout: its
+# STAGE/idle.ID, an array's tasks' STAGE/idle.ID_TASK), a MARK_IDLE line "JOB|WHY"
+# each.
+dispatch_idle_read() {
+	for du_f in "$2/idle.$1" "$2/idle.$1"_*; do
+		[ -f "$du_f" ] || continue
+		printf '@MARK_IDLE@ %s|%s\n' "${du_f##*/idle.}" "$(head -n 1 "$du_f")"
 	done
 }

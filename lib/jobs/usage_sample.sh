@@ -67,7 +67,8 @@ dispatch_sample_merge() {
 }
 
 # One GPU row of nvidia-smi ("UUID, MINOR, UTIL, MEM, POWER, TEMP, MASK") as the
-# line's part, when it is one of the job's GPUs (ds_uuids, else ds_minors).
+# line's part in ds_row, when it is one of the job's GPUs (ds_uuids, else
+# ds_minors); false when not (no subshell: it runs once per GPU and sample).
 dispatch_sample_gpu() {
 	local u=${1%%,*} m a
 	m=${1#*, }
@@ -89,11 +90,51 @@ dispatch_sample_gpu() {
 		case $a in '' | *[!0-9A-Fa-fx.]*) a=- ;; esac
 		u="$u $a"
 	done
-	printf '%s' "$u"
+	ds_row=$u
+	# busy: at or over --idle-below, or not known (MIG: never idle on no evidence)
+	case $1 in
+	*[!0-9\ ]* | '' | ' ') ds_busy=1 ;;
+	*) [ "${1# }" -lt "$ds_below" ] || ds_busy=1 ;;
+	esac
 }
 
+# dispatch_sample_idle NOW: --idle-timeout. Once this node's GPUs all stayed under
+# --idle-below for ds_idle seconds (not counting the job's first
+# DISPATCH_IDLE_GRACE seconds, default 600), its vote STAGE/idle-vote.KEY.NODE is
+# there (gone again when a GPU is busy); the first node, once every node of the job
+# voted, writes why to STAGE/idle.KEY and ends the job (TERM to the bootstrap: on
+# SLURM, srun's --kill-on-bad-exit ends the other nodes). The run's wrapper and the
+# plain launcher do not restart a job that ended so.
+dispatch_sample_idle() {
+	local votes
+	if [ "$ds_busy" = 1 ] || [ $(($1 - ds_t0)) -lt "${DISPATCH_IDLE_GRACE:-600}" ]; then
+		ds_since=
+		rm -f -- "$ds_vote"
+		return
+	fi
+	[ -n "$ds_since" ] || ds_since=$ds_last
+	[ $(($1 - ds_since)) -ge "$ds_idle" ] || return
+	[ -f "$ds_vote" ] || echo "$1" >"$ds_vote"
+	[ "${SLURM_NODEID:-0}" = 0 ] || return
+	votes=$(find "${ds_vote%/*}" -maxdepth 1 -name "idle-vote.$ds_key.*" 2>/dev/null | wc -l)
+	[ "$votes" -ge "${SLURM_JOB_NUM_NODES:-1}" ] || return
+	if [ $((ds_idle % 60)) = 0 ]; then
+		echo "idle: GPUs under $ds_below% for $((ds_idle / 60)) min" >"${ds_vote%/*}/idle.$ds_key"
+	else
+		echo "idle: GPUs under $ds_below% for $ds_idle s" >"${ds_vote%/*}/idle.$ds_key"
+	fi
+	kill -s TERM "$$" 2>/dev/null
+}
+
+# dispatch_sample S FILE [IDLE BELOW]: FILE is STAGE/usage.KEY.NODE; IDLE, BELOW
+# --idle-timeout's seconds (0: none) and --idle-below.
 dispatch_sample() {
 	local s=$1 f=$2 q line rows='' ng=0 n=0 all=0 last lines=0 now
+	ds_idle=${3:-0} ds_below=${4:-5} ds_since='' ds_t0=$(date +%s)
+	ds_key=${f##*/usage.}
+	ds_vote=${f%/*}/idle-vote.$ds_key
+	ds_key=${ds_key%%.*}
+	rm -f -- "$ds_vote"
 	ds_uuids='' ds_minors=''
 	case ${CUDA_VISIBLE_DEVICES:-} in
 	*GPU-*) ds_uuids=$CUDA_VISIBLE_DEVICES ;;
@@ -123,8 +164,9 @@ dispatch_sample() {
 			sleep "$s"
 		done
 	fi | while IFS= read -r line; do
-		if [ -n "$line" ] && line=$(dispatch_sample_gpu "$line"); then
-			rows="$rows $line"
+		[ "$n" -gt 0 ] || ds_busy=0
+		if [ -n "$line" ] && dispatch_sample_gpu "$line"; then
+			rows="$rows $ds_row"
 			ng=$((ng + 1))
 		fi
 		n=$((n + 1))
@@ -132,6 +174,10 @@ dispatch_sample() {
 		now=$(date +%s)
 		printf '%s %s %s %s%s\n' "$now" $((now - last > 0 ? now - last : s)) \
 			"$(dispatch_sample_procs)" "$ng" "$rows" >>"$f"
+		ds_last=$last
+		if [ "$ds_idle" -gt 0 ] && [ "$ng" -gt 0 ]; then
+			dispatch_sample_idle "$now"
+		fi
 		last=$now rows='' ng=0 n=0 lines=$((lines + 1))
 		if [ $((lines % (86400 / s + 1))) -eq 0 ]; then
 			dispatch_sample_merge "$f"

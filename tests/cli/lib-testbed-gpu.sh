@@ -144,6 +144,7 @@ fake_smi() {
 	fake_gpus "$1" /dev/null || return 1
 	dir=$TB_HOME/.fake-nvidia-smi/$port
 	cp "$2" "$dir/query"
+	rm -f "$dir/series" # (fake_smi_series sets one)
 	echo "${3:-all}" >"$dir/mode"
 	cat >"$dir/nvidia-smi" <<'FAKE'
 #!/usr/bin/python3

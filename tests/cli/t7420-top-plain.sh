@@ -62,7 +62,7 @@ test_expect_success 'the leased GPU, the job processes, --procs with their GPU m
 	fi &&
 	dispatch top -n 1 "$job" >out &&
 	test "$(grep -c "^inner " out)" = 1 &&
-	test_grep "^$row$" out &&
+	test_grep "^$row  *[^ ]*$" out &&
 	test_grep "^inner: [0-9]* process[es]* of the job, CPU [0-9]*%, RSS [0-9]* MiB$" out &&
 	dispatch top -n 1 --procs "$job" >out &&
 	test "$(grep -c "^inner  $(cat bus)  [0-9]*  *777  .*sleep$" out)" = 2
@@ -72,7 +72,7 @@ test_expect_success 'another user'"'"'s process on the job'"'"'s GPU: shared' '
 	job=$(cat job-a) &&
 	fake_smi_apps inner "1, $(cat uuid), 2048" &&
 	dispatch top -n 1 "$job" >out &&
-	test_grep "^inner  $(cat bus) .* shared$" out &&
+	test_grep "^inner  $(cat bus) .* shared  *[^ ]*$" out &&
 	test "$(grep -c "^inner " out)" = 1 &&
 	dispatch --json top -n 1 "$job" >j &&
 	test "$(jq_ "d[\"nodes\"][0][\"gpus\"][0][\"flag\"]" j)" = shared &&
@@ -89,7 +89,7 @@ test_expect_success 'a GPU the job'"'"'s process holds without a lease is the jo
 test_expect_success 'a job without GPUs: its processes'"'"' CPU and memory, with a note' '
 	job=$(run_job t7420c -- "sleep 600") &&
 	dispatch top -n 1 "$job" >out &&
-	test_grep "^inner  *-  *-  *-  *-  *-  *-  *no-gpus-allocated$" out &&
+	test_grep "^inner  *-  *-  *-  *-  *-  *-  *no-gpus-allocated  *-$" out &&
 	test_grep "^inner: [0-9]* process[es]* of the job, CPU [0-9]*%, RSS [0-9]* MiB (the job holds no GPUs: its processes. CPU and memory only)$" out &&
 	dispatch --json top -n 1 "$job" >j &&
 	test "$(jq_ "d[\"nodes\"][0][\"gpus\"]" j)" = "[]" &&
@@ -101,7 +101,7 @@ test_expect_success 'no nvidia-smi on the host: flagged, the processes still sho
 	job=$(cat job-c) &&
 	fake_gpus_off inner &&
 	dispatch top -n 1 "$job" >out &&
-	test_grep "^inner  *-  .*no-nvidia-smi$" out &&
+	test_grep "^inner  *-  .*no-nvidia-smi  *-$" out &&
 	test_grep "^inner: [0-9]* process[es]* of the job" out &&
 	fake_smi inner "$TEST_SRCDIR/tests/unit/data/nvidia-smi/a100-node.query" all
 '

@@ -5,8 +5,9 @@
 # and a plain-host job with a GPU lease, each sampled every second by its bootstrap;
 # status --usage's figures (mean and peak utilisation, peak memory, energy) checked
 # against the samples the nodes wrote, per node and GPU (the job's GPU only), while it
-# runs and after; a job cancelled mid-sample leaves a file that reads; --sample 0
-# records nothing. Claims hpc and box2 (their fake nvidia-smi is this file's).
+# runs and after (and top's HISTORY column); a job cancelled mid-sample leaves a file that reads; --sample 0
+# records nothing; --idle-timeout ends a run (not restarted) whose GPU stayed under
+# --idle-below, and status and wait say why; hosts show lists it while idle. Claims hpc and box2 (their fake nvidia-smi is this file's).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-testbed-gpu.sh"
 DATA=$TEST_SRCDIR/tests/unit/data/nvidia-smi
@@ -23,6 +24,7 @@ export DISPATCH_INVENTORY=$PWD/inv.yaml
 cleanup_t7470() {
 	[ ! -s "$TRASH/jobs" ] || dispatch cancel $(cat "$TRASH/jobs") >/dev/null 2>&1
 	rm -rf "$LD"
+	tb_cleanup # the fake nvidia-smi off hpc and box2
 }
 trap cleanup_t7470 EXIT
 : >"$TRASH/jobs"
@@ -32,15 +34,36 @@ fake_smi hpc "$DATA/a100-node.query" all && fake_smi_series hpc "${SERIES_LINES[
 	fake_smi box2 "$DATA/a100-node.query" all && fake_smi_series box2 "${SERIES_LINES[@]}" ||
 	fail_rest "no fake nvidia-smi on hpc and box2"
 
-# check JSON STAGE: each node's GPU figures in status --usage --json against the
-# samples in STAGE/usage.* (recomputed here from the lines: the mean weighted by
-# each sample's span, the peak, the energy), only the job's GPU ($U0), every
-# utilisation one of the series'
+# stage_of JOB: the stage dir of JOB (ID@HOST), from the ledger
+stage_of() {
+	local s
+	s=$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select script_path from jobs where job_id = '${1%@*}'") &&
+		[ -n "$s" ] && echo "${s%/*}"
+}
+# wait_samples STAGE: until a node of the job has written two samples (60 s at most)
+wait_samples() {
+	local i
+	for i in $(seq 1 300); do
+		[ "$(cat "$1"/usage.* 2>/dev/null | grep -c "^[0-9]")" -ge 2 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# check JSON STAGE GPU: each node's GPU figures in status --usage --json against the
+# samples in STAGE/usage.* (recomputed here from the lines: the mean weighted by each
+# sample's span, the peak, the energy), only the job's GPU (GPU: the fixture's index,
+# or "leased": the one status says the plain host leased), every utilisation one of
+# the series'
 check() {
-	python3 - "$1" "$2" "$U0" <<'PY'
+	python3 - "$1" "$2" "$3" <<'PY'
 import glob, json, sys
-doc, stage, u0 = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+doc, stage = json.load(open(sys.argv[1])), sys.argv[2]
 job = doc["jobs"][0]
+fixture = {"0": ("GPU-2b5a3e1c-9d2f-4c8a-b1e7-5f0a6d3c2e91", 40833),
+           "1": ("GPU-7c1e9f40-3a6b-4d2e-8f5c-0b9a1d7e6c34", 0)}
+# the step's GPU (minor 0), or the one the plain host leased (status' "gpus")
+u0, mem = fixture[sys.argv[3] if sys.argv[3] != "leased" else job["gpus"]]
 nodes = job["usage"]["nodes"]
 assert nodes, "no node sampled"
 for n in nodes:
@@ -61,7 +84,7 @@ for n in nodes:
     assert abs(g["mean_util"] - round(us / ud, 1)) < 0.051, (g, us / ud)
     assert g["peak_util"] == peak, (g, peak)
     assert abs(g["energy_wh"] - round(e / 3600, 3)) < 0.0011, (g, e / 3600)
-    assert g["peak_mem_mib"] == 40833, g
+    assert g["peak_mem_mib"] == mem, g
     assert all(v is None or v in (10, 90, 100, 20) or 10 <= v <= 100 for v in g["series"]), g
 print(len(nodes))
 PY
@@ -73,33 +96,62 @@ test_expect_success 'SLURM: two nodes, one GPU each, sampled every second; the f
 	job=$(python3 -c "import json; print(json.load(open(\"sub.json\"))[\"job\"])") &&
 	echo "$job" >>"$TRASH/jobs" &&
 	dispatch wait --timeout 180 "$job" >/dev/null &&
-	stage=$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select script_path from jobs") && stage=${stage%/*} &&
+	stage=$(stage_of "$job") &&
 	dispatch --json status --usage "$job" >st.json &&
-	test "$(check st.json "$stage")" = 2 &&
+	test "$(check st.json "$stage" 0)" = 2 &&
 	dispatch status --usage "$job" >st &&
 	test_grep "^$job: 2 nodes, 0:00:[0-9][0-9] sampled ([0-9]* samples)$" st &&
 	test_grep "^  node1  CPU [0-9.]* s" st &&
 	test_grep "^    GPU-2b5a3e1c  util [0-9]*% mean, 100% peak  mem 40833 MiB  [0-9.]* Wh" st
 '
 
+test_expect_success 'SLURM: --idle-timeout ends a run whose GPU stayed idle, for good; status and wait say why' '
+	# its GPU at 1%: under --idle-below 50 for 1 min (and idle for hosts show)
+	fake_smi_series hpc "1 50.00" &&
+	dispatch --json submit -H hpc -J t7470i -p gpu --mem 100 --gpus-per-node 1 --sample 1 \
+		--idle-timeout 1m --idle-below 50 --max-restarts 2 --restart-on error \
+		--env DISPATCH_IDLE_GRACE=0 -- "sleep 600" >i.json &&
+	job=$(python3 -c "import json; print(json.load(open(\"i.json\"))[\"job\"])") &&
+	echo "$job" >>"$TRASH/jobs" &&
+	stage=$(stage_of "$job") &&
+	wait_samples "$stage" &&
+	dispatch hosts show hpc >hs &&
+	test_grep "^Idle GPUs of dispatch.s running jobs" hs &&
+	test_grep "^node[12]  *$job  *GPU-2b5a3e1c  *1%  *1%$" hs &&
+	dispatch --json hosts show hpc >hs.json &&
+	python3 -c "import json; d = json.load(open(\"hs.json\")); assert [g[\"job\"] for g in d[\"idle_gpus\"]] == [\"$job\"], d[\"idle_gpus\"]" &&
+	test_expect_code 1 dispatch wait --timeout 300 "$job" >w &&
+	test_grep "^$job FAILED .*idle: GPUs under 50% for 1 min" w &&
+	dispatch --json status "$job" >is.json &&
+	python3 -c "import json; j = json.load(open(\"is.json\"))[\"jobs\"][0]; assert j[\"why\"] == \"idle: GPUs under 50% for 1 min\", j; assert j[\"attempt\"] == 1, j" &&
+	test_expect_code 2 dispatch submit -H hpc --idle-below 50 -- true 2>err &&
+	test_grep "needs --idle-timeout" err &&
+	test_expect_code 2 dispatch submit -H hpc --idle-timeout 30s -- true 2>err &&
+	test_grep "at least 1 minute" err &&
+	dispatch hosts show hpc >hs2 &&
+	test_grep "^No idle GPU among dispatch.s 0 running jobs here.$" hs2 &&
+	fake_smi_series hpc "${SERIES_LINES[@]}"
+'
+
 test_expect_success 'plain host: the leased GPU, while it runs and after; LANG=C draws ASCII' '
 	dispatch --json submit -H gbox -J t7470p --gpus 1 --sample 1 -- "sleep 8" >p.json &&
 	job=$(python3 -c "import json; print(json.load(open(\"p.json\"))[\"job\"])") &&
 	echo "$job" >>"$TRASH/jobs" &&
-	stage=$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select script_path from jobs where job_id = \"${job%@gbox}\"") &&
-	stage=${stage%/*} &&
-	for i in $(seq 1 100); do
-		if [ "$(cat "$stage"/usage.* 2>/dev/null | grep -c "^[0-9]")" -ge 2 ]; then break; fi &&
-		sleep 0.2
-	done &&
+	stage=$(stage_of "$job") &&
+	wait_samples "$stage" &&
 	dispatch --json status --usage "$job" >run.json &&
 	python3 -c "import json; j = json.load(open(\"run.json\"))[\"jobs\"][0]; assert j[\"state\"] == \"RUNNING\", j[\"state\"]" &&
-	test "$(check run.json "$stage")" = 1 &&
+	test "$(check run.json "$stage" leased)" = 1 &&
+	bus=$(python3 -c "import json; print({\"0\": \"07\", \"1\": \"0F\"}[json.load(open(\"run.json\"))[\"jobs\"][0][\"gpus\"]])") &&
+	LANG=C LC_ALL= LC_CTYPE= dispatch top -n 1 --interval 1 "$job" >top &&
+	grep "00000000:$bus:00.0" top >toprow &&
+	hist=$(awk "{ print \$NF }" toprow) &&
+	case $hist in -) false ;; *[!\ .:=+*#%@?-]*) false ;; esac &&
 	dispatch wait --timeout 60 "$job" >/dev/null &&
 	dispatch --json status --usage "$job" >end.json &&
-	test "$(check end.json "$stage")" = 1 &&
+	test "$(check end.json "$stage" leased)" = 1 &&
 	LANG=C LC_ALL= LC_CTYPE= dispatch status --usage "$job" >st &&
-	grep "^    GPU-2b5a3e1c" st >gpu &&
+	grep "^    GPU-" st >gpu &&
 	! LC_ALL=C grep -q "[^ -~]" gpu
 '
 
@@ -107,21 +159,51 @@ test_expect_success 'a job cancelled mid-sample leaves a file that reads; --samp
 	dispatch --json submit -H gbox -J t7470c --gpus 1 --sample 1 -- "sleep 300" >c.json &&
 	job=$(python3 -c "import json; print(json.load(open(\"c.json\"))[\"job\"])") &&
 	echo "$job" >>"$TRASH/jobs" &&
-	stage=$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select script_path from jobs where job_id = \"${job%@gbox}\"") &&
-	stage=${stage%/*} &&
-	for i in $(seq 1 100); do
-		if [ "$(cat "$stage"/usage.* 2>/dev/null | grep -c "^[0-9]")" -ge 2 ]; then break; fi &&
-		sleep 0.2
-	done &&
+	stage=$(stage_of "$job") &&
+	wait_samples "$stage" &&
 	dispatch cancel "$job" >/dev/null &&
 	test_expect_code 1 dispatch wait --timeout 60 "$job" >/dev/null &&
 	dispatch --json status --usage "$job" >c2.json &&
-	test "$(check c2.json "$stage")" = 1 &&
+	test "$(check c2.json "$stage" leased)" = 1 &&
 	dispatch --json submit -H gbox -J t7470z --sample 0 -- true >z.json &&
 	job=$(python3 -c "import json; print(json.load(open(\"z.json\"))[\"job\"])") &&
 	dispatch wait --timeout 60 "$job" >/dev/null &&
 	dispatch status --usage "$job" >z &&
 	test_grep "^$job: no samples" z
+'
+
+test_expect_success 'jobs --usage: GPU-hours per host and per day, the sums of the jobs samples' '
+	dispatch --json jobs --usage >ju.json &&
+	dispatch --json jobs --usage --by day >jd.json &&
+	dispatch --json status --usage $(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select job_id || \"@\" || host from jobs") >all.json &&
+	python3 - <<-\EOF &&
+	import json, datetime
+	st = json.load(open("all.json"))["jobs"]
+	want = {}
+	for j in st:
+	    g = want.setdefault(j["host"], [0, 0, 0.0, 0.0])
+	    g[0] += 1
+	    nodes = j["usage"]["nodes"]
+	    g[1] += 1 if nodes else 0
+	    for n in nodes:
+	        for gpu in n["gpus"]:
+	            g[2] += (n["end"] - n["start"]) / 3600
+	            g[3] += (n["end"] - n["start"]) / 3600 * (gpu["mean_util"] or 0) / 100
+	got = {g["host"]: [g["jobs"], g["sampled"], g["gpu_hours"], g["used_gpu_hours"]]
+	       for g in json.load(open("ju.json"))["groups"]}
+	assert set(got) == {"hpc", "gbox"}, got
+	for h in got:
+	    assert got[h][:2] == want[h][:2], (h, got[h], want[h])
+	    assert abs(got[h][2] - want[h][2]) < 0.002 and abs(got[h][3] - want[h][3]) < 0.002, (h, got[h], want[h])
+	assert want["gbox"][1] == want["gbox"][0] - 1, want  # the --sample 0 job
+	day = json.load(open("jd.json"))
+	today = datetime.date.today()
+	days = {today.isoformat(), (today - datetime.timedelta(days=1)).isoformat()}
+	assert day["groups"] and all(g["day"] in days for g in day["groups"]), day
+	assert day["total"]["jobs"] == len(st), day
+	EOF
+	test_expect_code 2 dispatch jobs --by day 2>err &&
+	test_grep "give --usage" err
 '
 
 test_done

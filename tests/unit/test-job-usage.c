@@ -6,6 +6,7 @@
  * efficiencies) checked against hand arithmetic, and lines it cannot read skipped. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,16 +174,19 @@ static void test_read(void)
 		       "1030 0 40.00 0 0\n", 0600);
 	write_file(f2, "1000 5 1.00 10 0\n", 0600);
 	write_file(f3, "1000 5 1.00 10 0\n", 0600);
+	_cleanup_free_ char *i3 = xasprintf("%s/idle.42_3", stage);
+	write_file(i3, "idle: GPUs under 5% for 30 min\033[2J\n", 0600);
 	struct strbuf sb = STRBUF_INIT;
 	struct job_state js = { .id = xstrdup("42") };
 	struct sched_job j = { .id = "42", .stage_dir = stage };
 	struct remote_script rs = REMOTE_SCRIPT_INIT;
-	job_usage_script(&rs, &j, 1);
+	job_usage_script(&rs, &j, 1, true);
 	struct remote_reply rr = REMOTE_REPLY_INIT;
 	CHECK_INT(run_sh("sh", rs.text.buf, &rr.out), 0);
 	remote_reply_parse(&rr);
-	job_usage_take(&rr, &j, &js);
+	job_usage_take(&rr, &j, &js, true);
 	CHECK(js.usage && js.usage->nnodes == 1);
+	CHECK(js.idle == NULL);
 	const struct job_usage_node *n = &js.usage->nodes[0];
 	CHECK_STR(n->node, "node1.cluster");
 	CHECK_INT(n->start, 990);
@@ -209,7 +213,8 @@ static void test_read(void)
 	cJSON *o = job_usage_json(js.usage);
 	_cleanup_free_ char *json = cJSON_PrintUnformatted(o);
 	CHECK_CONTAINS(json, "\"cpu_efficiency\":25,\"mem_efficiency\":0.4,");
-	CHECK_CONTAINS(json, "\"mean_util\":50,\"peak_util\":100,\"peak_mem_mib\":3000,"
+	CHECK(g->recent == 50.0); /* all three are within 30 minutes of the last */
+	CHECK_CONTAINS(json, "\"mean_util\":50,\"recent_util\":50,\"peak_util\":100,\"peak_mem_mib\":3000,"
 			     "\"energy_wh\":0.833,\"peak_temp\":65,\"throttled_samples\":1,"
 			     "\"idle\":false,\"series\":[100,0,50]");
 	cJSON_Delete(o);
@@ -217,18 +222,48 @@ static void test_read(void)
 
 	/* the array's task: its own file; a row with no file: none */
 	js = (struct job_state){ .id = xstrdup("42_3") };
-	job_usage_take(&rr, &j, &js);
+	job_usage_take(&rr, &j, &js, true);
+	CHECK_STR(js.idle, "idle: GPUs under 5% for 30 min\\e[2J");
 	CHECK(js.usage && js.usage->nnodes == 1 && streq(js.usage->nodes[0].node, "node2"));
 	CHECK(js.usage && js.usage->nodes[0].ngpus == 0);
 	CHECK(js.usage && isnan(job_usage_cpu_eff(&js.usage->nodes[0])));
 	job_state_release(&js);
 	js = (struct job_state){ .id = xstrdup("42_4") };
-	job_usage_take(&rr, &j, &js);
+	job_usage_take(&rr, &j, &js, true);
 	CHECK(js.usage == NULL);
 	job_state_release(&js);
 	remote_reply_release(&rr);
 	remote_script_release(&rs);
 	strbuf_release(&sb);
+}
+
+/* --idle-timeout: GPU-a at 97% is under --idle-below 99; with no grace and 1 s of
+ * idleness the sampler votes, writes why and sends TERM to the bootstrap ($$ here:
+ * the script that started it). */
+static void test_idle(void)
+{
+	_cleanup_free_ char *bin = xasprintf("%s/bin", tmpdir);
+	_cleanup_free_ char *file = xasprintf("%s/usage.9.node1", tmpdir);
+	_cleanup_free_ char *why = xasprintf("%s/idle.9", tmpdir);
+	_cleanup_free_ char *vote = xasprintf("%s/idle-vote.9.node1", tmpdir);
+	_cleanup_free_ char *pg = xasprintf("%s/pg", tmpdir);
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, "PATH=%s:$PATH\nexport CUDA_VISIBLE_DEVICES=GPU-a DISPATCH_IDLE_GRACE=0\n"
+			 "unset SLURM_JOB_ID SLURM_NODEID SLURM_JOB_NUM_NODES\n", bin);
+	strbuf_adds(&sb, shfile_jobs_usage_sample);
+	strbuf_addf(&sb, "set -m\n(dispatch_sample 1 %s 1 99) </dev/null >/dev/null 2>&1 &\n"
+			 "echo $! >%s\nset +m\n"
+			 "trap 'exit 143' TERM\n"
+			 "for i in $(seq 1 600); do sleep 0.1; done\n"
+			 "exit 0\n", file, pg);
+	CHECK_INT(run_sh("bash", sb.buf, NULL), 143);
+	strbuf_release(&sb);
+	_cleanup_free_ char *pid = slurp(pg);
+	if (atoi(pid) > 1)
+		kill(-atoi(pid), SIGKILL);
+	_cleanup_free_ char *got = slurp(why);
+	CHECK_STR(got, "idle: GPUs under 99% for 1 s\n");
+	CHECK(access(vote, F_OK) == 0);
 }
 
 int main(void)
@@ -238,6 +273,7 @@ int main(void)
 	test_read();
 	test_merge();
 	test_sample();
+	test_idle();
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", tmpdir);
 	CHECK_INT(system(rm), 0);
 	return unit_done();

@@ -499,7 +499,7 @@ while :; do
 	elif [ -f "$d/timeout" ]; then ev=timeout
 	elif [ "$st" != 0 ]; then ev=error
 	fi
-	{ [ -n "$ev" ] && [ "$maxr" -gt 0 ]; } || break
+	{ [ -n "$ev" ] && [ "$maxr" -gt 0 ] && [ ! -f "$d/idle.$id" ]; } || break
 	case ,$restart_on, in *,"$ev",*) ;; *) break ;; esac
 	word=FAILED
 	[ "$ev" = timeout ] && word=TIMEOUT
