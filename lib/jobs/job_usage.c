@@ -174,12 +174,15 @@ char *job_usage_spark(const struct job_usage_gpu *g, bool utf8)
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < g->nseries; i++) {
 		int v = g->series[i];
+		/* (a GPU in use at all is never drawn blank) */
+		int b8 = v > 0 && (v * 8 + 50) / 100 == 0 ? 1 : (v * 8 + 50) / 100;
+		int b9 = v > 0 && (v * 9 + 50) / 100 == 0 ? 1 : (v * 9 + 50) / 100;
 		if (v < 0)
 			strbuf_addch(&sb, utf8 ? '-' : '?');
 		else if (utf8)
-			strbuf_adds(&sb, blocks[(v * 8 + 50) / 100]);
+			strbuf_adds(&sb, blocks[b8]);
 		else
-			strbuf_addch(&sb, ascii[(v * 9 + 50) / 100]);
+			strbuf_addch(&sb, ascii[b9]);
 	}
 	return strbuf_detach(&sb);
 }

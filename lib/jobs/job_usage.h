@@ -61,7 +61,8 @@ void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, st
 void job_usage_free(struct job_usage *u);
 
 /* The utilisation series as one line of blocks (" ▁▂▃▄▅▆▇█", '-' where no sample
- * fell), or of ASCII (" .:-=+*#%@", '?' for none) when utf8 is false. */
+ * fell), or of ASCII (" .:-=+*#%@", '?' for none) when utf8 is false; blank only
+ * at 0%. */
 char *job_usage_spark(const struct job_usage_gpu *g, bool utf8);
 /* CPU efficiency (CPU time over the allocated cores times the time sampled, as seff)
  * and memory efficiency (peak RSS over the allocated memory), in %; NAN when the

@@ -7,7 +7,7 @@
 # MARK_USAGE_GPU line "JOB|NODE|UUID|MEAN_UTIL|PEAK_UTIL|PEAK_MEM_MIB|WH|PEAK_TEMP|
 # THROTTLED_SAMPLES|SERIES|RECENT" (utilisation weighted by each sample's span;
 # energy the power times the span; SERIES up to 48 comma-separated means of equal
-# spans of the job's life, "-" where no sample fell; RECENT the mean of the samples
+# spans of the GPU's sampled life, "-" where no sample fell; RECENT the mean of the samples
 # of the last 30 minutes; "-" for what was never known). Lines the
 # reader cannot read are skipped. job_usage.c reads the marks.
 
@@ -36,6 +36,8 @@ dispatch_usage_read() {
 					us[u] += $(i + 1) * dt; ud[u] += dt
 					if ($(i + 1) + 0 > up[u]) up[u] = $(i + 1) + 0
 					m = ++sn[u]; st[u, m] = t - dt / 2; sv[u, m] = $(i + 1); sd[u, m] = dt
+					if (m == 1 || t - dt < gs[u]) gs[u] = t - dt
+					if (t > ge[u]) ge[u] = t
 				}
 				if (num($(i + 2)) && $(i + 2) + 0 >= mp[u]) { mp[u] = $(i + 2) + 0; mk[u] = 1 }
 				if (num($(i + 3))) { e[u] += $(i + 3) * dt; ek[u] = 1 }
@@ -47,13 +49,13 @@ dispatch_usage_read() {
 			if (!n) exit
 			printf "@MARK_USAGE@ %s|%s|%d|%d|%d|%.2f|%d|%s|%s\n", key, node, start, end, n, cpu, rss,
 				(cores == "" ? "-" : cores), (mem == "" ? "-" : mem)
-			span = end - start > 0 ? end - start : 1
 			for (k = 1; k <= nu; k++) {
 				u = order[k]
+				span = ge[u] - gs[u] > 0 ? ge[u] - gs[u] : 1
 				nb = sn[u] < B ? sn[u] : B
 				split("", bs); split("", bd)
 				for (j = 1; j <= sn[u]; j++) {
-					b = int((st[u, j] - start) * nb / span)
+					b = int((st[u, j] - gs[u]) * nb / span)
 					if (b >= nb) b = nb - 1
 					if (b < 0) b = 0
 					bs[b] += sv[u, j] * sd[u, j]; bd[b] += sd[u, j]

@@ -210,6 +210,13 @@ static void test_read(void)
 	CHECK_STR(spark, "\u2588 \u2584");
 	_cleanup_free_ char *ascii = job_usage_spark(g, false);
 	CHECK_STR(ascii, "@ +");
+	/* a GPU in use at all is never blank; no sample there: '-' ('?') */
+	int low[] = { 2, 0, -1 };
+	struct job_usage_gpu lg = { .series = low, .nseries = 3 };
+	_cleanup_free_ char *lu = job_usage_spark(&lg, true);
+	_cleanup_free_ char *la = job_usage_spark(&lg, false);
+	CHECK_STR(lu, "\u2581 -");
+	CHECK_STR(la, ". ?");
 	cJSON *o = job_usage_json(js.usage);
 	_cleanup_free_ char *json = cJSON_PrintUnformatted(o);
 	CHECK_CONTAINS(json, "\"cpu_efficiency\":25,\"mem_efficiency\":0.4,");
