@@ -355,18 +355,17 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 	want |= opt_usage ? JOBS_WANT_USAGE : 0;
 	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
 		status_query_host(ctx, &set, set.hosts[h], want, &a);
-	if (set.nsweeps)
-		return sweep_status_print(&a, &set, opt_sort, NULL);
+	int r_sweeps = set.nsweeps ? sweep_status_print(&a, &set, opt_sort, NULL) : 0;
 	size_t found = 0;
 	for (size_t i = 0; i < a.res.n; i++)
 		found += !a.res.rows[i].not_found;
-	if (ctx->json)
+	if (ctx->json && !set.nsweeps)
 		print_json(&a);
-	else if (found)
+	else if (found && !set.nsweeps)
 		print_text(&a);
-	if (found && opt_usage && !ctx->json)
+	if (found && opt_usage && !ctx->json) /* (a sweep's: each task's) */
 		usage_view_print(&a);
-	return a.status;
+	return set.nsweeps ? r_sweeps : a.status;
 }
 
 const struct dispatch_cmd dispatch_cmd_status = {

@@ -15,6 +15,7 @@
 #include "jobref.h"
 #include "jobs/job_metrics.h"
 #include "jobs/jobs.h"
+#include "jobs/job_usage.h"
 #include "jobs/run_attempts.h"
 #include "jobs/sweeps.h"
 #include "base/strbuf.h"
@@ -246,6 +247,8 @@ cJSON *sweep_view_json(const struct sweep_view *v)
 			job_state_json_times(t, task->st);
 			job_state_json_exit(t, task->st);
 			job_state_json_run(t, task->st);
+			if (task->st->usage) /* (status --usage) */
+				cJSON_AddItemToObject(t, "usage", job_usage_json(task->st->usage));
 		} else {
 			cJSON_AddStringToObject(t, "state", "UNKNOWN");
 			cJSON_AddNullToObject(t, "active");

@@ -172,6 +172,18 @@ test_expect_success 'a job cancelled mid-sample leaves a file that reads; --samp
 	test_grep "^$job: no samples" z
 '
 
+test_expect_success 'status --usage SWEEP: each task below the table, and in --json' '
+	dispatch --json submit -H gbox -J t7470s --gpus 1 --sample 1 --sweep k=1,2 -- "sleep 3" >s.json &&
+	sid=$(python3 -c "import json; print(json.load(open(\"s.json\"))[\"sweep\"][\"id\"])") &&
+	dispatch wait --timeout 60 "$sid" >/dev/null &&
+	dispatch status --usage "$sid" >su &&
+	test_grep "^2 tasks: 2 COMPLETED$" su &&
+	test "$(grep -c "^t7470s-.*@gbox: 1 node, 0:00:0[0-9] sampled" su)" = 2 &&
+	test "$(grep -c "^    GPU-" su)" = 2 &&
+	dispatch --json status --usage "$sid" >su.json &&
+	python3 -c "import json; t = json.load(open(\"su.json\"))[\"sweeps\"][0][\"tasks\"]; assert [len(x[\"usage\"][\"nodes\"][0][\"gpus\"]) for x in t] == [1, 1], t"
+'
+
 test_expect_success 'jobs --usage: GPU-hours per host and per day, the sums of the jobs samples' '
 	dispatch --json jobs --usage >ju.json &&
 	dispatch --json jobs --usage --by day >jd.json &&
