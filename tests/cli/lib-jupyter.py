@@ -29,9 +29,11 @@ def main():
             return json.loads(data) if data else None
 
     kernel = api("POST", "/api/kernels", {"name": "python3"})
+    # (the handshake waits for the new kernel: 10 s timed out once in a CI
+    # rehearsal's sanitize pass, beside two SLURM lanes, after the POST had answered)
     ws = websocket.create_connection(
         f"ws://{u.netloc}/api/kernels/{kernel['id']}/channels?token={token}",
-        header=[f"Authorization: token {token}"], timeout=10)
+        header=[f"Authorization: token {token}"], timeout=60)
     msg_id = uuid.uuid4().hex
     ws.send(json.dumps({
         "header": {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex,
