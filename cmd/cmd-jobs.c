@@ -95,16 +95,10 @@ static size_t targets_of(const struct dp_ctx *ctx, const char *host, struct entr
 		const struct ledger_job *j = ents[i].rec;
 		if (!streq(j->host, host) || !j->job_id || ledger_state_final(j->state))
 			continue;
-		const char *slash = j->script_path ? strrchr(j->script_path, '/') : NULL;
-		char *dir = slash ? xstrndup(j->script_path, (size_t)(slash - j->script_path)) : NULL;
+		char *dir;
+		ledger_target_of(ctx, j, &t[m], &dir);
 		if (dir)
 			strv_push(dirs, dir);
-		t[m] = (struct jobs_target){
-			.sched = sched_of(ctx, j),
-			.job = { .id = j->job_id, .arg = j->job_id, .stage_dir = dir, .pgid = j->pid,
-				 .host = j->host, .in_ledger = true, .run_id = j->run_id,
-				 .max_restarts = j->max_restarts, .sweep_first = j->sweep_first },
-		};
 		at[m++] = i;
 	}
 	return m;

@@ -306,6 +306,8 @@ int job_args_resolve(struct dp_ctx *ctx, char *const *args, size_t nargs, const 
 void job_set_release(struct job_set *set);
 bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r);
 char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledger; caller frees */
+struct ledger_job;
+char *ledger_stage_dir(const struct ledger_job *j); /* its script's dir, or NULL; caller frees */
 
 /* cmd/job-detail.c: a JOB operand as lib/jobs's target (its stage dir into
  * *stage_dir: free it after the target), a host as lib/jobs's, where logs finds a
@@ -313,6 +315,9 @@ char *job_stage_dir(const struct jobref *r);       /* plain jobs: from the ledge
 struct jobs_target;
 void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct jobs_target *t,
 		    char **stage_dir);
+/* The same for a row of the ledger (jobs, jobs --usage, hosts show). */
+void ledger_target_of(const struct dp_ctx *ctx, const struct ledger_job *j, struct jobs_target *t,
+		      char **stage_dir);
 /* An inventory host (or ssh alias) for lib/jobs (a CMD_NEEDS_SSH command's): its
  * session opened on first use over ctx->ssh; the caller closes h.ss. */
 struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host);
@@ -376,14 +381,16 @@ void usage_view_print(const struct status_answer *a);
 struct ledger_job;
 int jobs_usage_print(const struct dp_ctx *ctx, struct ledger_job *recs, size_t n, const char *by);
 /* The samples of host's jobs among recs[0..n) (those with a job id), in one
- * exchange: res's rows, target k being recs[at[k]]; 0, or an exit status (said). */
+ * exchange over ss (NULL: a connection of its own): res's rows, target k being
+ * recs[at[k]]; 0, or an exit status (said). */
 struct jobs_result;
+struct ssh_session;
+int jobs_usage_query(const struct dp_ctx *ctx, struct ssh_session *ss, const char *host,
+		     const struct ledger_job *recs, size_t n, struct jobs_result *res, size_t *at);
 /* cmd/hosts-idle.c: hosts show's idle GPUs of dispatch's running jobs on a SLURM host
  * (doc: into its "idle_gpus"; NULL: printed) */
 struct cJSON;
 int hosts_idle_gpus(const struct dp_ctx *ctx, const char *host, struct cJSON *doc);
-int jobs_usage_query(const struct dp_ctx *ctx, const char *host, const struct ledger_job *recs,
-		     size_t n, struct jobs_result *res, size_t *at);
 
 /* cmd/cmd-wait.c: wait's polling for these JOB operands, its output and exit status;
  * tail: the log tail of jobs that ended without COMPLETED. */

@@ -3,7 +3,8 @@
  * hosts show on a SLURM host: the GPUs dispatch's own running jobs hold there that
  * stayed idle (under 5% in their last 30 minutes of samples: lib/jobs/job_usage.h),
  * per node, from the ledger's jobs on the host that have not ended, asked in one
- * exchange (jobs_usage_query). Other users' jobs record nothing dispatch can read.
+ * exchange (jobs_usage_query) over hosts show's own connection. Other users' jobs
+ * record nothing dispatch can read.
  *
  *	Idle GPUs of dispatch's running jobs (under 5% in their last 30 minutes):
  *	NODE   JOB       GPU           LAST 30 MIN  LIFE
@@ -61,7 +62,7 @@ int hosts_idle_gpus(const struct dp_ctx *ctx, const char *host, cJSON *doc)
 			live[n++] = all[i];
 	_cleanup_(jobs_result_release) struct jobs_result res = { 0 };
 	_cleanup_free_ size_t *at = xcalloc(n + 1, sizeof(*at));
-	int r = n ? jobs_usage_query(ctx, host, live, n, &res, at) : 0;
+	int r = n ? jobs_usage_query(ctx, ctx->session, host, live, n, &res, at) : 0;
 	cJSON *arr = doc ? cJSON_AddArrayToObject(doc, "idle_gpus") : NULL;
 	struct table t = { .ncols = 5, .trim = true };
 	table_row(&t, "NODE", "JOB", "GPU", "LAST 30 MIN", "LIFE", NULL);

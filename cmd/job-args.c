@@ -89,11 +89,15 @@ bool job_is_plain(const struct dp_ctx *ctx, const struct jobref *r)
 }
 
 
+char *ledger_stage_dir(const struct ledger_job *j)
+{
+	const char *slash = j->script_path ? strrchr(j->script_path, '/') : NULL;
+	return slash ? xstrndup(j->script_path, (size_t)(slash - j->script_path)) : NULL;
+}
+
 char *job_stage_dir(const struct jobref *r)
 {
-	const char *script = r->in_ledger ? r->rec.script_path : NULL;
-	const char *slash = script ? strrchr(script, '/') : NULL;
-	return slash ? xstrndup(script, (size_t)(slash - script)) : NULL;
+	return r->in_ledger ? ledger_stage_dir(&r->rec) : NULL;
 }
 
 void job_set_release(struct job_set *set)

@@ -13,6 +13,7 @@
 #include "jobref.h"
 #include "jobs/jobs.h"
 #include "jobs/jobscript.h"
+#include "ledger.h"
 
 void jobs_target_of(const struct dp_ctx *ctx, const struct jobref *r, struct jobs_target *t,
 		    char **stage_dir)
@@ -86,6 +87,18 @@ void job_sweep_json(cJSON *o, const struct jobref *r, const struct job_state *ro
 			cJSON_AddStringToObject(p, sw.params[i].name, sweep_value(&sw, k, i));
 	}
 	sweep_release(&sw);
+}
+
+void ledger_target_of(const struct dp_ctx *ctx, const struct ledger_job *j, struct jobs_target *t,
+		      char **stage_dir)
+{
+	*stage_dir = ledger_stage_dir(j);
+	*t = (struct jobs_target){
+		.sched = sched_for(ctx->inv ? inventory_host(ctx->inv, j->host) : NULL, j->pid),
+		.job = { .id = j->job_id, .arg = j->job_id, .stage_dir = *stage_dir, .pgid = j->pid,
+			 .host = j->host, .in_ledger = true, .run_id = j->run_id,
+			 .max_restarts = j->max_restarts, .sweep_first = j->sweep_first },
+	};
 }
 
 struct jobs_host jobs_host_of(const struct dp_ctx *ctx, const char *host)

@@ -85,33 +85,29 @@ static void count(struct tally *t, struct group *g, const struct job_state *cons
 	}
 }
 
-int jobs_usage_query(const struct dp_ctx *ctx, const char *host, const struct ledger_job *recs,
-		     size_t n, struct jobs_result *res, size_t *at)
+int jobs_usage_query(const struct dp_ctx *ctx, struct ssh_session *ss, const char *host,
+		     const struct ledger_job *recs, size_t n, struct jobs_result *res, size_t *at)
 {
 	_cleanup_free_ struct jobs_target *tg = xcalloc(n + 1, sizeof(*tg));
 	_cleanup_strv_free_ char **dirs = NULL;
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct ledger_job *j = &recs[i];
-		if (!streq(j->host, host) || !j->job_id)
+		if (!streq(recs[i].host, host) || !recs[i].job_id)
 			continue;
-		const char *slash = j->script_path ? strrchr(j->script_path, '/') : NULL;
-		char *dir = slash ? xstrndup(j->script_path, (size_t)(slash - j->script_path)) : NULL;
+		char *dir;
+		ledger_target_of(ctx, &recs[i], &tg[m], &dir);
 		if (dir)
 			strv_push(&dirs, dir);
-		tg[m] = (struct jobs_target){
-			.sched = sched_for(ctx->inv ? inventory_host(ctx->inv, host) : NULL, j->pid),
-			.job = { .id = j->job_id, .arg = j->job_id, .stage_dir = dir, .pgid = j->pid,
-				 .host = j->host, .in_ledger = true, .sweep_first = j->sweep_first },
-		};
 		at[m++] = i;
 	}
 	if (!m)
 		return 0;
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
+	_cleanup_ssh_session_ struct ssh_session *own = NULL;
 	struct jobs_host h = jobs_host_of(ctx, host);
+	h.ss = ss;
 	int r = jobs_query(&h, tg, m, JOBS_WANT_USAGE, res);
-	ss = h.ss;
+	if (!ss)
+		own = h.ss; /* (the one jobs_query opened) */
 	if (r < 0) {
 		if (res->failure == JOBS_NO_CONNECTION)
 			return report_error(&res->err);
@@ -128,7 +124,7 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, struct ledger_jo
 {
 	_cleanup_(jobs_result_release) struct jobs_result res = { 0 };
 	_cleanup_free_ size_t *at = xcalloc(n + 1, sizeof(*at));
-	int r = jobs_usage_query(ctx, host, recs, n, &res, at);
+	int r = jobs_usage_query(ctx, NULL, host, recs, n, &res, at);
 	if (r)
 		return r;
 	_cleanup_free_ const struct job_state **rows = xcalloc(res.n + 1, sizeof(*rows));

@@ -14,25 +14,35 @@
 #include "base/util.h"
 #include "shfiles.h"
 
-void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n,
-		      bool samples)
+/* FN ID STAGE for each of jobs[0..n) with a stage dir, after the program that
+ * defines FN (once). */
+static void per_job(struct remote_script *rs, const struct sched_job *jobs, size_t n,
+		    const char *program, const char *fn)
 {
 	bool any = false;
 	for (size_t i = 0; i < n; i++) {
 		if (!jobs[i].stage_dir)
 			continue;
 		struct strbuf *sb = remote_section(rs, REMOTE_USAGE);
-		if (!any) /* dispatch_usage_read ID STAGE, dispatch_idle_read ID STAGE */
-			strbuf_adds(sb, shfile_jobs_usage_read);
+		if (!any)
+			strbuf_adds(sb, program);
 		any = true;
-		for (int k = samples ? 0 : 1; k < 2; k++) {
-			strbuf_adds(sb, k ? "dispatch_idle_read " : "dispatch_usage_read ");
-			sh_quote(sb, jobs[i].id);
-			strbuf_addch(sb, ' ');
-			sh_quote(sb, jobs[i].stage_dir);
-			strbuf_addch(sb, '\n');
-		}
+		strbuf_addf(sb, "%s ", fn);
+		sh_quote(sb, jobs[i].id);
+		strbuf_addch(sb, ' ');
+		sh_quote(sb, jobs[i].stage_dir);
+		strbuf_addch(sb, '\n');
 	}
+}
+
+void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
+{
+	per_job(rs, jobs, n, shfile_jobs_usage_read, "dispatch_usage_read");
+}
+
+void job_idle_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
+{
+	per_job(rs, jobs, n, shfile_jobs_idle_read, "dispatch_idle_read");
 }
 
 /* The '|' fields of v into f[0..n), in a copy the caller frees; false when there
@@ -96,8 +106,21 @@ static struct job_usage_node *node_of(struct job_usage *u, const char *name)
 	return NULL;
 }
 
-void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js,
-		    bool samples)
+void job_idle_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js)
+{
+	const char *id = js->id ? js->id : j->id;
+	size_t len = strlen(id);
+	for (size_t i = 0; i < rr->n; i++) {
+		const char *v = rr->marks[i].value;
+		if (streq(rr->marks[i].key, MARK_IDLE) && strncmp(v, id, len) == 0 && v[len] == '|' &&
+		    v[len + 1]) {
+			free(js->idle);
+			js->idle = printable(v + len + 1);
+		}
+	}
+}
+
+void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js)
 {
 	const char *id = js->id ? js->id : j->id;
 	struct job_usage *u = xcalloc(1, sizeof(*u));
@@ -105,15 +128,7 @@ void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, st
 		const char *key = rr->marks[i].key, *v = rr->marks[i].value;
 		char *f[11];
 		_cleanup_free_ char *copy = NULL;
-		if (streq(key, MARK_IDLE)) {
-			size_t len = strlen(id);
-			if (strncmp(v, id, len) == 0 && v[len] == '|' && v[len + 1]) {
-				free(js->idle);
-				js->idle = printable(v + len + 1);
-			}
-		} else if (!samples) {
-			continue;
-		} else if (streq(key, MARK_USAGE)) {
+		if (streq(key, MARK_USAGE)) {
 			if (!fields(v, &copy, f, 9) || !streq(f[0], id) || !word_ok(f[1]) ||
 			    node_of(u, f[1]))
 				continue;
@@ -137,10 +152,6 @@ void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, st
 			};
 			take_series(g, f[9]);
 		}
-	}
-	if (!samples) { /* (js->usage as it was: the idle line only was asked) */
-		job_usage_free(u);
-		return;
 	}
 	job_usage_free(js->usage);
 	js->usage = NULL;

@@ -50,14 +50,16 @@ struct job_usage {
 	size_t nnodes;
 };
 
-/* The script section that reads, of jobs[0..n) with a stage dir, whether the
- * sampler ended them (--idle-timeout), and with samples, their samples. */
-void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n,
-		      bool samples);
-/* From rr, js's own (an array's task's, or the job's): why its sampler ended it into
- * js->idle, and with samples its usage into js->usage (NULL when none was read). */
-void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js,
-		    bool samples);
+/* The script section that reads the samples of jobs[0..n) with a stage dir. */
+void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n);
+/* js's usage from rr (its row's own: an array's task's, or the job's), NULL in
+ * js->usage when no sample was read. */
+void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js);
+/* Whether the sampler ended jobs[0..n) (--idle-timeout; those with a stage dir):
+ * the section that asks (idle_read.sh), and why, from rr, into js->idle (jobs_detail
+ * asks it with JOBS_WANT_END). */
+void job_idle_script(struct remote_script *rs, const struct sched_job *jobs, size_t n);
+void job_idle_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js);
 void job_usage_free(struct job_usage *u);
 
 /* The utilisation series as one line of blocks (" ▁▂▃▄▅▆▇█", '-' where no sample

@@ -229,15 +229,16 @@ void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
 		part_mark(&rs, "attempts", NULL);
 		run_attempts_script(&rs, runs, nruns);
 	}
-	/* whether the sampler ended them (--idle-timeout): the failed ones with a stage */
+	/* how they ended: whether the sampler ended them (--idle-timeout), the failed
+	 * ones with a stage dir */
 	_cleanup_free_ struct sched_job *staged = xcalloc(n + 1, sizeof(*staged));
 	size_t nstaged = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; (want & JOBS_WANT_END) && i < n; i++)
 		if (jobs[i]->stage_dir && job_state_failed(rows[i]))
 			staged[nstaged++] = *jobs[i];
 	if (nstaged) {
 		part_mark(&rs, "idle", NULL);
-		job_usage_script(&rs, staged, nstaged, false);
+		job_idle_script(&rs, staged, nstaged);
 	}
 	/* (the part marks alone are no question: remote_script_empty counts sections) */
 	bool ok = false;
@@ -260,7 +261,7 @@ void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
 		struct remote_reply part;
 		part_reply(&rr, "idle", NULL, &part);
 		for (size_t i = 0; i < n; i++)
-			job_usage_take(&part, jobs[i], rows[i], false);
+			job_idle_take(&part, jobs[i], rows[i]);
 		remote_reply_release(&part);
 	}
 	remote_reply_release(&rr);
@@ -318,7 +319,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			run_attempts_script(&rs, jobs, m);
 			if (want & JOBS_WANT_METRICS)
 				job_metrics_script(&rs, jobs, m);
-			job_usage_script(&rs, jobs, m, want & JOBS_WANT_USAGE);
+			if (want & JOBS_WANT_USAGE)
+				job_usage_script(&rs, jobs, m);
 		}
 	}
 	if (!remote_script_empty(&rs)) {
@@ -359,7 +361,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			run_attempts_take(&rr, &t->job, &rows[k]);
 			if (want & JOBS_WANT_METRICS)
 				job_metrics_take(&metrics, &t->job, &rows[k]);
-			job_usage_take(&rr, &t->job, &rows[k], want & JOBS_WANT_USAGE);
+			if (want & JOBS_WANT_USAGE)
+				job_usage_take(&rr, &t->job, &rows[k]);
 			add_row(res, i, &rows[k], NULL);
 		}
 		if (!m) {

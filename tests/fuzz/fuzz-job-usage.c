@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	remote_reply_parse(&rr);
 	const struct sched_job j = { .id = "7", .stage_dir = "/s" };
 	struct job_state js = { .id = strdup("7"), .state = strdup("FAILED") };
-	job_usage_take(&rr, &j, &js, true);
+	job_usage_take(&rr, &j, &js);
+	job_idle_take(&rr, &j, &js);
 	for (size_t i = 0; js.usage && i < js.usage->nnodes; i++) {
 		const struct job_usage_node *n = &js.usage->nodes[i];
 		check_word(n->node);

@@ -180,11 +180,13 @@ static void test_read(void)
 	struct job_state js = { .id = xstrdup("42") };
 	struct sched_job j = { .id = "42", .stage_dir = stage };
 	struct remote_script rs = REMOTE_SCRIPT_INIT;
-	job_usage_script(&rs, &j, 1, true);
+	job_usage_script(&rs, &j, 1);
+	job_idle_script(&rs, &j, 1);
 	struct remote_reply rr = REMOTE_REPLY_INIT;
 	CHECK_INT(run_sh("sh", rs.text.buf, &rr.out), 0);
 	remote_reply_parse(&rr);
-	job_usage_take(&rr, &j, &js, true);
+	job_usage_take(&rr, &j, &js);
+	job_idle_take(&rr, &j, &js);
 	CHECK(js.usage && js.usage->nnodes == 1);
 	CHECK(js.idle == NULL);
 	const struct job_usage_node *n = &js.usage->nodes[0];
@@ -229,14 +231,16 @@ static void test_read(void)
 
 	/* the array's task: its own file; a row with no file: none */
 	js = (struct job_state){ .id = xstrdup("42_3") };
-	job_usage_take(&rr, &j, &js, true);
+	job_usage_take(&rr, &j, &js);
+	job_idle_take(&rr, &j, &js);
 	CHECK_STR(js.idle, "idle: GPUs under 5% for 30 min\\e[2J");
 	CHECK(js.usage && js.usage->nnodes == 1 && streq(js.usage->nodes[0].node, "node2"));
 	CHECK(js.usage && js.usage->nodes[0].ngpus == 0);
 	CHECK(js.usage && isnan(job_usage_cpu_eff(&js.usage->nodes[0])));
 	job_state_release(&js);
 	js = (struct job_state){ .id = xstrdup("42_4") };
-	job_usage_take(&rr, &j, &js, true);
+	job_usage_take(&rr, &j, &js);
+	job_idle_take(&rr, &j, &js);
 	CHECK(js.usage == NULL);
 	job_state_release(&js);
 	remote_reply_release(&rr);
