@@ -59,7 +59,7 @@ static const struct dp_option jobs_options[] = {
 	OPT_INT('n', "limit", &limit_opt, "N", "at most N jobs (the newest)", 1, 1000000),
 	OPT_BOOL(0, "no-refresh", &no_refresh, "ask no host: show the state the ledger last knew"),
 	OPT_BOOL(0, "usage", &opt_usage, "GPU-hours allocated and used, from the jobs' samples (--since: default 7d)"),
-	OPT_STRING(0, "by", &opt_by, "host|day", "with --usage: one row per host (default) or per day", NULL),
+	OPT_STRING(0, "by", &opt_by, "host|user|day", "with --usage: one row per host (default), per user (the account a job ran as) or per day", NULL),
 	OPT_END,
 };
 
@@ -272,8 +272,8 @@ static int cmd_jobs(struct dp_ctx *ctx, const struct dp_args *args)
 	const char *by = opt_by ? opt_by : "host";
 	if (opt_by && !opt_usage)
 		return usage_error(ctx, "--by %s groups --usage's GPU-hours: give --usage", opt_by);
-	if (!streq(by, "host") && !streq(by, "day"))
-		return usage_error(ctx, "--by takes host or day, not '%s'", by);
+	if (!streq(by, "host") && !streq(by, "day") && !streq(by, "user"))
+		return usage_error(ctx, "--by takes host, user or day, not '%s'", by);
 	if (opt_usage && !f.since)
 		f.since = (int64_t)time(NULL) - 7 * 86400;
 	if (ledger_list(l, &f, &recs, &n, &err) < 0)
@@ -322,13 +322,14 @@ const struct dispatch_cmd dispatch_cmd_jobs = {
 	.name = "jobs",
 	.summary = "list the jobs dispatch submitted, newest first, with their state now",
 	.usage = "[-H HOST] [--name GLOB] [--since WHEN] [--state STATES] [--sweep SWEEP] [-n N] [--no-refresh]\n"
-		 "[-H HOST] [--name GLOB] [--since WHEN] [--sweep SWEEP] --usage [--by host|day]",
+		 "[-H HOST] [--name GLOB] [--since WHEN] [--sweep SWEEP] --usage [--by host|user|day]",
 	.description =
 		"The job ledger's history: job, host, name, submit time, commit and state. The\n"
 		"state is asked live with one command per host, for the jobs whose end the ledger\n"
 		"does not know yet; an end seen is stored, so those jobs are not asked again.\n"
-		"--usage sums GPU-hours instead, per host or day (--by): allocated and used (each\n"
-		"GPU's time weighted by its utilisation), from the samples every job records.",
+		"--usage sums GPU-hours instead, per host, user or day (--by): allocated (sacct's\n"
+		"AllocTRES on SLURM, the lease on a plain host) and used (each GPU's time weighted\n"
+		"by its utilisation, from the samples every job records).",
 	.opts = jobs_options,
 	.min_args = 0,
 	.max_args = 0,

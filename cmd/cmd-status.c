@@ -198,8 +198,10 @@ static void print_json(const struct status_answer *a)
 				   ref->in_ledger ? ref->rec.container_image : NULL);
 		job_state_json_tail(o, r);
 		job_state_json_run(o, r);
-		if (opt_usage)
+		if (opt_usage) {
 			cJSON_AddItemToObject(o, "usage", job_usage_json(r->usage));
+			cJSON_AddItemToObject(o, "allocated", job_alloc_json(r));
+		}
 		if (r->run_id) {
 			_cleanup_free_ char *wandb = ref->in_ledger ? job_wandb_url(a->ctx, &ref->rec) : NULL;
 			json_add_str_or_null(o, "wandb_url", wandb);

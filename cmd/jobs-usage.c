@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jobs --usage: GPU-hours per host or day over the ledger's jobs (--since, default
- * the last 7 days): allocated (each sampled GPU for the time its node was sampled)
- * and used (the same weighted by its mean utilisation), from the samples every job
- * records (submit --sample; lib/jobs/job_usage.h), asked with one exchange per host
- * (jobs_query with JOBS_WANT_USAGE), a sweep's array each task's. A job without
- * samples (pending, --sample 0, an older dispatch's) is counted as such.
+ * jobs --usage: GPU-hours per host, user or day over the ledger's jobs (--since,
+ * default the last 7 days): allocated (SLURM's AllocTRES GPUs for the job's elapsed
+ * time, a plain job's leased GPUs for its elapsed time; each sampled GPU for the
+ * time its node was sampled where neither is known) and used (each sampled GPU's time
+ * weighted by its mean utilisation, from the samples every job records: submit
+ * --sample, lib/jobs/job_usage.h), asked with one exchange per host (jobs_query with
+ * JOBS_WANT_USAGE), a sweep's array each task's. USED% is over the GPU-hours of the
+ * jobs with samples (pending, --sample 0 and an older dispatch's jobs have none). The
+ * user is the account a job ran as on its host.
  *
  *	HOST  JOBS  SAMPLED  GPU-HOURS  USED  USED%
  *	hpc   12    10       24.50      11.20 46%
@@ -26,7 +29,9 @@
 struct group {
 	char *key;
 	size_t jobs, sampled;
-	double hours, used;     /* GPU-hours allocated, and used */
+	double hours;           /* GPU-hours allocated */
+	double used;            /* GPU-hours used: the samples' utilisation-weighted */
+	double sampled_hours;   /* GPU-hours allocated to the jobs with samples */
 };
 
 struct tally {
@@ -45,7 +50,10 @@ static struct group *group_of(struct tally *t, const char *key)
 	return &t->g[t->n++];
 }
 
-static char *key_of(const struct ledger_job *j, const char *by)
+/* The group of a job (its rows: an array's tasks): its host, the day it was
+ * submitted, or the user it ran as on the host. */
+static char *key_of(const struct ledger_job *j, const struct job_state *const *rows, size_t n,
+		    const char *by)
 {
 	if (streq(by, "day")) {
 		time_t tt = (time_t)j->submitted_at;
@@ -55,26 +63,42 @@ static char *key_of(const struct ledger_job *j, const char *by)
 			return xstrdup(buf);
 		return xstrdup("-");
 	}
+	if (streq(by, "user")) {
+		for (size_t r = 0; r < n; r++)
+			if (rows[r]->user)
+				return xstrdup(rows[r]->user);
+		return xstrdup("-");
+	}
 	return xstrdup(j->host);
 }
 
-/* One job's rows (an array's tasks each): its GPU-hours into g and the total. */
+/* One job's rows (an array's tasks each) into g and the total: GPU-hours allocated
+ * as the scheduler or lease says (the samples' where neither is known), used as the
+ * samples say. */
 static void count(struct tally *t, struct group *g, const struct job_state *const *rows, size_t n)
 {
 	bool sampled = false;
-	double hours = 0, used = 0;
+	double hours = 0, used = 0, sampled_hours = 0;
 	for (size_t r = 0; r < n; r++) {
 		const struct job_usage *u = rows[r]->usage;
+		double seen = 0, alloc;
 		for (size_t k = 0; u && k < u->nnodes; k++) {
 			const struct job_usage_node *nd = &u->nodes[k];
 			double span = (double)(nd->end - nd->start) / 3600.0;
 			sampled = true;
 			for (size_t i = 0; i < nd->ngpus; i++) {
-				hours += span;
+				seen += span;
 				if (!isnan(nd->gpus[i].mean))
 					used += span * nd->gpus[i].mean / 100.0;
 			}
 		}
+		if (rows[r]->alloc_gpus >= 0 && rows[r]->alloc_seconds >= 0)
+			alloc = (double)rows[r]->alloc_gpus * (double)rows[r]->alloc_seconds / 3600.0;
+		else
+			alloc = seen;
+		hours += alloc;
+		if (u)
+			sampled_hours += alloc;
 	}
 	struct group *both[] = { g, &t->total };
 	for (size_t i = 0; i < 2; i++) {
@@ -82,6 +106,7 @@ static void count(struct tally *t, struct group *g, const struct job_state *cons
 		both[i]->sampled += sampled;
 		both[i]->hours += hours;
 		both[i]->used += used;
+		both[i]->sampled_hours += sampled_hours;
 	}
 }
 
@@ -133,7 +158,7 @@ static int ask_host(const struct dp_ctx *ctx, const char *host, struct ledger_jo
 		for (size_t i = 0; i < res.n; i++)
 			if (res.rows[i].target == k && !res.rows[i].not_found)
 				rows[nrows++] = &res.rows[i].st;
-		_cleanup_free_ char *key = key_of(&recs[at[k]], by);
+		_cleanup_free_ char *key = key_of(&recs[at[k]], rows, nrows, by);
 		count(t, group_of(t, key), rows, nrows);
 	}
 	return 0;
@@ -148,6 +173,8 @@ static cJSON *group_json(const struct group *g, const char *by)
 	cJSON_AddNumberToObject(o, "sampled", (double)g->sampled);
 	cJSON_AddNumberToObject(o, "gpu_hours", (double)(long long)(g->hours * 1000 + 0.5) / 1000);
 	cJSON_AddNumberToObject(o, "used_gpu_hours", (double)(long long)(g->used * 1000 + 0.5) / 1000);
+	cJSON_AddNumberToObject(o, "sampled_gpu_hours",
+				(double)(long long)(g->sampled_hours * 1000 + 0.5) / 1000);
 	return o;
 }
 
@@ -158,8 +185,8 @@ static void row(struct table *tb, const struct group *g, const char *key)
 	table_addf(tb, "%zu", g->sampled);
 	table_addf(tb, "%.2f", g->hours);
 	table_addf(tb, "%.2f", g->used);
-	if (g->hours > 0)
-		table_addf(tb, "%.0f%%", 100.0 * g->used / g->hours);
+	if (g->sampled_hours > 0)
+		table_addf(tb, "%.0f%%", 100.0 * g->used / g->sampled_hours);
 	else
 		table_add(tb, "-");
 }
@@ -187,7 +214,7 @@ int jobs_usage_print(const struct dp_ctx *ctx, struct ledger_job *recs, size_t n
 		json_print(doc);
 	} else {
 		struct table tb = { .ncols = 6 };
-		table_row(&tb, streq(by, "day") ? "DAY" : "HOST", "JOBS", "SAMPLED", "GPU-HOURS",
+		table_row(&tb, streq(by, "day") ? "DAY" : streq(by, "user") ? "USER" : "HOST", "JOBS", "SAMPLED", "GPU-HOURS",
 			  "USED", "USED%", NULL);
 		for (size_t i = 0; i < t.n; i++)
 			row(&tb, &t.g[i], t.g[i].key);

@@ -247,8 +247,10 @@ cJSON *sweep_view_json(const struct sweep_view *v)
 			job_state_json_times(t, task->st);
 			job_state_json_exit(t, task->st);
 			job_state_json_run(t, task->st);
-			if (task->st->usage) /* (status --usage) */
+			if (task->st->usage) { /* (status --usage) */
 				cJSON_AddItemToObject(t, "usage", job_usage_json(task->st->usage));
+				cJSON_AddItemToObject(t, "allocated", job_alloc_json(task->st));
+			}
 		} else {
 			cJSON_AddStringToObject(t, "state", "UNKNOWN");
 			cJSON_AddNullToObject(t, "active");

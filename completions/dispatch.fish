@@ -49,7 +49,7 @@ complete -c dispatch -n '__fish_seen_subcommand_from jobs' -l sweep -x -d 'only 
 complete -c dispatch -n '__fish_seen_subcommand_from jobs' -s n -l limit -x -d 'at most N jobs (the newest)'
 complete -c dispatch -n '__fish_seen_subcommand_from jobs' -l no-refresh -d 'ask no host  show the state the ledger last knew'
 complete -c dispatch -n '__fish_seen_subcommand_from jobs' -l usage -d 'GPU-hours allocated and used, from the jobs'\'' samples (--since  default 7d)'
-complete -c dispatch -n '__fish_seen_subcommand_from jobs' -l by -x -d 'with --usage  one row per host (default) or per day'
+complete -c dispatch -n '__fish_seen_subcommand_from jobs' -l by -x -d 'with --usage  one row per host (default), per user (the account a job ran as) or per day'
 complete -c dispatch -n '__fish_seen_subcommand_from logs' -s H -l host -x -a '(dispatch hosts --names 2>/dev/null)' -d 'the host of a job given by bare ID'
 complete -c dispatch -n '__fish_seen_subcommand_from logs' -s f -l follow -d 'print new output as it comes, until the job ends'
 complete -c dispatch -n '__fish_seen_subcommand_from logs' -l stderr -d 'the job'\''s error file (sbatch --error) instead of its output'

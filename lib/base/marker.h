@@ -115,6 +115,9 @@
  * SAMPLES|CPU|RSS", then a "dispatch-usage-gpu JOB|NODE|UUID|..." line per GPU. */
 #define MARK_USAGE MARKER("usage")
 #define MARK_USAGE_GPU MARKER("usage-gpu")
+/* What a SLURM job was allocated (sacct): "dispatch-usage-alloc JOB|ELAPSED_SECONDS|
+ * ALLOC_TRES|USER". */
+#define MARK_USAGE_ALLOC MARKER("usage-alloc")
 /* A job its sampler ended (--idle-timeout): "dispatch-idle JOB|WHY". */
 #define MARK_IDLE MARKER("idle")
 /* Several jobs asked in one exchange, a part each (lib/jobs/jobs.c's detail): "dispatch-

@@ -369,6 +369,16 @@ bool jobspec_valid_sample(const char *s)
 	return digits(&s, &v) && *s == '\0' && v <= 3600;
 }
 
+bool jobspec_valid_launch(const char *s)
+{
+	return streq(s, "once") || streq(s, "per-node");
+}
+
+bool jobspec_launch_once(const struct jobspec *js)
+{
+	return js->launch && streq(js->launch, "once");
+}
+
 long jobspec_sample_seconds(const struct jobspec *js)
 {
 	long v = 30;

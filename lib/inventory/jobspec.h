@@ -61,6 +61,8 @@ struct jobspec {
 					   (jobspec_sample_seconds) */
 	char *idle_timeout;             /* "30m", ... (jobspec_idle_seconds); NULL: none */
 	long idle_below;                /* %, 0: 5 */
+	char *launch;                   /* "once" (jobspec_launch_once), "per-node" or NULL: the
+					   command on every node */
 };
 
 /* The ends that may restart a run (--restart-on). */
@@ -138,6 +140,10 @@ bool jobspec_valid_max_restarts(const char *s);
 bool jobspec_valid_restart_on(const char *s);
 bool jobspec_valid_stop_signal(const char *s);
 bool jobspec_valid_sample(const char *s);
+bool jobspec_valid_launch(const char *s);
+/* --launch once: the bootstrap prepares every node, then the command runs once in the
+ * batch script, with the allocation free for the command's own srun or mpirun. */
+bool jobspec_launch_once(const struct jobspec *js);
 /* The usage sampler's interval in seconds (--sample; default 30), 0 when off. */
 long jobspec_sample_seconds(const struct jobspec *js);
 bool jobspec_valid_idle_timeout(const char *s);

@@ -104,6 +104,10 @@ struct job_state {
 	/* what it did (JOBS_WANT_USAGE, lib/jobs/job_usage.h); NULL: no sample read */
 	struct job_usage *usage;
 	char *idle;                     /* why its sampler ended it (--idle-timeout); NULL */
+	/* what it was allocated (JOBS_WANT_USAGE): SLURM's AllocTRES GPUs for its
+	 * ElapsedRaw, a plain job's leased GPUs for its elapsed time; both -1 when
+	 * not known (user: the account it ran as, NULL when not known) */
+	long alloc_gpus, alloc_seconds;
 };
 
 void job_state_release(struct job_state *js);

@@ -37,6 +37,8 @@ static void per_job(struct remote_script *rs, const struct sched_job *jobs, size
 
 void job_usage_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
 {
+	if (n)
+		marker_print(remote_section(rs, REMOTE_USAGE), MARK_USER, "\"$(id -un)\"");
 	per_job(rs, jobs, n, shfile_jobs_usage_read, "dispatch_usage_read");
 }
 
@@ -120,10 +122,36 @@ void job_idle_take(const struct remote_reply *rr, const struct sched_job *j, str
 	}
 }
 
+/* How many GPUs a plain job leased: its indices "0,2" (a lease), "" none. */
+static long leased(const char *gpus)
+{
+	long n = 0;
+	for (const char *p = gpus; p && *p; p += strcspn(p, ","), p += !!*p)
+		n++;
+	return n;
+}
+
+/* What js was allocated (job_state.h): its backend's answer (alloc_take) where it
+ * asked, else its lease; the user it ran as, else the login's. */
+static void alloc_take(const struct remote_reply *rr, const char *id, struct job_state *js)
+{
+	js->alloc_gpus = js->alloc_seconds = -1;
+	if (js->sched && js->sched->alloc_take)
+		js->sched->alloc_take(rr, id, js);
+	if (js->alloc_gpus < 0 && js->gpus && js->elapsed >= 0) {
+		js->alloc_gpus = leased(js->gpus);
+		js->alloc_seconds = js->elapsed;
+	}
+	const char *login = remote_value(rr, MARK_USER);
+	if (!js->user && login && *login && word_ok(login))
+		js->user = xstrdup(login);
+}
+
 void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js)
 {
 	const char *id = js->id ? js->id : j->id;
 	struct job_usage *u = xcalloc(1, sizeof(*u));
+	alloc_take(rr, id, js);
 	for (size_t i = 0; i < rr->n; i++) {
 		const char *key = rr->marks[i].key, *v = rr->marks[i].value;
 		char *f[11];
@@ -259,5 +287,16 @@ cJSON *job_usage_json(const struct job_usage *u)
 		}
 		cJSON_AddItemToArray(nodes, jn);
 	}
+	return o;
+}
+
+cJSON *job_alloc_json(const struct job_state *js)
+{
+	if (js->alloc_gpus < 0 || js->alloc_seconds < 0)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "gpus", (double)js->alloc_gpus);
+	cJSON_AddNumberToObject(o, "seconds", (double)js->alloc_seconds);
+	cJSON_AddItemToObject(o, "user", js->user ? cJSON_CreateString(js->user) : cJSON_CreateNull());
 	return o;
 }

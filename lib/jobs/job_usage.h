@@ -77,5 +77,8 @@ double job_usage_mem_eff(const struct job_usage_node *n);
  * "energy_wh", "peak_temp", "throttled_samples", "idle", "series"}]}]} (null for
  * what is not known). */
 struct cJSON *job_usage_json(const struct job_usage *u);
+/* What js was allocated (job_usage_take): {"gpus", "seconds", "user"} (user null
+ * when not known), null when the allocation is not known. */
+struct cJSON *job_alloc_json(const struct job_state *js);
 
 #endif

@@ -319,8 +319,11 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			run_attempts_script(&rs, jobs, m);
 			if (want & JOBS_WANT_METRICS)
 				job_metrics_script(&rs, jobs, m);
-			if (want & JOBS_WANT_USAGE)
+			if (want & JOBS_WANT_USAGE) {
 				job_usage_script(&rs, jobs, m);
+				if (sched_all[b]->alloc_script)
+					sched_all[b]->alloc_script(&rs, jobs, m);
+			}
 		}
 	}
 	if (!remote_script_empty(&rs)) {

@@ -88,6 +88,12 @@ static bool is_slurm(const struct jobscript_target *t)
 	return t->host->type == INV_HOST_SLURM;
 }
 
+/* --launch once, which only a SLURM job has (a plain host's job is one node). */
+static bool launch_once(const struct jobspec *spec, const struct jobscript_target *t)
+{
+	return is_slurm(t) && jobspec_launch_once(spec);
+}
+
 static const char *default_partition(const struct jobspec *spec, const struct jobscript_target *t)
 {
 	const struct inv_host *h = t->host;
@@ -589,6 +595,13 @@ static void boot_payload(struct strbuf *sb, const struct jobspec *spec,
 			"mkdir -p -- \"$DISPATCH_CODE_DIR\"\n");
 		strbuf_adds(sb, t->payload_path ? "tar -xzf - -C \"$DISPATCH_CODE_DIR\" <"
 					       : "base64 -d <<'DISPATCH_PAYLOAD' | tar -xzf - -C \"$DISPATCH_CODE_DIR\"\n");
+	} else if (launch_once(spec, t)) {
+		/* where the command's srun tasks on the other nodes see it too (boot_once) */
+		strbuf_adds(sb, "DISPATCH_CODE_DIR=$dispatch_tmp/code\n"
+				"export DISPATCH_CODE_DIR\n"
+				"dispatch_part=$(mktemp -d \"$DISPATCH_CODE_DIR.XXXXXX\")\n");
+		strbuf_adds(sb, t->payload_path ? "tar -xzf - -C \"$dispatch_part\" <"
+					       : "base64 -d <<'DISPATCH_PAYLOAD' | tar -xzf - -C \"$dispatch_part\"\n");
 	} else {
 		/* $SLURM_TMPDIR is a per-job directory where a site sets it (plain SLURM does
 		 * not): extract into a private directory and rename it into place, so that
@@ -624,6 +637,66 @@ static void boot_payload(struct strbuf *sb, const struct jobspec *spec,
 		sh_quote(sb, t->payload_subdir);
 	}
 	strbuf_addch(sb, '\n');
+}
+
+/* --launch once (SLURM): the bootstrap's first run, a step on every node with the
+ * argument "prepare", ends here, after what a node needs of its own (the JuiceFS
+ * mount, modules); its second, in the batch script, runs the command once, with a
+ * private directory under the stage dir (shared: the command's own srun tasks on the
+ * other nodes see the code there) holding an MPI hostfile of the job's nodes and
+ * their task slots (SLURM_TASKS_PER_NODE: "2(x3),1"). */
+static void boot_once(struct strbuf *sb, const struct jobspec *spec,
+		      const struct jobscript_target *t)
+{
+	if (!launch_once(spec, t))
+		return;
+	strbuf_adds(sb, "\n# --launch once (dispatch-submit(1) LAUNCH): every node prepared, then the\n"
+			"# command once, in the batch script, with the allocation free for its srun.\n"
+			"if [ \"${1:-}\" = prepare ]; then\n\texit 0\nfi\n"
+			"dispatch_tmp=$(mktemp -d \"${BASH_SOURCE[0]%/*}/once.XXXXXX\")\n"
+			"export DISPATCH_HOSTFILE=\"$dispatch_tmp/hostfile\"\n"
+			"scontrol show hostnames \"$SLURM_JOB_NODELIST\" |\n"
+			"\tawk -v t=\"${SLURM_TASKS_PER_NODE:-}\" 'BEGIN {\n"
+			"\t\tn = split(t, p, \",\")\n"
+			"\t\tfor (i = 1; i <= n; i++) {\n"
+			"\t\t\tc = p[i]; r = 1\n"
+			"\t\t\tif (match(c, /\\(x[0-9]+\\)$/)) {\n"
+			"\t\t\t\tr = substr(c, RSTART + 2, RLENGTH - 3); c = substr(c, 1, RSTART - 1)\n"
+			"\t\t\t}\n"
+			"\t\t\tfor (j = 0; j < r; j++) slots[++k] = c\n"
+			"\t\t}\n"
+			"\t} { printf \"%s slots=%d\\n\", $0, (NR in slots) ? slots[NR] : 1 }' >\"$DISPATCH_HOSTFILE\"\n");
+}
+
+/* Per-node (SLURM): a srun in the command asks for a second step, which cannot have
+ * what the bootstrap's step holds, and SLURM retries it silently forever; an srun
+ * first on the command's PATH fails at once and says what to do instead (srun
+ * --overlap, which shares the step's resources, goes through). */
+static void boot_srun_guard(struct strbuf *sb, const struct jobspec *spec,
+			    const struct jobscript_target *t)
+{
+	if (!is_slurm(t) || launch_once(spec, t))
+		return;
+	strbuf_adds(sb, "\n# srun in the command would wait forever for this step's resources: it\n"
+			"# fails at once instead (dispatch-submit(1) LAUNCH).\n"
+			"DISPATCH_SRUN=$(command -v srun || echo srun)\n"
+			"export DISPATCH_SRUN\n"
+			"if dispatch_guard=$(mktemp -d \"${TMPDIR:-/tmp}/dispatch-srun.XXXXXX\"); then\n"
+			"\ttrap 'rm -rf -- \"$dispatch_guard\"; dispatch_cleanup' EXIT\n"
+			"\tcat >\"$dispatch_guard/srun\" <<'DISPATCH_GUARD'\n"
+			"#!/bin/sh\n"
+			"for a; do\n"
+			"\tcase $a in --overlap) exec \"$DISPATCH_SRUN\" \"$@\" ;; esac\n"
+			"done\n"
+			"echo \"dispatch: srun inside the command waits forever here: the job's step on every node\" \\\n"
+			"\t\"already holds what it would ask for. Submit with --launch once (the command runs\" \\\n"
+			"\t\"once, with the allocation free for srun and mpirun), or drop srun (the command\" \\\n"
+			"\t\"already runs on every node).\" >&2\n"
+			"exit 1\n"
+			"DISPATCH_GUARD\n"
+			"\tchmod 700 \"$dispatch_guard/srun\"\n"
+			"\tPATH=$dispatch_guard:$PATH\n"
+			"fi\n");
 }
 
 static void boot_workdir(struct strbuf *sb, const struct jobspec *spec,
@@ -799,6 +872,7 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	boot_juicefs(&sb, t);
 	boot_modules(&sb, spec->modules);
 	boot_env(&sb, spec);
+	boot_once(&sb, spec, t);
 	boot_sweep(&sb, t); /* (its parameters for the setup and the command alike) */
 	if (t->sweep)
 		sweep_script(&sb, t->sweep, spec->command);
@@ -813,6 +887,7 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	boot_setup(&sb, spec->setup);
 	boot_record_workdir(&sb, t);
 	boot_usage(&sb, spec, t);
+	boot_srun_guard(&sb, spec, t);
 	boot_command(&sb, spec, t);
 	return strbuf_detach(&sb);
 }
@@ -882,6 +957,18 @@ static char *make_sbatch(const struct jobspec *spec, const struct jobscript_targ
 			"}\n");
 		strbuf_adds(&sb, forward_signals);
 	}
+	if (launch_once(spec, t)) {
+		strbuf_adds(&sb, "# --launch once: the bootstrap prepares every node (one task each), then\n"
+				"# runs the command here, once, with the allocation free for its srun.\n"
+				"srun --kill-on-bad-exit=1 -N \"$SLURM_JOB_NUM_NODES\" -n \"$SLURM_JOB_NUM_NODES\" "
+				"--ntasks-per-node=1 bash ");
+		jobscript_quote_path(&sb, t->bootstrap_path);
+		strbuf_adds(&sb, " prepare || exit\nbash ");
+		jobscript_quote_path(&sb, t->bootstrap_path);
+		strbuf_adds(&sb, " &\ndispatch_child=$!\n");
+		strbuf_adds(&sb, t->run_id ? "dispatch_run_wait\n" : wait_child);
+		return strbuf_detach(&sb);
+	}
 	/* Since SLURM 22.05 a step does not inherit --cpus-per-task from the job: ask again. */
 	strbuf_adds(&sb, "srun --kill-on-bad-exit=1");
 	if (spec->cpus_per_task)
@@ -928,7 +1015,7 @@ static char **slurm_only(const struct jobspec *s)
 		{ "exclusive", s->exclusive > 0 }, { "constraint", s->constraint },
 		{ "account", s->account }, { "qos", s->qos }, { "exclude", s->exclude },
 		{ "array", s->array }, { "signal", s->signal }, { "requeue", s->requeue > 0 },
-		{ "sbatch", s->sbatch },
+		{ "sbatch", s->sbatch }, { "launch", jobspec_launch_once(s) },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
 		if (opts[i].set)
@@ -953,6 +1040,10 @@ int jobscript_generate(const struct jobspec *spec, const struct jobscript_target
 		return dp_err(err, DPE_INPUT, "the payload is not a gzip tarball");
 	if (container_job_check(spec, t->host, err) < 0)
 		return -1;
+	if (launch_once(spec, t) && container_job_image(spec, t->host))
+		return dp_err(err, DPE_INPUT, "--launch once runs the command in the batch script, "
+			      "outside an image: not with a container image (give --no-container, or "
+			      "--launch per-node)");
 	if (container_job_image(spec, t->host) && (!t->bootstrap_path || !*t->bootstrap_path))
 		return dp_err(err, DPE_INPUT, "no path for the bootstrap on '%s'", t->host->name);
 	out->bootstrap = make_bootstrap(spec, t);

@@ -69,6 +69,11 @@ struct sched_ops {
 	bool (*can_query)(const struct sched_job *j);
 	/* The script section(s) that ask for jobs[0..n) (each asked once). */
 	void (*query_script)(struct remote_script *rs, const struct sched_job *jobs, size_t n);
+	/* Optional: the section that asks what jobs[0..n) were allocated (JOBS_WANT_USAGE:
+	 * MARK_USAGE_ALLOC lines, job_usage_take reads them); NULL: the row says it
+	 * (a plain job's leased GPUs). */
+	void (*alloc_script)(struct remote_script *rs, const struct sched_job *jobs, size_t n);
+	void (*alloc_take)(const struct remote_reply *rr, const char *id, struct job_state *js);
 	/* Whether a tool failed to answer (squeue could not reach its controller: no
 	 * answer, not "not found"): then *tool names it and *tool_exit is its exit
 	 * status (-1: its line is missing). */

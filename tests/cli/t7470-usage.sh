@@ -184,29 +184,44 @@ test_expect_success 'status --usage SWEEP: each task below the table, and in --j
 	python3 -c "import json; t = json.load(open(\"su.json\"))[\"sweeps\"][0][\"tasks\"]; assert [len(x[\"usage\"][\"nodes\"][0][\"gpus\"]) for x in t] == [1, 1], t"
 '
 
-test_expect_success 'jobs --usage: GPU-hours per host and per day, the sums of the jobs samples' '
+test_expect_success 'jobs --usage: GPU-hours per host, user and day: allocations (sacct, leases) and the samples' '
 	dispatch --json jobs --usage >ju.json &&
 	dispatch --json jobs --usage --by day >jd.json &&
+	dispatch --json jobs --usage --by user >jw.json &&
+	dispatch jobs --usage --by user >jw &&
 	dispatch --json status --usage $(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select job_id || \"@\" || host from jobs") >all.json &&
 	python3 - <<-\EOF &&
 	import json, datetime
 	st = json.load(open("all.json"))["jobs"]
-	want = {}
+	def span(j):
+	    return sum((n["end"] - n["start"]) / 3600 for n in j["usage"]["nodes"] for g in n["gpus"])
+	def alloc(j):
+	    a = j["allocated"]
+	    return a["gpus"] * a["seconds"] / 3600 if a else span(j)
+	two = [j for j in st if j["host"] == "hpc" and j["usage"]["nodes"] and len(j["usage"]["nodes"]) == 2]
+	assert len(two) == 1 and two[0]["allocated"]["gpus"] == 2, two  # -N 2 --gpus-per-node 1: AllocTRES
+	assert two[0]["allocated"]["seconds"] >= 6, two[0]["allocated"]
+	plain = [j for j in st if j["host"] == "gbox" and j["allocated"] and j["allocated"]["gpus"] == 1]
+	assert plain, [j["allocated"] for j in st]  # the leased GPU
+	want, users = {}, {}
 	for j in st:
-	    g = want.setdefault(j["host"], [0, 0, 0.0, 0.0])
-	    g[0] += 1
-	    nodes = j["usage"]["nodes"]
-	    g[1] += 1 if nodes else 0
-	    for n in nodes:
-	        for gpu in n["gpus"]:
-	            g[2] += (n["end"] - n["start"]) / 3600
-	            g[3] += (n["end"] - n["start"]) / 3600 * (gpu["mean_util"] or 0) / 100
-	got = {g["host"]: [g["jobs"], g["sampled"], g["gpu_hours"], g["used_gpu_hours"]]
-	       for g in json.load(open("ju.json"))["groups"]}
-	assert set(got) == {"hpc", "gbox"}, got
-	for h in got:
-	    assert got[h][:2] == want[h][:2], (h, got[h], want[h])
-	    assert abs(got[h][2] - want[h][2]) < 0.002 and abs(got[h][3] - want[h][3]) < 0.002, (h, got[h], want[h])
+	    for key, d in ((j["host"], want), ((j["allocated"] or {}).get("user"), users)):
+	        g = d.setdefault(key, [0, 0, 0.0, 0.0])
+	        nodes = j["usage"]["nodes"]
+	        g[0] += 1
+	        g[1] += 1 if nodes else 0
+	        g[2] += alloc(j)
+	        for n in nodes:
+	            for gpu in n["gpus"]:
+	                g[3] += (n["end"] - n["start"]) / 3600 * (gpu["mean_util"] or 0) / 100
+	for f, key, exp in (("ju.json", "host", want), ("jw.json", "user", users)):
+	    got = {g[key]: [g["jobs"], g["sampled"], g["gpu_hours"], g["used_gpu_hours"]]
+	           for g in json.load(open(f))["groups"]}
+	    assert set(got) == set(exp) and None not in got, (got, exp)
+	    for h in got:
+	        assert got[h][:2] == exp[h][:2], (h, got[h], exp[h])
+	        assert abs(got[h][2] - exp[h][2]) < 0.002 and abs(got[h][3] - exp[h][3]) < 0.002, (h, got[h], exp[h])
+	assert set(want) == {"hpc", "gbox"}, want
 	assert want["gbox"][1] == want["gbox"][0] - 1, want  # the --sample 0 job
 	day = json.load(open("jd.json"))
 	today = datetime.date.today()
@@ -214,8 +229,12 @@ test_expect_success 'jobs --usage: GPU-hours per host and per day, the sums of t
 	assert day["groups"] and all(g["day"] in days for g in day["groups"]), day
 	assert day["total"]["jobs"] == len(st), day
 	EOF
+	head -n 1 jw >hdr &&
+	test_grep "^USER  *JOBS  *SAMPLED  *GPU-HOURS  *USED  *USED%$" hdr &&
 	test_expect_code 2 dispatch jobs --by day 2>err &&
-	test_grep "give --usage" err
+	test_grep "give --usage" err &&
+	test_expect_code 2 dispatch jobs --usage --by node 2>err &&
+	test_grep "takes host, user or day" err
 '
 
 test_done

@@ -4,7 +4,9 @@
  * property: every node and GPU taken has a name of printable characters without
  * blanks, utilisation figures that are numbers are in 0..100 or NAN... (a number
  * the reply gave, never a crash), series points in -1..100, the idle reason no
- * control character, and the spark lines and JSON are built without a crash.
+ * control character, the allocation (SLURM's sacct line, the user it names) -1 or a
+ * count with a user name of printable characters, and the spark lines and JSON are
+ * built without a crash.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -33,8 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strbuf_add(&rr.out, (const char *)data, size);
 	remote_reply_parse(&rr);
 	const struct sched_job j = { .id = "7", .stage_dir = "/s" };
-	struct job_state js = { .id = strdup("7"), .state = strdup("FAILED") };
+	struct job_state js = { .id = strdup("7"), .state = strdup("FAILED"),
+				.sched = &sched_slurm, .elapsed = -1 };
 	job_usage_take(&rr, &j, &js);
+	if (js.alloc_gpus < -1 || js.alloc_seconds < -1 || (js.alloc_gpus < 0) != (js.alloc_seconds < 0))
+		abort();
+	if (js.user)
+		check_word(js.user);
+	cJSON_Delete(job_alloc_json(&js));
 	job_idle_take(&rr, &j, &js);
 	for (size_t i = 0; js.usage && i < js.usage->nnodes; i++) {
 		const struct job_usage_node *n = &js.usage->nodes[i];

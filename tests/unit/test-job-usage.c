@@ -16,6 +16,7 @@
 
 #include "base/util.h"
 #include "jobs/job_usage.h"
+#include "sched/slurm/slurm.h"
 #include "shfiles.h"
 #include "unit.h"
 
@@ -277,6 +278,46 @@ static void test_idle(void)
 	CHECK(access(vote, F_OK) == 0);
 }
 
+/* What a job was allocated: sacct's AllocTRES (captured on the test cluster: a
+ * two-node job with a GPU each, a one-GPU job, an array's two tasks), else a plain
+ * job's lease; the user sacct names, else the login's. */
+static void test_alloc(void)
+{
+	_cleanup_free_ char *out = unit_fixture("slurm", "alloc-22.05.out");
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	strbuf_adds(&rr.out, "dispatch-user login\n");
+	strbuf_adds(&rr.out, out);
+	remote_reply_parse(&rr);
+	static const struct {
+		const char *id;
+		long gpus, secs;
+	} want[] = { { "1", 2, 8 }, { "2", 1, 60 }, { "3_1", 1, 2 }, { "9", -1, -1 } };
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		struct job_state js = { .id = xstrdup(want[i].id), .sched = &sched_slurm,
+					.elapsed = 5 };
+		struct sched_job j = { .id = want[i].id };
+		job_usage_take(&rr, &j, &js);
+		CHECK_INT(js.alloc_gpus, want[i].gpus);
+		CHECK_INT(js.alloc_seconds, want[i].secs);
+		CHECK_STR(js.user, want[i].gpus < 0 ? "login" : "dispatch-test");
+		job_state_release(&js);
+	}
+	/* a plain job: its lease for its elapsed time */
+	struct job_state js = { .id = xstrdup("p"), .sched = &sched_plain, .gpus = xstrdup("0,3"),
+				.elapsed = 90 };
+	struct sched_job j = { .id = "p" };
+	job_usage_take(&rr, &j, &js);
+	CHECK_INT(js.alloc_gpus, 2);
+	CHECK_INT(js.alloc_seconds, 90);
+	CHECK_STR(js.user, "login");
+	job_state_release(&js);
+	remote_reply_release(&rr);
+	CHECK_INT(slurm_tres_gpus("cpu=2,gres/gpu:a100=2,gres/gpu:h100=1,mem=1G"), 3); /* crafted */
+	CHECK_INT(slurm_tres_gpus("cpu=2,gres/gpu:a100=2,gres/gpu=2"), 2);
+	CHECK_INT(slurm_tres_gpus("cpu=2,gres/gpumem=80G,mem=1G"), 0);
+	CHECK_INT(slurm_tres_gpus(""), 0);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -285,6 +326,7 @@ int main(void)
 	test_merge();
 	test_sample();
 	test_idle();
+	test_alloc();
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", tmpdir);
 	CHECK_INT(system(rm), 0);
 	return unit_done();

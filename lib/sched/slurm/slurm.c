@@ -265,6 +265,37 @@ void slurm_sacct_command(struct strbuf *sb, char *const *ids)
 	marker_status(sb, MARK_SACCT_EXIT, "?");
 }
 
+void slurm_alloc_command(struct strbuf *sb, char *const *ids)
+{
+	strbuf_adds(sb, "sacct -n -P -X -j ");
+	slurm_id_list(sb, ids);
+	strbuf_adds(sb, " -o JobID,ElapsedRaw,AllocTRES,User 2>/dev/null | while IFS= read -r l; do\n"
+		    "\tprintf '" MARK_USAGE_ALLOC " %s\\n' \"$l\"\ndone\n");
+}
+
+long slurm_tres_gpus(const char *tres)
+{
+	/* "cpu=2,mem=200M,node=2,billing=2,gres/gpu:a100=2,gres/gpu=2": the untyped
+	 * count where it is there, else the typed ones summed */
+	long untyped = -1, typed = 0;
+	for (const char *p = tres; p && *p;) {
+		const char *end = p + strcspn(p, ",");
+		const char *v = memchr(p, '=', (size_t)(end - p));
+		long n;
+		if (v && !strncmp(p, "gres/gpu", 8)) {
+			_cleanup_free_ char *num = xstrndup(v + 1, (size_t)(end - v - 1));
+			if (parse_long(num, 0, 1000000, &n)) {
+				if (v == p + 8)
+					untyped = n;
+				else if (p[8] == ':')
+					typed += n;
+			}
+		}
+		p = *end ? end + 1 : end;
+	}
+	return untyped >= 0 ? untyped : typed;
+}
+
 int slurm_parse_exit(const char *out, const char *what)
 {
 	return remote_text_exit(out, remote_section_named(what));

@@ -87,6 +87,12 @@ bool slurm_state_active(const char *state);
  * into line, which is changed. */
 bool slurm_split_fields(char *line, char **f, size_t n);
 
+/* sacct's allocation of ids (JobID, ElapsedRaw, AllocTRES, User), a MARK_USAGE_ALLOC
+ * line each: GPU-hours allocated (jobs --usage). */
+void slurm_alloc_command(struct strbuf *sb, char *const *ids);
+/* The GPUs in an AllocTRES ("...,gres/gpu=2" or typed "gres/gpu:a100=2"); 0 none. */
+long slurm_tres_gpus(const char *tres);
+
 /* The ids joined by ',', as one shell word (sh_quote): squeue's and sacct's -j. */
 void slurm_id_list(struct strbuf *sb, char *const *ids);
 

@@ -55,6 +55,33 @@ static void query_script(struct remote_script *rs, const struct sched_job *jobs,
 	slurm_sacct_command(remote_section(rs, REMOTE_SACCT), ids);
 }
 
+static void alloc_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
+{
+	_cleanup_strv_free_ char **ids = ids_of(jobs, n);
+	if (ids)
+		slurm_alloc_command(remote_section(rs, REMOTE_USAGE), ids);
+}
+
+/* sacct's line for id (slurm_alloc_command): its GPUs, for how long, and whose. */
+static void alloc_take(const struct remote_reply *rr, const char *id, struct job_state *js)
+{
+	for (size_t i = 0; i < rr->n; i++) {
+		char *f[4];
+		long secs;
+		if (!streq(rr->marks[i].key, MARK_USAGE_ALLOC))
+			continue;
+		_cleanup_free_ char *line = xstrdup(rr->marks[i].value);
+		if (!slurm_split_fields(line, f, 4) || !streq(f[0], id) ||
+		    !parse_long(f[1], 0, 100L * 366 * 86400, &secs))
+			continue;
+		js->alloc_gpus = slurm_tres_gpus(f[2]);
+		js->alloc_seconds = secs;
+		if (!js->user && *f[3] && strspn(f[3], "abcdefghijklmnopqrstuvwxyz"
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == strlen(f[3]))
+			js->user = xstrdup(f[3]);
+	}
+}
+
 /* squeue fails outright when every id has left the controller's memory (sacct
  * answers for those); any other failure (slurmctld down or too busy) means no answer:
  * a job that just ended may not be in sacct yet, so it is not "not found". */
@@ -408,6 +435,8 @@ const struct sched_ops sched_slurm = {
 	.name = "slurm",
 	.can_query = can_query,
 	.query_script = query_script,
+	.alloc_script = alloc_script,
+	.alloc_take = alloc_take,
 	.query_failed = query_failed,
 	.parse = parse,
 	.answer_free = answer_free,
