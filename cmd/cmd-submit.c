@@ -18,6 +18,7 @@
 #include "jobs/sweep_arrays.h"
 #include "inventory/jobspec.h"
 #include "inventory/jobspec_options.h"
+#include "inventory/sbatch_script.h"
 #include "ledger.h"
 #include "notebook.h"
 #include "sched/plain/plainjob.h"
@@ -101,7 +102,7 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 	}
 	if (r == 0) {
 		jobspec_merge(&s->spec, &o->cli);
-		if (jobspec_validate(&s->spec, &err) < 0)
+		if (jobspec_apply_sbatch_script(&s->spec, &err) < 0 || jobspec_validate(&s->spec, &err) < 0)
 			r = report_error(&err);
 	}
 	if (r == 0)
@@ -363,6 +364,7 @@ const struct dispatch_cmd dispatch_cmd_submit = {
 	.name = "submit",
 	.summary = "submit a job to a SLURM cluster or a plain host",
 	.usage = "[-H HOST | --solve [--check]] [JOB OPTIONS] [-f JOB.yaml] [--dry-run [--emit DIR]] [--wait | --follow] [--no-tail] -- COMMAND...\n"
+		 "[-H HOST | --solve [--check]] [JOB OPTIONS] [--dry-run [--emit DIR]] [--wait | --follow] --sbatch-script FILE\n"
 		 "[--max-parallel N] --retry SWEEP",
 	.description =
 		"Builds the job's scripts: an sbatch wrapper with the #SBATCH directives that\n"

@@ -61,6 +61,7 @@ struct jobspec {
 					   (jobspec_sample_seconds) */
 	char *idle_timeout;             /* "30m", ... (jobspec_idle_seconds); NULL: none */
 	long idle_below;                /* %, 0: 5 */
+	char *sbatch_script;            /* a local sbatch script as the job (sbatch_script.h) */
 	char *launch;                   /* "once" (jobspec_launch_once), "per-node" or NULL: the
 					   command on every node */
 };

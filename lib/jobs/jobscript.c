@@ -639,64 +639,26 @@ static void boot_payload(struct strbuf *sb, const struct jobspec *spec,
 	strbuf_addch(sb, '\n');
 }
 
-/* --launch once (SLURM): the bootstrap's first run, a step on every node with the
- * argument "prepare", ends here, after what a node needs of its own (the JuiceFS
- * mount, modules); its second, in the batch script, runs the command once, with a
- * private directory under the stage dir (shared: the command's own srun tasks on the
- * other nodes see the code there) holding an MPI hostfile of the job's nodes and
- * their task slots (SLURM_TASKS_PER_NODE: "2(x3),1"). */
+/* --launch once (SLURM): the bootstrap's prepare step on every node ends here; in the
+ * batch script the code goes under the stage dir, with DISPATCH_HOSTFILE
+ * (boot_once.sh). */
 static void boot_once(struct strbuf *sb, const struct jobspec *spec,
 		      const struct jobscript_target *t)
 {
-	if (!launch_once(spec, t))
-		return;
-	strbuf_adds(sb, "\n# --launch once (dispatch-submit(1) LAUNCH): every node prepared, then the\n"
-			"# command once, in the batch script, with the allocation free for its srun.\n"
-			"if [ \"${1:-}\" = prepare ]; then\n\texit 0\nfi\n"
-			"dispatch_tmp=$(mktemp -d \"${BASH_SOURCE[0]%/*}/once.XXXXXX\")\n"
-			"export DISPATCH_HOSTFILE=\"$dispatch_tmp/hostfile\"\n"
-			"scontrol show hostnames \"$SLURM_JOB_NODELIST\" |\n"
-			"\tawk -v t=\"${SLURM_TASKS_PER_NODE:-}\" 'BEGIN {\n"
-			"\t\tn = split(t, p, \",\")\n"
-			"\t\tfor (i = 1; i <= n; i++) {\n"
-			"\t\t\tc = p[i]; r = 1\n"
-			"\t\t\tif (match(c, /\\(x[0-9]+\\)$/)) {\n"
-			"\t\t\t\tr = substr(c, RSTART + 2, RLENGTH - 3); c = substr(c, 1, RSTART - 1)\n"
-			"\t\t\t}\n"
-			"\t\t\tfor (j = 0; j < r; j++) slots[++k] = c\n"
-			"\t\t}\n"
-			"\t} { printf \"%s slots=%d\\n\", $0, (NR in slots) ? slots[NR] : 1 }' >\"$DISPATCH_HOSTFILE\"\n");
+	if (launch_once(spec, t)) {
+		strbuf_addch(sb, '\n');
+		strbuf_adds(sb, shfile_jobs_boot_once);
+	}
 }
 
-/* Per-node (SLURM): a srun in the command asks for a second step, which cannot have
- * what the bootstrap's step holds, and SLURM retries it silently forever; an srun
- * first on the command's PATH fails at once and says what to do instead (srun
- * --overlap, which shares the step's resources, goes through). */
+/* Per-node (SLURM): an srun in the command fails at once (boot_srun_guard.sh). */
 static void boot_srun_guard(struct strbuf *sb, const struct jobspec *spec,
 			    const struct jobscript_target *t)
 {
-	if (!is_slurm(t) || launch_once(spec, t))
-		return;
-	strbuf_adds(sb, "\n# srun in the command would wait forever for this step's resources: it\n"
-			"# fails at once instead (dispatch-submit(1) LAUNCH).\n"
-			"DISPATCH_SRUN=$(command -v srun || echo srun)\n"
-			"export DISPATCH_SRUN\n"
-			"if dispatch_guard=$(mktemp -d \"${TMPDIR:-/tmp}/dispatch-srun.XXXXXX\"); then\n"
-			"\ttrap 'rm -rf -- \"$dispatch_guard\"; dispatch_cleanup' EXIT\n"
-			"\tcat >\"$dispatch_guard/srun\" <<'DISPATCH_GUARD'\n"
-			"#!/bin/sh\n"
-			"for a; do\n"
-			"\tcase $a in --overlap) exec \"$DISPATCH_SRUN\" \"$@\" ;; esac\n"
-			"done\n"
-			"echo \"dispatch: srun inside the command waits forever here: the job's step on every node\" \\\n"
-			"\t\"already holds what it would ask for. Submit with --launch once (the command runs\" \\\n"
-			"\t\"once, with the allocation free for srun and mpirun), or drop srun (the command\" \\\n"
-			"\t\"already runs on every node).\" >&2\n"
-			"exit 1\n"
-			"DISPATCH_GUARD\n"
-			"\tchmod 700 \"$dispatch_guard/srun\"\n"
-			"\tPATH=$dispatch_guard:$PATH\n"
-			"fi\n");
+	if (is_slurm(t) && !launch_once(spec, t)) {
+		strbuf_addch(sb, '\n');
+		strbuf_adds(sb, shfile_jobs_boot_srun_guard);
+	}
 }
 
 static void boot_workdir(struct strbuf *sb, const struct jobspec *spec,

@@ -941,9 +941,75 @@ static void test_sweep_plain(void)
 	jobspec_release(&js);
 }
 
+/* --launch once: the wrapper runs the bootstrap as a prepare step on every node, then
+ * once itself; the bootstrap ends there when prepared, makes DISPATCH_HOSTFILE and
+ * extracts the code under the stage dir; no srun guard. Per-node: the guard, first on
+ * the command's PATH. A plain host has no such mode (told), nor a guard; an image is
+ * refused with once. */
+static void test_launch(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	spec_cmd(&js, "srun python train.py");
+	set(&js, "nodes", "2");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK_CONTAINS(s.bootstrap, "PATH=$dispatch_guard:$PATH\n");
+	CHECK(strstr(s.bootstrap, "PATH=$dispatch_guard") < strstr(s.bootstrap, "eval 'srun python train.py'"));
+	CHECK(!strstr(s.bootstrap, "DISPATCH_HOSTFILE"));
+	CHECK_SHELLCHECK("per-node bootstrap", s.bootstrap);
+	jobscript_release(&s);
+
+	set(&js, "launch", "once");
+	static const unsigned char gz[] = { 0x1f, 0x8b, 8, 0 };
+	struct jobscript_target t = { .host = &h, .bootstrap_path = "/s/x/bootstrap.sh",
+				      .payload = gz, .payload_len = sizeof(gz) };
+	CHECK(jobscript_generate(&js, &t, &s, &err) == 0);
+	CHECK_CONTAINS(s.sbatch, "srun --kill-on-bad-exit=1 -N \"$SLURM_JOB_NUM_NODES\" -n "
+				 "\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 bash '/s/x/bootstrap.sh' "
+				 "prepare || exit\nbash '/s/x/bootstrap.sh' &\ndispatch_child=$!\n");
+	CHECK_CONTAINS(s.bootstrap, "if [ \"${1:-}\" = prepare ]; then\n\texit 0\nfi\n");
+	CHECK_CONTAINS(s.bootstrap, "DISPATCH_CODE_DIR=$dispatch_tmp/code\n");
+	CHECK(!strstr(s.bootstrap, "SLURM_TMPDIR"));
+	CHECK(!strstr(s.bootstrap, "dispatch_guard"));
+	CHECK_SH_N("once wrapper", s.sbatch);
+	CHECK_SHELLCHECK("once wrapper", s.sbatch);
+	CHECK_SHELLCHECK("once bootstrap", s.bootstrap);
+	/* the hostfile's slots, from SLURM_TASKS_PER_NODE ("2(x3),1"), through awk */
+	const char *a = strstr(s.bootstrap, "\tawk -v t="), *e = a ? strstr(a, " >\"$DISPATCH_HOSTFILE\"") : NULL;
+	CHECK(a && e);
+	if (a && e) {
+		char *awk = xstrndup(a, (size_t)(e - a));
+		char *cmd = xasprintf("SLURM_TASKS_PER_NODE='2(x3),1'; printf 'n1\\nn2\\nn3\\nn4\\n' | %s", awk);
+		int st;
+		char *out = unit_output(cmd, &st);
+		CHECK_INT(st, 0);
+		CHECK_STR(out, "n1 slots=2\nn2 slots=2\nn3 slots=2\nn4 slots=1\n");
+		free(out);
+		free(cmd);
+		free(awk);
+	}
+	jobscript_release(&s);
+
+	js.container_image = xstrdup("/images/x.sqsh");
+	h.container_runtime = CONTAINER_PYXIS;
+	CHECK(gen(&js, &h, &s) < 0);
+	CHECK_CONTAINS(err.msg, "--launch once runs the command in the batch script");
+	free(js.container_image);
+	js.container_image = NULL;
+
+	struct inv_host p = plain_host();
+	CHECK(gen(&js, &p, &s) == 0);
+	CHECK(s.ignored && strv_contains(s.ignored, "launch"));
+	CHECK(!strstr(s.bootstrap, "dispatch_guard") && !strstr(s.bootstrap, "DISPATCH_HOSTFILE"));
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
 int main(void)
 {
 	test_sweep_plain();
+	test_launch();
 	test_run();
 	test_sweep();
 	test_login_families();
