@@ -55,6 +55,8 @@ static char *resources(const struct inv_host *h)
 	if (!inv_host_type_reachable(h->type)) {
 		strbuf_addf(&sb, "not driven by dispatch (%s)",
 			    h->type == INV_HOST_TPU ? "Cloud TPU, gcloud" : "Volcano, kubectl");
+		for (size_t i = 0; h->missing && h->missing[i]; i++)
+			strbuf_addf(&sb, "%s%s", i ? ", " : "; missing ", h->missing[i]);
 		return strbuf_detach(&sb);
 	}
 	if (h->type == INV_HOST_PLAIN) {
@@ -116,6 +118,11 @@ static cJSON *host_json(const struct inv_host *h)
 		cJSON_AddStringToObject(notes, h->annotations[i].key, h->annotations[i].value);
 	cJSON_AddStringToObject(j, "container_runtime", container_runtime_name(h->container_runtime));
 	json_add_str_or_null(j, "container_image", h->container_image);
+	if (!inv_host_type_reachable(h->type)) {
+		cJSON *miss = cJSON_AddArrayToObject(j, "missing");
+		for (size_t i = 0; h->missing && h->missing[i]; i++)
+			cJSON_AddItemToArray(miss, cJSON_CreateString(h->missing[i]));
+	}
 	cJSON_AddStringToObject(j, "source", "inventory");
 	return j;
 }

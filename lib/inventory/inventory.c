@@ -373,6 +373,7 @@ static const char *const tpu_keys[] = {
 	"preemptible", "network", "subnetwork", "service_account", "internal_ip", "metadata",
 	"uv_groups", "env",
 };
+/* what the reference's dataclasses default to empty: loaded without, listed as missing */
 static const char *const tpu_required[] = { "zone", "accelerator_type", "version" };
 static const char *const tpu_bools[] = { "spot", "preemptible", "internal_ip" };
 static const char *const tpu_maps[] = { "metadata", "env" };
@@ -570,8 +571,11 @@ static int load_foreign_host(struct loader *l, const struct ynode *n, const char
 		return -1;
 	for (size_t i = 0; i < nreq; i++) {
 		_cleanup_free_ char *v = NULL;
-		if (get_required(l, n, req[i], path, &v) < 0)
+		_cleanup_free_ char *kpath = xasprintf("%s.%s", path, req[i]);
+		if (get_string(l, ynode_get(n, req[i]), kpath, &v) < 0)
 			return -1;
+		if (!v || !*v)
+			strv_add(&h->missing, req[i]);
 	}
 	for (size_t i = 0; i < n->n; i++) {
 		const char *k = n->keys[i]->value;
@@ -1079,6 +1083,7 @@ static void host_release(struct inv_host *h)
 	free(h->container_image);
 	strv_free(h->container_mounts);
 	strv_free(h->exclude);
+	strv_free(h->missing);
 	for (size_t i = 0; i < h->nenv; i++) {
 		free(h->env[i].key);
 		free(h->env[i].value);

@@ -110,6 +110,9 @@ struct inv_host {
 	char **exclude;                 /* strv */
 	struct inv_kv *annotations;
 	size_t nannotations;
+	/* tpu and volcano: the keys the reference needs to run one that the file leaves
+	 * out (it loads them empty, as its dataclasses default them); strv, NULL none */
+	char **missing;
 	int line, col;
 };
 

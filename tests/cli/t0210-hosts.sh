@@ -108,6 +108,21 @@ test_expect_success '--json: one document with every host and its source' '
 	EOT
 '
 
+test_expect_success 'tpu and volcano hosts load without the keys the reference defaults; listed as missing' '
+	cat >foreign.yaml <<-\EOF &&
+	clusters:
+	  c1: {root: /r, work: /w}
+	hosts:
+	  vol1: {type: volcano, cluster: c1, image: img}
+	  tpu1: {type: tpu, cluster: c1}
+	EOF
+	dispatch -i foreign.yaml hosts >out &&
+	test_grep "^vol1  *volcano .*not driven by dispatch (Volcano, kubectl); missing pvc_name$" out &&
+	test_grep "^tpu1  *tpu .*; missing zone, accelerator_type, version$" out &&
+	dispatch -i foreign.yaml --json hosts >out.json &&
+	python3 -c "import json; h = {x[\"name\"]: x for x in json.load(open(\"out.json\"))[\"hosts\"]}; assert h[\"vol1\"][\"missing\"] == [\"pvc_name\"], h"
+'
+
 test_expect_success 'hosts takes no operands but show HOST and discover HOST' '
 	test_expect_code 2 dispatch hosts box 2>err &&
 	test_grep "'"'"'hosts box'"'"' is not a hosts command" err &&

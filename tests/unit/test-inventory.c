@@ -465,9 +465,22 @@ static void test_notify_url(void)
 
 static void test_reference_keys(void)
 {
-	CHECK_STR(error_of(BASE "hosts:\n  t:\n    type: tpu\n    cluster: c1\n    zone: z\n"
-			   "    accelerator_type: v4-8\n"),
-		  "inv.yaml:5:5: hosts.t: 'version' is required");
+	/* loaded as the reference loads them (its dataclasses default the keys to empty),
+	 * listed as missing */
+	struct inventory *inv = NULL;
+	struct dp_error e = { 0 };
+	static const char doc[] = BASE "hosts:\n  t:\n    type: tpu\n    cluster: c1\n    zone: z\n"
+				  "    accelerator_type: v4-8\n  v:\n    type: volcano\n    cluster: c1\n"
+				  "    pvc_name: ''\n";
+	CHECK_INT(inventory_parse("inv.yaml", doc, strlen(doc), &inv, &e), 0);
+	CHECK(inv && inv->nhosts == 2);
+	if (inv && inv->nhosts == 2) {
+		CHECK(inv->hosts[0].missing && streq(inv->hosts[0].missing[0], "version") &&
+		      !inv->hosts[0].missing[1]);
+		CHECK(inv->hosts[1].missing && streq(inv->hosts[1].missing[0], "image") &&
+		      streq(inv->hosts[1].missing[1], "pvc_name") && !inv->hosts[1].missing[2]);
+	}
+	inventory_free(inv);
 	CHECK_STR(error_of(BASE "hosts:\n  t:\n    type: tpu\n    cluster: c1\n    zone: z\n"
 			   "    accelerator_type: v4-8\n    version: v\n    spot: maybe\n"),
 		  "inv.yaml:10:11: hosts.t.spot: expected true or false, got 'maybe'");
