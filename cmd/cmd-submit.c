@@ -18,7 +18,6 @@
 #include "jobs/sweep_arrays.h"
 #include "inventory/jobspec.h"
 #include "inventory/jobspec_options.h"
-#include "inventory/sbatch_script.h"
 #include "ledger.h"
 #include "notebook.h"
 #include "sched/plain/plainjob.h"
@@ -100,11 +99,8 @@ static int collect(struct dp_ctx *ctx, const struct dp_args *args, struct submit
 			err.kind = DPE_INPUT;
 		r = report_error(&err);
 	}
-	if (r == 0) {
-		jobspec_merge(&s->spec, &o->cli);
-		if (jobspec_apply_sbatch_script(&s->spec, &err) < 0 || jobspec_validate(&s->spec, &err) < 0)
-			r = report_error(&err);
-	}
+	if (r == 0 && jobspec_complete(&s->spec, &o->cli, &err) < 0)
+		r = report_error(&err);
 	if (r == 0)
 		r = options_rules(ctx, args);
 	if (r)
@@ -288,6 +284,7 @@ static int make_snapshot(struct dp_ctx *ctx, struct submit *s)
 static int generate(struct dp_ctx *ctx, struct submit *s)
 {
 	struct dp_error err = { 0 };
+	jobspec_default_name(&s->spec, s->packed ? s->snap.name : NULL);
 	s->job.spec = &s->spec;
 	s->job.host = s->host;
 	s->job.gres_type = s->gres_type;

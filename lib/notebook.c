@@ -27,10 +27,8 @@ int notebook_jobspec(struct jobspec *js, const char *token, struct dp_error *err
 	char *argv[] = { (char *)notebook_job_command(), NULL };
 	jobspec_set_command_argv(js, argv, 1);
 	_cleanup_free_ char *env = xasprintf("%s=%s", NOTEBOOK_TOKEN_ENV, token);
-	if (jobspec_set(js, "env", env, NULL, err) < 0 ||
-	    (!js->job_name && jobspec_set(js, "job-name", "notebook", NULL, err) < 0))
-		return -1;
-	return 0;
+	/* (its name: the repository's directory's, jobspec_default_name) */
+	return jobspec_set(js, "env", env, NULL, err);
 }
 
 char *notebook_new_token(void)

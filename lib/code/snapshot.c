@@ -218,7 +218,23 @@ static void set_subdir(git_repository *repo, const char *dir, struct snapshot_in
 	const char *top = git_repository_workdir(repo);
 	char rtop[PATH_MAX], rdir[PATH_MAX];
 	info->subdir[0] = '\0';
-	if (!top || !realpath(top, rtop) || !realpath(dir, rdir))
+	info->name[0] = '\0';
+	if (!top || !realpath(top, rtop)) {
+		/* a bare repository: its directory, "proj.git" as "proj" */
+		const char *path = git_repository_path(repo);
+		if (path && realpath(path, rtop)) {
+			const char *b = strrchr(rtop, '/') ? strrchr(rtop, '/') + 1 : rtop;
+			size_t n = strlen(b);
+			if (n > 4 && !strcmp(b + n - 4, ".git"))
+				n -= 4;
+			snprintf(info->name, sizeof(info->name), "%.*s",
+				 (int)(n < sizeof(info->name) ? n : sizeof(info->name) - 1), b);
+		}
+		return;
+	}
+	const char *b = strrchr(rtop, '/') && strrchr(rtop, '/')[1] ? strrchr(rtop, '/') + 1 : rtop;
+	snprintf(info->name, sizeof(info->name), "%.*s", (int)(sizeof(info->name) - 1), b);
+	if (!realpath(dir, rdir))
 		return;
 	size_t n = strlen(rtop);
 	if (strncmp(rdir, rtop, n) == 0 && rdir[n] == '/')

@@ -62,6 +62,8 @@ struct snapshot_info {
 	uint64_t untracked;       /* DIRTY/FILES: untracked files included */
 	uint64_t deleted;         /* DIRTY/FILES: tracked files missing on disk, left out */
 	char subdir[PATH_MAX];    /* opts.repo below the top of its work tree; "" at the top */
+	char name[256];           /* the work tree's directory name (a bare repository's,
+				     without ".git"); "" when not known */
 };
 
 /* Writes the snapshot. Errors: DPE_INPUT (not a repository, bare repository for

@@ -5,7 +5,9 @@
  */
 #include "inventory/jobspec.h"
 #include "inventory/jobspec_options.h"
+#include "inventory/sbatch_script.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <strings.h>
@@ -533,6 +535,8 @@ void jobspec_release(struct jobspec *js)
 	}
 	free(js->env);
 	free(js->command);
+	free(js->project);
+	free(js->group);
 	memset(js, 0, sizeof(*js));
 }
 
@@ -835,7 +839,8 @@ static int yaml_option(struct jobspec *js, const char *name, const struct jobopt
 			      "a string", ynode_kind_name(v));
 	_cleanup_free_ char *where = where_of(name, v);
 	const char *slash = strrchr(name, '/');
-	if (streq(o->name, "sweep-file") && slash && v->value[0] != '/' && v->value[0]) {
+	if ((streq(o->name, "sweep-file") || streq(o->name, "sbatch-script")) && slash &&
+	    v->value[0] != '/' && v->value[0]) {
 		/* a file beside the job file, wherever dispatch runs */
 		_cleanup_free_ char *path = xasprintf("%.*s/%s", (int)(slash - name), name, v->value);
 		return jobspec_set(js, o->name, path, where, err);
@@ -866,6 +871,17 @@ int jobspec_parse_yaml(struct jobspec *js, const char *name, const char *buf, si
 				return -1;
 			continue;
 		}
+		if (streq(k->value, "project") || streq(k->value, "group")) {
+			char **part = streq(k->value, "project") ? &js->project : &js->group;
+			if (ynode_is_null(v))
+				continue;
+			if (v->kind != YN_SCALAR || !check_name(v->value) || strchr(v->value, '/'))
+				return dp_err(err, DPE_INPUT, "%s:%d:%d: '%s' must be a name on one line "
+					      "(it leads the job's name)", name, v->line, v->col, k->value);
+			free(*part);
+			*part = xstrdup(v->value);
+			continue;
+		}
 		const struct jobopt *o = find_option(k->value);
 		if (!o)
 			return unknown_key(name, k, err);
@@ -889,6 +905,13 @@ int jobspec_load_file(struct jobspec *js, const char *path, struct dp_error *err
 
 void jobspec_merge(struct jobspec *js, const struct jobspec *over)
 {
+	char **parts[][2] = { { &js->project, (char **)&over->project },
+			      { &js->group, (char **)&over->group } };
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+		if (*parts[i][1]) {
+			free(*parts[i][0]);
+			*parts[i][0] = xstrdup(*parts[i][1]);
+		}
 	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
 		const struct jobopt *o = &options[i];
 		switch (o->kind) {
@@ -925,6 +948,70 @@ void jobspec_merge(struct jobspec *js, const struct jobspec *over)
 		free(js->command);
 		js->command = xstrdup(over->command);
 	}
+}
+
+int jobspec_complete(struct jobspec *js, const struct jobspec *over, struct dp_error *err)
+{
+	jobspec_merge(js, over);
+	if (jobspec_apply_sbatch_script(js, err) < 0)
+		return -1;
+	return jobspec_validate(js, err);
+}
+
+/* s's base name as a job name: [A-Za-z0-9._-] kept, NULL when nothing is left. */
+static char *name_of(const char *s, size_t len)
+{
+	const char *base = s;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '/')
+			base = s + i + 1;
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *p = base; p < s + len && sb.len < 64; p++)
+		if (isalnum((unsigned char)*p) || strchr("._-", *p))
+			strbuf_addch(&sb, *p);
+	if (!sb.len || streq(sb.buf, ".") || streq(sb.buf, "..")) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb);
+}
+
+/* The command's first word that is not a variable assignment (FOO=1 python ...). */
+static char *first_word(const char *cmd)
+{
+	for (const char *p = cmd; p && *p;) {
+		p += strspn(p, " \t\n");
+		size_t n = strcspn(p, " \t\n;&|()<>");
+		if (!n)
+			return NULL;
+		const char *eq = memchr(p, '=', n);
+		if (!eq || memchr(p, '/', (size_t)(eq - p)) || eq == p)
+			return name_of(p, n);
+		p += n;
+	}
+	return NULL;
+}
+
+void jobspec_default_name(struct jobspec *js, const char *code_name)
+{
+	char *base = NULL;
+	if (!js->job_name) {
+		if (code_name && *code_name)
+			base = name_of(code_name, strlen(code_name));
+		if (!base && js->sbatch_script)
+			base = name_of(js->sbatch_script, strlen(js->sbatch_script));
+		if (!base && js->command)
+			base = first_word(js->command);
+	}
+	const char *name = js->job_name ? js->job_name : base ? base : "dispatch";
+	char *full = xasprintf("%s%s%s%s%s", js->project ? js->project : "", js->project ? "-" : "",
+			       js->group ? js->group : "", js->group ? "-" : "", name);
+	free(base);
+	free(js->job_name);
+	js->job_name = full;
+	free(js->project); /* (applied: a second call leaves the name as it is) */
+	free(js->group);
+	js->project = js->group = NULL;
 }
 
 int jobspec_validate(const struct jobspec *js, struct dp_error *err)

@@ -61,6 +61,8 @@ struct jobspec {
 					   (jobspec_sample_seconds) */
 	char *idle_timeout;             /* "30m", ... (jobspec_idle_seconds); NULL: none */
 	long idle_below;                /* %, 0: 5 */
+	char *project, *group;          /* a job file's (the reference's keys): they lead the
+					   job's name (jobspec_default_name) */
 	char *sbatch_script;            /* a local sbatch script as the job (sbatch_script.h) */
 	char *launch;                   /* "once" (jobspec_launch_once), "per-node" or NULL: the
 					   command on every node */
@@ -107,6 +109,19 @@ int jobspec_load_file(struct jobspec *js, const char *path, struct dp_error *err
 /* Apply over on top of js: options over gives win; lists append (repeats dropped for
  * modules, uv groups and excludes); env merges by key, over's value winning. */
 void jobspec_merge(struct jobspec *js, const struct jobspec *over);
+
+/* The spec a command runs: over (the command line) merged into js (the job file's),
+ * then --sbatch-script applied (sbatch_script.h) and the whole checked
+ * (jobspec_validate). 0, or -1 with err. */
+int jobspec_complete(struct jobspec *js, const struct jobspec *over, struct dp_error *err);
+
+/* The job's name as the reference names jobs, "PROJECT-GROUP-NAME" (a job file's
+ * project and group, where given), NAME the --job-name, else a default: code_name
+ * (the packed repository's directory name: submit-packed, notebook), else the
+ * sbatch script's file name (as sbatch names it), else the command's first word
+ * (its base name: "python", "train.sh"); "dispatch" when none of those reads as a
+ * name. */
+void jobspec_default_name(struct jobspec *js, const char *code_name);
 
 /* Checks that need the whole spec (run after merging): options that exclude each
  * other, a command to run, --chip without a GPU count. */

@@ -465,4 +465,25 @@ test_expect_success 'JuiceFS: a %-encoded password leaves the URL; a secret in t
 	! grep -r "qp-7f3a" out err
 '
 
+test_expect_success 'default job names: the command, the repository, an sbatch script; project and group lead' '
+	dispatch submit -H hpc --dry-run -- "FOO=1 ./bin/train.sh --lr 1" >out &&
+	test_grep "^#SBATCH --job-name=train.sh$" out &&
+	dispatch submit -H hpc --dry-run -J mine -- python x.py >out &&
+	test_grep "^#SBATCH --job-name=mine$" out &&
+	git init -q myproj && echo x >myproj/f && git -C myproj add f &&
+	git -C myproj -c user.email=t@t -c user.name=t commit -qm one &&
+	mkdir -p myproj/sub &&
+	dispatch submit-packed -H hpc --repo myproj/sub --dry-run -- python x.py >out &&
+	test_grep "^#SBATCH --job-name=myproj$" out &&
+	printf "#!/bin/bash\n#SBATCH -N 1\nsrun true\n" >train.sbatch &&
+	dispatch submit -H hpc --dry-run --sbatch-script train.sbatch >out &&
+	test_grep "^#SBATCH --job-name=train.sbatch$" out &&
+	mkdir jobs && printf "project: lm\ngroup: ablate\nsbatch-script: ../train.sbatch\n" >jobs/j.yaml &&
+	dispatch submit -H hpc --dry-run -f jobs/j.yaml >out &&
+	test_grep "^#SBATCH --job-name=lm-ablate-train.sbatch$" out &&
+	printf "project: lm\ngroup: [a]\n" >bad.yaml &&
+	test_expect_code 2 dispatch submit -H hpc --dry-run -f bad.yaml -- true 2>err &&
+	test_grep "bad.yaml:2:8: .group. must be a name on one line" err
+'
+
 test_done

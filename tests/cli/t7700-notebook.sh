@@ -113,7 +113,7 @@ test_expect_success 'a server that never answers: exit 3, the log named, the job
 		--setup "PATH=\$PWD/bin:\$PATH" >../never.out 2>../never.err) &&
 	cat never.err &&
 	test_grep "did not answer within 10 s" never.err &&
-	test_grep "its log: /.*notebook-" never.err &&
+	test_grep "its log: /.*/never-[0-9]*.out" never.err &&
 	test_must_be_empty never.out &&
 	job=$(job_of never.err) && until_state "$job" CANCELLED
 '

@@ -83,7 +83,7 @@ test_expect_success 'a server that exits before it answers: exit 1, its status a
 		--setup "PATH=\$PWD/bin:\$PATH" >../dies.out 2>../dies.err) &&
 	cat dies.err &&
 	test_grep "ended with status 3 before it answered" dies.err &&
-	test_grep "its log: /.*notebook-" dies.err &&
+	test_grep "its log: /.*/dies-" dies.err &&
 	dispatch logs "$(job_of dies.err)" | grep "^dispatch-notebook-exit 3$"
 '
 

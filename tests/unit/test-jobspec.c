@@ -506,8 +506,40 @@ static void test_sweep(void)
 	jobspec_release(&js);
 }
 
+static void test_default_name(void)
+{
+	static const struct {
+		const char *command, *code, *script, *want;
+	} cases[] = {
+		{ "python train.py", NULL, NULL, "python" },
+		{ "  A=1 B=x/y ./bin/train.sh --lr 1", NULL, NULL, "train.sh" },
+		{ "\"$(pick)\" x", NULL, NULL, "dispatch" },
+		{ "cd /x && make", NULL, NULL, "cd" },
+		{ "A=1", NULL, NULL, "dispatch" },
+		{ "python x.py", "my repo!", NULL, "myrepo" },
+		{ "python x.py", "..", NULL, "python" },
+		{ "#!/bin/bash\n", NULL, "jobs/train.sbatch", "train.sbatch" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct jobspec js = { .command = xstrdup(cases[i].command) };
+		if (cases[i].script)
+			js.sbatch_script = xstrdup(cases[i].script);
+		jobspec_default_name(&js, cases[i].code);
+		CHECK_STR(js.job_name, cases[i].want);
+		jobspec_release(&js);
+	}
+	struct jobspec js = { .command = xstrdup("python x.py"), .job_name = xstrdup("run 1"),
+			      .project = xstrdup("lm"), .group = xstrdup("g") };
+	jobspec_default_name(&js, "repo");
+	CHECK_STR(js.job_name, "lm-g-run 1");
+	jobspec_default_name(&js, "repo"); /* applied once */
+	CHECK_STR(js.job_name, "lm-g-run 1");
+	jobspec_release(&js);
+}
+
 int main(void)
 {
+	test_default_name();
 	test_sweep();
 	test_run();
 	test_container();
