@@ -11,23 +11,7 @@
 static struct solve_request opt_req; /* --chip, --check */
 static int chips = -1; /* -1: not given */
 static bool cpu;
-static char **prefer, **forbid;
-
-/* --prefer, --forbid: repeatable, or comma-separated. */
-static int add_clusters(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg)
-{
-	char ***list = o->value;
-	const char *p = arg;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		if (len)
-			strv_push(list, xstrndup(p, len));
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
+static char **prefer, **forbid, **only;
 
 static const struct dp_option solve_options[] = {
 	OPT_STRING(0, "chip", &opt_req.chip, "NAME", "the chip (catalogue name); any GPU when omitted", chip_complete_words),
@@ -35,8 +19,10 @@ static const struct dp_option solve_options[] = {
 	  .kind = DP_OPT_INT, .value = &chips, .min = 0, .max = 100000,
 	  .bad = "--chips: expected a whole number >= 0, got '%s'" },
 	OPT_BOOL(0, "cpu", &cpu, "a CPU job (the same as --chips 0)"),
-	OPT_CALLBACK(0, "prefer", &prefer, "CLUSTER", "try hosts of CLUSTER first (repeatable, or comma-separated)", NULL, add_clusters),
-	OPT_CALLBACK(0, "forbid", &forbid, "CLUSTER", "never use hosts of CLUSTER (repeatable, or comma-separated)", NULL, add_clusters),
+	OPT_CALLBACK(0, "prefer", &prefer, "CLUSTER", "try hosts of CLUSTER first (repeatable, or comma-separated)", NULL, option_add_words),
+	OPT_CALLBACK(0, "cluster", &only, "CLUSTER", "only hosts of CLUSTER (repeatable, or comma-separated)", NULL, option_add_words),
+	OPT_CALLBACK(0, "exclude-cluster", &forbid, "CLUSTER", "never hosts of CLUSTER (repeatable, or comma-separated)", NULL, option_add_words),
+	OPT_CALLBACK(0, "forbid", &forbid, "CLUSTER", "the same as --exclude-cluster", NULL, option_add_words),
 	OPT_BOOL(0, "check", &opt_req.check, "ask the hosts what is free now (one SSH command each, in parallel)"),
 	OPT_END,
 };
@@ -114,6 +100,7 @@ static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 	}
 	req.prefer = prefer;
 	req.forbid = forbid;
+	req.only = only;
 
 	struct solve_result res;
 	struct dp_error err = { 0 };
@@ -161,10 +148,11 @@ static int cmd_solve(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_solve = {
 	.name = "solve",
 	.summary = "find the host (and partition) a job fits",
-	.usage = "[--chip NAME] [--chips N] [--cpu] [--prefer CLUSTER] [--forbid CLUSTER] [--check]",
+	.usage = "[--chip NAME] [--chips N] [--cpu] [--prefer CLUSTER] [--cluster CLUSTER] [--exclude-cluster CLUSTER] [--check]",
 	.description = "Picks the first host, in the inventory's priority order, where a job of N chips\n"
-		       "fits, from the inventory alone, and prints it with the partition and GRES.\n"
-		       "--check also asks the hosts what is free now. -v gives the verdict for\n"
+		       "fits, from the inventory alone (solve's default; submit --solve and notebook\n"
+		       "--solve ask the hosts unless --no-check), and prints it with the partition and\n"
+		       "GRES. --check also asks the hosts what is free now. -v gives the verdict for\n"
 		       "every host.",
 	.opts = solve_options,
 	.min_args = 0,

@@ -186,6 +186,9 @@ int options_rules(const struct dp_ctx *ctx, const struct dp_args *args);
 /* cmd/option-values.c: a typed value into v (per o->kind); 0, or -1 (reported). */
 int option_value(const struct dispatch_cmd *cmd, const struct dp_option *o, const char *arg,
 		 union dp_value *v);
+/* An OPT_CALLBACK's: arg's comma-separated words added to the strv at o->value
+ * (repeatable options such as --cluster). */
+int option_add_words(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg);
 void args_release(struct dp_args *args);
 void usage_print(FILE *f, const struct dispatch_cmd *cmd);
 const char *options_spelling(const struct dp_option *o); /* "--chip" for messages */

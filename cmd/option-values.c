@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dispatch.h"
 #include "base/strbuf.h"
@@ -146,4 +147,16 @@ int option_value(const struct dispatch_cmd *cmd, const struct dp_option *o, cons
 		break;
 	}
 	return ok ? 0 : bad_value(cmd, o, arg);
+}
+
+int option_add_words(const struct dp_ctx *ctx, const struct dp_option *o, const char *arg)
+{
+	char ***list = o->value;
+	for (const char *p = arg; *p;) {
+		size_t len = strcspn(p, ",");
+		if (len)
+			strv_push(list, xstrndup(p, len));
+		p += len + (p[len] == ',');
+	}
+	return 0;
 }

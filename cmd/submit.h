@@ -20,7 +20,8 @@
 /* What the command line says. */
 struct submit_options {
 	const char *host, *file, *emit, *payload, *repo, *ref, *retry;
-	bool solve, check, dry_run, wait, follow, no_tail, dirty;
+	bool solve, check, no_check, dry_run, wait, follow, no_tail, dirty;
+	char **clusters, **exclude_clusters;    /* --solve's --cluster, --exclude-cluster */
 	struct jobspec cli;             /* the job options, as given */
 	struct notebook_opts nb;        /* notebook: --port, --timeout, --detach, --cancel-on-exit */
 };
@@ -49,7 +50,10 @@ int submit_job_option(const struct dp_ctx *ctx, const struct dp_option *o, const
 #define HOST_OPTIONS \
 	OPT_STRING('H', "host", &submit_opt.host, "HOST", "the inventory host (or ssh alias of a SLURM login) to submit to", "host"), \
 	OPT_BOOL(0, "solve", &submit_opt.solve, "let the solver pick the host from the inventory"), \
-	OPT_BOOL(0, "check", &submit_opt.check, "with --solve: pick among hosts with the GPUs free now (asks them)"),
+	OPT_BOOL(0, "check", &submit_opt.check, "with --solve: pick among hosts with the GPUs free now (the default)"), \
+	OPT_BOOL(0, "no-check", &submit_opt.no_check, "with --solve: from the inventory alone, asking no host"), \
+	OPT_CALLBACK(0, "cluster", &submit_opt.clusters, "CLUSTER", "with --solve: only hosts of CLUSTER (repeatable, or comma-separated)", NULL, option_add_words), \
+	OPT_CALLBACK(0, "exclude-cluster", &submit_opt.exclude_clusters, "CLUSTER", "with --solve: never hosts of CLUSTER (repeatable, or comma-separated)", NULL, option_add_words),
 #define REPO_OPTIONS \
 	OPT_STRING(0, "repo", &submit_opt.repo, "DIR", "the repository, or a directory in it where the command runs (default .)", "dir"), \
 	OPT_STRING(0, "ref", &submit_opt.ref, "REF", "the files of commit, tag or branch REF, as git archive (default HEAD)", NULL), \
@@ -58,7 +62,8 @@ int submit_job_option(const struct dp_ctx *ctx, const struct dp_option *o, const
 #define HOST_RULES \
 	{ DP_EXCLUDES, "-H", "--solve", "-H and --solve exclude each other: name the host, or let the " \
 	  "solver pick one" }, \
-	{ DP_REQUIRES, "--check", "--solve", "--check goes with --solve" }, \
+	{ DP_REQUIRES, "--check --no-check --cluster --exclude-cluster", "--solve", "%s goes with --solve" }, \
+	{ DP_EXCLUDES, "--check", "--no-check", "--check and --no-check exclude each other" }, \
 	{ DP_NEEDS_ONE, "-H --solve", NULL, "submit needs a host: give -H HOST, or --solve to pick one " \
 	  "from the inventory" },
 #define REF_RULES \
@@ -85,6 +90,10 @@ struct submit {
 	const struct inv_host **hosts;
 	size_t nhosts;
 };
+
+/* cmd/submit-host.c: s->host (and a plain sweep's s->hosts) from -H or --solve; 0 or
+ * the exit status (reported). */
+int submit_pick_host(struct dp_ctx *ctx, struct submit *s);
 
 /* cmd/submit-remote.c: submits the generated job sub over SSH, then prints it (or
  * opens the notebook's tunnel, or attaches); the exit status. */

@@ -109,6 +109,12 @@ _dispatch() {
 		-H|--host)
 			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
 			return ;;
+		--cluster)
+			COMPREPLY=()
+			return ;;
+		--exclude-cluster)
+			COMPREPLY=()
+			return ;;
 		-J|--job-name)
 			COMPREPLY=()
 			return ;;
@@ -257,7 +263,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' attach -H --host --solve --check -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --idle-timeout --launch --sbatch-script --idle-below --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' attach -H --host --solve --check --no-check --cluster --exclude-cluster -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --idle-timeout --launch --sbatch-script --idle-below --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	queue)
 		case $prev in
@@ -326,11 +332,17 @@ _dispatch() {
 		--prefer)
 			COMPREPLY=()
 			return ;;
+		--cluster)
+			COMPREPLY=()
+			return ;;
+		--exclude-cluster)
+			COMPREPLY=()
+			return ;;
 		--forbid)
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' --chip --chips --cpu --prefer --forbid --check -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' --chip --chips --cpu --prefer --cluster --exclude-cluster --forbid --check -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	status)
 		case $prev in
@@ -347,6 +359,12 @@ _dispatch() {
 		case $prev in
 		-H|--host)
 			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--cluster)
+			COMPREPLY=()
+			return ;;
+		--exclude-cluster)
+			COMPREPLY=()
 			return ;;
 		-f|--file)
 			COMPREPLY=($(compgen -f -- "$cur"))
@@ -490,12 +508,18 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --idle-timeout --launch --sbatch-script --idle-below --payload --retry -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check --no-check --cluster --exclude-cluster -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --idle-timeout --launch --sbatch-script --idle-below --payload --retry -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	submit-packed)
 		case $prev in
 		-H|--host)
 			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
+		--cluster)
+			COMPREPLY=()
+			return ;;
+		--exclude-cluster)
+			COMPREPLY=()
 			return ;;
 		-f|--file)
 			COMPREPLY=($(compgen -f -- "$cur"))
@@ -639,7 +663,7 @@ _dispatch() {
 			COMPREPLY=()
 			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -H --host --solve --check -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --idle-timeout --launch --sbatch-script --idle-below --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -H --host --solve --check --no-check --cluster --exclude-cluster -f --file --dry-run --emit --wait --follow --no-tail -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --idle-timeout --launch --sbatch-script --idle-below --repo --ref --dirty -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	top)
 		case $prev in

@@ -10,6 +10,7 @@ struct fit {
 	char *reason;
 	const char *partition, *constraint, *chip, *gres_type;
 	int free_gpus;          /* live: a plain host's free GPUs of the chip; -1 unknown */
+	bool last;              /* a GPU box for a CPU job: taken when no other host fits */
 };
 
 static int check_clusters(const struct inventory *inv, char **names, const char *option,
@@ -94,11 +95,12 @@ static void eval_plain(const struct inv_host *h, const struct solve_request *req
 	struct strbuf has = STRBUF_INIT;
 	describe_chips(&has, h);
 	if (req->chips == 0) {
+		f->fits = true;
 		if (h->nchips == 0) {
-			f->fits = true;
 			f->reason = xstrdup("fits: a CPU-only host");
 		} else {
-			f->reason = xasprintf("has GPUs (%s); CPU jobs go to CPU-only hosts", has.buf);
+			f->last = true; /* (its GPUs are for GPU jobs while another host fits) */
+			f->reason = xasprintf("fits: a CPU job on a GPU box (%s), taken last", has.buf);
 		}
 	} else if (h->nchips == 0) {
 		f->reason = xstrdup("has no GPUs");
@@ -236,7 +238,8 @@ static void live_plain(const struct inv_host *h, const struct solve_request *req
 		       const struct host_facts *hf, struct fit *f)
 {
 	if (req->chips == 0) {
-		refit(f, true, xstrdup("fits now: a CPU-only host, and it answered"));
+		refit(f, true, xstrdup(h->nchips ? "fits now: it answered (a GPU box, taken last for a "
+						   "CPU job)" : "fits now: a CPU-only host, and it answered"));
 		return;
 	}
 	if (!hf->gpu_tool) {
@@ -431,8 +434,13 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 	if (req->chip && req->chips == 0)
 		return dp_err(err, DPE_INPUT, "a CPU job (0 chips) cannot ask for chip '%s'", req->chip);
 	if (check_clusters(inv, req->prefer, "--prefer", err) < 0 ||
-	    check_clusters(inv, req->forbid, "--forbid", err) < 0)
+	    check_clusters(inv, req->forbid, "--exclude-cluster", err) < 0 ||
+	    check_clusters(inv, req->only, "--cluster", err) < 0)
 		return -1;
+	for (size_t i = 0; req->only && req->only[i]; i++)
+		if (strv_contains(req->forbid, req->only[i]))
+			return dp_err(err, DPE_INPUT, "cluster '%s' is both asked for (--cluster) and "
+				      "excluded", req->only[i]);
 	for (size_t i = 0; req->prefer && req->prefer[i]; i++)
 		if (strv_contains(req->forbid, req->prefer[i]))
 			return dp_err(err, DPE_INPUT, "cluster '%s' is both preferred and forbidden",
@@ -463,6 +471,8 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 	res->verdicts = xcalloc(n + 1, sizeof(*res->verdicts));
 	struct live_cap *caps = xcalloc(n + 1, sizeof(*caps));
 	struct fit *paper = xcalloc(n + 1, sizeof(*paper));
+	const struct fit *last_fit = NULL;
+	const struct inv_host *last_host = NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct inv_host *h = sorted[i];
 		struct fit f = { .free_gpus = -1 };
@@ -470,7 +480,9 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 			f.reason = xasprintf("a %s host: dispatch drives SSH and SLURM hosts only",
 					     inv_host_type_name(h->type));
 		else if (in_cluster_list(r.forbid, h))
-			f.reason = xasprintf("cluster '%s' is forbidden", h->cluster_name);
+			f.reason = xasprintf("cluster '%s' is excluded", h->cluster_name);
+		else if (r.only && !in_cluster_list(r.only, h))
+			f.reason = xasprintf("cluster '%s' is not one of --cluster", h->cluster_name);
 		else if (r.container && h->container_runtime == CONTAINER_NONE)
 			f.reason = xstrdup("no container_runtime: the job runs in an image");
 		else if (h->type == INV_HOST_PLAIN)
@@ -484,7 +496,9 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 		res->verdicts[i] = (struct solve_verdict){ .host = h, .fits = f.fits, .reason = f.reason,
 							   .free_gpus = f.free_gpus };
 		res->nverdicts++;
-		if (f.fits && !res->host) {
+		if (f.fits && f.last && !last_fit)
+			last_fit = &paper[i], last_host = h;
+		if (f.fits && !f.last && !res->host) {
 			res->host = h;
 			res->partition = f.partition;
 			res->constraint = f.constraint;
@@ -494,6 +508,10 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 		}
 	}
 
+	if (!res->host && last_fit) { /* a CPU job: a GPU box, as nothing else fits */
+		res->host = last_host;
+		res->chips = 0;
+	}
 	if (!res->host && r.chips > 0 && r.check) {
 		size_t best = n;
 		for (size_t i = 0; i < n; i++)
@@ -514,7 +532,8 @@ int solve(const struct inventory *inv, const struct solve_request *req, struct s
 		int most = 0;
 		for (size_t i = 0; i < n; i++) {
 			const char *chip = NULL;
-			int c = in_cluster_list(r.forbid, sorted[i]) || !inv_host_type_reachable(sorted[i]->type) ||
+			int c = in_cluster_list(r.forbid, sorted[i]) || (r.only && !in_cluster_list(r.only, sorted[i])) ||
+				!inv_host_type_reachable(sorted[i]->type) ||
 				(r.container && sorted[i]->container_runtime == CONTAINER_NONE)
 				? 0 : capacity(inv, sorted[i], &r, &chip);
 			if (c > most) {

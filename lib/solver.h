@@ -8,8 +8,9 @@
  * fits a GPU job, the SLURM host with the most of the chip (flagged as a fallback).
  *
  * Rules where the reference is silent (dispatch-solve(1) documents them):
- * - A CPU job (chips == 0) fits plain hosts without chips (CPU-only boxes) and every
- *   SLURM host; plain GPU boxes are left to GPU jobs.
+ * - A CPU job (chips == 0) fits every plain host and every SLURM host, as in the
+ *   reference; a plain GPU box is taken last, only when no other host fits (its
+ *   GPUs are for GPU jobs).
  * - Any GPU (chip NULL) on a plain host: its first chip with enough devices. On a
  *   SLURM host without a chips map: an untyped GRES (gpu:N); with one: its first chip
  *   with enough and a gres_mapping.
@@ -51,7 +52,9 @@ struct solve_request {
 	const char *chip;       /* catalogue name; NULL for any GPU */
 	int chips;              /* 0: a CPU job */
 	char **prefer;          /* strv of cluster names, may be NULL */
-	char **forbid;          /* strv of cluster names, may be NULL */
+	char **forbid;          /* strv of cluster names, may be NULL (--exclude-cluster) */
+	char **only;            /* strv of cluster names: hosts of these only (--cluster);
+				   NULL: any */
 	bool container;         /* the job names an image: hosts without a
 				   container_runtime do not fit */
 	bool check;             /* use live (below); the offline rules alone when false */

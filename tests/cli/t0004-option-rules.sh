@@ -19,6 +19,10 @@ test_expect_success 'submit: -H, --solve and --check' '
 	rule_is "-H and --solve exclude each other: name the host, or let the solver pick one" \
 		submit -H a --solve -- true &&
 	rule_is "--check goes with --solve" submit -H a --check -- true &&
+	rule_is "--no-check goes with --solve" submit -H a --no-check -- true &&
+	rule_is "--cluster goes with --solve" submit -H a --cluster c -- true &&
+	rule_is "--exclude-cluster goes with --solve" notebook -H a --exclude-cluster c &&
+	rule_is "--check and --no-check exclude each other" submit --solve --check --no-check -- true &&
 	rule_is "submit needs a host: give -H HOST, or --solve to pick one from the inventory" \
 		submit -- true &&
 	rule_is "submit needs a host: give -H HOST, or --solve to pick one from the inventory" \

@@ -108,7 +108,7 @@ matrix 'payload with --extract-to' -H hpc --payload code.tar.gz --extract-to "'~
 matrix 'plain host' -H box --gpus 2 --payload code.tar.gz --env X=1 -- ./run.sh
 matrix 'an ssh alias outside the inventory' -H somewhere --nodes 3 -- hostname
 matrix 'the example job file' -H hpc -f "$TEST_SRCDIR/examples/job.yaml" --env WANDB_API_KEY=k
-matrix 'the solver' --solve --gpus 2 --chip h100 -- nvidia-smi
+matrix 'the solver' --solve --no-check --gpus 2 --chip h100 -- nvidia-smi
 
 test_expect_success 'the text output shows both scripts, separated' '
 	dispatch submit -H hpc --dry-run -- true >out &&

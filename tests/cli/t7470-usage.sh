@@ -54,7 +54,7 @@ wait_samples() {
 # samples in STAGE/usage.* (recomputed here from the lines: the mean weighted by each
 # sample's span, the peak, the energy), only the job's GPU (GPU: the fixture's index,
 # or "leased": the one status says the plain host leased), every utilisation one of
-# the series'
+# the series'; lines written after status read the file (a running job) left out
 check() {
 	python3 - "$1" "$2" "$3" <<'PY'
 import glob, json, sys
@@ -74,6 +74,8 @@ for n in nodes:
         f = line.split()
         if not f or f[0] == "#" or len(f) < 11:
             continue
+        if float(f[0]) > n["end"]:
+            continue  # written after status read the file (the job still runs)
         dt = float(f[1])
         assert f[5] == u0, f
         util, power = float(f[6]), float(f[8])

@@ -90,7 +90,7 @@ test_expect_success '--solve spreads a sweep over the plain hosts that fit, leas
 	fake_gpus box1 gpus1 &&
 	test "$(jq_ "[(h[\"host\"], h[\"tasks\"]) for h in d[\"sweep\"][\"hosts\"]]" solve.json)" = \
 		"[(${Q}sb2${Q}, [0, 2]), (${Q}sb1${Q}, [1])]" &&
-	DISPATCH_INVENTORY=$PWD/solve.yaml dispatch --json submit --solve --gpus 1 \
+	DISPATCH_INVENTORY=$PWD/solve.yaml dispatch --json submit --solve --no-check --gpus 1 \
 		--sweep i=1..3 --dry-run -- true >paper.json &&
 	test "$(jq_ "[(h[\"host\"], h[\"tasks\"]) for h in d[\"sweep\"][\"hosts\"]]" paper.json)" = \
 		"[(${Q}sb1${Q}, [0, 2]), (${Q}sb2${Q}, [1])]"

@@ -76,10 +76,10 @@ static void test_reference(void)
 	CHECK_STR(reason_for(&res, "hpc-login"), "no gres_mapping for t4 in the inventory");
 	solve_result_release(&res);
 
-	/* CPU jobs: a CPU-only plain host, never a GPU box. */
+	/* CPU jobs: a CPU-only plain host before a GPU box, though the box comes first. */
 	CHECK_STR(pick(inv, NULL, 0, NULL, NULL, &res, &err), "cpu-box");
 	CHECK(res.chip == NULL && res.chips == 0);
-	CHECK_STR(reason_for(&res, "workstation"), "has GPUs (4 h100); CPU jobs go to CPU-only hosts");
+	CHECK_STR(reason_for(&res, "workstation"), "fits: a CPU job on a GPU box (4 h100), taken last");
 	/* ... and SLURM hosts through their cpu_partitions. */
 	CHECK_STR(reason_for(&res, "hpc-login"), "fits: a CPU job on partition cpu");
 	solve_result_release(&res);
@@ -88,7 +88,7 @@ static void test_reference(void)
 	char *local[] = { "local", NULL }, *hpc[] = { "hpc", NULL };
 	CHECK_STR(pick(inv, NULL, 0, NULL, local, &res, &err), "hpc-cpu");
 	CHECK_STR(res.partition, "cpu");
-	CHECK_STR(reason_for(&res, "cpu-box"), "cluster 'local' is forbidden");
+	CHECK_STR(reason_for(&res, "cpu-box"), "cluster 'local' is excluded");
 	solve_result_release(&res);
 
 	/* Prefer hpc: its hosts come first, in priority order. */
@@ -109,7 +109,7 @@ static void test_reference(void)
 	CHECK_STR(pick(inv, NULL, 1, typo, NULL, &res, &err), "!error");
 	CHECK_STR(err.msg, "--prefer: no cluster 'hcp' in the inventory (did you mean 'hpc'?)");
 	CHECK_STR(pick(inv, NULL, 1, NULL, typo, &res, &err), "!error");
-	CHECK_STR(err.msg, "--forbid: no cluster 'hcp' in the inventory (did you mean 'hpc'?)");
+	CHECK_STR(err.msg, "--exclude-cluster: no cluster 'hcp' in the inventory (did you mean 'hpc'?)");
 	CHECK_STR(pick(inv, "h100", 0, NULL, NULL, &res, &err), "!error");
 	CHECK_STR(err.msg, "a CPU job (0 chips) cannot ask for chip 'h100'");
 	CHECK_STR(pick(inv, NULL, -1, NULL, NULL, &res, &err), "!error");
@@ -214,6 +214,39 @@ static void test_rules(void)
 }
 
 /* A job with an image: hosts without a container_runtime do not fit, and say why. */
+/* A CPU job goes to a GPU box when nothing else fits (as in the reference); --cluster
+ * keeps the hosts of those clusters only. */
+static void test_cpu_and_clusters(void)
+{
+	struct dp_error err;
+	struct solve_result res;
+	struct inventory *inv = load(CLUSTERS "hosts:\n"
+				     "  gbox: {cluster: a, chips: {h100: 2}}\n"
+				     "  s: {type: slurm, cluster: b, cpu_partitions: [cpu]}\n"
+				     "  cbox: {cluster: b}\n");
+	CHECK_STR(pick(inv, NULL, 0, NULL, NULL, &res, &err), "s"); /* not the GPU box, first */
+	solve_result_release(&res);
+	char *a[] = { "a", NULL }, *b[] = { "b", NULL };
+	struct solve_request req = { .chips = 0, .only = a };
+	CHECK_INT(solve(inv, &req, &res, &err), 0);
+	CHECK(res.host && streq(res.host->name, "gbox"));
+	CHECK_STR(reason_for(&res, "gbox"), "fits: a CPU job on a GPU box (2 h100), taken last");
+	CHECK_STR(reason_for(&res, "s"), "cluster 'b' is not one of --cluster");
+	solve_result_release(&res);
+	req = (struct solve_request){ .chips = 1, .only = b };
+	CHECK_INT(solve(inv, &req, &res, &err), 0);
+	CHECK(!res.host || !streq(res.host->name, "gbox")); /* (the fallback keeps --cluster too) */
+	solve_result_release(&res);
+	req = (struct solve_request){ .chips = 1, .only = a, .forbid = a };
+	CHECK_INT(solve(inv, &req, &res, &err), -1);
+	CHECK_STR(err.msg, "cluster 'a' is both asked for (--cluster) and excluded");
+	char *typo[] = { "c", NULL };
+	req = (struct solve_request){ .chips = 1, .only = typo };
+	CHECK_INT(solve(inv, &req, &res, &err), -1);
+	CHECK_CONTAINS(err.msg, "--cluster: no cluster 'c' in the inventory");
+	inventory_free(inv);
+}
+
 static void test_container(void)
 {
 	struct inventory *inv = load(CLUSTERS "hosts:\n"
@@ -266,6 +299,7 @@ static void test_sweep_hosts(void)
 
 int main(void)
 {
+	test_cpu_and_clusters();
 	test_container();
 	test_sweep_hosts();
 	test_reference();
