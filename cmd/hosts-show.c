@@ -38,6 +38,7 @@ static int fetch(struct dp_ctx *ctx, const char *host, enum host_facts_ask ask, 
 		error_msg("%s: %s", host, err.msg);
 		return err.kind ? err.kind : DPE_FAIL;
 	}
+	nvidia_gpus_busy_at(&f->gpus, h ? h->busy_gpu_mib : 0);
 	if (health && host_health_fetch(s, f->slurm, health, &err) < 0) {
 		error_msg("%s: %s", host, err.msg);
 		host_facts_release(f);

@@ -18,6 +18,7 @@ struct asked {                  /* one ssh destination and what to ask it */
 	const char *ssh;
 	enum host_facts_ask ask;
 	const char *lock_dir;           /* the host's GPU lock directory, NULL: default */
+	long busy_mib;                  /* its busy_gpu_memory, 0: the default */
 	struct host_facts facts;
 	bool ok;
 	char *note;
@@ -40,6 +41,7 @@ static void ask_one(const struct ssh_ctx *sc, struct asked *a)
 		a->note = xstrdup(err.msg);
 		return;
 	}
+	nvidia_gpus_busy_at(&a->facts.gpus, a->busy_mib);
 	a->ok = true;
 }
 
@@ -56,7 +58,8 @@ static size_t asked_index(struct check_state *st, const struct inv_host *h)
 		if (streq(st->asked[i].ssh, h->ssh) && st->asked[i].ask == ask)
 			return i;
 	st->asked = xrealloc(st->asked, (st->nasked + 1) * sizeof(*st->asked));
-	st->asked[st->nasked] = (struct asked){ .ssh = h->ssh, .ask = ask, .lock_dir = h->gpu_lock_dir };
+	st->asked[st->nasked] = (struct asked){ .ssh = h->ssh, .ask = ask, .lock_dir = h->gpu_lock_dir,
+						.busy_mib = h->busy_gpu_mib };
 	return st->nasked++;
 }
 

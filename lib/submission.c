@@ -489,6 +489,7 @@ static struct plainjob_lease plain_lease(const struct submission_job *job)
 		.gpu_share = job->spec->gpu_share > 0,
 		.lock_dir = job->host->gpu_lock_dir,
 		.max_jobs = job->host->max_jobs,
+		.busy_mib = job->host->busy_gpu_mib,
 		.allowed = pinned_gpus(job->host),
 		.dependency = job->spec->dependency,
 		.time_limit = job->spec->time ? jobspec_time_seconds(job->spec->time) : 0,

@@ -197,10 +197,13 @@ int nvidia_smi_parse(const char *gpus, const char *apps, struct nvidia_gpus *out
 				g->processes++;
 				if (!parse_mib(f[1], &mib)) {
 					g->used_mib = -1;
+					g->max_proc_mib = -1;
 					g->busy = true;
 				} else {
 					if (g->used_mib >= 0)
 						g->used_mib += mib;
+					if (g->max_proc_mib >= 0 && mib > g->max_proc_mib)
+						g->max_proc_mib = mib;
 					if (mib >= NVIDIA_SMI_BUSY_MIB)
 						g->busy = true;
 				}
@@ -222,4 +225,13 @@ void nvidia_gpus_release(struct nvidia_gpus *g)
 	}
 	free(g->gpus);
 	memset(g, 0, sizeof(*g));
+}
+
+void nvidia_gpus_busy_at(struct nvidia_gpus *g, long busy_mib)
+{
+	long t = busy_mib > 0 ? busy_mib : NVIDIA_SMI_BUSY_MIB;
+	for (size_t i = 0; i < g->n; i++) {
+		struct nvidia_gpu *u = &g->gpus[i];
+		u->busy = u->leased || u->max_proc_mib < 0 || (u->processes && u->max_proc_mib >= t);
+	}
 }

@@ -362,10 +362,10 @@ static int load_clusters(struct loader *l, const struct ynode *n)
 static const char *const host_keys[] = {
 	"type", "ssh", "cluster", "chips", "uv_groups", "env", "login_shell", "gpu_lock_dir",
 	"max_jobs", "container_runtime", "container_image", "container_mounts", "notify_url",
-	"partitions", "cpu_partitions", "partitions_cpu", "account", "qos", "mem", "exclude",
+	"busy_gpu_memory", "partitions", "cpu_partitions", "partitions_cpu", "account", "qos", "mem", "exclude",
 	"annotations",
 };
-static const size_t host_keys_common = 13; /* the first thirteen are for plain hosts too */
+static const size_t host_keys_common = 14; /* the first fourteen are for plain hosts too */
 
 /* The reference's other host types, with their keys (theseus/dispatch/config.py). */
 static const char *const tpu_keys[] = {
@@ -440,6 +440,19 @@ static int load_plain_queue(struct loader *l, const struct ynode *n, const char 
 			return fail(l, m, "%s: expected a whole number > 0, got %s", mpath,
 				    shown(m, buf, sizeof(buf)));
 		h->max_jobs = v;
+	}
+	/* busy_gpu_memory: MiB (a bare number), or with M or G */
+	const struct ynode *b = ynode_get(n, "busy_gpu_memory");
+	if (b && !ynode_is_null(b)) {
+		_cleanup_free_ char *bpath = xasprintf("%s.busy_gpu_memory", hpath);
+		const char *t = b->kind == YN_SCALAR ? b->value : "";
+		size_t len = strlen(t);
+		long v, scale = len && (t[len - 1] == 'G' || t[len - 1] == 'g') ? 1024 : 1;
+		_cleanup_free_ char *num = xstrndup(t, len && strchr("MmGg", t[len - 1]) ? len - 1 : len);
+		if (!parse_long(num, 1, 1048576 / scale, &v))
+			return fail(l, b, "%s: expected MiB (a whole number > 0) or a size with M or G "
+				    "(512M, 2G), got %s", bpath, shown(b, buf, sizeof(buf)));
+		h->busy_gpu_mib = v * scale;
 	}
 	return 0;
 }

@@ -98,6 +98,8 @@ struct inv_host {
 	char *gpu_lock_dir;             /* plain: where GPU leases are locked; NULL: default */
 	char *notify_url;               /* a run's webhook (over the cluster's); NULL */
 	long max_jobs;                  /* plain: dispatch jobs running at once; 0: no cap */
+	long busy_gpu_mib;              /* plain: a GPU is busy when a process uses this much
+					   (busy_gpu_memory); 0: NVIDIA_SMI_BUSY_MIB */
 	enum container_runtime container_runtime;       /* CONTAINER_NONE: no containers */
 	char *container_image;          /* the default image of container jobs, or NULL */
 	char **container_mounts;        /* strv of "SRC:DST[:ro]", added to every container

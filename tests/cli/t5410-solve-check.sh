@@ -91,6 +91,17 @@ test_expect_success 'plain: 3 of box1 GPUs busy: 5 fit there, 6 go to box2' '
 	test_grep "box1: busy now: 5 of 8 a100-sxm4-80gb free, needs 6" err
 '
 
+test_expect_success 'plain: busy_gpu_memory 50G: the 40321 MiB process leaves GPU 0 free (hosts show too)' '
+	sed "s|  box1: {ssh: box1,|  box1: {busy_gpu_memory: 50G, ssh: box1,|" boxes.yaml >big.yaml &&
+	dispatch -i big.yaml -v solve --check --chip a100-sxm4-80gb --chips 6 >out 2>err &&
+	test_grep "^host: *box1" out &&
+	test_grep "box1: fits now: 6 of its 8 a100-sxm4-80gb free (GPU 0,2,3,5,6,7)" err &&
+	dispatch -i big.yaml --json hosts show box1 >show.json &&
+	python3 -c "import json; g = json.load(open(\"show.json\"))[\"gpus\"]; assert [x[\"index\"] for x in g if x[\"busy\"]] == [1, 4], g" &&
+	dispatch -i boxes.yaml -v solve --check --chip a100-sxm4-80gb --chips 6 >out 2>err &&
+	test_grep "^host: *box2" out
+'
+
 test_expect_success 'plain: box1 GPUs freed: 6 go to box1 again' '
 	fake_gpus box1 "$DATA/nvidia-smi/dgx-a100-80gb-3-busy.gpus" &&
 	dispatch -i boxes.yaml solve --check --chip a100-sxm4-80gb --chips 6 >out 2>/dev/null &&

@@ -463,6 +463,27 @@ static void test_notify_url(void)
 	CHECK(inv_notify_url_ok("https://hooks.slack.com/services/T00/B00/XXXX"));
 }
 
+static void test_busy_gpu_memory(void)
+{
+	static const struct {
+		const char *v;
+		long mib;
+	} ok[] = { { "100", 100 }, { "512M", 512 }, { "2G", 2048 }, { "1g", 1024 } };
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		struct inventory *inv = NULL;
+		struct dp_error e = { 0 };
+		char *doc = xasprintf(BASE "hosts:\n  p:\n    cluster: c1\n    busy_gpu_memory: %s\n", ok[i].v);
+		CHECK_INT(inventory_parse("inv.yaml", doc, strlen(doc), &inv, &e), 0);
+		CHECK(inv && inv->nhosts == 1 && inv->hosts[0].busy_gpu_mib == ok[i].mib);
+		inventory_free(inv);
+		free(doc);
+	}
+	CHECK_CONTAINS(error_of(BASE "hosts:\n  p:\n    cluster: c1\n    busy_gpu_memory: 10%\n"),
+		       "hosts.p.busy_gpu_memory: expected MiB (a whole number > 0) or a size with M or G");
+	CHECK_CONTAINS(error_of(BASE "hosts:\n  p:\n    cluster: c1\n    busy_gpu_memory: 0\n"),
+		       "busy_gpu_memory: expected MiB");
+}
+
 static void test_reference_keys(void)
 {
 	/* loaded as the reference loads them (its dataclasses default the keys to empty),
@@ -600,6 +621,7 @@ int main(void)
 	test_reference_current();
 	test_interpolation();
 	test_reference_keys();
+	test_busy_gpu_memory();
 	test_values();
 	test_errors();
 	test_catalogue();

@@ -99,6 +99,18 @@ static void test_dgx(void)
 	for (size_t i = 0; i < g.n; i++)
 		busy += g.gpus[i].busy;
 	CHECK_INT(busy, 3);
+	/* a host's busy_gpu_memory: 1 GiB leaves GPU 0 (a 40321 MiB process) busy, GPU 3
+	 * (42 MiB) free; 40 MiB makes GPU 3 busy; unknown amounts and leases stay busy */
+	g.gpus[2].leased = true;
+	nvidia_gpus_busy_at(&g, 1024);
+	CHECK(g.gpus[0].busy && g.gpus[1].busy && g.gpus[2].busy && !g.gpus[3].busy && g.gpus[4].busy);
+	CHECK(!g.gpus[5].busy && g.gpus[0].max_proc_mib == 40321);
+	nvidia_gpus_busy_at(&g, 40);
+	CHECK(g.gpus[3].busy);
+	nvidia_gpus_busy_at(&g, 50000);
+	CHECK(!g.gpus[0].busy && g.gpus[1].busy && g.gpus[4].busy);
+	nvidia_gpus_busy_at(&g, 0); /* the default: as parsed */
+	CHECK(g.gpus[0].busy && !g.gpus[3].busy);
 	nvidia_gpus_release(&g);
 
 	/* the threshold: a process of 100 MiB makes its GPU busy, one of 99 does not */

@@ -42,7 +42,7 @@ static void launch_script(struct strbuf *sb, const char *stage_dir, const char *
 	sh_quote(sb, lease->lock_dir && *lease->lock_dir ? lease->lock_dir : PLAINJOB_LOCK_DIR);
 	strbuf_addf(sb, " %ld ", lease->max_jobs > 0 ? lease->max_jobs : 0);
 	sh_quote(sb, lease->allowed ? lease->allowed : "");
-	strbuf_addf(sb, " %d %d ", NVIDIA_SMI_BUSY_MIB,
+	strbuf_addf(sb, " %ld %d ", lease->busy_mib > 0 ? lease->busy_mib : NVIDIA_SMI_BUSY_MIB,
 		    lease->lock_wait > 0 ? lease->lock_wait : PLAINJOB_LOCK_WAIT);
 	sh_quote(sb, lease->dependency ? lease->dependency : "");
 	strbuf_addf(sb, " %ld %ld ", lease->time_limit > 0 ? lease->time_limit : 0,

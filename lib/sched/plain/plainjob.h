@@ -67,6 +67,8 @@ struct plainjob_lease {
 	const char *allowed;    /* the GPUs (indices or UUIDs, comma-separated) leases are
 				   taken from; NULL: all */
 	int lock_wait;          /* seconds; 0: PLAINJOB_LOCK_WAIT */
+	long busy_mib;          /* a GPU another process uses this much of is not leased
+				   (without gpu_share); 0: NVIDIA_SMI_BUSY_MIB */
 	const char *dependency; /* sbatch's --dependency on jobs of the host (their ids: stage
 				   dirs next to this job's), checked by jobspec_valid_dependency;
 				   NULL: none. Held PENDING (Dependency) until it holds. */
