@@ -192,6 +192,7 @@ static void print_json(const struct status_answer *a)
 		json_add_str_or_null(o, "gpus", r->gpus);
 		job_state_json_exit(o, r);
 		job_state_json_why(o, r);
+		job_state_json_stages(o, r);
 		job_state_json_failure(o, r);
 		job_state_json_pending(o, r);
 		json_add_container(o, ref->in_ledger ? ref->rec.container_runtime : NULL,
@@ -354,7 +355,7 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 	_cleanup_(status_answer_release) struct status_answer a = { .ctx = ctx };
 	unsigned want = set.nsweeps ? JOBS_WANT_METRICS
 			: JOBS_WANT_END | JOBS_WANT_PENDING | (tail ? JOBS_WANT_TAIL : 0);
-	want |= opt_usage ? JOBS_WANT_USAGE : 0;
+	want |= (opt_usage ? JOBS_WANT_USAGE : 0) | (set.nsweeps ? 0 : JOBS_WANT_STAGES);
 	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
 		status_query_host(ctx, &set, set.hosts[h], want, &a);
 	int r_sweeps = set.nsweeps ? sweep_status_print(&a, &set, opt_sort, NULL) : 0;

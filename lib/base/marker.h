@@ -118,6 +118,9 @@
 /* What a SLURM job was allocated (sacct): "dispatch-usage-alloc JOB|ELAPSED_SECONDS|
  * ALLOC_TRES|USER". */
 #define MARK_USAGE_ALLOC MARKER("usage-alloc")
+/* Where a job's stages stand (--stage; lib/jobs/job_stages.h): "dispatch-stages
+ * JOB|N,I:S,...". */
+#define MARK_STAGES MARKER("stages")
 /* A job its sampler ended (--idle-timeout): "dispatch-idle JOB|WHY". */
 #define MARK_IDLE MARKER("idle")
 /* Several jobs asked in one exchange, a part each (lib/jobs/jobs.c's detail): "dispatch-

@@ -496,6 +496,7 @@ static const struct {
 } aliases[] = {
 	{ "modules", "module" },
 	{ "uv-groups", "uv-group" },
+	{ "stages", "stage" },
 	{ "workdir", "chdir" },
 };
 
@@ -794,13 +795,14 @@ static int yaml_env(struct jobspec *js, const char *name, const struct ynode *v,
 
 static int unknown_key(const char *name, const struct ynode *k, struct dp_error *err)
 {
-	const char *cands[ARRAY_SIZE(jobspec_option_names) + 3];
+	const char *cands[ARRAY_SIZE(jobspec_option_names) + 4];
 	size_t n = 0;
 	for (size_t i = 0; i < jobspec_noption_names; i++)
 		cands[n++] = jobspec_option_names[i];
 	cands[n++] = "command";
 	cands[n++] = "modules";
 	cands[n++] = "uv-groups";
+	cands[n++] = "stages";
 	char canon[128], buf[128];
 	snprintf(canon, sizeof(canon), "%s", k->value);
 	for (char *p = canon; *p; p++)
@@ -1000,8 +1002,8 @@ void jobspec_default_name(struct jobspec *js, const char *code_name)
 			base = name_of(code_name, strlen(code_name));
 		if (!base && js->sbatch_script)
 			base = name_of(js->sbatch_script, strlen(js->sbatch_script));
-		if (!base && js->command)
-			base = first_word(js->command);
+		if (!base && (js->command || js->stages))
+			base = first_word(js->command ? js->command : js->stages[0]);
 	}
 	const char *name = js->job_name ? js->job_name : base ? base : "dispatch";
 	char *full = xasprintf("%s%s%s%s%s", js->project ? js->project : "", js->project ? "-" : "",
@@ -1016,9 +1018,12 @@ void jobspec_default_name(struct jobspec *js, const char *code_name)
 
 int jobspec_validate(const struct jobspec *js, struct dp_error *err)
 {
-	if (!js->command || !check_text(js->command))
+	if ((!js->command || !check_text(js->command)) && !js->stages)
 		return dp_err(err, DPE_INPUT, "no command to run: give it after '--' (dispatch submit "
 			      "-H HOST -- python train.py) or as 'command:' in the job file");
+	if (js->stages && jobspec_is_sweep(js))
+		return dp_err(err, DPE_INPUT, "--stage and a sweep do not go together yet: a sweep's "
+			      "task runs one command (give each stage's work to it)");
 	for (size_t i = 0; i < js->nenv; i++)
 		if (!js->env[i].value)
 			return dp_err(err, DPE_INPUT, "%s: env '%s' has no value and is not set locally "

@@ -61,6 +61,8 @@ struct jobspec {
 					   (jobspec_sample_seconds) */
 	char *idle_timeout;             /* "30m", ... (jobspec_idle_seconds); NULL: none */
 	long idle_below;                /* %, 0: 5 */
+	char **stages;                  /* strv: --stage commands, run in order before the
+					   command (dispatch-submit(1) STAGES); NULL: none */
 	char *project, *group;          /* a job file's (the reference's keys): they lead the
 					   job's name (jobspec_default_name) */
 	char *sbatch_script;            /* a local sbatch script as the job (sbatch_script.h) */

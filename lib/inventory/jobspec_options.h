@@ -65,6 +65,7 @@
 	X(0, "max-parallel", "N", "a sweep's tasks that run at once, at most", NULL, JO_COUNT, max_parallel, NULL, NULL, false) \
 	X(0, "sample", "SECONDS", "record the job's GPUs, CPU and memory every SECONDS on each node (default 30; 0: off)", NULL, JO_STR, sample, jobspec_valid_sample, "expected a whole number of seconds from 0 (off) to 3600", false) \
 	X(0, "idle-timeout", "TIME", "end the job once its GPUs all stayed idle this long (30m, 2h, 90s; not in its first 10 minutes)", NULL, JO_STR, idle_timeout, jobspec_valid_idle_timeout, "expected a time: N[s|m|h] (a bare N is minutes), at least 1 minute", false) \
+	X(0, "stage", "CMD", "run CMD as a stage of one job: the stages in order, then the command if any (repeatable)", NULL, JO_LIST, stages, check_text, "expected a shell command", false) \
 	X(0, "launch", "per-node|once", "per-node: the command on every node (default); once: once, with the allocation free for its srun or mpirun", NULL, JO_STR, launch, jobspec_valid_launch, "expected per-node or once", false) \
 	X(0, "sbatch-script", "FILE", "an existing sbatch script as the job: its #SBATCH lines as options, its body run once (--launch once)", "file", JO_STR, sbatch_script, check_line, "expected a path on one line", false) \
 	X(0, "idle-below", "PCT", "with --idle-timeout: a GPU under this utilisation is idle (default 5)", NULL, JO_COUNT, idle_below, NULL, NULL, false)

@@ -53,6 +53,7 @@ void job_state_release(struct job_state *js)
 	free(js->attempts);
 	free(js->run_id);
 	free(js->gave_up);
+	free(js->stage_exit);
 	for (size_t i = 0; i < js->nmetrics; i++) {
 		free(js->metrics[i].name);
 		free(js->metrics[i].value);
@@ -179,9 +180,18 @@ char *job_state_why(const struct job_state *js)
 		return xasprintf("the run %s", js->gave_up);
 	if (js->idle && !job_state_active(js))
 		return xstrdup(js->idle);
-	if (js->sched && js->sched->why)
-		return js->sched->why(js);
-	return NULL;
+	_cleanup_free_ char *why = js->sched && js->sched->why ? js->sched->why(js) : NULL;
+	/* the stage it failed in: the one that exited non-zero, or was cut short */
+	for (size_t i = 0; job_state_failed(js) && i < js->nstages; i++) {
+		int e = js->stage_exit[i];
+		if (e == 0 || e == JOB_STAGE_NOT_RUN)
+			continue;
+		if (e > 0 && !why)
+			return xasprintf("stage %zu/%zu exited with code %d", i + 1, js->nstages, e);
+		return xasprintf("in stage %zu/%zu: %s", i + 1, js->nstages,
+				 why ? why : "it did not end");
+	}
+	return why ? xstrdup(why) : NULL;
 }
 
 /* ---- JSON ---- */
@@ -234,6 +244,24 @@ void job_state_json_why(cJSON *o, const struct job_state *js)
 {
 	_cleanup_free_ char *why = job_state_why(js);
 	add_str_or_null(o, "why", why);
+}
+
+void job_state_json_stages(cJSON *o, const struct job_state *js)
+{
+	if (!js->nstages) {
+		cJSON_AddNullToObject(o, "stages");
+		return;
+	}
+	cJSON *arr = cJSON_AddArrayToObject(o, "stages");
+	for (size_t i = 0; i < js->nstages; i++) {
+		int e = js->stage_exit[i];
+		cJSON *st = cJSON_CreateObject();
+		cJSON_AddNumberToObject(st, "stage", (double)(i + 1));
+		cJSON_AddStringToObject(st, "state", e == 0 ? "done" : e > 0 ? "failed"
+					: e == JOB_STAGE_STARTED ? "started" : "not run");
+		add_int_or_null(st, "exit", e);
+		cJSON_AddItemToArray(arr, st);
+	}
 }
 
 static void job_end_json(cJSON *o, const struct slurm_why_job *w, bool failed)

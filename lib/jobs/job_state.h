@@ -63,6 +63,8 @@ struct job_metric {
  * *_word field (then the seconds are JOB_TIME_UNKNOWN). */
 #define JOB_TIME_UNKNOWN (-1L)
 #define JOB_TIME_UNLIMITED (-2L)
+#define JOB_STAGE_STARTED (-1)
+#define JOB_STAGE_NOT_RUN (-2)
 
 struct job_usage;
 
@@ -104,6 +106,12 @@ struct job_state {
 	/* what it did (JOBS_WANT_USAGE, lib/jobs/job_usage.h); NULL: no sample read */
 	struct job_usage *usage;
 	char *idle;                     /* why its sampler ended it (--idle-timeout); NULL */
+	/* its stages (--stage; JOBS_WANT_STAGES, and JOBS_WANT_END for a failed job):
+	 * nstages 0 when it has none or none was read; each the exit status of its
+	 * last run, JOB_STAGE_STARTED (started, no end: running, or its attempt was
+	 * interrupted) or JOB_STAGE_NOT_RUN */
+	int *stage_exit;
+	size_t nstages;
 	/* what it was allocated (JOBS_WANT_USAGE): SLURM's AllocTRES GPUs for its
 	 * ElapsedRaw, a plain job's leased GPUs for its elapsed time; both -1 when
 	 * not known (user: the account it ran as, NULL when not known) */
@@ -145,6 +153,9 @@ void job_state_json_state(struct cJSON *o, const struct job_state *js);     /* "
 void job_state_json_times(struct cJSON *o, const struct job_state *js);     /* "elapsed", "time_limit" */
 void job_state_json_exit(struct cJSON *o, const struct job_state *js);      /* "exit_code", "signal" */
 void job_state_json_why(struct cJSON *o, const struct job_state *js);       /* "why" */
+/* "stages": [{"stage": I, "state": "done" | "failed" | "started" | "not run",
+ * "exit": N | null}, ...], null when the job has none (or they were not read). */
+void job_state_json_stages(struct cJSON *o, const struct job_state *js);
 void job_state_json_failure(struct cJSON *o, const struct job_state *js);   /* "failure": null or {...} */
 void job_state_json_pending(struct cJSON *o, const struct job_state *js);   /* "pending": null or {...} */
 void job_state_json_tail(struct cJSON *o, const struct job_state *js);      /* "log_path", "log_tail", "log_tail_error" */

@@ -47,6 +47,47 @@ void job_idle_script(struct remote_script *rs, const struct sched_job *jobs, siz
 	per_job(rs, jobs, n, shfile_jobs_idle_read, "dispatch_idle_read");
 }
 
+void job_stages_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
+{
+	per_job(rs, jobs, n, shfile_jobs_stages_read, "dispatch_stages_read");
+}
+
+void job_stages_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js)
+{
+	const char *id = js->id ? js->id : j->id;
+	for (size_t i = 0; i < rr->n; i++) {
+		const char *v = rr->marks[i].value, *bar = strchr(v, '|');
+		if (!streq(rr->marks[i].key, MARK_STAGES) || !bar || strncmp(v, id, (size_t)(bar - v)) ||
+		    id[bar - v])
+			continue;
+		/* "N,I:S,I:S" */
+		char *end;
+		long n = strtol(bar + 1, &end, 10);
+		if (n < 1 || n > 1000 || (*end && *end != ','))
+			continue;
+		free(js->stage_exit);
+		js->stage_exit = xcalloc((size_t)n, sizeof(*js->stage_exit));
+		js->nstages = (size_t)n;
+		for (long k = 0; k < n; k++)
+			js->stage_exit[k] = JOB_STAGE_NOT_RUN;
+		for (const char *p = end; *p == ',';) {
+			long stage = strtol(p + 1, &end, 10), code = JOB_STAGE_STARTED;
+			if (*end != ':')
+				break;
+			p = end + 1;
+			if (*p == '-')
+				end = (char *)p + 1;
+			else
+				code = strtol(p, &end, 10);
+			if (end == p || (*end && *end != ',') || code < -1 || code > 255)
+				break;
+			if (stage >= 1 && stage <= n)
+				js->stage_exit[stage - 1] = (int)code;
+			p = end;
+		}
+	}
+}
+
 /* The '|' fields of v into f[0..n), in a copy the caller frees; false when there
  * are not exactly n. */
 static bool fields(const char *v, char **copy, char **f, size_t n)

@@ -61,6 +61,11 @@ void job_usage_take(const struct remote_reply *rr, const struct sched_job *j, st
 void job_idle_script(struct remote_script *rs, const struct sched_job *jobs, size_t n);
 void job_idle_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js);
 void job_usage_free(struct job_usage *u);
+/* Where jobs[0..n)'s stages stand (--stage; those with a stage dir): the section
+ * that reads their STAGE/stages.JOB (stages_read.sh), and from rr js's stages
+ * (job_state.h: stage_exit, nstages), left as they are when rr has none for it. */
+void job_stages_script(struct remote_script *rs, const struct sched_job *jobs, size_t n);
+void job_stages_take(const struct remote_reply *rr, const struct sched_job *j, struct job_state *js);
 
 /* The utilisation series as one line of blocks (" ▁▂▃▄▅▆▇█", '-' where no sample
  * fell), or of ASCII (" .:-=+*#%@", '?' for none) when utf8 is false; blank only

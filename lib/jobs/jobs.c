@@ -239,6 +239,7 @@ void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
 	if (nstaged) {
 		part_mark(&rs, "idle", NULL);
 		job_idle_script(&rs, staged, nstaged);
+		job_stages_script(&rs, staged, nstaged);
 	}
 	/* (the part marks alone are no question: remote_script_empty counts sections) */
 	bool ok = false;
@@ -260,8 +261,10 @@ void jobs_detail(struct jobs_host *h, struct job_state *const *rows,
 	if (nstaged && ok) {
 		struct remote_reply part;
 		part_reply(&rr, "idle", NULL, &part);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			job_idle_take(&part, jobs[i], rows[i]);
+			job_stages_take(&part, jobs[i], rows[i]);
+		}
 		remote_reply_release(&part);
 	}
 	remote_reply_release(&rr);
@@ -319,6 +322,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 			run_attempts_script(&rs, jobs, m);
 			if (want & JOBS_WANT_METRICS)
 				job_metrics_script(&rs, jobs, m);
+			if (want & JOBS_WANT_STAGES)
+				job_stages_script(&rs, jobs, m);
 			if (want & JOBS_WANT_USAGE) {
 				job_usage_script(&rs, jobs, m);
 				if (sched_all[b]->alloc_script)
@@ -366,6 +371,8 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 				job_metrics_take(&metrics, &t->job, &rows[k]);
 			if (want & JOBS_WANT_USAGE)
 				job_usage_take(&rr, &t->job, &rows[k]);
+			if (want & JOBS_WANT_STAGES)
+				job_stages_take(&rr, &t->job, &rows[k]);
 			add_row(res, i, &rows[k], NULL);
 		}
 		if (!m) {

@@ -94,6 +94,9 @@ enum {
 				   its one exchange (lib/jobs/job_metrics.h) */
 	JOBS_WANT_USAGE = 32,   /* jobs_query: what the jobs with a stage dir did, from
 				   their samplers' files (lib/jobs/job_usage.h) */
+	JOBS_WANT_STAGES = 64,  /* jobs_query: where the stages of the jobs with a stage
+				   dir stand (--stage; a failed job's are read with
+				   JOBS_WANT_END too, for why it failed) */
 };
 
 /* Asks host about targets[0..n) (all of that host), appending to res: rows in the

@@ -739,12 +739,38 @@ static void boot_command(struct strbuf *sb, const struct jobspec *spec,
 		strbuf_addf(sb, "\ttrap : %s\n", jobspec_run_stop_signal(spec));
 	if (t->sweep) { /* the task's own (boot_sweep) */
 		strbuf_adds(sb, "\teval \"$dispatch_command\"");
+	} else if (spec->stages) { /* boot_stages */
+		strbuf_adds(sb, "\tdispatch_stages");
+		for (size_t i = 0; spec->stages[i]; i++) {
+			strbuf_adds(sb, " \\\n\t\t");
+			sh_quote(sb, spec->stages[i]);
+		}
+		if (spec->command) {
+			strbuf_adds(sb, " \\\n\t\t");
+			sh_quote(sb, spec->command);
+		}
 	} else {
 		strbuf_adds(sb, "\teval ");
 		sh_quote(sb, spec->command);
 	}
 	strbuf_adds(sb, "\n) &\ndispatch_child=$!\nset +m\n");
 	strbuf_adds(sb, wait_child);
+}
+
+/* --stage: the runner (boot_stages.sh) and the file where the job's first task
+ * records the stages, next to this script (as the usage file: STAGE/stages.JOB). */
+static void boot_stages(struct strbuf *sb, const struct jobspec *spec,
+			const struct jobscript_target *t)
+{
+	if (!spec->stages)
+		return;
+	strbuf_adds(sb, "\n# The job's stages (dispatch-submit(1) STAGES), in order.\n");
+	if (is_slurm(t))
+		strbuf_adds(sb, "dispatch_stage_file=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID:-}}\n");
+	else
+		strbuf_adds(sb, "dispatch_stage_file=\n");
+	strbuf_adds(sb, "dispatch_stage_file=\"${BASH_SOURCE[0]%/*}/stages.${dispatch_stage_file:-$DISPATCH_JOB_ID}\"\n");
+	strbuf_adds(sb, shfile_jobs_boot_stages);
 }
 
 /* A sweep's task: its index (the array task; on a plain host the end of its job id,
@@ -849,6 +875,7 @@ static char *make_bootstrap(const struct jobspec *spec, const struct jobscript_t
 	boot_setup(&sb, spec->setup);
 	boot_record_workdir(&sb, t);
 	boot_usage(&sb, spec, t);
+	boot_stages(&sb, spec, t);
 	boot_srun_guard(&sb, spec, t);
 	boot_command(&sb, spec, t);
 	return strbuf_detach(&sb);
@@ -991,7 +1018,7 @@ int jobscript_generate(const struct jobspec *spec, const struct jobscript_target
 	memset(out, 0, sizeof(*out));
 	if (!t->host)
 		return dp_err(err, DPE_INPUT, "no host to generate the job scripts for");
-	if (!spec->command)
+	if (!spec->command && !spec->stages)
 		return dp_err(err, DPE_INPUT, "no command to run");
 	for (size_t i = 0; i < spec->nenv; i++)
 		if (!spec->env[i].value)

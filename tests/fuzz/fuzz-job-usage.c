@@ -4,7 +4,7 @@
  * property: every node and GPU taken has a name of printable characters without
  * blanks, utilisation figures that are numbers are in 0..100 or NAN... (a number
  * the reply gave, never a crash), series points in -1..100, the idle reason no
- * control character, the allocation (SLURM's sacct line, the user it names) -1 or a
+ * control character, the stages' exits -2..255, the allocation (SLURM's sacct line, the user it names) -1 or a
  * count with a user name of printable characters, and the spark lines and JSON are
  * built without a crash.
  */
@@ -44,6 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_word(js.user);
 	cJSON_Delete(job_alloc_json(&js));
 	job_idle_take(&rr, &j, &js);
+	job_stages_take(&rr, &j, &js);
+	if (js.nstages > 1000 || (js.nstages && !js.stage_exit))
+		abort();
+	for (size_t i = 0; i < js.nstages; i++)
+		if (js.stage_exit[i] < JOB_STAGE_NOT_RUN || js.stage_exit[i] > 255)
+			abort();
+	free(job_state_why(&js));
 	for (size_t i = 0; js.usage && i < js.usage->nnodes; i++) {
 		const struct job_usage_node *n = &js.usage->nodes[i];
 		check_word(n->node);

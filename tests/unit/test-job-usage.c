@@ -318,6 +318,41 @@ static void test_alloc(void)
 	CHECK_INT(slurm_tres_gpus(""), 0);
 }
 
+/* Where stages stand: stages_read.sh over a file of two attempts (the second
+ * resumed at stage 2), and the reply read back; a task's file of its own. */
+static void test_stages(void)
+{
+	_cleanup_free_ char *stage = xasprintf("%s/st", tmpdir);
+	CHECK_INT(mkdir(stage, 0700), 0);
+	_cleanup_free_ char *f = xasprintf("%s/stages.42", stage);
+	write_file(f, "1/3 start 100\n1/3 exit 0 101\n2/3 start 101\n2/3 start 200\n2/3 exit 7 201\n", 0600);
+	_cleanup_free_ char *t = xasprintf("%s/stages.42_1", stage);
+	write_file(t, "1/2 start 100\n", 0600);
+	struct sched_job j = { .id = "42", .stage_dir = stage };
+	struct remote_script rs = REMOTE_SCRIPT_INIT;
+	job_stages_script(&rs, &j, 1);
+	struct remote_reply rr = REMOTE_REPLY_INIT;
+	CHECK_INT(run_sh("sh", rs.text.buf, &rr.out), 0);
+	remote_reply_parse(&rr);
+	struct job_state js = { .id = xstrdup("42"), .state = xstrdup("FAILED") };
+	job_stages_take(&rr, &j, &js);
+	CHECK_INT(js.nstages, 3);
+	if (js.nstages == 3) {
+		CHECK_INT(js.stage_exit[0], 0);
+		CHECK_INT(js.stage_exit[1], 7);
+		CHECK_INT(js.stage_exit[2], JOB_STAGE_NOT_RUN);
+	}
+	_cleanup_free_ char *why = job_state_why(&js);
+	CHECK_STR(why, "stage 2/3 exited with code 7");
+	job_state_release(&js);
+	struct job_state task = { .id = xstrdup("42_1"), .state = xstrdup("TIMEOUT") };
+	job_stages_take(&rr, &j, &task);
+	CHECK(task.nstages == 2 && task.stage_exit[0] == JOB_STAGE_STARTED);
+	job_state_release(&task);
+	remote_reply_release(&rr);
+	remote_script_release(&rs);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -327,6 +362,7 @@ int main(void)
 	test_sample();
 	test_idle();
 	test_alloc();
+	test_stages();
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", tmpdir);
 	CHECK_INT(system(rm), 0);
 	return unit_done();

@@ -1006,10 +1006,30 @@ static void test_launch(void)
 	jobspec_release(&js);
 }
 
+/* --stage: the runner and its file next to the bootstrap, each stage quoted, the
+ * command last; shellcheck reads it. */
+static void test_stages(void)
+{
+	struct jobspec js = { 0 };
+	struct jobscript s;
+	struct inv_host h = slurm_host();
+	set(&js, "stage", "python prep.py --in 'a b'");
+	set(&js, "stage", "python train.py");
+	spec_cmd(&js, "python eval.py");
+	CHECK(gen(&js, &h, &s) == 0);
+	CHECK_CONTAINS(s.bootstrap, "\tdispatch_stages \\\n\t\t'python prep.py --in '\\''a b'\\''' \\\n"
+				    "\t\t'python train.py' \\\n\t\t'python eval.py'\n");
+	CHECK_CONTAINS(s.bootstrap, "dispatch_stage_file=\"${BASH_SOURCE[0]%/*}/stages.${dispatch_stage_file:-$DISPATCH_JOB_ID}\"\n");
+	CHECK_SHELLCHECK("stages bootstrap", s.bootstrap);
+	jobscript_release(&s);
+	jobspec_release(&js);
+}
+
 int main(void)
 {
 	test_sweep_plain();
 	test_launch();
+	test_stages();
 	test_run();
 	test_sweep();
 	test_login_families();
