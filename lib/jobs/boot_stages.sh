@@ -14,6 +14,7 @@ dispatch_stages() {
 	if [ "${SLURM_PROCID:-0}" = 0 ]; then
 		ds_first=1
 	fi
+	# shellcheck disable=SC2154 # dispatch_stage_file: set before (jobscript.c's boot_stages)
 	if [ -s "$dispatch_stage_file" ]; then
 		ds_from=$(awk '$2 == "exit" && $3 == 0 { split($1, a, "/"); d = a[1] } END { print d + 1 }' \
 			"$dispatch_stage_file" 2>/dev/null) || ds_from=1
