@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # bench/cp.sh [DISPATCH] [HOST]: dispatch cp against scp (and, for a tree, scp -r
-# and tar | ssh tar), both directions, near and far.
+# and tar | ssh tar), both directions, near and far; and a second cp -rpu of a synced
+# tree against rsync -a over ssh (BENCH_CASES=update).
 #
 # HOST (default box1) is an alias of the ssh_config in $DISPATCH_SSH_CONFIG (the
 # test bed's, from `eval "$(tests/testbed/up)"`), read by dispatch and by ssh/scp
@@ -21,7 +22,8 @@
 # near, BENCH_FAR_TREE_FILES 200 far: each small file costs round trips with every
 # tool), BENCH_REMOTE_DIR (/dev/shm/dispatch-cp-bench on HOST), BENCH_DIR
 # (/tmp/dispatch-cp-bench), BENCH_RELAY_PORT (first port for the relays, 39400),
-# BENCH_CASES ("file tree": which sources), BENCH_BASELINE (another dispatch binary,
+# BENCH_CASES ("file tree"; "update" adds the incremental case, BENCH_UPDATE_FILES
+# 2000), BENCH_BASELINE (another dispatch binary,
 # e.g. a copy of an older build: run as one more tool of each case, last in the
 # rotation, its copy checked as the others').
 # Needs: python3, GNU time, openssh-client.
@@ -189,6 +191,23 @@ for rtt in $RTTS; do
 			${BASE:+baseline "$B cp -r $H:$RDIR/o0 o3"}
 		diff -r "tree$N" o0 && diff -r "tree$N" o1 && diff -r "tree$N" o2 &&
 			{ [ -z "$BASE" ] || diff -r "tree$N" o3; }
+	fi
+	if has_case update; then
+		# the same tree of BENCH_UPDATE_FILES (2000) synced already, 10 files
+		# changed (bytes and time) before each run: each tool has a source of its
+		# own (tu0, tu1), so each sees its own 10
+		U=${BENCH_UPDATE_FILES:-2000}
+		make_tree "$U"
+		rm -rf tu0 tu1 && cp -a "tree$U" tu0 && cp -a "tree$U" tu1
+		$D cp -rpu tu0 "$H:$RDIR" >/dev/null
+		rsync -a -e "ssh -F $CFG ${SSHOPT[*]}" tu1/ "$H:$RDIR/tu1/"
+		# shellcheck disable=SC2016 # $1 is PREP's own argument
+		run_case "update, a tree of $U files, 10 changed, $where" \
+			'for k in 1 2 3 4 5 6 7 8 9 10; do f=$(printf "tu$1/d%03d/f%05d" $((k * 7 % 20)) $((k * 7 % 20 * 100 + k))); echo "$RANDOM" >>"$f"; done' \
+			"dispatch cp -rpu" "$D cp -rpu tu0 $H:$RDIR" \
+			"rsync -a over ssh" "rsync -a -e 'ssh -F $CFG ${SSHOPT[*]}' tu1/ $H:$RDIR/tu1/"
+		$R "cd $RDIR && find tu0 -type f | sed 's|^tu0/||' | sort | xargs md5sum" >sum.remote
+		(cd tu0 && find . -type f | sed 's|^./||' | sort | xargs md5sum) | diff - sum.remote
 	fi
 	rm -rf o0 o1 o2 o3
 	$R "rm -rf $RDIR"

@@ -15,7 +15,16 @@ static struct sftp_copy c;
 static const struct dp_option cp_options[] = {
 	OPT_BOOL('r', "recursive", &c.recursive, "copy directories and their contents"),
 	OPT_BOOL('p', "preserve", &c.preserve, "keep modes exactly (no umask) and modification times"),
+	OPT_BOOL('u', "update", &c.update, "skip files whose destination has the same size and modification time (times kept)"),
+	OPT_BOOL(0, "delete", &c.delete_extra, "with -r and --update: remove what the destination has that the source lacks"),
 	OPT_END,
+};
+
+static const struct dp_rule cp_rules[] = {
+	{ DP_REQUIRES, "--delete", "--update", "--delete removes what the source lacks: give --update "
+	  "too (the files that match are kept, not copied again)" },
+	{ DP_REQUIRES, "--delete", "-r", "--delete is for directories: give -r" },
+	{ 0 },
 };
 
 static volatile sig_atomic_t cancel;
@@ -30,9 +39,9 @@ struct cp_state {
 	bool bar;                       /* progress on the terminal */
 	double start, file_start, last_draw;
 	const char *file;               /* the file file_start is of (several are in flight) */
-	uint64_t files, bytes;
+	uint64_t files, bytes, skipped, removed;
 	unsigned failures;
-	cJSON *items;
+	cJSON *items, *deleted;
 };
 
 /* "data/x.bin   42%   420.0 MiB   95.2 MiB/s", redrawn at most 10 times a second */
@@ -72,12 +81,14 @@ static const char *type_name(enum sftp_item_type t)
 static void copied(void *data, const struct sftp_item *it)
 {
 	struct cp_state *st = data;
-	if (it->type == SFTP_FILE) {
+	if (it->skipped)
+		st->skipped++;
+	else if (it->type == SFTP_FILE) {
 		st->files++;
 		st->bytes += it->bytes;
 	}
 	_cleanup_free_ char *src = printable(it->src), *dest = printable(it->dest);
-	info_msg(st->ctx, "%s -> %s", src, dest);
+	info_msg(st->ctx, "%s -> %s%s", src, dest, it->skipped ? " (up to date: skipped)" : "");
 	if (!st->items)
 		return;
 	char mode[8];
@@ -88,7 +99,18 @@ static void copied(void *data, const struct sftp_item *it)
 	cJSON_AddStringToObject(o, "type", type_name(it->type));
 	cJSON_AddNumberToObject(o, "bytes", (double)it->bytes);
 	cJSON_AddStringToObject(o, "mode", mode);
+	cJSON_AddBoolToObject(o, "skipped", it->skipped);
 	cJSON_AddItemToArray(st->items, o);
+}
+
+static void removed(void *data, const char *dest, enum sftp_item_type type)
+{
+	struct cp_state *st = data;
+	st->removed++;
+	_cleanup_free_ char *shown = printable(dest);
+	info_msg(st->ctx, "deleted %s %s", type_name(type), shown);
+	if (st->deleted)
+		cJSON_AddItemToArray(st->deleted, cJSON_CreateString(dest));
 }
 
 static void failed(void *data, const struct dp_error *err)
@@ -157,10 +179,13 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		.bar = stderr_is_tty() && ctx->verbosity >= 0,
 		.start = monotonic_seconds(),
 	};
-	if (ctx->json)
+	if (ctx->json) {
 		st.items = cJSON_CreateArray();
+		st.deleted = cJSON_CreateArray();
+	}
 	c.progress = progress;
 	c.copied = copied;
+	c.removed = removed;
 	c.failed = failed;
 	c.data = &st;
 	c.cancel = &cancel;
@@ -183,6 +208,8 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 		cJSON *doc = cJSON_CreateObject();
 		cJSON_AddNumberToObject(doc, "files", (double)st.files);
 		cJSON_AddNumberToObject(doc, "bytes", (double)st.bytes);
+		cJSON_AddNumberToObject(doc, "skipped", (double)st.skipped);
+		cJSON_AddItemToObject(doc, "deleted", st.deleted);
 		cJSON_AddNumberToObject(doc, "seconds", (double)(long)((monotonic_seconds() - st.start) * 1000) / 1000);
 		cJSON_AddItemToObject(doc, "items", st.items);
 		json_print(doc);
@@ -199,12 +226,14 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_cp = {
 	.name = "cp",
 	.summary = "copy files and directories to or from a host (SFTP)",
-	.usage = "[-r] [-p] SRC... DEST",
+	.usage = "[-r] [-p] [-u [--delete]] SRC... DEST",
 	.description = "Copy files (and with -r, directories) between this machine and a host, "
 		       "over SFTP on one SSH connection. Exactly one side is remote, written "
 		       "HOST:PATH; remote paths are relative to the remote home. With several "
-		       "sources, DEST is a directory.",
+		       "sources, DEST is a directory. --update copies only what changed (size or "
+		       "modification time), --delete removes what the source no longer has.",
 	.opts = cp_options,
+	.rules = cp_rules,
 	.min_args = 2,
 	.max_args = -1,
 	.flags = CMD_WANTS_INVENTORY | CMD_NEEDS_SSH | CMD_NEEDS_SESSION,

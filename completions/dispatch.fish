@@ -29,6 +29,8 @@ complete -c dispatch -n __fish_use_subcommand -a wait -d 'wait until jobs end (o
 complete -c dispatch -n '__fish_seen_subcommand_from cancel' -s H -l host -x -a '(dispatch hosts --names 2>/dev/null)' -d 'the host of jobs given by bare ID (settles an ambiguous ID)'
 complete -c dispatch -n '__fish_seen_subcommand_from cp' -s r -l recursive -d 'copy directories and their contents'
 complete -c dispatch -n '__fish_seen_subcommand_from cp' -s p -l preserve -d 'keep modes exactly (no umask) and modification times'
+complete -c dispatch -n '__fish_seen_subcommand_from cp' -s u -l update -d 'skip files whose destination has the same size and modification time (times kept)'
+complete -c dispatch -n '__fish_seen_subcommand_from cp' -l delete -d 'with -r and --update  remove what the destination has that the source lacks'
 complete -c dispatch -n '__fish_seen_subcommand_from forward' -l background -d 'detach once the forward works, and print its PID'
 complete -c dispatch -n '__fish_seen_subcommand_from hostlist' -l expand -d 'one host a line, as scontrol show hostnames'
 complete -c dispatch -n '__fish_seen_subcommand_from hostlist' -l fold -d 'one hostlist for all the hosts, as scontrol show hostlist'

@@ -261,9 +261,17 @@ static int l_unlink(struct fs *fs, const char *path, struct dp_error *err)
 	return 0;
 }
 
+static int l_rmdir(struct fs *fs, const char *path, struct dp_error *err)
+{
+	(void)fs;
+	if (rmdir(path) < 0)
+		return local_err(err, "remove directory", path);
+	return 0;
+}
+
 static const struct fs_ops local_ops = {
 	l_stat, l_list, l_readlink, l_symlink, l_mkdir, l_open_read, l_read, l_close_read, l_open_temp,
-	l_write, l_finish, l_abandon, l_set_attrs, l_rename, l_unlink,
+	l_write, l_finish, l_abandon, l_set_attrs, l_rename, l_unlink, l_rmdir,
 };
 
 /* ---- the remote file system ---- */
@@ -675,9 +683,22 @@ static int r_unlink(struct fs *fs, const char *path, struct dp_error *err)
 	return 0;
 }
 
+static int r_rmdir(struct fs *fs, const char *path, struct dp_error *err)
+{
+	int rc;
+	if (fs->dead)
+		return dp_err(err, DPE_CONNECT, "connection lost");
+	NB(fs, rc, libssh2_sftp_rmdir_ex(fs->sftp, path, (unsigned)strlen(path)));
+	if (AGAIN(fs, rc))
+		return FS_AGAIN;
+	if (rc != 0)
+		return r_err(fs, err, "remove directory", path);
+	return 0;
+}
+
 static const struct fs_ops remote_ops = {
 	r_stat, r_list, r_readlink, r_symlink, r_mkdir, r_open_read, r_read, r_close_read, r_open_temp,
-	r_write, r_finish, r_abandon, r_set_attrs, r_rename, r_unlink,
+	r_write, r_finish, r_abandon, r_set_attrs, r_rename, r_unlink, r_rmdir,
 };
 
 /* ---- what a listing may hold ---- */
@@ -852,7 +873,8 @@ static struct fstat_ wanted(const struct copy *cp, const struct fstat_ *st)
 	want.mode &= 0777;
 	if (cp->to->ops == &local_ops)
 		want.mode &= ~cp->umask;
-	want.mtime = -1;
+	if (!cp->c->update)
+		want.mtime = -1; /* (--update keeps them: the next copy compares them) */
 	return want;
 }
 
@@ -867,9 +889,17 @@ static char *join(const char *dir, const char *name)
 static void done_item(struct copy *cp, const char *src, const char *dest, enum sftp_item_type type,
 		      uint64_t bytes, unsigned mode)
 {
-	struct sftp_item it = { src, dest, type, bytes, mode };
+	struct sftp_item it = { src, dest, type, bytes, mode, false };
 	if (cp->c->copied)
 		cp->c->copied(cp->c->data, &it);
+}
+
+/* --update: a regular file whose dest (d, its lstat; NULL: none) has its size and
+ * modification time is not copied again. */
+static bool up_to_date(const struct copy *cp, const struct fstat_ *st, const struct fstat_ *d)
+{
+	return cp->c->update && d && d->type == T_FILE && st->type == T_FILE &&
+	       d->size == st->size && d->mtime == st->mtime;
 }
 
 /* What a failed file left is removed: the temporary file, open or not. */
@@ -1239,7 +1269,60 @@ static void pool_close(struct pool *p)
 /* ---- the walk ---- */
 
 static int copy_item(struct copy *cp, const char *src, const char *dest, bool top,
-		     const struct fstat_ *known, bool fresh);
+		     const struct fstat_ *known, bool fresh, const struct fstat_ *dest_st);
+
+/* name's lstat in a listing of dir on the destination (dsts where the listing held
+ * them, else asked); false when it is not there. */
+static bool dest_entry(struct copy *cp, const char *dir, char **dnames, const struct fstat_ *dsts,
+		       const char *name, struct fstat_ *st)
+{
+	for (size_t k = 0; dnames && dnames[k]; k++) {
+		if (!streq(dnames[k], name))
+			continue;
+		if (dsts) {
+			*st = dsts[k];
+			return true;
+		}
+		_cleanup_free_ char *d = join(dir, name);
+		struct dp_error ignored;
+		return cp->to->ops->stat(cp->to, d, false, st, &ignored) == 0;
+	}
+	return false;
+}
+
+/* --delete: dest, which the source does not have, removed: a directory with what
+ * it holds, depth first, through no symbolic link (a link is removed, never
+ * followed); -1 only when the whole copy must stop. */
+static int remove_tree(struct copy *cp, const char *dest, const struct fstat_ *st)
+{
+	struct dp_error err = { 0 };
+	int r;
+	if (cp->stop || cancelled(cp))
+		return -1;
+	if (st->type == T_DIR) {
+		_cleanup_strv_free_ char **names = NULL, **refused = NULL;
+		_cleanup_free_ struct fstat_ *sts = NULL;
+		if (cp->to->ops->list(cp->to, dest, &names, &sts, &refused, &err) < 0)
+			return item_failed(cp, &err);
+		for (size_t i = 0; names && names[i]; i++) {
+			struct fstat_ in;
+			if (!dest_entry(cp, dest, names, sts, names[i], &in))
+				continue;
+			_cleanup_free_ char *d = join(dest, names[i]);
+			if (remove_tree(cp, d, &in) < 0)
+				return -1;
+		}
+		r = cp->to->ops->rmdir(cp->to, dest, &err);
+	} else {
+		r = cp->to->ops->unlink(cp->to, dest, &err);
+	}
+	if (r < 0)
+		return item_failed(cp, &err);
+	if (cp->c->removed)
+		cp->c->removed(cp->c->data, dest, st->type == T_DIR ? SFTP_DIR
+				: st->type == T_LINK ? SFTP_SYMLINK : SFTP_FILE);
+	return 0;
+}
 
 /* fresh: dest's parent was just made, so nothing is at dest. top: dest is what the
  * command line named. A local symbolic link where a directory goes is followed only
@@ -1272,10 +1355,27 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 	int made = cp->to->ops->mkdir(cp->to, dest, err);
 	if (made < 0)
 		return -1;
+	/* --update and --delete: what dest holds already, from one listing */
+	_cleanup_strv_free_ char **dnames = NULL, **drefused = NULL;
+	_cleanup_free_ struct fstat_ *dsts = NULL;
+	bool compare = (cp->c->update || cp->c->delete_extra) && made == 0;
+	if (compare && cp->to->ops->list(cp->to, dest, &dnames, &dsts, &drefused, err) < 0)
+		return -1;
 	for (size_t i = 0; names && names[i]; i++) {
 		_cleanup_free_ char *s = join(src, names[i]), *d = join(dest, names[i]);
-		if (copy_item(cp, s, d, false, sts ? &sts[i] : NULL, made == 1) < 0)
+		struct fstat_ dst_st;
+		bool have = compare && dest_entry(cp, dest, dnames, dsts, names[i], &dst_st);
+		if (copy_item(cp, s, d, false, sts ? &sts[i] : NULL, made == 1, have ? &dst_st : NULL) < 0)
 			return -2;      /* fatal, already recorded */
+	}
+	for (size_t k = 0; compare && cp->c->delete_extra && dnames && dnames[k]; k++) {
+		struct fstat_ dst_st;
+		if (strv_contains(names, dnames[k]) ||
+		    !dest_entry(cp, dest, dnames, dsts, dnames[k], &dst_st))
+			continue;
+		_cleanup_free_ char *d = join(dest, dnames[k]);
+		if (remove_tree(cp, d, &dst_st) < 0)
+			return -2;
 	}
 	struct fstat_ want = wanted(cp, st);
 	if (cp->pool) {         /* files of it may still be on their way: at the end */
@@ -1308,10 +1408,11 @@ static void set_dir_attrs(struct copy *cp)
 	free(cp->dirs);
 }
 
-/* Copies src to dest (st: src's lstat when known already); returns -1 only when the
- * whole copy must stop. */
+/* Copies src to dest (st: src's lstat when known already; dest_st: dest's, when the
+ * listing of its directory said, for --update); returns -1 only when the whole copy
+ * must stop. */
 static int copy_item(struct copy *cp, const char *src, const char *dest, bool top,
-		     const struct fstat_ *known, bool fresh)
+		     const struct fstat_ *known, bool fresh, const struct fstat_ *dest_st)
 {
 	struct dp_error err = { 0 };
 	struct fstat_ st;
@@ -1346,7 +1447,18 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 		if (r == -2)
 			return -1;
 		break;
-	case T_FILE:
+	case T_FILE: {
+		struct fstat_ cur;
+		struct dp_error ignored;
+		if (cp->c->update && top && !dest_st &&
+		    cp->to->ops->stat(cp->to, dest, true, &cur, &ignored) == 0)
+			dest_st = &cur;
+		if (up_to_date(cp, &st, dest_st)) {
+			struct sftp_item it = { src, dest, SFTP_FILE, 0, st.mode, true };
+			if (cp->c->copied)
+				cp->c->copied(cp->c->data, &it);
+			return 0;
+		}
 		/* one file alone goes on the walk's channel at once: a channel of its own
 		 * would cost three round trips first */
 		if (top && !cp->many)
@@ -1354,6 +1466,7 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 		else
 			pool_add(cp, job_new(cp, src, dest, &st, !fresh));
 		return cp->stop ? -1 : 0;
+	}
 	case T_OTHER:
 		r = dp_err(&err, DPE_FAIL, "skipping '%s%s': not a regular file", cp->from->name, src);
 		break;
@@ -1418,7 +1531,7 @@ static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const cha
 			d = xstrdup(dest);      /* "cp -r . host:dir" merges into dir */
 		else
 			d = join(dest, base);
-		if (copy_item(&cp, *s, d, true, NULL, false) < 0)
+		if (copy_item(&cp, *s, d, true, NULL, false, NULL) < 0)
 			break;
 	}
 	pool_drain(cp.pool);

@@ -31,11 +31,20 @@ struct sftp_item {
 	enum sftp_item_type type;
 	uint64_t bytes;                 /* regular files: the size copied */
 	unsigned mode;                  /* permission bits */
+	bool skipped;                   /* --update: dest had the same size and time */
 };
 
 struct sftp_copy {
 	bool recursive;                 /* directories too (cp -r); else they are refused */
 	bool preserve;                  /* modification and access times too (cp -p) */
+	bool update;                    /* skip a regular file whose dest has its size and
+					   modification time (the times are kept, so that
+					   the next copy can tell) */
+	bool delete_extra;              /* with update and recursive: remove what a copied
+					   directory's dest holds that its source does not
+					   (never through a symbolic link) */
+	/* Each thing delete_extra removed (a directory after what it held). */
+	void (*removed)(void *data, const char *dest, enum sftp_item_type type);
 	/* A regular file's progress: at its start (done 0), as data goes, at its end. */
 	void (*progress)(void *data, const char *src, uint64_t done, uint64_t total);
 	/* Each item once it is in place. */

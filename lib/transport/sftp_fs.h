@@ -56,6 +56,8 @@ struct fs_ops {
 	int (*set_attrs)(struct fs *fs, const char *path, const struct fstat_ *st, struct dp_error *err);
 	int (*rename)(struct fs *fs, const char *from, const char *to, struct dp_error *err);
 	int (*unlink)(struct fs *fs, const char *path, struct dp_error *err);
+	/* an empty directory (cp --delete) */
+	int (*rmdir)(struct fs *fs, const char *path, struct dp_error *err);
 };
 
 struct msftp;

@@ -30,7 +30,7 @@
 enum {
 	FXP_INIT = 1, FXP_VERSION = 2, FXP_OPEN = 3, FXP_CLOSE = 4, FXP_READ = 5, FXP_WRITE = 6,
 	FXP_LSTAT = 7, FXP_SETSTAT = 9, FXP_FSETSTAT = 10, FXP_OPENDIR = 11,
-	FXP_READDIR = 12, FXP_REMOVE = 13, FXP_MKDIR = 14, FXP_STAT = 17, FXP_RENAME = 18,
+	FXP_READDIR = 12, FXP_REMOVE = 13, FXP_MKDIR = 14, FXP_RMDIR = 15, FXP_STAT = 17, FXP_RENAME = 18,
 	FXP_READLINK = 19, FXP_SYMLINK = 20, FXP_STATUS = 101, FXP_HANDLE = 102,
 	FXP_DATA = 103, FXP_NAME = 104, FXP_ATTRS = 105, FXP_EXTENDED = 200,
 };
@@ -554,6 +554,16 @@ static int m_unlink(struct fs *fs, const char *path, struct dp_error *err)
 	return simple(fs, &sb, id, "remove", path, NULL, err);
 }
 
+static int m_rmdir(struct fs *fs, const char *path, struct dp_error *err)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (fs->dead)
+		return dp_err(err, DPE_CONNECT, "connection lost");
+	uint32_t id = begin(fs->msftp, &sb, FXP_RMDIR);
+	put_str(&sb, path);
+	return simple(fs, &sb, id, "remove directory", path, NULL, err);
+}
+
 /* As sftp.c's: OpenSSH's sftp-server takes the target first, as symlink(2); an
  * existing link or file there is replaced, as cp -r does. */
 static int m_symlink(struct fs *fs, const char *target, const char *path, struct dp_error *err)
@@ -832,7 +842,7 @@ static int m_rename(struct fs *fs, const char *from, const char *to, struct dp_e
 
 static const struct fs_ops mux_ops = {
 	m_stat, m_list, m_readlink, m_symlink, m_mkdir, m_open_read, m_read, m_close_read,
-	m_open_temp, m_write, m_finish, m_abandon, m_set_attrs, m_rename, m_unlink,
+	m_open_temp, m_write, m_finish, m_abandon, m_set_attrs, m_rename, m_unlink, m_rmdir,
 };
 
 /* ---- the session ---- */

@@ -8,7 +8,8 @@
 # names each file, the others arrive, exit 1, no temporary file left); servers that
 # allow 1 and 3 sessions (MaxSessions: the copy uses what it gets); and sshd killed
 # in the middle of a tree upload (exit 255, every file under its final name
-# complete). Shares t5200's test bed instance (DISPATCH_TESTBED_DIR=
+# complete); --update copies what changed only and --delete removes what the source
+# lacks (a symbolic link removed, never followed), both ways. Shares t5200's test bed instance (DISPATCH_TESTBED_DIR=
 # /tmp/dispatch-testbed-t5200 tests/testbed/down removes it).
 . "$(dirname "$0")/lib.sh"
 
@@ -73,6 +74,39 @@ test_expect_success '-p keeps the times of every file in a tree, both ways' '
 	find tree -type f -printf "%T@ %m\n" | sort | uniq -c >want.t && test_cmp want.t got &&
 	dispatch cp -rp box1:$R/timed timed &&
 	find timed -type f -printf "%T@ %m\n" | sort | uniq -c >got && test_cmp want.t got
+'
+
+test_expect_success '--update copies only what changed, both ways; --delete removes what the source lacks, never through a link' '
+	rm -rf inc && cp -a tree inc &&
+	dispatch --json cp -rp -u inc box1:$R >u1.json &&
+	dispatch --json cp -rp -u inc box1:$R >u2.json &&
+	python3 -c "import json; d = json.load(open(\"u2.json\")); assert d[\"files\"] == 0 and d[\"skipped\"] == 400, (d[\"files\"], d[\"skipped\"])" &&
+	f=$(cd inc && find . -type f | sort | head -n 10) &&
+	for x in $f; do echo changed >>"inc/$x" || exit 1; done &&
+	g=$(cd inc && find . -type f | sort | sed -n 11p) &&
+	rm "inc/$g" &&
+	dispatch run -H box1 -- "mkdir -p $R/outside && echo keep >$R/outside/precious && ln -s ../../outside $R/inc/d0/trap && mkdir $R/inc/extra && echo x >$R/inc/extra/y" &&
+	test_expect_code 2 dispatch cp -r --delete inc box1:$R 2>err &&
+	test_grep "give --update too" err &&
+	dispatch --json -v cp -rp -u --delete inc box1:$R >u3.json 2>u3.err &&
+	python3 - "$g" <<-\EOF &&
+	import json, sys
+	d = json.load(open("u3.json"))
+	assert d["files"] == 10 and d["skipped"] == 389, (d["files"], d["skipped"])
+	gone = sorted(x.split("/inc/", 1)[1] for x in d["deleted"])
+	assert gone == sorted(["d0/trap", "extra", "extra/y", sys.argv[1][2:]]), gone
+	EOF
+	test_grep "deleted symlink .*/inc/d0/trap" u3.err &&
+	test "$(dispatch run -H box1 -- "cat $R/outside/precious")" = keep &&
+	listing inc >want.inc && rlisting $R/inc >got && test_cmp want.inc got &&
+	mkdir down &&
+	dispatch --json cp -rp -u box1:$R/inc down >d1.json &&
+	dispatch --json cp -rp -u box1:$R/inc down >d2.json &&
+	python3 -c "import json; d = json.load(open(\"d2.json\")); assert d[\"files\"] == 0 and d[\"skipped\"] == 399, d[\"skipped\"]" &&
+	echo stray >down/inc/stray &&
+	dispatch --json cp -rp -u --delete box1:$R/inc down >d3.json &&
+	python3 -c "import json; d = json.load(open(\"d3.json\")); assert [x.rsplit(\"/\", 1)[1] for x in d[\"deleted\"]] == [\"stray\"], d[\"deleted\"]" &&
+	listing down/inc >got && test_cmp want.inc got
 '
 
 test_expect_success 'through ProxyJump both ways' '
