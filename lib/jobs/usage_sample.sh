@@ -118,10 +118,15 @@ dispatch_sample_idle() {
 	[ "${SLURM_NODEID:-0}" = 0 ] || return
 	votes=$(find "${ds_vote%/*}" -maxdepth 1 -name "idle-vote.$ds_key.*" 2>/dev/null | wc -l)
 	[ "$votes" -ge "${SLURM_JOB_NUM_NODES:-1}" ] || return
-	if [ $((ds_idle % 60)) = 0 ]; then
-		echo "idle: GPUs under $ds_below% for $((ds_idle / 60)) min" >"${ds_vote%/*}/idle.$ds_key"
-	else
-		echo "idle: GPUs under $ds_below% for $ds_idle s" >"${ds_vote%/*}/idle.$ds_key"
+	# written once, whole (a temporary file renamed): the sampler goes on until
+	# the bootstrap's end kills it, maybe in the middle of a write
+	if [ ! -f "${ds_vote%/*}/idle.$ds_key" ]; then
+		if [ $((ds_idle % 60)) = 0 ]; then
+			echo "idle: GPUs under $ds_below% for $((ds_idle / 60)) min"
+		else
+			echo "idle: GPUs under $ds_below% for $ds_idle s"
+		fi >"${ds_vote%/*}/.idle.$ds_key.$$" &&
+			mv -f -- "${ds_vote%/*}/.idle.$ds_key.$$" "${ds_vote%/*}/idle.$ds_key"
 	fi
 	kill -s TERM "$$" 2>/dev/null
 }
