@@ -311,6 +311,7 @@ static const struct dispatch_cmd dispatch_cmd_notebook_attach = {
 
 static const struct dispatch_cmd *const notebook_subcommands[] = {
 	&dispatch_cmd_notebook_attach,
+	&dispatch_cmd_notebook_sync,
 	NULL,
 };
 
@@ -323,7 +324,8 @@ const struct dispatch_cmd dispatch_cmd_notebook = {
 		"Submits a job with the repository's code (as submit-packed) that starts a Jupyter\n"
 		"server on the node it gets, waits until the server answers, forwards a local\n"
 		"port to it through the login node and prints the URL with its token. Ctrl-C\n"
-		"ends the tunnel and asks whether to cancel the job. 'attach JOB' re-opens it.",
+		"ends the tunnel and asks whether to cancel the job. 'attach JOB' re-opens it;\n"
+		"'sync JOB' sends the work tree's changes into its code.",
 	.opts = notebook_options,
 	.rules = notebook_rules,
 	.min_args = 0,

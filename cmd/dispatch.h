@@ -268,6 +268,7 @@ int host_exec_capture(const struct dp_ctx *ctx, const char *host, const char *co
 extern const struct dispatch_cmd dispatch_cmd_hosts_show;
 extern const struct dispatch_cmd dispatch_cmd_hosts_discover;
 extern const struct dispatch_cmd dispatch_cmd_hosts_resolve;
+extern const struct dispatch_cmd dispatch_cmd_notebook_sync;
 
 /* cmd/hosts-show.c: a plain host's (or a node's) GPU health and XID lines, as hosts
  * show --health and top --health print them. */

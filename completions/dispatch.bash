@@ -265,8 +265,14 @@ _dispatch() {
 		--timeout)
 			COMPREPLY=()
 			return ;;
+		--repo)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return ;;
+		-H|--host)
+			COMPREPLY=($(compgen -W "$(_dispatch_hosts)" -- "$cur"))
+			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' attach -H --host --solve --check --no-check --cluster --exclude-cluster -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --idle-timeout --stage --launch --sbatch-script --idle-below --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' attach sync -H --host --solve --check --no-check --cluster --exclude-cluster -J --job-name -p --partition -N --nodes -n --ntasks --ntasks-per-node -c --cpus-per-task --mem --mem-per-cpu -t --time -o --output -e --error -D --chdir -d --dependency --exclusive -C --constraint -A --account --qos -x --exclude -a --array --signal --requeue --gpus --gpus-per-node --chip --gpu-share --env --module --uv-group --setup --sbatch --extract-to --container-image --container-mounts --container-workdir --no-container --max-restarts --restart-on --stop-signal --grace --sweep --sweep-file --max-parallel --sample --idle-timeout --stage --launch --sbatch-script --idle-below --repo --ref --dirty --port --cancel-on-exit --timeout --detach --port --cancel-on-exit --timeout --repo -H --host -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	queue)
 		case $prev in

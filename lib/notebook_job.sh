@@ -6,6 +6,8 @@
 # token go to a new directory (0700, a random name: mktemp fails rather than reuse one
 # that another user made).
 
+# where the code is, for dispatch notebook sync (next to the bootstrap: the stage dir)
+printf '%s\n' "${DISPATCH_CODE_DIR:-$PWD}" >"${BASH_SOURCE[0]%/*}/code_dir" 2>/dev/null || true
 dnb_py=$(command -v python3 || command -v python) || {
 	echo "dispatch notebook: no python3 on $(hostname)'s PATH" >&2; exit 127; }
 dnb_port=$("$dnb_py" -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])') || exit 1

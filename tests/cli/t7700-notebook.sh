@@ -133,6 +133,13 @@ test_expect_success 'through an OpenSSH master: --detach, then attach via the ma
 	jupyter_cell "$(head -1 m.out)" "$CELL" >cell &&
 	case "$(cut -d" " -f1 cell)" in node1|node2) ;; *) exit 1 ;; esac &&
 	test_grep "hpc: via master $TRASH/cm/hpc" m.verbose &&
+	# notebook sync on SLURM: into the code on the compute node (srun --overlap)
+	echo "print(5)" >repo/main.py &&
+	(cd repo && DISPATCH_SSH_CONFIG=$TRASH/mux_config dispatch notebook sync "$job") >sync.out &&
+	test_grep "^$job: 1 file changed since" sync.out &&
+	jupyter_cell "$(head -1 m.out)" "print(open(\"main.py\").read().strip())" >cell &&
+	test "$(cat cell)" = "print(5)" &&
+	git -C repo checkout -q main.py &&
 	! grep "logged in" m.verbose &&
 	kill -INT "$pid" && until_gone "$pid" &&
 	until_state "$job" CANCELLED

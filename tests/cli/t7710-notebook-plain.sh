@@ -5,7 +5,8 @@
 # screenshot (kept under the build dir, the path printed); clients that reset their
 # connection mid-answer do not end the tunnel (SIGPIPE); SIGINT with
 # --cancel-on-exit cancels the job and leaves nothing behind; on a real terminal
-# Ctrl-C asks, and y cancels. A server that exits before it answers is reported
+# Ctrl-C asks, and y cancels; notebook sync sends the work tree's changes into the
+# running job's code (an edit made there named, nothing applied). A server that exits before it answers is reported
 # with its status and log (exit 1); a busy --port submits nothing. The SLURM host:
 # t7700.
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +56,28 @@ test_expect_success 'clients that hang up mid-answer end only their own connecti
 	kill -0 "$(cat box.pid)" &&
 	jupyter_cell "$url" "print(6 * 7)" >cell &&
 	test "$(cat cell)" = 42
+'
+
+test_expect_success 'notebook sync: the work tree since the job commit reaches the kernel; a file edited there is named' '
+	job=$(cat box.job) && url=$(head -1 boxatt.out) &&
+	echo "print(2)" >repo/main.py && echo "new" >repo/added.txt &&
+	(cd repo && dispatch notebook sync "$job") >sync.out &&
+	test_grep "^$job: 2 files changed since [0-9a-f]\{12\}, in its code now$" sync.out &&
+	jupyter_cell "$url" "print(open(\"main.py\").read().strip(), open(\"added.txt\").read().strip())" >cell &&
+	test "$(cat cell)" = "print(2) new" &&
+	rm repo/added.txt && echo "print(3)" >repo/main.py &&
+	(cd repo && dispatch --json notebook sync "$job") >sync.json &&
+	test "$(jget sync.json "d[\"files\"]")" = 1 &&
+	jupyter_cell "$url" "import os; print(open(\"main.py\").read().strip(), os.path.exists(\"added.txt\"))" >cell &&
+	test "$(cat cell)" = "print(3) False" &&
+	jupyter_cell "$url" "open(\"main.py\", \"w\").write(\"print(99)\\n\")" >/dev/null &&
+	echo "print(4)" >repo/main.py &&
+	(cd repo && test_expect_code 1 dispatch notebook sync "$job") 2>sync.err &&
+	test_grep "changed on .* since the last sync" sync.err &&
+	test_grep "main.py" sync.err &&
+	jupyter_cell "$url" "print(open(\"main.py\").read().strip())" >cell &&
+	test "$(cat cell)" = "print(99)" &&
+	git -C repo checkout -q main.py
 '
 
 test_expect_success 'box1: SIGINT with --cancel-on-exit: job CANCELLED, nothing left' '

@@ -11,6 +11,7 @@
 #include "base/sha256.h"
 #include "code/snapshot.h"
 #include "base/strbuf.h"
+#include "code/worktree_patch.h"
 #include "unit.h"
 
 static int fail_after_first(void *arg, const void *buf, size_t len)
@@ -84,6 +85,65 @@ static void check_export_ignore(const char *dir, enum snapshot_mode mode)
 	free(tar);
 	strbuf_release(&gz);
 	strbuf_release(&names);
+}
+
+/* The work tree since a commit as a patch (lib/code/worktree_patch.h): an edit, a
+ * deletion, an untracked file and a binary one, which git apply puts on a copy of
+ * the commit's files (outside any repository, as on a node); an ignored file left
+ * out; nothing changed: an empty patch. */
+static void test_worktree_patch(void)
+{
+	char dir[] = "/tmp/dispatch-test-wpatch.XXXXXX";
+	if (!mkdtemp(dir))
+		return;
+	_cleanup_free_ char *setup = xasprintf(
+		"cd '%s' && export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 && mkdir repo && cd repo && git init -q && "
+		"printf 'a\\n' >a.txt && printf 'b\\n' >b.txt && printf '*.log\\n' >.gitignore && git add . && "
+		"git -c user.name=t -c user.email=t@example.com commit -q -m one && git rev-parse HEAD >../head && "
+		"git archive HEAD | (mkdir ../node && tar -C ../node -xf -)", dir);
+	CHECK_INT(system(setup), 0);
+	_cleanup_free_ char *repo = xasprintf("%s/repo", dir), *headf = xasprintf("%s/head", dir);
+	size_t n;
+	_cleanup_free_ char *head = read_file(headf, &n);
+	if (!head)
+		return;
+	head[40] = '\0';
+	struct strbuf patch = STRBUF_INIT;
+	size_t files = 99;
+	struct dp_error err = { 0 };
+	CHECK_INT(worktree_patch(repo, head, &patch, &files, &err), 0);
+	CHECK_INT(files, 0);
+	CHECK_INT(patch.len, 0);
+	_cleanup_free_ char *edit = xasprintf(
+		"cd '%s/repo' && printf 'a2\\n' >a.txt && rm b.txt && mkdir -p new && printf 'n\\n' >new/c.txt && "
+		"printf '\\000\\001\\002' >bin.dat && printf 'x\\n' >skip.log", dir);
+	CHECK_INT(system(edit), 0);
+	CHECK_INT(worktree_patch(repo, head, &patch, &files, &err), 0);
+	CHECK_INT(files, 4);
+	CHECK_CONTAINS(patch.buf, "diff --git a/new/c.txt b/new/c.txt\nnew file mode 100644\n");
+	CHECK_CONTAINS(patch.buf, "deleted file mode 100644");
+	CHECK_CONTAINS(patch.buf, "GIT binary patch");
+	CHECK(!strstr(patch.buf, "skip.log"));
+	_cleanup_free_ char *pf = xasprintf("%s/p", dir);
+	FILE *f = fopen(pf, "w");
+	if (f) {
+		fwrite(patch.buf, 1, patch.len, f);
+		fclose(f);
+	}
+	_cleanup_free_ char *apply = xasprintf(
+		"cd '%s/node' && GIT_CEILING_DIRECTORIES='%s' git apply '%s' && cat a.txt new/c.txt && "
+		"test ! -e b.txt && cmp bin.dat ../repo/bin.dat", dir, dir, pf);
+	int st;
+	_cleanup_free_ char *out = unit_output(apply, &st);
+	CHECK_INT(st, 0);
+	CHECK_STR(out, "a2\nn\n");
+	CHECK_INT(worktree_patch("/", head, &patch, &files, &err), -1);
+	CHECK_INT(err.kind, DPE_INPUT);
+	CHECK_INT(worktree_patch(repo, "0123456789012345678901234567890123456789", &patch, &files, &err), -1);
+	CHECK_CONTAINS(err.msg, "is not in");
+	strbuf_release(&patch);
+	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", dir);
+	CHECK_INT(system(rm), 0);
 }
 
 int main(void)
@@ -169,6 +229,7 @@ int main(void)
 
 	strbuf_release(&gz);
 	strbuf_release(&gz1);
+	test_worktree_patch();
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", dir);
 	CHECK_INT(system(rm), 0);
 	return unit_done();
