@@ -206,8 +206,8 @@ for rtt in $RTTS; do
 			'for k in 1 2 3 4 5 6 7 8 9 10; do f=$(printf "tu$1/d%03d/f%05d" $((k * 7 % 20)) $((k * 7 % 20 * 100 + k))); echo "$RANDOM" >>"$f"; done' \
 			"dispatch cp -rpu" "$D cp -rpu tu0 $H:$RDIR" \
 			"rsync -a over ssh" "rsync -a -e 'ssh -F $CFG ${SSHOPT[*]}' tu1/ $H:$RDIR/tu1/"
-		$R "cd $RDIR && find tu0 -type f | sed 's|^tu0/||' | sort | xargs md5sum" >sum.remote
-		(cd tu0 && find . -type f | sed 's|^./||' | sort | xargs md5sum) | diff - sum.remote
+		$R "cd $RDIR/tu0 && find . -type f | sort | xargs md5sum" >sum.remote
+		(cd tu0 && find . -type f | sort | xargs md5sum) | diff - sum.remote
 	fi
 	rm -rf o0 o1 o2 o3
 	$R "rm -rf $RDIR"

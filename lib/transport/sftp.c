@@ -819,6 +819,7 @@ struct pool {
 struct dir_attrs {
 	char *src, *dest;
 	struct fstat_ want;
+	bool as_is;             /* --update: the directory has them already */
 };
 
 struct copy {
@@ -831,6 +832,8 @@ struct copy {
 	size_t ndirs;
 	unsigned umask;                 /* the process's, which a download applies without -p */
 	int result;                     /* 0, or the first failure, in first_err */
+	unsigned long writes;           /* entries made or removed so far (a directory that
+					   had one changes its time: --update sets it again) */
 	struct dp_error first_err;
 };
 
@@ -892,6 +895,16 @@ static void done_item(struct copy *cp, const char *src, const char *dest, enum s
 	struct sftp_item it = { src, dest, type, bytes, mode, false };
 	if (cp->c->copied)
 		cp->c->copied(cp->c->data, &it);
+}
+
+/* --update: a symbolic link whose dest is a link to the same target is left. */
+static bool up_to_date_link(struct copy *cp, const char *target, const struct fstat_ *d,
+			    const char *dest)
+{
+	_cleanup_free_ char *there = NULL;
+	struct dp_error ignored;
+	return cp->c->update && d && d->type == T_LINK &&
+	       cp->to->ops->readlink(cp->to, dest, &there, &ignored) == 0 && streq(there, target);
 }
 
 /* --update: a regular file whose dest (d, its lstat; NULL: none) has its size and
@@ -1318,6 +1331,7 @@ static int remove_tree(struct copy *cp, const char *dest, const struct fstat_ *s
 	}
 	if (r < 0)
 		return item_failed(cp, &err);
+	cp->writes++;
 	if (cp->c->removed)
 		cp->c->removed(cp->c->data, dest, st->type == T_DIR ? SFTP_DIR
 				: st->type == T_LINK ? SFTP_SYMLINK : SFTP_FILE);
@@ -1330,7 +1344,7 @@ static int remove_tree(struct copy *cp, const char *dest, const struct fstat_ *s
  * link of another source merged into the same directory), so that nothing a server
  * lists can lead a download out of its destination. */
 static int copy_dir(struct copy *cp, const char *src, const char *dest, const struct fstat_ *st,
-		    bool fresh, bool top, struct dp_error *err)
+		    bool fresh, bool top, const struct fstat_ *dest_st, struct dp_error *err)
 {
 	_cleanup_strv_free_ char **names = NULL, **refused = NULL;
 	_cleanup_free_ struct fstat_ *sts = NULL;
@@ -1339,7 +1353,10 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 	bool local = cp->to->ops == &local_ops;
 	bool follow = !local || top;
 
-	if ((!fresh || local) && cp->to->ops->stat(cp->to, dest, follow, &dst, &e2) == 0 &&
+	/* --update: the parent's listing said dest is a directory already (no stat, no
+	 * mkdir: round trips a far host would count) */
+	bool known = dest_st && dest_st->type == T_DIR && !top;
+	if (!known && (!fresh || local) && cp->to->ops->stat(cp->to, dest, follow, &dst, &e2) == 0 &&
 	    dst.type != T_DIR)
 		return dp_err(err, DPE_FAIL, "cannot overwrite non-directory '%s%s' with directory '%s%s'",
 			      cp->to->name, dest, cp->from->name, src);
@@ -1352,9 +1369,10 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 		if (item_failed(cp, &e2) < 0)
 			return -2;
 	}
-	int made = cp->to->ops->mkdir(cp->to, dest, err);
+	int made = known ? 0 : cp->to->ops->mkdir(cp->to, dest, err);
 	if (made < 0)
 		return -1;
+	unsigned long writes = cp->writes + (made == 1);
 	/* --update and --delete: what dest holds already, from one listing */
 	_cleanup_strv_free_ char **dnames = NULL, **drefused = NULL;
 	_cleanup_free_ struct fstat_ *dsts = NULL;
@@ -1378,12 +1396,16 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 			return -2;
 	}
 	struct fstat_ want = wanted(cp, st);
+	/* --update: a directory whose mode and time are the wanted ones already (a file
+	 * renamed into it changes its time) */
+	bool as_is = known && cp->c->update && cp->writes == writes && dest_st->mode == want.mode &&
+		     want.mtime >= 0 && dest_st->mtime == want.mtime;
 	if (cp->pool) {         /* files of it may still be on their way: at the end */
 		cp->dirs = xrealloc(cp->dirs, (cp->ndirs + 1) * sizeof(*cp->dirs));
-		cp->dirs[cp->ndirs++] = (struct dir_attrs){ xstrdup(src), xstrdup(dest), want };
+		cp->dirs[cp->ndirs++] = (struct dir_attrs){ xstrdup(src), xstrdup(dest), want, as_is };
 		return 0;
 	}
-	if (cp->to->ops->set_attrs(cp->to, dest, &want, err) < 0)
+	if (!as_is && cp->to->ops->set_attrs(cp->to, dest, &want, err) < 0)
 		return -1;
 	done_item(cp, src, dest, SFTP_DIR, 0, want.mode);
 	return 0;
@@ -1398,7 +1420,7 @@ static void set_dir_attrs(struct copy *cp)
 		struct dp_error err = { 0 };
 		if (cp->stop)
 			;
-		else if (cp->to->ops->set_attrs(cp->to, d->dest, &d->want, &err) < 0)
+		else if (!d->as_is && cp->to->ops->set_attrs(cp->to, d->dest, &d->want, &err) < 0)
 			item_failed(cp, &err);
 		else
 			done_item(cp, d->src, d->dest, SFTP_DIR, 0, d->want.mode);
@@ -1432,8 +1454,13 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 	case T_LINK: {
 		_cleanup_free_ char *target = NULL;
 		r = cp->from->ops->readlink(cp->from, src, &target, &err);
+		if (r == 0 && up_to_date_link(cp, target, dest_st, dest)) {
+			done_item(cp, src, dest, SFTP_SYMLINK, 0, st.mode);
+			break;
+		}
 		if (r == 0)
 			r = cp->to->ops->symlink(cp->to, target, dest, &err);
+		cp->writes++;
 		if (r == 0)
 			done_item(cp, src, dest, SFTP_SYMLINK, 0, st.mode);
 		break;
@@ -1443,7 +1470,7 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 			r = dp_err(&err, DPE_FAIL, "omitting directory '%s%s' (use -r to copy directories)",
 				   cp->from->name, src);
 		else
-			r = copy_dir(cp, src, dest, &st, fresh, top, &err);
+			r = copy_dir(cp, src, dest, &st, fresh, top, dest_st, &err);
 		if (r == -2)
 			return -1;
 		break;
@@ -1459,6 +1486,7 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 				cp->c->copied(cp->c->data, &it);
 			return 0;
 		}
+		cp->writes++;
 		/* one file alone goes on the walk's channel at once: a channel of its own
 		 * would cost three round trips first */
 		if (top && !cp->many)

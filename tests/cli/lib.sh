@@ -245,3 +245,17 @@ node_pids() {
 		[ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" != "$ino" ] || echo "${p#/proc/}"
 	done
 }
+
+# ledger_jobs_cancelled_at_exit: a file that submits with DISPATCH_STATE_DIR set
+# cancels every job of its ledger when it ends, whatever happened (a hung job would
+# hold the test bed's nodes for the files after it), then removes $TRASH (the EXIT
+# trap above, which this one replaces). ledger_log JOB: the log the
+# ledger recorded for JOB (ID@HOST).
+ledger_jobs_cancelled_at_exit() {
+	trap 'jobs=$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select job_id || \"@\" || host from jobs" 2>/dev/null)
+		[ -z "$jobs" ] || dispatch cancel $jobs >/dev/null 2>&1
+		rm -rf "$TRASH"' EXIT
+}
+ledger_log() {
+	cat "$(sqlite3 "$DISPATCH_STATE_DIR/ledger.db" "select log_path from jobs where job_id = \"${1%@*}\"")"
+}

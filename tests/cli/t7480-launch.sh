@@ -36,23 +36,13 @@ test_expect_success 'option errors exit 2 before any host is asked' '
 testbed_up
 export DISPATCH_STATE_DIR="$TRASH/state"
 DB=$DISPATCH_STATE_DIR/ledger.db
-# every job this file submits, cancelled at the end whatever happened (a hung MPI
-# job would hold both nodes for the files after this one)
-cleanup_t7480() {
-	jobs=$(sqlite3 "$DB" "select job_id || \"@\" || host from jobs" 2>/dev/null)
-	[ -z "$jobs" ] || dispatch cancel $jobs >/dev/null 2>&1
-}
-trap cleanup_t7480 EXIT
-# log JOB: the job log the ledger recorded
-log() {
-	cat "$(sqlite3 "$DB" "select log_path from jobs where job_id = \"${1%@hpc}\"")"
-}
+ledger_jobs_cancelled_at_exit
 
 test_expect_success 'per-node: srun in the command fails at once and says what to do' '
 	job=$(dispatch submit -H hpc -p cpu -N 2 -- "srun hostname") &&
 	test_expect_code 1 dispatch wait --timeout 120 "$job" >w &&
 	test_grep "FAILED exit 1" w &&
-	log "$job" >out &&
+	ledger_log "$job" >out &&
 	test_grep "srun inside the command waits forever here" out &&
 	test_grep "Submit with --launch once" out
 '
@@ -60,7 +50,7 @@ test_expect_success 'per-node: srun in the command fails at once and says what t
 test_expect_success 'per-node: srun --overlap shares the step and goes through' '
 	job=$(dispatch submit -H hpc -p cpu -- "srun --overlap -n 1 echo overlap-ok") &&
 	dispatch wait --timeout 120 "$job" >/dev/null &&
-	log "$job" >out &&
+	ledger_log "$job" >out &&
 	test_grep "^overlap-ok$" out
 '
 
@@ -68,7 +58,7 @@ test_expect_success '--launch once: the command once, its srun on both nodes, th
 	job=$(dispatch submit -H hpc -p cpu -N 2 --ntasks-per-node 2 --launch once -- \
 		"cat \"\$DISPATCH_HOSTFILE\"; echo batch-on-\$(hostname); srun hostname | sort") &&
 	dispatch wait --timeout 120 "$job" >/dev/null &&
-	log "$job" >out &&
+	ledger_log "$job" >out &&
 	cat >expect <<-\EOF &&
 	node1 slots=2
 	node2 slots=2
@@ -90,7 +80,7 @@ test_expect_success '--launch once: the packed code is where srun tasks on every
 	dispatch wait --timeout 120 "$job" >/dev/null &&
 	stage=$(sqlite3 "$DB" "select script_path from jobs where job_id = \"${job%@hpc}\"") &&
 	stage=${stage%/*} &&
-	log "$job" >out &&
+	ledger_log "$job" >out &&
 	# the code under the stage dir (shared by the nodes), not a node-local TMPDIR
 	sed -n "1s|^code $stage/once\.[A-Za-z0-9]*/code$|under-stage|p" out >where &&
 	echo under-stage >expect && test_cmp expect where &&
@@ -111,7 +101,7 @@ test_expect_success '--launch once: an MPI job across both nodes through DISPATC
 	job=$(dispatch submit -H hpc -p cpu -N 2 -t 3 --launch once -- \
 		"mpirun --mca btl_tcp_if_include eth0 --hostfile \"\$DISPATCH_HOSTFILE\" python3 -c $(printf %q "$(cat mpi.py)")") &&
 	dispatch wait --timeout 180 "$job" >/dev/null &&
-	log "$job" | grep "^rank" | sort >out &&
+	ledger_log "$job" | grep "^rank" | sort >out &&
 	printf "rank 0 of 2 on node1 sum 3\nrank 1 of 2 on node2 sum 3\n" >expect &&
 	test_cmp expect out
 '
@@ -135,7 +125,7 @@ test_expect_success '--sbatch-script: a migration guide style script runs, waite
 	job=$(dispatch submit -H hpc -J override --sbatch-script train.sbatch) &&
 	dispatch wait --timeout 120 "$job" >w &&
 	test_grep "COMPLETED exit 0" w &&
-	log "$job" >out &&
+	ledger_log "$job" >out &&
 	printf "batch lr 0.001\ntask 0 on node1 gpu 0\ntask 1 on node2 gpu 0\n" >expect &&
 	test_cmp expect out &&
 	test "$(sqlite3 "$DB" "select name from jobs where job_id = \"${job%@hpc}\"")" = override &&

@@ -19,21 +19,14 @@ test_expect_success 'refused: --stage with a sweep; a job file stages must be co
 testbed_up
 export DISPATCH_STATE_DIR="$TRASH/state"
 DB=$DISPATCH_STATE_DIR/ledger.db
-cleanup_t7490() {
-	jobs=$(sqlite3 "$DB" "select job_id || \"@\" || host from jobs" 2>/dev/null)
-	[ -z "$jobs" ] || dispatch cancel $jobs >/dev/null 2>&1
-}
-trap cleanup_t7490 EXIT
-log() {
-	cat "$(sqlite3 "$DB" "select log_path from jobs where job_id = \"${1%@*}\"")"
-}
+ledger_jobs_cancelled_at_exit
 
 test_expect_success 'SLURM, two nodes: stage 2 of 3 fails; wait and status say so; the log marks each' '
 	job=$(dispatch submit -H hpc -p cpu -N 2 --stage "echo prep-\$(hostname)" \
 		--stage "echo train-\$(hostname); exit 3" --stage "echo eval") &&
 	test_expect_code 1 dispatch wait --timeout 120 "$job" >w &&
 	test_grep "^$job FAILED exit 3 .*: in stage 2/3: its script exited with code 3" w &&
-	log "$job" >out &&
+	ledger_log "$job" >out &&
 	test "$(grep -c "^dispatch-stage 1/3 start$" out)" = 2 &&
 	test "$(grep -c "^dispatch-stage 1/3 exit 0$" out)" = 2 &&
 	test "$(grep -c "^dispatch-stage 2/3 exit 3$" out)" = 2 &&
@@ -52,7 +45,7 @@ test_expect_success 'a run resumes at the interrupted stage: the stages before i
 		--stage "cat $u.ones") &&
 	dispatch wait --timeout 120 "$job" >w &&
 	test_grep "COMPLETED exit 0 attempt 2/2" w &&
-	log "$job" >out &&
+	ledger_log "$job" >out &&
 	cat >expect <<-\EOF &&
 	dispatch-stage 1/3 start
 	dispatch-stage 1/3 exit 0
@@ -76,7 +69,7 @@ test_expect_success 'a job file stages: list, then the command: the last stage' 
 	printf "stages:\n  - echo first\n  - echo second\ncommand: echo last\n" >j.yaml &&
 	job=$(dispatch submit -H box1 -f j.yaml) &&
 	dispatch wait --timeout 60 "$job" >/dev/null &&
-	log "$job" | grep -v "^dispatch-stage" >out &&
+	ledger_log "$job" | grep -v "^dispatch-stage" >out &&
 	printf "first\nsecond\nlast\n" >expect &&
 	test_cmp expect out &&
 	test "$(sqlite3 "$DB" "select name from jobs where job_id = \"${job%@*}\"")" = echo
