@@ -57,7 +57,11 @@ static bool only_any_safe(const char *text)
 			p++;
 			continue;
 		}
-		printf("# unsafe character %d at %zu of \"%.80s\"\n", c, (size_t)(p - text), text);
+		/* (the text on one line: a TAP comment that a newline would break) */
+		printf("# unsafe character %d at %zu of \"", c, (size_t)(p - text));
+		for (const char *q = text; *q && q - text < 80; q++)
+			printf(*q == '\n' ? "\\n" : "%c", *q);
+		printf("\"\n");
 		return false;
 	}
 	return true;
