@@ -133,7 +133,8 @@ test_expect_success '--json: files, bytes, seconds and every item' '
 	python3 - out "$R" <<-\EOF
 	import json, sys
 	doc = json.load(open(sys.argv[1]))
-	assert set(doc) == {"files", "bytes", "seconds", "items"}, doc
+	assert set(doc) == {"files", "bytes", "skipped", "deleted", "seconds", "items"}, doc
+	assert doc["skipped"] == 0 and doc["deleted"] == [], doc
 	assert doc["files"] == 4 and doc["bytes"] == 6 + 19 + 3000000, doc
 	items = {i["src"]: i for i in doc["items"]}
 	run = items["tree/sub/run.sh"]
