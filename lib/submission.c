@@ -58,18 +58,21 @@ static int prepare_tasks(const struct submission_job *job, struct submission *su
 	return 0;
 }
 
+static int scripts_for(const struct submission_job *job, struct submission *sub,
+		       unsigned long nonce, struct dp_error *err);
+
 int submission_prepare(const struct submission_job *job, struct submission *sub,
 		       struct dp_error *err)
 {
 	memset(sub, 0, sizeof(*sub));
 	strbuf_init(&sub->remote_err);
-	_cleanup_free_ char *share = jobscript_share_dir(job->host);
-	/* The stage dir's nonce comes from the token: unique across machines. */
+	/* The stage dir's nonce comes from the token (make_dirs takes another when the
+	 * name is taken: 16 bits, two submissions in one second may draw the same). */
 	sub->token = ledger_new_token();
-	unsigned long nonce = strtoul(sub->token + strlen(sub->token) - 4, NULL, 16);
-	sub->stage = jobscript_stage_name(job->spec->job_name, time(NULL),
-					  job->dry_run ? (unsigned long)getpid() : nonce);
-	sub->bootstrap_path = xasprintf("%s/%s/bootstrap.sh", share, sub->stage);
+	unsigned long nonce = job->dry_run ? (unsigned long)getpid()
+			      : strtoul(sub->token + strlen(sub->token) - 4, NULL, 16);
+	sub->nonce = nonce;
+	sub->stage = jobscript_stage_name(job->spec->job_name, time(NULL), nonce);
 	if (job->run_id)
 		sub->run_id = xstrdup(job->run_id);
 	else if (jobspec_is_run(job->spec))
@@ -90,6 +93,24 @@ int submission_prepare(const struct submission_job *job, struct submission *sub,
 			return dp_err(err, DPE_INPUT, "no task of the sweep to submit");
 	}
 	sub->code_uploaded = job->code && job->code_sha256 && job->code_len > SUBMISSION_EMBED_MAX;
+	return scripts_for(job, sub, nonce, err);
+}
+
+/* The stage's name from nonce (and the time now), its tasks' ids, and the scripts,
+ * which name the stage's path; again with another nonce when the name is taken. */
+static int scripts_for(const struct submission_job *job, struct submission *sub,
+		       unsigned long nonce, struct dp_error *err)
+{
+	_cleanup_free_ char *share = jobscript_share_dir(job->host);
+	free(sub->stage);
+	free(sub->bootstrap_path);
+	jobscript_release(&sub->js);
+	sub->stage = jobscript_stage_name(job->spec->job_name, time(NULL), nonce);
+	sub->bootstrap_path = xasprintf("%s/%s/bootstrap.sh", share, sub->stage);
+	for (size_t i = 0; i < sub->ntasks; i++) {
+		free(sub->tasks[i].id);
+		sub->tasks[i].id = xasprintf("%s-%zu", sub->stage, sub->tasks[i].index);
+	}
 	_cleanup_free_ char *code_path = sub->code_uploaded
 		? xasprintf("%s/code/%s.tar.gz", share, job->code_sha256) : NULL;
 	struct jobscript_target t = {
@@ -180,14 +201,17 @@ static void dirs_command(struct strbuf *sb, const struct submission_job *job,
 	_cleanup_free_ char *log = cluster_log(job->host);
 	container_preflight_command(sb, job->spec, job->host);
 	strbuf_adds(sb, "umask 077\nmkdir -p -- ");
-	jobscript_quote_path(sb, stage);
-	strbuf_addch(sb, ' ');
 	jobscript_quote_path(sb, code);
 	strbuf_addch(sb, ' ');
 	jobscript_quote_path(sb, work);
 	strbuf_addch(sb, ' ');
 	jobscript_quote_path(sb, log);
-	strbuf_adds(sb, " || exit 1\n");
+	/* the stage dir is this submission's alone: a name taken is said, not shared */
+	strbuf_adds(sb, " || exit 1\nif ! mkdir -- ");
+	jobscript_quote_path(sb, stage);
+	strbuf_adds(sb, " 2>/dev/null; then\n\t[ -e ");
+	jobscript_quote_path(sb, stage);
+	strbuf_adds(sb, " ] || exit 1\n\techo " MARK_STAGE_TAKEN "\n\texit 0\nfi\n");
 	print_dir(sb, MARK_SHARE, share);
 	print_dir(sb, MARK_STAGE, stage);
 	print_dir(sb, MARK_WORK, work);
@@ -201,9 +225,24 @@ static int make_dirs(struct ssh_session *ss, const struct submission_job *job,
 {
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
 	int status;
-	dirs_command(&cmd, job, sub);
-	if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, err) < 0)
-		return -1;
+	for (int tries = 0;; tries++) {
+		strbuf_reset(&cmd);
+		strbuf_reset(&out);
+		strbuf_reset(&sub->remote_err);
+		dirs_command(&cmd, job, sub);
+		if (ssh_exec_capture(ss, cmd.buf, NULL, &out, &sub->remote_err, &status, err) < 0)
+			return -1;
+		_cleanup_free_ char *taken = status == 0 ? marker_find(out.buf, MARK_STAGE_TAKEN) : NULL;
+		if (!taken)
+			break;
+		if (tries == 16)
+			return dp_err(err, DPE_FAIL, "cannot make a stage directory of its own on '%s': "
+				      "%s and 16 other names are taken", ssh_session_name(ss), sub->stage);
+		/* another submission in the same second drew the same name: the next */
+		sub->nonce = (sub->nonce + 1) & 0xffff;
+		if (scripts_for(job, sub, sub->nonce, err) < 0)
+			return -1;
+	}
 	if (container_preflight_parse(out.buf, job->spec, job->host, err) < 0)
 		return -1;
 	if (status != 0)

@@ -121,6 +121,7 @@ struct submission_task {
 struct submission {
 	char *token;                    /* the ledger's token, in sbatch's --comment */
 	char *stage;                    /* the stage dir's name */
+	unsigned long nonce;            /* its last part (16 bits): another when it is taken */
 	char *bootstrap_path;           /* as the scripts name it: {share}/{stage}/bootstrap.sh */
 	bool code_uploaded;             /* the code goes to {share}/code/, not in the script */
 	struct jobscript js;
