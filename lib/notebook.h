@@ -37,7 +37,8 @@ struct ssh_session;
 const char *notebook_job_command(void);
 
 /* The notebook job into js: its command, the token in its environment (never in
- * argv) and its name ("notebook" unless js has one). 0, or -1 (err). */
+ * argv); its name is the repository's directory's unless js has one
+ * (jobspec_default_name). 0, or -1 (err). */
 struct jobspec;
 int notebook_jobspec(struct jobspec *js, const char *token, struct dp_error *err);
 

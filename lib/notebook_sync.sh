@@ -6,7 +6,7 @@
 # (STAGE/synced.patch) is taken back first, then the new one applied whole or not
 # at all (git apply checks before it writes), with the file that does not apply
 # named. A directory above the code is never taken for its repository
-# (GIT_CEILING_DIRECTORIES). Prints "dispatch-synced N" (files) at the end.
+# (GIT_CEILING_DIRECTORIES). Prints MARK_SYNCED N (files) at the end.
 
 st=$1
 if ! cd -- "$(cat -- "$st/code_dir" 2>/dev/null)" 2>/dev/null; then
@@ -43,4 +43,4 @@ if [ -s "$new" ]; then
 	git apply "$new" || exit 1
 fi
 mv -f -- "$new" "$old"
-printf 'dispatch-synced %s\n' "$(grep -c '^diff --git' "$old")"
+printf '@MARK_SYNCED@ %s\n' "$(grep -c '^diff --git' "$old")"

@@ -25,6 +25,8 @@
 /* Directories a submission made, as the host's shell resolved them. */
 #define MARK_SHARE MARKER("share")
 #define MARK_STAGE MARKER("stage")
+/* notebook sync applied its patch (lib/notebook_sync.sh): "dispatch-synced FILES". */
+#define MARK_SYNCED MARKER("synced")
 /* The stage dir a submission would make exists already (another took the name). */
 #define MARK_STAGE_TAKEN MARKER("stage-taken")
 #define MARK_WORK MARKER("work")
