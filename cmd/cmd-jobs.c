@@ -104,45 +104,34 @@ static size_t targets_of(const struct dp_ctx *ctx, const char *host, struct entr
 	return m;
 }
 
-/* Asks one host about its jobs that may still change; returns 0 or an exit status
- * (reported: the entries keep the ledger's state). */
-static int refresh_host(const struct dp_ctx *ctx, struct ledger *l, const char *host,
-			struct entry *ents, size_t n)
+/* What one host said about its jobs that may still change (the entries at[k] of its
+ * targets t[k]); returns 0 or an exit status (reported: the entries keep the
+ * ledger's state). */
+static int take_answer(struct ledger *l, struct jobs_query_item *it, const size_t *at,
+		       struct entry *ents)
 {
 	struct dp_error err = { 0 };
-	_cleanup_free_ struct jobs_target *t = xcalloc(n + 1, sizeof(*t));
-	_cleanup_free_ size_t *at = xcalloc(n + 1, sizeof(*at));
-	_cleanup_strv_free_ char **dirs = NULL;
-	size_t m = targets_of(ctx, host, ents, n, t, at, &dirs);
-	bool ask = false;
-	for (size_t k = 0; k < m; k++)
-		ask = ask || t[k].sched->can_query(&t[k].job);
-	if (!ask)
-		return 0;
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	_cleanup_(jobs_result_release) struct jobs_result res = { 0 };
-	struct jobs_host h = jobs_host_of(ctx, host);
-	int r = jobs_query(&h, t, m, 0, &res);
-	ss = h.ss;
-	if (r < 0 && res.failure == JOBS_NO_CONNECTION) {
-		r = report_error(&res.err);
+	const char *host = it->host.host;
+	struct jobs_result *res = &it->res;
+	if (it->r < 0 && res->failure == JOBS_NO_CONNECTION) {
+		int r = report_error(&res->err);
 		warning_msg("'%s': showing the states the ledger last knew", host);
 		return r;
 	}
-	if (r < 0) {
-		fputs(res.remote_err, stderr);
+	if (it->r < 0) {
+		fputs(res->remote_err, stderr);
 		error_msg("cannot ask '%s' for the jobs' state (exit status %d); showing the states "
-			  "the ledger last knew", host, res.failure == JOBS_EXIT_STATUS ? res.exit_status
-			  : res.tool_exit);
+			  "the ledger last knew", host, res->failure == JOBS_EXIT_STATUS ? res->exit_status
+			  : res->tool_exit);
 		return DPE_FAIL;
 	}
-	_cleanup_free_ const struct job_state **rows = xcalloc(res.n + 1, sizeof(*rows));
-	for (size_t k = 0; k < m; k++) {
+	_cleanup_free_ const struct job_state **rows = xcalloc(res->n + 1, sizeof(*rows));
+	for (size_t k = 0; k < it->n; k++) {
 		struct entry *e = &ents[at[k]];
 		size_t nrows = 0;
-		for (size_t i = 0; i < res.n; i++)
-			if (res.rows[i].target == k && !res.rows[i].not_found)
-				rows[nrows++] = &res.rows[i].st;
+		for (size_t i = 0; i < res->n; i++)
+			if (res->rows[i].target == k && !res->rows[i].not_found)
+				rows[nrows++] = &res->rows[i].st;
 		const char *state = jobs_summary_state(rows, nrows);
 		set_live(e, state ? state : "UNKNOWN");
 		if (nrows && rows[0]->run_id) {
@@ -155,6 +144,47 @@ static int refresh_host(const struct dp_ctx *ctx, struct ledger *l, const char *
 			warning_msg("%s", err.msg);
 	}
 	return 0;
+}
+
+/* Asks every host (all at once) about its jobs that may still change; returns 0 or
+ * the worst exit status (connect over failed). */
+static int refresh_hosts(const struct dp_ctx *ctx, struct ledger *l, char **hosts,
+			 struct entry *ents, size_t n)
+{
+	size_t nhosts = strv_len(hosts), nask = 0;
+	if (!nhosts)
+		return 0;
+	struct jobs_query_item *items = xcalloc(nhosts, sizeof(*items));
+	struct jobs_target *t = xcalloc(n + 1, sizeof(*t));
+	size_t *at = xcalloc(n + 1, sizeof(*at));
+	_cleanup_strv_free_ char **dirs = NULL;
+	/* each host's targets side by side in t (their entries in at); hosts whose
+	 * backends cannot ask about any of them are left out */
+	size_t m = 0;
+	for (size_t h = 0; h < nhosts; h++) {
+		size_t k = targets_of(ctx, hosts[h], ents, n, t + m, at + m, &dirs);
+		bool ask = false;
+		for (size_t i = m; i < m + k; i++)
+			ask = ask || t[i].sched->can_query(&t[i].job);
+		if (!ask)
+			continue;
+		items[nask++] = (struct jobs_query_item){ .host = jobs_host_of(ctx, hosts[h]),
+							  .targets = t + m, .n = k };
+		m += k;
+	}
+	jobs_query_hosts(items, nask, 0, 0);
+	int status = 0;
+	for (size_t h = 0; h < nask; h++) {
+		int r = take_answer(l, &items[h], at + (items[h].targets - t), ents);
+		if (r == DPE_CONNECT || (status != DPE_CONNECT && r > status))
+			status = r;
+		ssh_session_free(items[h].host.ss);
+		jobs_result_release(&items[h].res);
+	}
+	free(items);
+	free(t);
+	free(at);
+	return status;
 }
 
 static bool state_wanted(char *const *states, const char *state)
@@ -292,12 +322,7 @@ static int cmd_jobs(struct dp_ctx *ctx, const struct dp_args *args)
 		    !strv_contains(hosts, recs[i].host))
 			strv_add(&hosts, recs[i].host);
 	}
-	int status = 0;
-	for (size_t h = 0; refresh && hosts && hosts[h]; h++) {
-		int r = refresh_host(ctx, l, hosts[h], ents, n);
-		if (r == DPE_CONNECT || (status != DPE_CONNECT && r > status))
-			status = r;
-	}
+	int status = refresh ? refresh_hosts(ctx, l, hosts, ents, n) : 0;
 	const struct entry **shown = xcalloc(n ? n : 1, sizeof(*shown));
 	size_t kept = 0;
 	for (size_t i = 0; i < n && !(limit && kept >= limit); i++)

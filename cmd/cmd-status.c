@@ -30,85 +30,6 @@ static const struct dp_option status_options[] = {
 	OPT_END,
 };
 
-void status_answer_release(struct status_answer *a)
-{
-	jobs_result_release(&a->res);
-	free(a->refs);
-}
-
-static void worst(struct status_answer *a, int status)
-{
-	/* connect (255) over not found (4) over failed (1) */
-	if (status == DPE_CONNECT || (a->status != DPE_CONNECT && status > a->status))
-		a->status = status;
-}
-
-/* ---- one host ---- */
-
-static void print_notes(const struct dp_ctx *ctx, const struct jobs_result *res, size_t from)
-{
-	for (size_t i = from; i < res->nnotes; i++) {
-		const struct jobs_note *n = &res->notes[i];
-		if (n->kind == JOBS_NOTE_ERROR)
-			error_msg("%s", n->text);
-		else if (n->kind == JOBS_NOTE_WARNING)
-			warning_msg("%s", n->text);
-		else if (n->kind == JOBS_NOTE_INFO)
-			info_msg(ctx, "%s", n->text);
-		else
-			fputs(n->text, stderr);
-	}
-}
-
-void status_query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
-		       unsigned want, struct status_answer *a)
-{
-	_cleanup_free_ struct jobs_target *t = xcalloc(set->n + 1, sizeof(*t));
-	_cleanup_free_ const struct jobref **refs = xcalloc(set->n + 1, sizeof(*refs));
-	_cleanup_strv_free_ char **dirs = NULL;
-	size_t n = 0;
-	for (size_t i = 0; i < set->n; i++) {
-		if (!streq(set->refs[i].host, host))
-			continue;
-		char *dir;
-		jobs_target_of(ctx, &set->refs[i], &t[n], &dir);
-		if (dir)
-			strv_push(&dirs, dir);
-		refs[n++] = &set->refs[i];
-	}
-	_cleanup_ssh_session_ struct ssh_session *ss = NULL;
-	struct jobs_host h = jobs_host_of(ctx, host);
-	size_t first = a->res.n, notes = a->res.nnotes;
-	int r = jobs_query(&h, t, n, want, &a->res);
-	ss = h.ss;
-	if (r < 0) {
-		if (a->res.failure == JOBS_NO_CONNECTION) {
-			worst(a, report_error(&a->res.err));
-			return;
-		}
-		fputs(a->res.remote_err, stderr);
-		if (a->res.failure == JOBS_EXIT_STATUS)
-			error_msg("cannot ask '%s' for the jobs' state (exit status %d)", host,
-				  a->res.exit_status);
-		else
-			error_msg("cannot ask '%s' for the jobs' state: %s failed (exit status %d); try again",
-				  host, a->res.tool, a->res.tool_exit);
-		free(a->res.remote_err);
-		a->res.remote_err = NULL;
-		worst(a, DPE_FAIL);
-		return;
-	}
-	a->refs = xrealloc(a->refs, (a->res.n + 1) * sizeof(*a->refs));
-	for (size_t i = first; i < a->res.n; i++) {
-		a->refs[i] = refs[a->res.rows[i].target];
-		if (a->res.rows[i].not_found) {
-			error_msg("%s", a->res.rows[i].not_found);
-			worst(a, DPE_NOTFOUND);
-		}
-	}
-	print_notes(ctx, &a->res, notes);
-}
-
 /* ---- output ---- */
 
 /* Below the table: why each pending job waits and why each failed job ended. */
@@ -356,8 +277,7 @@ static int cmd_status(struct dp_ctx *ctx, const struct dp_args *args)
 	unsigned want = set.nsweeps ? JOBS_WANT_METRICS
 			: JOBS_WANT_END | JOBS_WANT_PENDING | (tail ? JOBS_WANT_TAIL : 0);
 	want |= (opt_usage ? JOBS_WANT_USAGE : 0) | (set.nsweeps ? 0 : JOBS_WANT_STAGES);
-	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
-		status_query_host(ctx, &set, set.hosts[h], want, &a);
+	status_query_hosts(ctx, &set, want, &a);
 	int r_sweeps = set.nsweeps ? sweep_status_print(&a, &set, opt_sort, NULL) : 0;
 	size_t found = 0;
 	for (size_t i = 0; i < a.res.n; i++)

@@ -194,8 +194,7 @@ static void print_json(const struct wjob *jobs, const struct wait *wt, bool unti
 static int sweeps_ended(struct dp_ctx *ctx, const struct job_set *set, int r)
 {
 	_cleanup_(status_answer_release) struct status_answer a = { .ctx = ctx };
-	for (size_t h = 0; set->hosts && set->hosts[h]; h++)
-		status_query_host(ctx, set, set->hosts[h], JOBS_WANT_METRICS, &a);
+	status_query_hosts(ctx, set, JOBS_WANT_METRICS, &a);
 	bool completed = true;
 	int s = sweep_status_print(&a, set, NULL, &completed);
 	if (s)

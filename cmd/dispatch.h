@@ -340,17 +340,17 @@ int job_log_path(struct ssh_session *ss, const struct jobref *r, enum job_log wh
 		 struct dp_error *err);
 void job_tail_print(const struct job_tail *t, const char *job);   /* indented lines */
 
-/* cmd/cmd-status.c: the rows of every host asked (status_query_host: one host's jobs
- * of set in one exchange, as want asks), each with its operand; errors printed as
- * they come, the worst exit status kept. */
+/* cmd/cmd-status.c: the rows of every host asked (status_query_hosts: each host's
+ * jobs of set in one exchange, as want asks, the hosts at once), each with its
+ * operand; errors printed in the hosts' order, the worst exit status kept. */
 struct status_answer {
 	const struct dp_ctx *ctx;
 	struct jobs_result res;
 	const struct jobref **refs;     /* per row */
 	int status;                     /* the exit status so far */
 };
-void status_query_host(const struct dp_ctx *ctx, const struct job_set *set, const char *host,
-		       unsigned want, struct status_answer *a);
+void status_query_hosts(const struct dp_ctx *ctx, const struct job_set *set, unsigned want,
+			struct status_answer *a);
 void status_answer_release(struct status_answer *a);
 
 /* cmd/sweep-view.c: a SWEEP's tasks as one table (status, wait): built from the

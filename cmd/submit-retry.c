@@ -235,8 +235,7 @@ int submit_retry(struct dp_ctx *ctx, const struct dp_args *args, const struct su
 	if (r)
 		return r;
 	_cleanup_(status_answer_release) struct status_answer a = { .ctx = ctx };
-	for (size_t h = 0; set.hosts && set.hosts[h]; h++)
-		status_query_host(ctx, &set, set.hosts[h], 0, &a);
+	status_query_hosts(ctx, &set, 0, &a);
 	if (a.status)
 		return a.status;
 	struct sweep_view v;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fanout.h"
 #include "base/marker.h"
 #include "base/strbuf.h"
 #include "base/util.h"
@@ -416,6 +417,49 @@ void jobs_result_release(struct jobs_result *res)
 	free(res->notes);
 	free(res->remote_err);
 	*res = (struct jobs_result){ 0 };
+}
+
+struct query_many {
+	struct jobs_query_item *items;
+	unsigned want;
+};
+
+static void query_nth(void *data, size_t i)
+{
+	struct query_many *q = data;
+	struct jobs_query_item *it = &q->items[i];
+	it->r = jobs_query(&it->host, it->targets, it->n, q->want, &it->res);
+}
+
+void jobs_query_hosts(struct jobs_query_item *items, size_t n, unsigned want, size_t width)
+{
+	struct query_many q = { .items = items, .want = want };
+	if (n == 0)
+		return;
+	if (n == 1) { /* no thread for one host */
+		query_nth(&q, 0);
+		return;
+	}
+	fanout_run(n, width ? width : n, 0, query_nth, &q);
+}
+
+void jobs_result_take(struct jobs_result *dst, struct jobs_result *src)
+{
+	if (src->n) {
+		dst->rows = xrealloc(dst->rows, (dst->n + src->n) * sizeof(*dst->rows));
+		memcpy(dst->rows + dst->n, src->rows, src->n * sizeof(*src->rows));
+		dst->n += src->n;
+	}
+	if (src->nnotes) {
+		dst->notes = xrealloc(dst->notes, (dst->nnotes + src->nnotes) * sizeof(*dst->notes));
+		memcpy(dst->notes + dst->nnotes, src->notes, src->nnotes * sizeof(*src->notes));
+		dst->nnotes += src->nnotes;
+	}
+	free(src->rows);
+	free(src->notes);
+	src->rows = NULL;
+	src->notes = NULL;
+	src->n = src->nnotes = 0;
 }
 
 const char *jobs_summary_state(const struct job_state *const *rows, size_t n)

@@ -106,6 +106,23 @@ int jobs_query(struct jobs_host *h, const struct jobs_target *targets, size_t n,
 	       struct jobs_result *res);
 void jobs_result_release(struct jobs_result *res);
 
+/* jobs_query on several hosts at once: one thread per host (at most width at a time,
+ * 0: all), so that a status of jobs on three clusters costs the slowest cluster's
+ * exchange, not the sum. items[i] asks items[i].host about its targets into
+ * items[i].res, r what jobs_query returned. A prompt (a passphrase, a second factor)
+ * is asked one at a time, as lib/transport serializes them. */
+struct jobs_query_item {
+	struct jobs_host host;
+	const struct jobs_target *targets;
+	size_t n;
+	struct jobs_result res;
+	int r;
+};
+void jobs_query_hosts(struct jobs_query_item *items, size_t n, unsigned want, size_t width);
+
+/* Moves src's rows and notes to the end of dst (src is left empty of them). */
+void jobs_result_take(struct jobs_result *dst, struct jobs_result *src);
+
 /* The detail want asks for, over h->ss (nothing when it is not open), of rows[0..n)
  * (jobs[i]: the job rows[i] answers, its task's files where it is an array's task):
  * how those that ended without COMPLETED ended, why the pending ones wait, and the

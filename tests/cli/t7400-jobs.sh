@@ -98,10 +98,47 @@ test_expect_success 'two listings at once on one ledger both succeed' '
 	test_cmp a.out b.out
 '
 
+# A relay in front of hpc and box1 that holds every connection until both have one:
+# status must ask its hosts at once (asked in turn, hpc would wait there until the
+# gate shuts, 10 s later, and fail).
+gate_config() {
+	hp=$(ssh -G -F "$DISPATCH_SSH_CONFIG" hpc | sed -n "s/^port //p") &&
+	bp=$(ssh -G -F "$DISPATCH_SSH_CONFIG" box1 | sed -n "s/^port //p") &&
+	{ python3 "$TEST_SRCDIR/tests/cli/lib-gate-relay.py" ports 10 120 "127.0.0.1:$hp" \
+		"127.0.0.1:$bp" >/dev/null 2>gate.log & } &&
+	echo $! >gate.pid &&
+	for i in $(seq 50); do test -s ports && break; sleep 0.1; done &&
+	read -r gh gb <ports &&
+	printf "Host hpc\n\tPort %s\n\tHostKeyAlias [127.0.0.1]:%s\nHost box1\n\tPort %s\n\tHostKeyAlias [127.0.0.1]:%s\n" \
+		"$gh" "$hp" "$gb" "$bp" >gate.cfg &&
+	cat "$DISPATCH_SSH_CONFIG" >>gate.cfg
+}
+
+test_expect_success 'status asks its hosts at once (a gate opens only for both)' '
+	gate_config &&
+	{ dispatch -F gate.cfg status "$ok" "$run" >out 2>err; echo $? >rc; } &&
+	kill "$(cat gate.pid)" && test "$(cat rc)" = 0 &&
+	test_grep "^gate: open" gate.log &&
+	test_grep "^${ok%@hpc}@hpc  *COMPLETED" out &&
+	test_grep "^${run%@box1}@box1  *RUNNING" out
+'
+
+test_expect_success 'jobs asks its hosts at once too (a job on hpc that may change)' '
+	hold=$(dispatch submit -H hpc -J "${N}-hold" -p cpu -- "sleep 600") &&
+	rm -f ports && gate_config &&
+	{ dispatch -F gate.cfg jobs >out 2>err; echo $? >rc; } &&
+	kill "$(cat gate.pid)" && dispatch cancel "$hold" >/dev/null &&
+	{ dispatch wait --interval 1 "$hold" >/dev/null 2>&1 || :; } &&
+	dispatch jobs -H hpc >/dev/null &&
+	test "$(cat rc)" = 0 && test_grep "^gate: open" gate.log &&
+	test_grep "^${run%@box1}  *box1 .* RUNNING$" out &&
+	test_grep "^${hold%@hpc}  *hpc .* \(PENDING\|RUNNING\)$" out
+'
+
 test_expect_success 'a cancelled plain job: CANCELLED, stored' '
 	dispatch cancel "$run" >/dev/null &&
 	dispatch jobs -H box1 >out && test_grep "CANCELLED$" out &&
-	dispatch -F /dev/null jobs >out && test "$(grep -c "CANCELLED$\|FAILED$\|COMPLETED$" out)" = 3
+	dispatch -F /dev/null jobs >out && test "$(grep -c "CANCELLED$\|FAILED$\|COMPLETED$" out)" = 4
 '
 
 test_done

@@ -218,13 +218,60 @@ static void test_lookup(void)
 	check_lookup("lookup-none.out", -1, NULL);
 }
 
+/* The status command run by sh with squeue and sacct as shell functions: squeue
+ * prints rows (exit status squeue_exit), sacct says which ids it was asked about. */
+static char *status_run(const char *rows, int squeue_exit, char **ids)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, "squeue() { printf '%s'; return %d; }\n"
+		    "sacct() { echo \"sacct-asked $5\"; }\n", rows, squeue_exit);
+	slurm_status_command(&sb, ids);
+	setenv("DSQ_SCRIPT", sb.buf, 1);
+	strbuf_release(&sb);
+	return unit_output("sh -c \"$DSQ_SCRIPT\"", NULL);
+}
+
+/* sacct (slurmdbd: the slow part) only for what squeue did not answer */
+static void test_status_sacct_needed(void)
+{
+	char *ids[] = { "12", "13_4", "14", "15", "16", "17", NULL };
+	_cleanup_free_ char *out = status_run("12|RUNNING|1:00|10:00|n1|None\n"
+					      "13_4|COMPLETED|0:05|10:00|n1|None\n"
+					      "14|FAILED|0:01|10:00|n1|NonZeroExitCode\n"
+					      "15_1|COMPLETED|0:05|10:00|n1|None\n"
+					      "17|PENDING|0:00|10:00||Priority\n", 0, ids);
+	/* 12 running, 13_4 completed, 17 pending: answered; 14 failed (its exit
+	 * code), 15 an array (tasks may have left), 16 not listed: sacct */
+	CHECK_CONTAINS(out, "17|PENDING|0:00|10:00||Priority\ndispatch-squeue-exit 0\n");
+	CHECK_CONTAINS(out, "dispatch-sacct\nsacct-asked 14,15,16\ndispatch-sacct-exit 0\n");
+	struct slurm_job *jobs;
+	size_t n;
+	slurm_parse_status(out, &jobs, &n);
+	CHECK_INT(n, 5);
+	CHECK_STR(jobs[1].state, "COMPLETED");
+	CHECK_INT(jobs[1].exit_code, 0); /* COMPLETED: every process exited 0 */
+	CHECK_INT(jobs[2].exit_code, -1); /* FAILED: sacct's to say */
+	slurm_jobs_free(jobs, n);
+
+	char *all[] = { "12", "13_4", NULL };
+	free(out);
+	out = status_run("12|RUNNING|1:00|10:00|n1|None\n13_4|COMPLETING|0:05|10:00|n1|None\n", 0, all);
+	CHECK_CONTAINS(out, "dispatch-sacct\ndispatch-sacct-exit 0\n");
+	CHECK(strstr(out, "sacct-asked") == NULL);
+
+	/* squeue failed (every id left the controller, or no controller): sacct for all */
+	free(out);
+	out = status_run("", 1, all);
+	CHECK_CONTAINS(out, "dispatch-squeue-exit 1\ndispatch-sacct\nsacct-asked 12,13_4\n");
+}
+
 static void test_commands(void)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *ids[] = { "12", "13_4", NULL };
 	slurm_status_command(&sb, ids);
-	CHECK_CONTAINS(sb.buf, "squeue -h -t all -j '12,13_4'");
-	CHECK_CONTAINS(sb.buf, "sacct -n -P -X -j '12,13_4'");
+	CHECK_CONTAINS(sb.buf, "dsq_ids='12,13_4'\ndsq_q=$(squeue -h -t all -j \"$dsq_ids\"");
+	CHECK_CONTAINS(sb.buf, "sacct -n -P -X -j \"$dsq_ids\"");
 	CHECK_SH_N("status command parses", sb.buf);
 	strbuf_reset(&sb);
 	struct slurm_sbatch call = { .workdir = "/w/it's", .stage_dir = "/w/.dispatch/x y",
@@ -304,6 +351,7 @@ int main(void)
 	test_matches();
 	test_lookup();
 	test_commands();
+	test_status_sacct_needed();
 	test_max_array_size();
 	return unit_done();
 }

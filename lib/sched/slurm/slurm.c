@@ -211,10 +211,33 @@ void slurm_id_list(struct strbuf *sb, char *const *ids)
 	sh_quote(sb, list.buf);
 }
 
+/* The ids (of "$q", squeue's answer, and the list asked) that sacct must answer: a
+ * job that squeue has as itself, active or COMPLETED (exit 0 by definition), is
+ * answered; one it lacks, one that ended otherwise (the exit code is sacct's) and an
+ * array's id (tasks may have left the controller while others are listed) are not.
+ * One pass over the rows, whatever their number (a sweep's thousands). */
+static const char sacct_needed_awk[] =
+	"awk -F'|' -v ids=\"$dsq_ids\" '\n"
+	"BEGIN { k = split(ids, a, \",\"); for (i = 1; i <= k; i++) want[a[i]] = 1 }\n"
+	"{ st = $2; sub(/ .*/, \"\", st)\n"
+	"  if ($1 in want) { if (st ~ /^(PENDING|RUNNING|CONFIGURING|COMPLETING|SUSPENDED|COMPLETED)$/) answered[$1] = 1; else ended[$1] = 1 }\n"
+	"  u = index($1, \"_\"); if (u > 1 && (substr($1, 1, u - 1) in want)) ended[substr($1, 1, u - 1)] = 1 }\n"
+	"END { for (i = 1; i <= k; i++) if (!(a[i] in answered) || (a[i] in ended)) printf \"%s%s\", (n++ ? \",\" : \"\"), a[i] }'";
+
 void slurm_status_command(struct strbuf *sb, char *const *ids)
 {
-	slurm_squeue_command(sb, ids);
-	slurm_sacct_command(sb, ids);
+	strbuf_adds(sb, "dsq_ids=");
+	slurm_id_list(sb, ids);
+	strbuf_adds(sb, "\ndsq_q=$(squeue -h -t all -j \"$dsq_ids\" -o '" SQUEUE_FORMAT "')\ndsq_st=$?\n"
+		    "[ -z \"$dsq_q\" ] || printf '%s\\n' \"$dsq_q\"\n");
+	marker_status(sb, MARK_SQUEUE_EXIT, "dsq_st");
+	strbuf_addf(sb, "[ \"$dsq_st\" = 0 ] || dsq_q=\n"
+		    "dsq_ids=$(printf '%%s\\n' \"$dsq_q\" | %s)\n", sacct_needed_awk);
+	marker_echo(sb, MARK_SACCT);
+	strbuf_adds(sb, "if [ -n \"$dsq_ids\" ]; then\n\tsacct -n -P -X -j \"$dsq_ids\" -o '" SACCT_FORMAT "'\n");
+	strbuf_adds(sb, "\t");
+	marker_status(sb, MARK_SACCT_EXIT, "?");
+	strbuf_adds(sb, "else\n\techo \"" MARK_SACCT_EXIT " 0\"\nfi\n");
 }
 
 void slurm_squeue_command(struct strbuf *sb, char *const *ids)
@@ -425,6 +448,9 @@ static void status_one(void *data, char *line)
 		j.reason = xstrdup(f[6]);
 	} else {
 		j.reason = xstrdup(f[5]);
+		/* every process ended with 0 (sacct is not asked about it: slurm_status_command) */
+		if (streq(j.state, "COMPLETED"))
+			j.exit_code = j.exit_signal = 0;
 	}
 	s->jobs = xrealloc(s->jobs, (s->n + 1) * sizeof(*s->jobs));
 	s->jobs[s->n++] = j;

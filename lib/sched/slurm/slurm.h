@@ -97,8 +97,11 @@ long slurm_tres_gpus(const char *tres);
 void slurm_id_list(struct strbuf *sb, char *const *ids);
 
 /* The status query for job ids (array tasks "123_4" allowed; each id [0-9_]): one
- * shell command for the login shell: slurm_squeue_command then slurm_sacct_command
- * (squeue's stderr goes to the command's stderr, for slurm_squeue_failed). */
+ * shell command for the login shell: squeue, as slurm_squeue_command, then sacct as
+ * slurm_sacct_command for the ids squeue did not answer for, only where there are
+ * any (a job squeue lists as itself, active or COMPLETED, needs no accounting
+ * query: slurmdbd's answer is the slow part; an array's id always goes to sacct).
+ * squeue's stderr goes to the command's stderr, for slurm_squeue_failed. */
 void slurm_status_command(struct strbuf *sb, char *const *ids);
 
 /* The two halves of the status query, for callers that ask sacct only about the jobs

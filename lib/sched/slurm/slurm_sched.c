@@ -51,8 +51,8 @@ static void query_script(struct remote_script *rs, const struct sched_job *jobs,
 	_cleanup_strv_free_ char **ids = ids_of(jobs, n);
 	if (!ids)
 		return;
-	slurm_squeue_command(remote_section(rs, REMOTE_SQUEUE), ids);
-	slurm_sacct_command(remote_section(rs, REMOTE_SACCT), ids);
+	remote_section(rs, REMOTE_SQUEUE);
+	slurm_status_command(remote_section(rs, REMOTE_SACCT), ids);
 }
 
 static void alloc_script(struct remote_script *rs, const struct sched_job *jobs, size_t n)
