@@ -55,6 +55,7 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "base/strbuf.h"
@@ -1157,27 +1158,123 @@ static int do_env(const struct ctx *c, enum opcode op, char **args, bool on)
 	return 0;
 }
 
-static int process_line(struct ctx *c, char *line, int flags, int *active, int depth)
+/* ---- a file's lines, split once ------------------------------------------------ */
+
+/* A line that says something (blank lines and comments are left out), split as
+ * process_line needs it: the same however many hosts are resolved from the file, so
+ * a file is split once per process (config_file_lines) and each host's resolution
+ * only walks the lines. */
+struct conf_line {
+	int lineno;
+	char *kw;                       /* lower case */
+	const struct keyword *key;      /* NULL: not a keyword dispatch knows */
+	char *str;                      /* the rest after the keyword; NULL when none */
+	char **args;                    /* str's words (split_args), for a known keyword */
+	bool bad_quotes;                /* split_args refused str */
+};
+
+struct conf_lines {
+	struct conf_line *v;
+	size_t n;
+};
+
+static void split_line(char *line, int lineno, struct conf_lines *out)
 {
-	struct parse *p = c->p;
 	size_t len = strlen(line);
 	while (len && strchr(WHITESPACE "\f", line[len - 1]))
 		line[--len] = '\0';
-
 	char *str = line;
 	char *kw = strdelim(&str);
 	if (kw && !*kw)
 		kw = strdelim(&str);
 	if (!kw || !*kw || *kw == '#')
-		return 0;
+		return;
 	for (char *k = kw; *k; k++)
 		*k = (char)tolower((unsigned char)*k);
 	if (str)
 		str += strspn(str, WHITESPACE);
-	if (!str || !*str)
+	struct conf_line l = { .lineno = lineno, .kw = xstrdup(kw),
+			       .str = str && *str ? xstrdup(str) : NULL };
+	l.key = l.str ? find_keyword(l.kw) : NULL;
+	if (l.key)
+		l.bad_quotes = split_args(l.str, &l.args) < 0;
+	out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+	out->v[out->n++] = l;
+}
+
+static void split_lines(const char *buf, size_t len, struct conf_lines *out)
+{
+	const char *end = buf + len;
+	int lineno = 0;
+	*out = (struct conf_lines){ 0 };
+	while (buf < end) {
+		const char *nl = memchr(buf, '\n', (size_t)(end - buf));
+		size_t n = nl ? (size_t)(nl - buf) : (size_t)(end - buf);
+		_cleanup_free_ char *line = xstrndup(buf, n);
+		split_line(line, ++lineno, out);
+		buf += n + (nl ? 1 : 0);
+	}
+}
+
+static void conf_lines_release(struct conf_lines *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].kw);
+		free(l->v[i].str);
+		strv_free(l->v[i].args);
+	}
+	free(l->v);
+	*l = (struct conf_lines){ 0 };
+}
+
+/* The files split so far in this process, by path and contents (a file is read
+ * again for each host, which costs little next to splitting it, and split again when
+ * its bytes changed); never freed, so a caller's pointer stays good. */
+struct conf_file {
+	char *path;
+	char *text;
+	size_t len;
+	struct conf_lines lines;
+	struct conf_file *next;
+};
+static pthread_mutex_t conf_files_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conf_file *conf_files;
+
+/* path's lines, split on first use; NULL with errno when unreadable. */
+static const struct conf_lines *config_file_lines(const char *path)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text)
+		return NULL;
+	const struct conf_lines *found = NULL;
+	pthread_mutex_lock(&conf_files_lock);
+	for (struct conf_file *f = conf_files; f && !found; f = f->next)
+		if (f->len == len && streq(f->path, path) && memcmp(f->text, text, len) == 0)
+			found = &f->lines;
+	pthread_mutex_unlock(&conf_files_lock);
+	if (found) {
+		free(text);
+		return found;
+	}
+	struct conf_file *f = xcalloc(1, sizeof(*f));
+	*f = (struct conf_file){ .path = xstrdup(path), .text = text, .len = len };
+	split_lines(text, len, &f->lines);
+	pthread_mutex_lock(&conf_files_lock);
+	f->next = conf_files;
+	conf_files = f;
+	pthread_mutex_unlock(&conf_files_lock);
+	return &f->lines;
+}
+
+static int process_line(struct ctx *c, const struct conf_line *l, int flags, int *active, int depth)
+{
+	struct parse *p = c->p;
+	const char *kw = l->kw, *str = l->str;
+	if (!str)
 		return conf_err(c, "no argument after keyword '%s'", kw);
 
-	const struct keyword *key = find_keyword(kw);
+	const struct keyword *key = l->key;
 	if (!key) {
 		if (p->ignore_unknown && match_pattern_list(kw, p->ignore_unknown))
 			return 0;
@@ -1191,9 +1288,9 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 		return conf_err(c, "bad configuration option '%s'", kw);
 	}
 
-	_cleanup_strv_free_ char **args = NULL;
-	if (split_args(str, &args) < 0)
+	if (l->bad_quotes)
 		return conf_err(c, "invalid quotes");
+	char **args = l->args;
 	size_t nargs = strv_len(args);
 	if (key->op == O_IGNORE && !strncmp(kw, "canonical", 9))
 		return do_canon(c, kw, args, *active && !p->aliases);
@@ -1338,21 +1435,26 @@ static int process_line(struct ctx *c, char *line, int flags, int *active, int d
 	return 0;
 }
 
+static int process_lines(struct parse *p, const char *name, const struct conf_lines *lines,
+			 int flags, int *active, int depth, struct dp_error *err)
+{
+	struct ctx c = { .p = p, .file = name, .err = err };
+	for (size_t i = 0; i < lines->n; i++) {
+		c.line = lines->v[i].lineno;
+		if (process_line(&c, &lines->v[i], flags, active, depth) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int read_conf_buffer(struct parse *p, const char *name, const char *buf, size_t len,
 			    int flags, int *active, int depth, struct dp_error *err)
 {
-	struct ctx c = { .p = p, .file = name, .line = 0, .err = err };
-	const char *end = buf + len;
-	while (buf < end) {
-		const char *nl = memchr(buf, '\n', (size_t)(end - buf));
-		size_t n = nl ? (size_t)(nl - buf) : (size_t)(end - buf);
-		_cleanup_free_ char *line = xstrndup(buf, n);
-		c.line++;
-		if (process_line(&c, line, flags, active, depth) < 0)
-			return -1;
-		buf += n + (nl ? 1 : 0);
-	}
-	return 0;
+	struct conf_lines lines;
+	split_lines(buf, len, &lines);
+	int r = process_lines(p, name, &lines, flags, active, depth, err);
+	conf_lines_release(&lines);
+	return r;
 }
 
 /* 0 when read, 1 when it does not exist, -1 on error. */
@@ -1376,15 +1478,14 @@ static int read_conf_file(struct parse *p, const char *path, int flags, int *act
 		return dp_err(err, DPE_INPUT,
 			      "bad owner or permissions on '%s' (ssh refuses it too: chmod go-w)",
 			      path);
-	size_t len;
-	_cleanup_free_ char *buf = read_file(path, &len);
-	if (!buf) {
+	const struct conf_lines *lines = config_file_lines(path);
+	if (!lines) {
 		if (errno == ENOENT)
 			return 1;
 		return dp_err(err, DPE_INPUT, "cannot read ssh config '%s': %s", path,
 			      strerror(errno));
 	}
-	return read_conf_buffer(p, path, buf, len, flags, active, depth, err);
+	return process_lines(p, path, lines, flags, active, depth, err);
 }
 
 /* ---- expansion and defaults -------------------------------------------------- */

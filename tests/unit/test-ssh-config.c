@@ -589,6 +589,23 @@ static void test_home(void)
 	unlink(conf);
 }
 
+/* A file is split once per process and read again for each host: a change to it,
+ * even one of the same size within the same clock tick, is seen. */
+static void test_changed(void)
+{
+	struct ssh_host_config c;
+	struct dp_error err;
+	for (int i = 0; i < 3; i++) {
+		put("chg", i == 1 ? "Host c\n  Port 2222\n" : "Host c\n  Port 1111\n");
+		CHECK_INT(resolve("chg", "c", &c, &err), 0);
+		CHECK_INT(c.port, i == 1 ? 2222 : 1111);
+		ssh_host_config_release(&c);
+	}
+	put("chg", "Host c\n  Port 1111\n  Bogus x\n");
+	CHECK_INT(resolve("chg", "c", &c, &err), -1);
+	CHECK_CONTAINS(err.msg, "chg:3: bad configuration option 'bogus'");
+}
+
 int main(void)
 {
 	snprintf(home, sizeof(home), "%s/dispatch-ssh-config.XXXXXX",
@@ -613,6 +630,7 @@ int main(void)
 	test_names();
 	test_env();
 	test_home();
+	test_changed();
 
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", home);
 	if (system(rm) != 0)
