@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch cp SRC... DEST: files and trees to or from one host over SFTP (lib/transport/sftp.h),
- * on one connection, with a progress line per file on a terminal and --json.
+ * new trees as tar streams (lib/transport/tarcopy.h), on one connection, with a progress
+ * line per file on a terminal and --json.
  */
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -17,6 +18,7 @@ static const struct dp_option cp_options[] = {
 	OPT_BOOL('p', "preserve", &c.preserve, "keep modes exactly (no umask) and modification times"),
 	OPT_BOOL('u', "update", &c.update, "skip files whose destination has the same size and modification time (times kept)"),
 	OPT_BOOL(0, "delete", &c.delete_extra, "with -r and --update: remove what the destination has that the source lacks"),
+	OPT_BOOL(0, "sftp", &c.sftp_only, "copy trees file by file over SFTP, never as one tar stream"),
 	OPT_END,
 };
 
@@ -226,12 +228,15 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_cp = {
 	.name = "cp",
 	.summary = "copy files and directories to or from a host (SFTP)",
-	.usage = "[-r] [-p] [-u [--delete]] SRC... DEST",
-	.description = "Copy files (and with -r, directories) between this machine and a host, "
-		       "over SFTP on one SSH connection. Exactly one side is remote, written "
-		       "HOST:PATH; remote paths are relative to the remote home. With several "
-		       "sources, DEST is a directory. --update copies only what changed (size or "
-		       "modification time), --delete removes what the source no longer has.",
+	.usage = "[-r] [-p] [-u [--delete]] [--sftp] SRC... DEST",
+	.description = "Copy files (and with -r, directories) between this machine and a host,\n"
+		       "on one SSH connection. Exactly one side is remote, written HOST:PATH;\n"
+		       "remote paths are relative to the remote home. With several sources,\n"
+		       "DEST is a directory. A directory whose target does not exist yet goes\n"
+		       "as one tar stream where the host has tar (put in place once complete);\n"
+		       "the rest, and everything with --sftp, file by file over SFTP. --update\n"
+		       "copies only what changed (size or modification time), --delete removes\n"
+		       "what the source no longer has.",
 	.opts = cp_options,
 	.rules = cp_rules,
 	.min_args = 2,

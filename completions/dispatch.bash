@@ -41,7 +41,7 @@ _dispatch() {
 	cp)
 		case $prev in
 		esac
-		COMPREPLY=($(compgen -W ' -r --recursive -p --preserve -u --update --delete -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -r --recursive -p --preserve -u --update --delete --sftp -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	forward)
 		case $prev in

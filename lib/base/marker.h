@@ -29,6 +29,9 @@
 #define MARK_SYNCED MARKER("synced")
 /* The stage dir a submission would make exists already (another took the name). */
 #define MARK_STAGE_TAKEN MARKER("stage-taken")
+/* cp -r's tar upload put the tree in place (lib/transport/tar_upload.sh): "1" into the
+ * destination directory, "0" as the destination. */
+#define MARK_CP_INTO MARKER("cp-into")
 #define MARK_WORK MARKER("work")
 #define MARK_LOG MARKER("log")
 /* The login's user name and the host's clock (seconds since the epoch). */

@@ -903,12 +903,19 @@ static int pump_round(struct mux_session *s, const struct mux_run *r, const char
 		i_src = n;
 		p[n++] = (struct pollfd){ .fd = src, .events = POLLIN };
 	}
-	int pr = fd_poll(p, (nfds_t)n, ms_left(s->deadline)); /* src: stdin, a terminal maybe */
+	if (r->cancel && *r->cancel)
+		return dp_err(err, DPE_FAIL, "interrupted");
+	int wait = ms_left(s->deadline);
+	if (r->cancel && (wait < 0 || wait > 500))
+		wait = 500;     /* to look at cancel again */
+	int pr = fd_poll(p, (nfds_t)n, wait); /* src: stdin, a terminal maybe */
 	if (pr < 0)
 		return errno == EINTR ? 0 : dp_err(err, DPE_CONNECT, "poll: %s", strerror(errno));
-	if (pr == 0)
+	if (pr == 0 && s->deadline > 0 && ms_left(s->deadline) == 0)
 		return dp_err(err, DPE_TIMEOUT, "command through the master on '%s' timed out "
 			      "after %g s", s->path, r->timeout);
+	if (pr == 0)
+		return 0;
 	int *fds[2] = { &s->out, &s->errfd };
 	int idx[2] = { i_out, i_err };
 	int (*cb[2])(void *, const char *, size_t) = { r->on_stdout, r->on_stderr };

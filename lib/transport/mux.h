@@ -30,6 +30,7 @@
 #ifndef DISPATCH_MUX_H
 #define DISPATCH_MUX_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -202,6 +203,7 @@ struct mux_run {
 	int (*on_stderr)(void *data, const char *buf, size_t len);
 	void *data;
 	double timeout;
+	const volatile sig_atomic_t *cancel;    /* set: stop (DPE_FAIL "interrupted") */
 };
 
 /* For a session started with pipes (in_fd, out_fd, err_fd -1), as ssh_exec_start,

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "transport/sftp.h"
+#include "transport/tarcopy.h"
 #include "transport/sftp_fs.h"
 #include "transport/ssh_internal.h"
 #include "base/strbuf.h"
@@ -1747,17 +1748,56 @@ int sftp_remove(struct sftp_files *f, const char *path, struct dp_error *err)
 	return f->fs.ops->unlink(&f->fs, path, err ? err : &e);
 }
 
+/* The trees that fit go as tar streams first (lib/transport/tarcopy.h): 0 or 1 (some
+ * failed: err) with *rest the sources left for SFTP (NULL when none: done), or -1. */
+typedef int tar_fn(struct ssh_session *s, char *const *srcs, const char *dest,
+		   const struct sftp_copy *c, bool *sftp, struct dp_error *err);
+static int tar_first(struct ssh_session *s, char *const *srcs, const char *dest,
+		     const struct sftp_copy *c, tar_fn *fn, char ***rest, struct dp_error *err)
+{
+	size_t n = strv_len((char **)srcs), m = 0;
+	*rest = xcalloc(n + 1, sizeof(**rest));
+	if (!tar_copy_fits(c)) {
+		memcpy(*rest, srcs, n * sizeof(*srcs));
+		return 0;
+	}
+	_cleanup_free_ bool *left = xcalloc(n + 1, sizeof(*left));
+	struct dp_error terr = { 0 };
+	int r = fn(s, srcs, dest, c, left, &terr);
+	*err = terr;
+	if (r < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (left[i])
+			(*rest)[m++] = srcs[i];
+	if (!m) {
+		free(*rest);
+		*rest = NULL;
+		return r ? -1 : 0;
+	}
+	return r;
+}
+
 int sftp_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 		const struct sftp_copy *c, struct dp_error *err)
 {
 	struct fs local = { .ops = &local_ops, .name = "" }, remote = { 0 };
 	_cleanup_free_ char *name = NULL, *rdest = NULL;
+	_cleanup_free_ char **rest = NULL;
 	if (remote_path(dest, &rdest, err) < 0)
 		return -1;
+	int tr = tar_first(s, srcs, rdest, c, tar_upload, &rest, err);
+	if (tr < 0 || !rest)
+		return tr;
 	if (open_remote(s, &remote, &name, err) < 0)
 		return -1;
-	int r = copy_all(&local, &remote, srcs, rdest, c, err);
+	struct dp_error terr = *err;
+	int r = copy_all(&local, &remote, rest, rdest, c, err);
 	close_remote(&remote);
+	if (r == 0 && tr) {
+		*err = terr;
+		r = -1;
+	}
 	return r;
 }
 
@@ -1767,16 +1807,25 @@ int sftp_download(struct ssh_session *s, char *const *srcs, const char *dest,
 	struct fs local = { .ops = &local_ops, .name = "" }, remote = { 0 };
 	_cleanup_free_ char *name = NULL;
 	_cleanup_strv_free_ char **rsrcs = NULL;
+	_cleanup_free_ char **rest = NULL;
 	for (char *const *p = srcs; *p; p++) {
 		char *r;
 		if (remote_path(*p, &r, err) < 0)
 			return -1;
 		strv_push(&rsrcs, r);
 	}
+	int tr = tar_first(s, rsrcs, dest, c, tar_download, &rest, err);
+	if (tr < 0 || !rest)
+		return tr;
 	if (open_remote(s, &remote, &name, err) < 0)
 		return -1;
-	int r = copy_all(&remote, &local, rsrcs, dest, c, err);
+	struct dp_error terr = *err;
+	int r = copy_all(&remote, &local, rest, dest, c, err);
 	close_remote(&remote);
+	if (r == 0 && tr) {
+		*err = terr;
+		r = -1;
+	}
 	return r;
 }
 

@@ -40,6 +40,8 @@ struct sftp_copy {
 	bool update;                    /* skip a regular file whose dest has its size and
 					   modification time (the times are kept, so that
 					   the next copy can tell) */
+	bool sftp_only;                 /* never a tree as a tar stream (lib/transport/
+					   tarcopy.h): file by file over SFTP */
 	bool delete_extra;              /* with update and recursive: remove what a copied
 					   directory's dest holds that its source does not
 					   (never through a symbolic link) */

@@ -1064,6 +1064,11 @@ static int pump_run(struct ssh_channel *p, bool until_sent, struct dp_error *err
 			return 0;
 
 		double now = monotonic_seconds();
+		if (p->x.cancel && *p->x.cancel) {
+			stop_remote(s, p->ch, p->x.pty);
+			dp_err(err, DPE_FAIL, "interrupted");
+			goto broken;
+		}
 		if (p->deadline > 0 && now >= p->deadline) {
 			stop_remote(s, p->ch, p->x.pty);
 			dp_err(err, DPE_TIMEOUT, "command on '%s' timed out after %g s", s->name, p->x.timeout);

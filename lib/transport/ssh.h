@@ -32,6 +32,7 @@
 #ifndef DISPATCH_SSH_H
 #define DISPATCH_SSH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -123,6 +124,10 @@ struct ssh_exec {
 	int (*on_stderr)(void *data, const char *buf, size_t len);
 	void *data;
 	double timeout;                 /* seconds; 0: none. Expiry kills the remote side */
+	/* When set (by a signal handler, or another thread), the command is stopped as a
+	 * timeout stops it, within a second, and the call fails with DPE_FAIL
+	 * "interrupted". NULL: never. */
+	const volatile sig_atomic_t *cancel;
 	/* An interactive session on the user's terminal (ssh -t at a terminal), with pty:
 	 * in_fd is the terminal, output goes to out_fd and err_fd as it comes (on_stdout
 	 * and on_stderr are not called), and the remote pty gets in_fd's window size

@@ -223,6 +223,7 @@ static struct ssh_mux_channel *channel_new(struct ssh_session *s, const struct s
 		.on_stderr = on_err,
 		.data = c,
 		.timeout = x->timeout,
+		.cancel = x->cancel,
 	};
 	return c;
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t5220: dispatch cp of trees with several files in flight (lib/transport/sftp.c's
-# pool of SFTP channels) against real sshd (tests/testbed): many small files of
+# pool of SFTP channels; --sftp where a new tree would go as a tar stream, t5240) against real sshd (tests/testbed): many small files of
 # assorted modes with a few large ones among them, both ways, byte for byte, each
 # file once, modes kept with -p (a mode either umask drops too), through more than
 # one channel; -p's times on a tree; through ProxyJump; an unreadable file in the middle
@@ -56,7 +56,7 @@ test_expect_success 'setup: 400 files in 4 directories, modes of all kinds, 4 la
 
 test_expect_success 'a tree up: every file once, the same bytes and modes (-p), on several channels' '
 	before=$(subsystems) &&
-	dispatch cp -rp tree box1:$R/up &&
+	dispatch cp -rp --sftp tree box1:$R/up &&
 	after=$(subsystems) &&
 	listing tree >want && rlisting $R/up >got && test_cmp want got &&
 	{ test $((after - before)) -gt 2 || { echo "only $((after - before)) SFTP channels"; false; }; }
@@ -117,7 +117,7 @@ test_expect_success 'through ProxyJump both ways' '
 
 test_expect_success 'an unreadable file in the middle of a download: named, the others copied, exit 1' '
 	chmod 000 "$RHOME/$R/up/d1/f201" &&
-	test_expect_code 1 dispatch cp -rp box1:$R/up part 2>err &&
+	test_expect_code 1 dispatch cp -rp --sftp box1:$R/up part 2>err &&
 	chmod 644 "$RHOME/$R/up/d1/f201" &&
 	test_grep "cannot open .box1:$R/up/d1/f201.: Permission denied" err &&
 	test "$(wc -l <err)" = 1 &&
@@ -167,8 +167,8 @@ test_expect_success 'a server that refuses more sessions: the copy goes on with 
 	own_sshd cpmax3 $((DISPATCH_TESTBED_PORT_BASE + 33)) "MaxSessions 3" &&
 	for h in cpmax1 cpmax3; do
 		before=$(subsystems $h) &&
-		dispatch -F kcfg cp -rp tree $h:$R/$h &&
-		dispatch -F kcfg cp -rp $h:$R/$h $h.back &&
+		dispatch -F kcfg cp -rp --sftp tree $h:$R/$h &&
+		dispatch -F kcfg cp -rp --sftp $h:$R/$h $h.back &&
 		listing $h.back >got && test_cmp want got &&
 		echo "$h $(($(subsystems $h) - before))" >>channels ||
 		return 1
@@ -184,7 +184,7 @@ KPORT=$((DISPATCH_TESTBED_PORT_BASE + 31))
 test_expect_success 'sshd killed during a tree upload: exit 255, every file in place complete' '
 	own_sshd cptree $KPORT &&
 	mkdir kill && for i in $(seq 100 199); do head -c 2000000 /dev/urandom >kill/m$i; done &&
-	{ dispatch -F kcfg cp -r kill cptree:$R/kill 2>err & } &&
+	{ dispatch -F kcfg cp -r --sftp kill cptree:$R/kill 2>err & } &&
 	pid=$! &&
 	for i in $(seq 1500); do
 		test "$(ls "$RHOME/$R/kill" 2>/dev/null | wc -l)" -ge 5 && break
@@ -193,9 +193,9 @@ test_expect_success 'sshd killed during a tree upload: exit 255, every file in p
 	# the client stopped first, so that the kill finds the upload in the middle
 	# however fast the machine (at 20 files, a quiet machine had sent all 100
 	# before sshd went down), then woken to find the connection gone
-	pkill -STOP -f -- "-F kcfg cp -r kill cptree:" &&
+	pkill -STOP -f -- "-F kcfg cp -r --sftp kill cptree:" &&
 	own_down cptree &&
-	pkill -CONT -f -- "-F kcfg cp -r kill cptree:" &&
+	pkill -CONT -f -- "-F kcfg cp -r --sftp kill cptree:" &&
 	rc=0 && { wait $pid || rc=$?; } &&
 	{ test "$rc" = 255 || { echo "rc=$rc"; cat err; false; }; } &&
 	test_grep "connection to .cptree. lost" err &&
