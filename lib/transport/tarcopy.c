@@ -428,6 +428,7 @@ int tar_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 struct down {
 	const struct sftp_copy *c;
 	struct ssh_session *s;
+	const char *host;               /* for messages: the session's name */
 	const char *src;                /* as given */
 	const char *base;               /* its last name: the stream's top entry */
 	int rfd;                        /* the stream */
@@ -605,7 +606,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 	_cleanup_free_ char *rel = name ? entry_rel(d->base, name) : NULL;
 	if (!rel) {
 		down_failed(d, DPE_FAIL, "refusing '%s' from '%s:%s': not a name under '%s'",
-			    shown_name, ssh_session_name(d->s), d->src, d->base);
+			    shown_name, d->host, d->src, d->base);
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
 	_cleanup_free_ char *src = join(d->src, rel);
@@ -616,7 +617,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 	bool preserve = d->c->preserve;
 	if (!*rel && type != AE_IFDIR) {
 		down_failed(d, DPE_FAIL, "refusing '%s:%s': the stream's top is not a directory",
-			    ssh_session_name(d->s), shown);
+			    d->host, shown);
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
 	const char *last;
@@ -624,7 +625,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 	if (!*rel)
 		last = "t";
 	if (pfd < 0) {
-		down_failed(d, DPE_FAIL, "cannot copy '%s:%s': %s", ssh_session_name(d->s), shown,
+		down_failed(d, DPE_FAIL, "cannot copy '%s:%s': %s", d->host, shown,
 			    errno == ELOOP || errno == ENOTDIR ? "a name on its way is not a directory"
 			    : strerror(errno));
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
@@ -678,7 +679,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 			unlinkat(pfd, last, 0);
 	} else {
 		down_failed(d, DPE_FAIL, "skipping '%s:%s': not a regular file",
-			    ssh_session_name(d->s), shown);
+			    d->host, shown);
 		close(pfd);
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
@@ -693,7 +694,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 		return -1;
 	if (r < 0) {
 		down_failed(d, DPE_FAIL, "cannot write '%s' (from '%s:%s'): %s", last,
-			    ssh_session_name(d->s), shown, strerror(e_no));
+			    d->host, shown, strerror(e_no));
 		return type == AE_IFREG && !hard ? 0 : archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
 	if (it != SFTP_DIR && !hard && type != AE_IFREG && archive_read_data_skip(a) != ARCHIVE_OK)
@@ -738,6 +739,58 @@ static void remove_tree(int dirfd, const char *name)
 			remove_tree(fd, de->d_name);
 	closedir(dir);
 	unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+/* Every entry of the stream on d->rfd into place under d->tmpfd's t: true when the
+ * stream ended as a tar archive ends (*any: it held an entry). */
+static bool read_stream(struct down *d, bool *any)
+{
+	struct archive *a = archive_read_new();
+	if (!a)
+		abort();
+	archive_read_support_format_tar(a);
+	archive_read_support_filter_none(a);
+	bool ok = false;
+	if (archive_read_open(a, d, NULL, stream_in, NULL) == ARCHIVE_OK) {
+		struct archive_entry *e;
+		int r;
+		while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
+			*any = true;
+			if (extract(d, a, e) < 0)
+				break;
+		}
+		ok = r == ARCHIVE_EOF;
+	}
+	archive_read_free(a);
+	return ok;
+}
+
+int tar_extract_fd(int fd, const char *base, const char *dir, struct dp_error *err)
+{
+	static const struct sftp_copy quiet = { .recursive = true };
+	struct down *d = xcalloc(1, sizeof(*d));
+	*d = (struct down){ .c = &quiet, .host = "stream", .src = base, .base = base, .rfd = fd };
+	d->tmpfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r = -1;
+	if (d->tmpfd < 0) {
+		dp_err(err, DPE_FAIL, "cannot open '%s': %s", dir, strerror(errno));
+	} else {
+		bool any = false;
+		if (read_stream(d, &any)) {
+			fix_dirs(d, 022);
+			r = (int)d->failures;
+		} else {
+			dp_err(err, DPE_FAIL, "the stream broke");
+		}
+		close(d->tmpfd);
+	}
+	struct up u = { .items = d->items, .nitems = d->nitems };
+	items_release(&u);
+	for (size_t k = 0; k < d->ndirs; k++)
+		free(d->dirs[k].rel);
+	free(d->dirs);
+	free(d);
+	return r;
 }
 
 static void download_script(struct strbuf *sb, const char *src, const char *base)
@@ -801,23 +854,7 @@ static enum outcome download_one(struct down *d, const char *target, struct dp_e
 		strbuf_release(&run.errout);
 		return FELL_BACK;
 	}
-	struct archive *a = archive_read_new();
-	if (!a)
-		abort();
-	archive_read_support_format_tar(a);
-	archive_read_support_filter_none(a);
-	bool stream_ok = false, any = false;
-	if (archive_read_open(a, d, NULL, stream_in, NULL) == ARCHIVE_OK) {
-		struct archive_entry *e;
-		int r;
-		while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
-			any = true;
-			if (extract(d, a, e) < 0)
-				break;
-		}
-		stream_ok = r == ARCHIVE_EOF;
-	}
-	archive_read_free(a);
+	bool any = false, stream_ok = read_stream(d, &any);
 	/* what tar writes after the archive's end (its last record's padding) is read
 	 * too, up to a bound, so that the command ends as it would into a pipe */
 	for (size_t left = 1 << 20; stream_ok && left;) {
@@ -846,7 +883,7 @@ static enum outcome download_one(struct down *d, const char *target, struct dp_e
 		o = FELL_BACK;
 	} else if (run.status == 96) {
 		down_failed(d, DPE_NOTFOUND, "cannot stat '%s:%s': No such file or directory",
-			    ssh_session_name(d->s), d->src);
+			    d->host, d->src);
 		o = FAILED;
 	} else if (!stream_ok || !any || run.r < 0 ||
 		   (run.status != 0 && run.status != 2 && run.status != 1)) {
@@ -855,11 +892,11 @@ static enum outcome download_one(struct down *d, const char *target, struct dp_e
 		while (len && (said[len - 1] == '\n' || said[len - 1] == ' '))
 			said[--len] = '\0';
 		if (run.r < 0)
-			down_failed(d, DPE_FAIL, "cannot copy '%s:%s': %s", ssh_session_name(d->s),
+			down_failed(d, DPE_FAIL, "cannot copy '%s:%s': %s", d->host,
 				    d->src, run.err.msg);
 		else
 			down_failed(d, DPE_FAIL, "cannot copy '%s:%s': tar on the host exited with %d%s%s",
-				    ssh_session_name(d->s), d->src, run.status, len ? ": " : "", said);
+				    d->host, d->src, run.status, len ? ": " : "", said);
 		o = FAILED;
 	} else if (run.status != 0) {
 		/* files the host's tar could not read: named, the rest copied */
@@ -870,7 +907,7 @@ static enum outcome download_one(struct down *d, const char *target, struct dp_e
 			_cleanup_free_ char *said = printable(line);
 			/* GNU tar's summary of what it said already */
 			if (*said && !strstr(said, "Exiting with failure status"))
-				down_failed(d, DPE_FAIL, "%s: %s", ssh_session_name(d->s), said);
+				down_failed(d, DPE_FAIL, "%s: %s", d->host, said);
 		}
 	}
 	if (o == COPIED) {
@@ -911,7 +948,8 @@ int tar_download(struct ssh_session *s, char *const *srcs, const char *dest,
 		if (lstat(target, &st) == 0 || errno != ENOENT)
 			continue;       /* there: SFTP merges */
 		struct down *d = xcalloc(1, sizeof(*d));
-		*d = (struct down){ .c = c, .s = s, .src = srcs[i], .tmpfd = -1 };
+		*d = (struct down){ .c = c, .s = s, .host = ssh_session_name(s), .src = srcs[i],
+				    .tmpfd = -1 };
 		enum outcome o = download_one(d, target, err);
 		if (d->failures && !failures++)
 			first = d->first;

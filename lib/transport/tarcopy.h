@@ -43,4 +43,10 @@ int tar_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 int tar_download(struct ssh_session *s, char *const *srcs, const char *dest,
 		 const struct sftp_copy *c, bool *sftp, struct dp_error *err);
 
+/* What a download does with the stream, for tests and fuzzing: the tar stream on fd
+ * (a `tar -c` of a directory named base) into dir (an empty directory, where a
+ * download's private one would be), every entry under dir/t or refused. The number
+ * of entries refused or failed, or -1 with err when the stream broke. */
+int tar_extract_fd(int fd, const char *base, const char *dir, struct dp_error *err);
+
 #endif
