@@ -23,7 +23,8 @@
 # tool), BENCH_REMOTE_DIR (/dev/shm/dispatch-cp-bench on HOST), BENCH_DIR
 # (/tmp/dispatch-cp-bench), BENCH_RELAY_PORT (first port for the relays, 39400),
 # BENCH_CASES ("file tree"; "update" adds the incremental case, BENCH_UPDATE_FILES
-# 2000), BENCH_BASELINE (another dispatch binary,
+# 2000; "tartree" a tree of BENCH_TAR_TREE_FILES (2000) at every round trip against
+# tar through ssh alone), BENCH_BASELINE (another dispatch binary,
 # e.g. a copy of an older build: run as one more tool of each case, last in the
 # rotation, its copy checked as the others').
 # Needs: python3, GNU time, openssh-client.
@@ -191,6 +192,21 @@ for rtt in $RTTS; do
 			${BASE:+baseline "$B cp -r $H:$RDIR/o0 o3"}
 		diff -r "tree$N" o0 && diff -r "tree$N" o1 && diff -r "tree$N" o2 &&
 			{ [ -z "$BASE" ] || diff -r "tree$N" o3; }
+	fi
+	if has_case tartree; then
+		# a tree against tar through ssh only (scp -r would take minutes far away):
+		# BENCH_TAR_TREE_FILES (2000) at every round trip
+		T=${BENCH_TAR_TREE_FILES:-2000}
+		make_tree "$T"
+		run_case "upload, a tree of $T files, $where" "$R rm -rf $RDIR/o\$1" \
+			dispatch "$D cp -r tree$T $H:$RDIR/o0" \
+			"tar | ssh tar" "tar -C tree$T -cf - . | $R 'mkdir $RDIR/o1 && tar -C $RDIR/o1 -xf -'"
+		$R "diff -r $RDIR/o0 $RDIR/o1"
+		# shellcheck disable=SC2016
+		run_case "download, a tree of $T files, $where" 'rm -rf o$1' \
+			dispatch "$D cp -r $H:$RDIR/o0 o0" \
+			"ssh tar | tar" "mkdir o1 && $R 'tar -C $RDIR/o0 -cf - .' | tar -C o1 -xf -"
+		diff -r "tree$T" o0 && diff -r "tree$T" o1
 	fi
 	if has_case update; then
 		# the same tree of BENCH_UPDATE_FILES (2000) synced already, 10 files
