@@ -1505,8 +1505,7 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 	return 0;
 }
 
-/* The last component of a source path, trailing slashes ignored ("a/b/" -> "b"). */
-static char *base_name(const char *path)
+char *sftp_base_name(const char *path)
 {
 	size_t n = strlen(path);
 	while (n > 1 && path[n - 1] == '/')
@@ -1552,7 +1551,7 @@ static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const cha
 	}
 
 	for (char *const *s = srcs; *s; s++) {
-		_cleanup_free_ char *base = base_name(*s);
+		_cleanup_free_ char *base = sftp_base_name(*s);
 		_cleanup_free_ char *d = NULL;
 		if (!into)
 			d = xstrdup(dest);

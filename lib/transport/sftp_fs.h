@@ -26,6 +26,10 @@ struct fstat_ {
  * it; the local file system, the walk's SFTP session and SFTP through a master wait. */
 #define FS_AGAIN (-2)
 
+/* The last component of a source path, trailing slashes ignored ("a/b/" -> "b"):
+ * the name a source takes under a destination directory (sftp.c, tarcopy.c). */
+char *sftp_base_name(const char *path);
+
 struct fs;
 struct fs_ops {
 	/* -1 with DPE_NOTFOUND when path does not exist */

@@ -9,9 +9,9 @@
 # merges). Exit: 0 done (MARK_CP_INTO 1 or 0: into d, or as d), 97 no tar or mktemp
 # here, 98 the target exists, 94 d is not a directory, 92 no temporary directory,
 # 93 no `mv -T`, 91 tar failed (its messages on stderr). Only 0 and 91 read stdin.
-# shellcheck disable=SC2154 # d, base, dparent, dname, many, opts: set by the caller
 
 command -v tar >/dev/null 2>&1 && command -v mktemp >/dev/null 2>&1 || exit 97
+# shellcheck disable=SC2154 # d, base, dparent, dname, many: set by the caller
 if [ -d "$d" ]; then
 	p=$d n=$base into=1
 elif [ "$many" = 1 ]; then
@@ -24,7 +24,7 @@ t=$(mktemp -d "$p/.dispatch-cp.XXXXXX" 2>/dev/null) || exit 92
 trap 'rm -rf "$t"; exit 129' HUP
 trap 'rm -rf "$t"; exit 130' INT
 trap 'rm -rf "$t"; exit 143' TERM
-# shellcheck disable=SC2086 # opts: one or two flags
+# shellcheck disable=SC2086,SC2154 # opts: one flag, set by the caller
 if ! tar -xf - -C "$t" $opts; then
 	rm -rf "$t"
 	exit 91

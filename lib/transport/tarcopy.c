@@ -27,6 +27,7 @@
 #include "base/termesc.h"
 #include "base/util.h"
 #include "shfiles.h"
+#include "transport/sftp_fs.h"
 #include "transport/ssh.h"
 
 /* tar_upload.sh's exit statuses (the others are tar's failure, or a signal's) */
@@ -51,16 +52,35 @@ struct item {
 	unsigned mode;
 };
 
+/* Failures as they come: to the caller's callback, the first kept. */
+struct tally {
+	const struct sftp_copy *c;
+	unsigned failures;
+	struct dp_error first;
+};
+
+_printf_(3, 4) static void failed(struct tally *t, int kind, const char *fmt, ...)
+{
+	struct dp_error e = { .kind = kind };
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	va_end(ap);
+	if (!t->failures++)
+		t->first = e;
+	if (t->c->failed)
+		t->c->failed(t->c->data, &e);
+}
+
 struct up {
 	const struct sftp_copy *c;
+	struct tally t;
 	struct ssh_channel *ch;
 	struct archive *a;
 	struct archive_entry *e;
 	struct dp_error chan_err;       /* why the channel took no more */
 	bool chan_broken;
 	char *changed;                  /* a file that shrank as it was read: the stream is cut */
-	unsigned failures;
-	struct dp_error first;
 	struct item *items;
 	size_t nitems;
 	struct strbuf out, errout;
@@ -72,33 +92,33 @@ static bool cancelled(const struct up *u)
 	return u->c->cancel && *u->c->cancel;
 }
 
-_printf_(3, 4) static void failed(struct up *u, int kind, const char *fmt, ...)
+
+/* A command's output kept, its first 8 KiB (what a failure quotes) */
+static int keep_some(struct strbuf *sb, const char *buf, size_t len)
 {
-	struct dp_error e = { .kind = kind };
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
-	va_end(ap);
-	if (!u->failures++)
-		u->first = e;
-	if (u->c->failed)
-		u->c->failed(u->c->data, &e);
+	if (sb->len < 8192)
+		strbuf_add(sb, buf, len);
+	return 0;
 }
 
 static int gather_out(void *data, const char *buf, size_t len)
 {
-	struct up *u = data;
-	if (u->out.len < 4096)
-		strbuf_add(&u->out, buf, len);
-	return 0;
+	return keep_some(&((struct up *)data)->out, buf, len);
 }
 
 static int gather_err(void *data, const char *buf, size_t len)
 {
-	struct up *u = data;
-	if (u->errout.len < 4096)
-		strbuf_add(&u->errout, buf, len);
-	return 0;
+	return keep_some(&((struct up *)data)->errout, buf, len);
+}
+
+/* What the host's tar said, escaped for the terminal, without the last newline. */
+static char *said_text(const char *buf)
+{
+	size_t n = strlen(buf);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	_cleanup_free_ char *cut = xstrndup(buf, n);
+	return printable(cut);
 }
 
 static la_ssize_t stream_out(struct archive *a, void *data, const void *buf, size_t len)
@@ -166,7 +186,7 @@ static int add_dir(struct up *u, const char *path, const char *rel)
 {
 	DIR *d = opendir(path);
 	if (!d) {
-		failed(u, DPE_FAIL, "cannot read directory '%s': %s", path, strerror(errno));
+		failed(&u->t, DPE_FAIL, "cannot read directory '%s': %s", path, strerror(errno));
 		return 0;
 	}
 	_cleanup_strv_free_ char **names = NULL;
@@ -192,21 +212,21 @@ static int add(struct up *u, const char *path, const char *rel, bool top)
 	struct stat st;
 	int fd = -1;
 	if ((top ? stat(path, &st) : lstat(path, &st)) < 0) {
-		failed(u, errno == ENOENT ? DPE_NOTFOUND : DPE_FAIL, "cannot stat '%s': %s", path,
+		failed(&u->t, errno == ENOENT ? DPE_NOTFOUND : DPE_FAIL, "cannot stat '%s': %s", path,
 		       strerror(errno));
 		return 0;
 	}
 	if (S_ISREG(st.st_mode)) {
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			failed(u, DPE_FAIL, "cannot open '%s': %s", path,
+			failed(&u->t, DPE_FAIL, "cannot open '%s': %s", path,
 			       fd < 0 ? strerror(errno) : "it changed as it was looked at");
 			if (fd >= 0)
 				close(fd);
 			return 0;
 		}
 	} else if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		failed(u, DPE_FAIL, "skipping '%s': not a regular file", path);
+		failed(&u->t, DPE_FAIL, "skipping '%s': not a regular file", path);
 		return 0;
 	}
 	_cleanup_free_ char *name = *rel ? xasprintf("t/%s", rel) : xstrdup("t");
@@ -215,7 +235,7 @@ static int add(struct up *u, const char *path, const char *rel, bool top)
 		target = xcalloc(1, (size_t)st.st_size + 2);
 		ssize_t n = readlink(path, target, (size_t)st.st_size + 1);
 		if (n < 0 || n > st.st_size) {
-			failed(u, DPE_FAIL, "cannot read link '%s': %s", path,
+			failed(&u->t, DPE_FAIL, "cannot read link '%s': %s", path,
 			       n < 0 ? strerror(errno) : "it changed as it was read");
 			return 0;
 		}
@@ -269,18 +289,6 @@ static void upload_script(struct strbuf *sb, const char *dest, const char *base,
 	strbuf_adds(sb, shfile_transport_tar_upload);
 }
 
-/* The last component of a path, trailing slashes ignored ("a/b/" -> "b"). */
-static char *last_name(const char *path)
-{
-	size_t n = strlen(path);
-	while (n > 1 && path[n - 1] == '/')
-		n--;
-	size_t start = n;
-	while (start > 0 && path[start - 1] != '/')
-		start--;
-	return xstrndup(path + start, n - start);
-}
-
 static void items_release(struct up *u)
 {
 	for (size_t i = 0; i < u->nitems; i++) {
@@ -310,7 +318,7 @@ enum outcome { COPIED, FELL_BACK, NO_TAR, FAILED, STOP };
 static enum outcome upload_one(struct up *u, struct ssh_session *s, const char *src,
 			       const char *dest, bool many, struct dp_error *err)
 {
-	_cleanup_free_ char *base = last_name(src);
+	_cleanup_free_ char *base = sftp_base_name(src);
 	if (streq(base, ".") || streq(base, "..") || streq(base, "/"))
 		return FELL_BACK;       /* "cp -r . host:dir" merges into dir: SFTP's */
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
@@ -364,18 +372,16 @@ static enum outcome upload_one(struct up *u, struct ssh_session *s, const char *
 		report_items(u, top);
 		return COPIED;
 	}
-	_cleanup_free_ char *said = printable(u->errout.buf);
+	_cleanup_free_ char *said = said_text(u->errout.buf);
 	size_t len = strlen(said);
-	while (len && (said[len - 1] == '\n' || said[len - 1] == ' '))
-		said[--len] = '\0';
 	if (u->changed)
-		failed(u, DPE_FAIL, "'%s' changed as it was read: '%s' not copied (run cp again)",
+		failed(&u->t, DPE_FAIL, "'%s' changed as it was read: '%s' not copied (run cp again)",
 		       u->changed, src);
 	else if (status == TAR_FAILED)
-		failed(u, DPE_FAIL, "cannot copy '%s' to '%s:%s': tar on the host failed%s%s", src,
+		failed(&u->t, DPE_FAIL, "cannot copy '%s' to '%s:%s': tar on the host failed%s%s", src,
 		       ssh_session_name(s), dest, len ? ": " : "", said);
 	else
-		failed(u, DPE_FAIL, "cannot copy '%s' to '%s:%s': tar on the host %s %d", src,
+		failed(&u->t, DPE_FAIL, "cannot copy '%s' to '%s:%s': tar on the host %s %d", src,
 		       ssh_session_name(s), dest, status > 128 ? "died of signal" : "exited with",
 		       status > 128 ? status - 128 : status);
 	return FAILED;
@@ -386,6 +392,7 @@ int tar_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 {
 	struct up *u = xcalloc(1, sizeof(*u));
 	u->c = c;
+	u->t.c = c;
 	strbuf_init(&u->out);
 	strbuf_init(&u->errout);
 	size_t n = strv_len((char **)srcs);
@@ -409,8 +416,8 @@ int tar_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 			no_tar = true;
 		sftp[i] = o == NO_TAR || o == FELL_BACK;
 	}
-	if (r == 0 && u->failures) {
-		*err = u->first;
+	if (r == 0 && u->t.failures) {
+		*err = u->t.first;
 		r = 1;
 	}
 	strbuf_release(&u->out);
@@ -433,8 +440,7 @@ struct down {
 	const char *base;               /* its last name: the stream's top entry */
 	int rfd;                        /* the stream */
 	int tmpfd;                      /* the private directory */
-	unsigned failures;
-	struct dp_error first;
+	struct tally t;
 	struct item *items;
 	size_t nitems;
 	struct dir_fix { char *rel; unsigned mode; struct timespec mtime; } *dirs;
@@ -471,10 +477,7 @@ static int to_pipe(void *data, const char *buf, size_t len)
 
 static int err_gather(void *data, const char *buf, size_t len)
 {
-	struct down_run *d = data;
-	if (d->errout.len < 8192)
-		strbuf_add(&d->errout, buf, len);
-	return 0;
+	return keep_some(&((struct down_run *)data)->errout, buf, len);
 }
 
 static void *down_thread(void *data)
@@ -507,18 +510,6 @@ static la_ssize_t stream_in(struct archive *a, void *data, const void **buf)
 	}
 }
 
-_printf_(3, 4) static void down_failed(struct down *d, int kind, const char *fmt, ...)
-{
-	struct dp_error e = { .kind = kind };
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
-	va_end(ap);
-	if (!d->failures++)
-		d->first = e;
-	if (d->c->failed)
-		d->c->failed(d->c->data, &e);
-}
 
 /* rel below the top ("" for it) from the stream's name, or NULL when the name is not
  * the top's or below it, or climbs (an empty, . or .. component). */
@@ -598,6 +589,13 @@ static int write_data(struct down *d, struct archive *a, int fd, const char *sho
 	return 0;
 }
 
+/* An entry's modification time as access and modification times (-p). */
+static void entry_times(struct archive_entry *e, struct timespec ts[2])
+{
+	ts[0].tv_sec = ts[1].tv_sec = archive_entry_mtime(e);
+	ts[0].tv_nsec = ts[1].tv_nsec = archive_entry_mtime_nsec(e);
+}
+
 /* One entry of the stream into place under t. -1 when the stream itself failed. */
 static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 {
@@ -605,7 +603,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 	_cleanup_free_ char *shown_name = printable(name ? name : "");
 	_cleanup_free_ char *rel = name ? entry_rel(d->base, name) : NULL;
 	if (!rel) {
-		down_failed(d, DPE_FAIL, "refusing '%s' from '%s:%s': not a name under '%s'",
+		failed(&d->t, DPE_FAIL, "refusing '%s' from '%s:%s': not a name under '%s'",
 			    shown_name, d->host, d->src, d->base);
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
@@ -616,7 +614,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 	const char *hard = archive_entry_hardlink(e);
 	bool preserve = d->c->preserve;
 	if (!*rel && type != AE_IFDIR) {
-		down_failed(d, DPE_FAIL, "refusing '%s:%s': the stream's top is not a directory",
+		failed(&d->t, DPE_FAIL, "refusing '%s:%s': the stream's top is not a directory",
 			    d->host, shown);
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
@@ -625,7 +623,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 	if (!*rel)
 		last = "t";
 	if (pfd < 0) {
-		down_failed(d, DPE_FAIL, "cannot copy '%s:%s': %s", d->host, shown,
+		failed(&d->t, DPE_FAIL, "cannot copy '%s:%s': %s", d->host, shown,
 			    errno == ELOOP || errno == ENOTDIR ? "a name on its way is not a directory"
 			    : strerror(errno));
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
@@ -668,8 +666,8 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 		else
 			r = write_data(d, a, fd, shown, bytes);
 		if (r == 0 && preserve) {
-			struct timespec ts[2] = { { archive_entry_mtime(e), archive_entry_mtime_nsec(e) },
-						  { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
+			struct timespec ts[2];
+			entry_times(e, ts);
 			if (fchmod(fd, mode) < 0 || futimens(fd, ts) < 0)
 				r = -1;
 		}
@@ -678,22 +676,22 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 		if (r != 0 && fd >= 0)
 			unlinkat(pfd, last, 0);
 	} else {
-		down_failed(d, DPE_FAIL, "skipping '%s:%s': not a regular file",
+		failed(&d->t, DPE_FAIL, "skipping '%s:%s': not a regular file",
 			    d->host, shown);
 		close(pfd);
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
 	int e_no = errno;
 	if (r == 0 && preserve && (it == SFTP_SYMLINK)) {
-		struct timespec ts[2] = { { archive_entry_mtime(e), archive_entry_mtime_nsec(e) },
-					  { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
+		struct timespec ts[2];
+		entry_times(e, ts);
 		utimensat(pfd, last, ts, AT_SYMLINK_NOFOLLOW);
 	}
 	close(pfd);
 	if (r == -2)
 		return -1;
 	if (r < 0) {
-		down_failed(d, DPE_FAIL, "cannot write '%s' (from '%s:%s'): %s", last,
+		failed(&d->t, DPE_FAIL, "cannot write '%s' (from '%s:%s'): %s", last,
 			    d->host, shown, strerror(e_no));
 		return type == AE_IFREG && !hard ? 0 : archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
@@ -769,7 +767,8 @@ int tar_extract_fd(int fd, const char *base, const char *dir, struct dp_error *e
 {
 	static const struct sftp_copy quiet = { .recursive = true };
 	struct down *d = xcalloc(1, sizeof(*d));
-	*d = (struct down){ .c = &quiet, .host = "stream", .src = base, .base = base, .rfd = fd };
+	*d = (struct down){ .c = &quiet, .t = { .c = &quiet }, .host = "stream", .src = base,
+			    .base = base, .rfd = fd };
 	d->tmpfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int r = -1;
 	if (d->tmpfd < 0) {
@@ -778,7 +777,7 @@ int tar_extract_fd(int fd, const char *base, const char *dir, struct dp_error *e
 		bool any = false;
 		if (read_stream(d, &any)) {
 			fix_dirs(d, 022);
-			r = (int)d->failures;
+			r = (int)d->t.failures;
 		} else {
 			dp_err(err, DPE_FAIL, "the stream broke");
 		}
@@ -816,7 +815,7 @@ static void download_script(struct strbuf *sb, const char *src, const char *base
 
 static enum outcome download_one(struct down *d, const char *target, struct dp_error *err)
 {
-	_cleanup_free_ char *base = last_name(d->src);
+	_cleanup_free_ char *base = sftp_base_name(d->src);
 	if (streq(base, ".") || streq(base, "..") || streq(base, "/"))
 		return FELL_BACK;
 	d->base = base;
@@ -882,20 +881,18 @@ static enum outcome download_one(struct down *d, const char *target, struct dp_e
 	} else if (run.status == 95) {
 		o = FELL_BACK;
 	} else if (run.status == 96) {
-		down_failed(d, DPE_NOTFOUND, "cannot stat '%s:%s': No such file or directory",
+		failed(&d->t, DPE_NOTFOUND, "cannot stat '%s:%s': No such file or directory",
 			    d->host, d->src);
 		o = FAILED;
 	} else if (!stream_ok || !any || run.r < 0 ||
 		   (run.status != 0 && run.status != 2 && run.status != 1)) {
-		_cleanup_free_ char *said = printable(run.errout.buf);
+		_cleanup_free_ char *said = said_text(run.errout.buf);
 		size_t len = strlen(said);
-		while (len && (said[len - 1] == '\n' || said[len - 1] == ' '))
-			said[--len] = '\0';
 		if (run.r < 0)
-			down_failed(d, DPE_FAIL, "cannot copy '%s:%s': %s", d->host,
+			failed(&d->t, DPE_FAIL, "cannot copy '%s:%s': %s", d->host,
 				    d->src, run.err.msg);
 		else
-			down_failed(d, DPE_FAIL, "cannot copy '%s:%s': tar on the host exited with %d%s%s",
+			failed(&d->t, DPE_FAIL, "cannot copy '%s:%s': tar on the host exited with %d%s%s",
 				    d->host, d->src, run.status, len ? ": " : "", said);
 		o = FAILED;
 	} else if (run.status != 0) {
@@ -907,13 +904,13 @@ static enum outcome download_one(struct down *d, const char *target, struct dp_e
 			_cleanup_free_ char *said = printable(line);
 			/* GNU tar's summary of what it said already */
 			if (*said && !strstr(said, "Exiting with failure status"))
-				down_failed(d, DPE_FAIL, "%s: %s", d->host, said);
+				failed(&d->t, DPE_FAIL, "%s: %s", d->host, said);
 		}
 	}
 	if (o == COPIED) {
 		fix_dirs(d, (unsigned)mask);
 		if (renameat(d->tmpfd, "t", AT_FDCWD, target) < 0) {
-			down_failed(d, DPE_FAIL, "cannot put '%s' in place: %s", target, strerror(errno));
+			failed(&d->t, DPE_FAIL, "cannot put '%s' in place: %s", target, strerror(errno));
 			o = FAILED;
 		}
 	}
@@ -943,17 +940,17 @@ int tar_download(struct ssh_session *s, char *const *srcs, const char *dest,
 	if (!into && n > 1)
 		return 0;       /* SFTP's copy says dest is not a directory */
 	for (size_t i = 0; i < n && !no_tar; i++) {
-		_cleanup_free_ char *base = last_name(srcs[i]);
+		_cleanup_free_ char *base = sftp_base_name(srcs[i]);
 		_cleanup_free_ char *target = into ? join(dest, base) : xstrdup(dest);
 		if (lstat(target, &st) == 0 || errno != ENOENT)
 			continue;       /* there: SFTP merges */
 		struct down *d = xcalloc(1, sizeof(*d));
-		*d = (struct down){ .c = c, .s = s, .host = ssh_session_name(s), .src = srcs[i],
-				    .tmpfd = -1 };
+		*d = (struct down){ .c = c, .t = { .c = c }, .s = s, .host = ssh_session_name(s),
+				    .src = srcs[i], .tmpfd = -1 };
 		enum outcome o = download_one(d, target, err);
-		if (d->failures && !failures++)
-			first = d->first;
-		failures += d->failures ? d->failures - 1 : 0;
+		if (d->t.failures && !failures)
+			first = d->t.first;
+		failures += d->t.failures;
 		struct up u = { .items = d->items, .nitems = d->nitems };
 		items_release(&u);
 		for (size_t k = 0; k < d->ndirs; k++)

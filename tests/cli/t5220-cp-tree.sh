@@ -143,24 +143,7 @@ test_expect_success 'an unwritable directory in the middle of an upload: each fi
 
 # sshds of our own (as t5200's): a server that allows fewer sessions, and one
 # killed in the middle of a tree upload.
-# own_sshd NAME PORT [CONFIG LINE...]: started, with NAME in the ssh_config kcfg
-own_sshd() {
-	local name=$1 port=$2
-	shift 2
-	(. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_up "$name" "" 127.0.0.1 "$port" "$@") 2>/dev/null &&
-	cat >>kcfg <<-EOF &&
-	Host $name
-		HostName 127.0.0.1
-		Port $port
-		User $DISPATCH_TESTBED_USER
-		IdentityFile $TB/keys/id_ed25519
-		IdentitiesOnly yes
-		UserKnownHostsFile $PWD/kh
-		BatchMode yes
-	EOF
-	echo "[127.0.0.1]:$port $(cut -d" " -f1,2 "$TB/sshd/$name/host_ed25519.pub")" >>kh
-}
-own_down() { (. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_down "$1") 2>/dev/null; }
+. "$(dirname "$0")/lib-cp.sh"
 
 test_expect_success 'a server that refuses more sessions: the copy goes on with those it gave' '
 	own_sshd cpmax1 $((DISPATCH_TESTBED_PORT_BASE + 32)) "MaxSessions 1" &&

@@ -1,6 +1,7 @@
 #!/bin/bash
 # t5230: dispatch cp against a server that is not to be trusted, and the modes a copy
-# gives, against real sshd (tests/testbed). The hostile server is an sshd of our own
+# gives, against real sshd (tests/testbed). The listings go over SFTP (--sftp: a new
+# tree would go as a tar stream, whose hostile host is t5240's). The hostile server is an sshd of our own
 # whose sftp Subsystem is tests/cli/lib-sftp-relay.py in front of OpenSSH's
 # sftp-server: it lists entries of a directory under names no directory holds
 # ("../x", "a/b", "/abs", ".", "..", "", a NUL, a terminal escape, a name twice) and
@@ -83,7 +84,7 @@ check_download() {
 
 test_expect_success 'a hostile listing: the sound names copied, the others named, nothing outside, exit 1' '
 	mkdir w &&
-	test_expect_code 1 dispatch -F kcfg cp -r hostile:$R/src w/dest 2>err &&
+	test_expect_code 1 dispatch -F kcfg cp -r --sftp hostile:$R/src w/dest 2>err &&
 	check_download w err &&
 	test_grep "skipping the name .\.\./x. that .hostile. listed in .$R/src.: it holds a ./." err &&
 	test_grep "skipping the name .. that .hostile. listed in .$R/src.: it is empty" err &&
@@ -101,7 +102,7 @@ test_expect_success 'the same through an OpenSSH master (sftp_mux.c)' '
 	echo "$pid" >>"$TRASH/.pids" &&
 	{ printf "Host hostile\n  ControlPath %s\n\n" "$PWD/cm/hostile" && cat kcfg; } >mcfg &&
 	mkdir m &&
-	test_expect_code 1 dispatch -v -F mcfg cp -r hostile:$R/src m/dest 2>verr &&
+	test_expect_code 1 dispatch -v -F mcfg cp -r --sftp hostile:$R/src m/dest 2>verr &&
 	test_grep "hostile: via master" verr &&
 	grep "^dispatch: skipping the name" verr >err &&
 	check_download m err &&

@@ -23,7 +23,7 @@ TB=$DISPATCH_TESTBED_DIR
 U=$DISPATCH_TESTBED_USER
 RHOME=$(getent passwd "$U" | cut -d: -f6)
 R=t5240.$$
-own_down() { (. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_down "$1") 2>/dev/null; }
+. "$(dirname "$0")/lib-cp.sh"
 cleanup() {
 	own_down cptarkill
 	own_down cptarevil
@@ -44,23 +44,6 @@ listing() {
 }
 # sftp subsystems an sshd (box1 unless named) started so far
 subsystems() { grep -c "subsystem .sftp." "$TB/sshd/${1:-box1}/log" || true; }
-# own_sshd NAME PORT [CONFIG LINE...]: started, with NAME in the ssh_config kcfg
-own_sshd() {
-	local name=$1 port=$2
-	shift 2
-	(. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_up "$name" "" 127.0.0.1 "$port" "$@") 2>/dev/null &&
-	cat >>kcfg <<-EOF &&
-	Host $name
-		HostName 127.0.0.1
-		Port $port
-		User $U
-		IdentityFile $TB/keys/id_ed25519
-		IdentitiesOnly yes
-		UserKnownHostsFile $PWD/kh
-		BatchMode yes
-	EOF
-	echo "[127.0.0.1]:$port $(cut -d" " -f1,2 "$TB/sshd/$name/host_ed25519.pub")" >>kh
-}
 
 test_expect_success 'setup: files of assorted modes, an empty directory, links, odd names' '
 	mkdir -p tree/sub/deeper tree/empty &&

@@ -4,7 +4,7 @@
 # command to `$SHELL -c`; for each user, side by side: dispatch run prints what
 # OpenSSH's ssh prints for the same commands (the user's own shell reads them) and
 # has the login environment; a plain-host job is submitted, waited for, its log read,
-# another cancelled; cp both ways; a SLURM job's bootstrap runs (COMPLETED, its output
+# another cancelled; cp both ways (a file, and a new tree as tar streams); a SLURM job's bootstrap runs (COMPLETED, its output
 # in the log) with the user's login environment; hosts show and discover; for tcsh
 # and fish also dispatch shell and top in a running job, and run, run --timeout,
 # submit, wait and logs through an OpenSSH master. Each user's login files (csh's
@@ -164,6 +164,11 @@ per_user() {
 	timeout 60 "$DISPATCH" cp up.txt "b-$sh:$D/up.txt"
 	timeout 60 "$DISPATCH" cp "b-$sh:$D/up.txt" down.txt
 	cmp up.txt down.txt
+	echo "cp -r: a new tree both ways, as tar streams"
+	rm -rf tree.up tree.down && mkdir -p tree.up/sub && cp up.txt tree.up/sub/a.txt
+	timeout 60 "$DISPATCH" cp -r tree.up "b-$sh:$D/tree"
+	timeout 60 "$DISPATCH" cp -r "b-$sh:$D/tree" tree.down
+	cmp up.txt tree.down/sub/a.txt
 
 	echo "hosts show, discover"
 	timeout 60 "$DISPATCH" hosts show "h-$sh" >hs
