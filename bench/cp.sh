@@ -24,7 +24,8 @@
 # (/tmp/dispatch-cp-bench), BENCH_RELAY_PORT (first port for the relays, 39400),
 # BENCH_CASES ("file tree"; "update" adds the incremental case, BENCH_UPDATE_FILES
 # 2000; "tartree" a tree of BENCH_TAR_TREE_FILES (2000) at every round trip against
-# tar through ssh alone), BENCH_BASELINE (another dispatch binary,
+# tar through ssh alone; "masterfile" one file of BENCH_FILE_MB through an OpenSSH
+# master, loopback only, against scp through the same master and on its own), BENCH_BASELINE (another dispatch binary,
 # e.g. a copy of an older build: run as one more tool of each case, last in the
 # rotation, its copy checked as the others').
 # Needs: python3, GNU time, openssh-client.
@@ -207,6 +208,30 @@ for rtt in $RTTS; do
 			dispatch "$D cp -r $H:$RDIR/o0 o0" \
 			"ssh tar | tar" "mkdir o1 && $R 'tar -C $RDIR/o0 -cf - .' | tar -C o1 -xf -"
 		diff -r "tree$T" o0 && diff -r "tree$T" o1
+	fi
+	if has_case masterfile && [ "$rtt" = 0 ]; then
+		# one large file through an OpenSSH master (the master does the crypto):
+		# dispatch's SFTP requests through it against scp through the same master
+		# and scp on its own connection
+		make_file "$MB"
+		ssh -F "$CFG" "${SSHOPT[@]}" -fN -o ControlMaster=yes -o ControlPath="$DIR/cm" \
+			-o ControlPersist=600 "$H" </dev/null
+		{ printf 'Host %s\n\tControlPath %s\n' "$H" "$DIR/cm"; cat "$CFG"; } >master.cfg
+		M="$DISPATCH -F $DIR/master.cfg"
+		SM="$S -o ControlPath=$DIR/cm"
+		run_case "upload, one $MB MiB file through a master, $where" ":" \
+			dispatch "$M cp file$MB $H:$RDIR/o0" \
+			"scp, same master" "$SM file$MB $H:$RDIR/o1" \
+			"scp, own connection" "$S file$MB $H:$RDIR/o2"
+		$R "cmp $RDIR/o0 $RDIR/o1 && cmp $RDIR/o0 $RDIR/o2 && mv $RDIR/o0 $RDIR/f && rm -f $RDIR/o1 $RDIR/o2"
+		# shellcheck disable=SC2016 # $1 is PREP's own argument
+		run_case "download, one $MB MiB file through a master, $where" 'rm -rf o$1' \
+			dispatch "$M cp $H:$RDIR/f o0" \
+			"scp, same master" "$SM $H:$RDIR/f o1" \
+			"scp, own connection" "$S $H:$RDIR/f o2"
+		cmp "file$MB" o0 && cmp "file$MB" o1 && cmp "file$MB" o2
+		rm -f o0 o1 o2
+		ssh -F "$CFG" -o ControlPath="$DIR/cm" -O exit "$H" 2>/dev/null || :
 	fi
 	if has_case update; then
 		# the same tree of BENCH_UPDATE_FILES (2000) synced already, 10 files

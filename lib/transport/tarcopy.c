@@ -81,6 +81,7 @@ struct up {
 	struct dp_error chan_err;       /* why the channel took no more */
 	bool chan_broken;
 	char *changed;                  /* a file that shrank as it was read: the stream is cut */
+	bool cut;                       /* send nothing more */
 	struct item *items;
 	size_t nitems;
 	struct strbuf out, errout;
@@ -124,6 +125,10 @@ static char *said_text(const char *buf)
 static la_ssize_t stream_out(struct archive *a, void *data, const void *buf, size_t len)
 {
 	struct up *u = data;
+	if (u->cut) {
+		archive_set_error(a, EPIPE, "the stream was cut");
+		return -1;
+	}
 	if (cancelled(u)) {
 		archive_set_error(a, EINTR, "interrupted");
 		return -1;
@@ -340,10 +345,12 @@ static enum outcome upload_one(struct up *u, struct ssh_session *s, const char *
 	    archive_write_set_bytes_in_last_block(u->a, 1) == ARCHIVE_OK &&
 	    archive_write_open2(u->a, u, NULL, stream_out, NULL, NULL) == ARCHIVE_OK)
 		r = add(u, src, "", true);
-	if (r == 0 && archive_write_close(u->a) != ARCHIVE_OK)
+	/* On a failure the stream is cut: nothing more is sent (not the end of the
+	 * archive, nor the padding of a file that shrank), so the host's tar sees it end
+	 * early and puts nothing in place. Closing still frees what libarchive holds. */
+	u->cut = r < 0;
+	if (archive_write_close(u->a) != ARCHIVE_OK)
 		r = -1;
-	if (r < 0)      /* the stream is cut: the host's tar sees it end early */
-		archive_write_fail(u->a);
 	archive_write_free(u->a);
 	archive_entry_free(u->e);
 	u->a = NULL;
@@ -408,6 +415,7 @@ int tar_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 		free(u->changed);
 		u->changed = NULL;
 		u->chan_broken = false;
+		u->cut = false;
 		if (o == STOP) {
 			r = -1;
 			break;

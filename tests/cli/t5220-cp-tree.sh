@@ -143,7 +143,7 @@ test_expect_success 'an unwritable directory in the middle of an upload: each fi
 
 # sshds of our own (as t5200's): a server that allows fewer sessions, and one
 # killed in the middle of a tree upload.
-. "$(dirname "$0")/lib-cp.sh"
+. "$TEST_SRCDIR/tests/cli/lib-cp.sh"
 
 test_expect_success 'a server that refuses more sessions: the copy goes on with those it gave' '
 	own_sshd cpmax1 $((DISPATCH_TESTBED_PORT_BASE + 32)) "MaxSessions 1" &&

@@ -23,7 +23,7 @@ TB=$DISPATCH_TESTBED_DIR
 U=$DISPATCH_TESTBED_USER
 RHOME=$(getent passwd "$U" | cut -d: -f6)
 R=t5240.$$
-. "$(dirname "$0")/lib-cp.sh"
+. "$TEST_SRCDIR/tests/cli/lib-cp.sh"
 cleanup() {
 	own_down cptarkill
 	own_down cptarevil
