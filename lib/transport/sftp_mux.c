@@ -61,6 +61,14 @@ struct msftp {
 	bool posix_rename;
 	bool ended;                     /* the session ended: read stdout to its end */
 	struct dp_error lost;           /* kind != 0: the connection is gone, and why */
+	/* Writes whose answers are still to come (m_write leaves up to MAX_INFLIGHT for
+	 * its next call, so the pipeline never empties between calls): their ids from
+	 * wfirst, the file's fs and path, the first failure among them. */
+	size_t wpending;
+	uint32_t wfirst;
+	struct fs *wfs;
+	const char *wpath;
+	struct dp_error werr;
 };
 
 /* An answer: its type, id, and the bytes after them. */
@@ -233,9 +241,12 @@ int msftp_parse_version(const void *body, size_t len, uint32_t *version, bool *p
 }
 
 /* A request of type with a new id, its length patched in by end(). */
-static uint32_t begin(struct msftp *m, struct strbuf *sb, uint8_t type)
+/* A request of type at the end of sb: at 0, sb holds it alone (sent by end);
+ * at sb->len, it follows what sb holds (the output buffer: end_in_place). */
+static uint32_t begin(struct msftp *m, struct strbuf *sb, uint8_t type, size_t at)
 {
-	strbuf_reset(sb);
+	if (!at)
+		strbuf_reset(sb);
 	put_u32(sb, 0);
 	strbuf_addch(sb, (char)type);
 	uint32_t id = ++m->next_id;
@@ -243,13 +254,19 @@ static uint32_t begin(struct msftp *m, struct strbuf *sb, uint8_t type)
 	return id;
 }
 
+/* The length of the packet that starts at sb's offset at, once it is whole. */
+static void end_in_place(struct strbuf *sb, size_t at)
+{
+	uint32_t n = (uint32_t)(sb->len - at) - 4;
+	sb->buf[at] = (char)(n >> 24);
+	sb->buf[at + 1] = (char)(n >> 16);
+	sb->buf[at + 2] = (char)(n >> 8);
+	sb->buf[at + 3] = (char)n;
+}
+
 static void end(struct msftp *m, struct strbuf *sb)
 {
-	uint32_t n = (uint32_t)sb->len - 4;
-	sb->buf[0] = (char)(n >> 24);
-	sb->buf[1] = (char)(n >> 16);
-	sb->buf[2] = (char)(n >> 8);
-	sb->buf[3] = (char)n;
+	end_in_place(sb, 0);
 	strbuf_add(&m->obuf, sb->buf, sb->len);
 }
 
@@ -349,9 +366,14 @@ static void reply_release(struct reply *r)
 	strbuf_release(&r->pkt);
 }
 
-/* The next answer, which must be the one to id. */
+static void collect_writes(struct msftp *m, size_t keep);
+
+/* The next answer, which must be the one to id (the answers to writes still in
+ * flight, which come first, are taken before). */
 static int next_reply(struct msftp *m, uint32_t id, struct reply *r, struct dp_error *err)
 {
+	if (m->wpending && id != m->wfirst)
+		collect_writes(m, 0);
 	if (pump(m, true, err) < 0)
 		return -1;
 	const uint8_t *p = (const uint8_t *)m->ibuf.buf + m->ioff;
@@ -440,7 +462,7 @@ static int m_stat(struct fs *fs, const char *path, bool follow, struct fstat_ *s
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct reply rp = { .pkt = STRBUF_INIT };
-	uint32_t id = begin(fs->msftp, &sb, follow ? FXP_STAT : FXP_LSTAT);
+	uint32_t id = begin(fs->msftp, &sb, follow ? FXP_STAT : FXP_LSTAT, 0);
 	put_str(&sb, path);
 	int r = call(fs->msftp, &sb, id, &rp, err);
 	if (r == 0 && rp.type == FXP_ATTRS && get_attrs(&rp, st)) {
@@ -478,7 +500,7 @@ static int close_handle(struct fs *fs, const struct strbuf *h, const char *path,
 		*err = fs->msftp->lost;
 		return -1;
 	}
-	uint32_t id = begin(fs->msftp, &sb, FXP_CLOSE);
+	uint32_t id = begin(fs->msftp, &sb, FXP_CLOSE, 0);
 	put_strn(&sb, h->buf, h->len);
 	return simple(fs, &sb, id, "write", path, NULL, err);
 }
@@ -494,13 +516,13 @@ static int m_list(struct fs *fs, const char *path, char ***names, struct fstat_ 
 	struct sftp_dirent *e = NULL;
 	size_t n = 0;
 	*sts = NULL;
-	uint32_t id = begin(fs->msftp, &sb, FXP_OPENDIR);
+	uint32_t id = begin(fs->msftp, &sb, FXP_OPENDIR, 0);
 	put_str(&sb, path);
 	if (open_handle(fs, &sb, id, "open directory", path, &h, NULL, err) < 0)
 		return -1;
 	int r = 0;
 	for (;;) {
-		id = begin(fs->msftp, &sb, FXP_READDIR);
+		id = begin(fs->msftp, &sb, FXP_READDIR, 0);
 		put_strn(&sb, h.buf, h.len);
 		int c = call(fs->msftp, &sb, id, &rp, err);
 		if (c == 0 && rp.type == FXP_NAME) {
@@ -528,7 +550,7 @@ static int m_readlink(struct fs *fs, const char *path, char **target, struct dp_
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct reply rp = { .pkt = STRBUF_INIT };
-	uint32_t id = begin(fs->msftp, &sb, FXP_READLINK);
+	uint32_t id = begin(fs->msftp, &sb, FXP_READLINK, 0);
 	put_str(&sb, path);
 	int r = call(fs->msftp, &sb, id, &rp, err);
 	uint32_t count, len;
@@ -549,7 +571,7 @@ static int m_unlink(struct fs *fs, const char *path, struct dp_error *err)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	if (fs->dead)
 		return dp_err(err, DPE_CONNECT, "connection lost");
-	uint32_t id = begin(fs->msftp, &sb, FXP_REMOVE);
+	uint32_t id = begin(fs->msftp, &sb, FXP_REMOVE, 0);
 	put_str(&sb, path);
 	return simple(fs, &sb, id, "remove", path, NULL, err);
 }
@@ -559,7 +581,7 @@ static int m_rmdir(struct fs *fs, const char *path, struct dp_error *err)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	if (fs->dead)
 		return dp_err(err, DPE_CONNECT, "connection lost");
-	uint32_t id = begin(fs->msftp, &sb, FXP_RMDIR);
+	uint32_t id = begin(fs->msftp, &sb, FXP_RMDIR, 0);
 	put_str(&sb, path);
 	return simple(fs, &sb, id, "remove directory", path, NULL, err);
 }
@@ -575,7 +597,7 @@ static int m_symlink(struct fs *fs, const char *target, const char *path, struct
 		m_unlink(fs, path, &ignored);
 	if (fs->dead)
 		return dp_err(err, ignored.kind, "%s", ignored.msg);
-	uint32_t id = begin(fs->msftp, &sb, FXP_SYMLINK);
+	uint32_t id = begin(fs->msftp, &sb, FXP_SYMLINK, 0);
 	put_str(&sb, target);
 	put_str(&sb, path);
 	return simple(fs, &sb, id, "create symlink", path, NULL, err);
@@ -584,7 +606,7 @@ static int m_symlink(struct fs *fs, const char *target, const char *path, struct
 static int m_mkdir(struct fs *fs, const char *path, struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	uint32_t id = begin(fs->msftp, &sb, FXP_MKDIR);
+	uint32_t id = begin(fs->msftp, &sb, FXP_MKDIR, 0);
 	put_str(&sb, path);
 	put_attrs(&sb, NULL, 0700);
 	if (simple(fs, &sb, id, "create directory", path, NULL, err) == 0)
@@ -615,7 +637,7 @@ static int m_open_read(struct fs *fs, const char *path, void **h, struct dp_erro
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct m_file *f = xcalloc(1, sizeof(*f));
 	strbuf_init(&f->h);
-	uint32_t id = begin(fs->msftp, &sb, FXP_OPEN);
+	uint32_t id = begin(fs->msftp, &sb, FXP_OPEN, 0);
 	put_str(&sb, path);
 	put_u32(&sb, FXF_READ);
 	put_u32(&sb, 0);        /* no attributes */
@@ -644,7 +666,7 @@ static ssize_t m_read(struct fs *fs, void *h, char *buf, size_t len, struct dp_e
 	if (f->eof)
 		return 0;
 	for (size_t off = 0; off < len && nreq < MAX_INFLIGHT; off += CHUNK, nreq++) {
-		uint32_t id = begin(m, &sb, FXP_READ);
+		uint32_t id = begin(m, &sb, FXP_READ, 0);
 		if (!nreq)
 			first = id;
 		put_strn(&sb, f->h.buf, f->h.len);
@@ -700,7 +722,7 @@ static int open_new(struct fs *fs, const char *path, unsigned mode, struct m_fil
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct m_file *f = xcalloc(1, sizeof(*f));
 	strbuf_init(&f->h);
-	uint32_t id = begin(fs->msftp, &sb, FXP_OPEN);
+	uint32_t id = begin(fs->msftp, &sb, FXP_OPEN, 0);
 	put_str(&sb, path);
 	put_u32(&sb, FXF_WRITE | FXF_CREAT | FXF_EXCL);
 	put_attrs(&sb, NULL, mode);
@@ -737,50 +759,79 @@ static int m_open_temp(struct fs *fs, const char *path, unsigned mode, char **tm
 }
 
 /* All of buf from f's offset: the requests at once, then their answers. */
+/* Takes answers to writes in flight until at most keep are left; the first failure
+ * goes to m->werr (a lost connection marks the file system dead, as failed() does). */
+static void collect_writes(struct msftp *m, size_t keep)
+{
+	while (m->wpending > keep) {
+		struct reply rp = { .pkt = STRBUF_INIT };
+		struct dp_error e = { 0 };
+		int c = next_reply(m, m->wfirst, &rp, &e);      /* (the guard there: it is wfirst) */
+		m->wfirst++;
+		m->wpending--;
+		uint32_t code;
+		struct reply peek = rp;
+		if (!(c == 0 && rp.type == FXP_STATUS && get_u32(&peek, &code) && code == FX_OK)) {
+			failed(m->wfs, c, &rp, "write", m->wpath, NULL, &e);
+			if (!m->werr.kind)
+				m->werr = e;
+		}
+		reply_release(&rp);
+		if (m->wfs->dead)
+			m->wpending = 0;
+	}
+}
+
+/* The file's writes all answered: 0, or -1 with the first failure among them. */
+static int writes_done(struct fs *fs, struct dp_error *err)
+{
+	struct msftp *m = fs->msftp;
+	collect_writes(m, 0);
+	if (!m->werr.kind)
+		return 0;
+	*err = m->werr;
+	m->werr = (struct dp_error){ 0 };
+	return -1;
+}
+
+/* A sliding window: the next request goes out as each answer comes in, so that
+ * MAX_INFLIGHT stay in flight through the whole file (sending a buffer's requests
+ * and then waiting for every answer emptied the pipeline every 2 MB: 1.65x scp's
+ * time through the same master). Up to MAX_INFLIGHT are still in flight when it
+ * returns: a failure among them comes with a later call, or m_finish. Each request
+ * is built in the output buffer itself. */
 static ssize_t m_write(struct fs *fs, void *h, const char *buf, size_t len, struct dp_error *err)
 {
 	struct m_file *f = h;
 	struct msftp *m = fs->msftp;
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	uint32_t first = 0;
-	size_t nreq = 0, off = 0;
-	int r = 0;
-
-	for (; off < len && nreq < MAX_INFLIGHT; nreq++) {
+	m->wfs = fs;
+	m->wpath = f->path;
+	for (size_t off = 0; off < len && !m->werr.kind && !fs->dead;) {
+		collect_writes(m, MAX_INFLIGHT - 1);
 		size_t n = len - off < CHUNK ? len - off : CHUNK;
-		uint32_t id = begin(m, &sb, FXP_WRITE);
-		if (!nreq)
-			first = id;
-		put_strn(&sb, f->h.buf, f->h.len);
-		put_u64(&sb, f->off + off);
-		put_strn(&sb, buf + off, n);
-		end(m, &sb);
+		size_t at = m->obuf.len;
+		uint32_t id = begin(m, &m->obuf, FXP_WRITE, at);
+		if (!m->wpending)
+			m->wfirst = id;
+		put_strn(&m->obuf, f->h.buf, f->h.len);
+		put_u64(&m->obuf, f->off + off);
+		put_strn(&m->obuf, buf + off, n);
+		end_in_place(&m->obuf, at);
+		m->wpending++;
 		off += n;
 	}
-	struct reply rp = { .pkt = STRBUF_INIT };
-	for (size_t i = 0; i < nreq; i++) {
-		int c = next_reply(m, first + (uint32_t)i, &rp, err);
-		uint32_t code;
-		struct reply peek = rp;
-		if (c == 0 && rp.type == FXP_STATUS && get_u32(&peek, &code) && code == FX_OK)
-			continue;
-		int e = failed(fs, c, &rp, "write", f->path, NULL, err);
-		if (!r)
-			r = e;
-		if (fs->dead)
-			break;
-	}
-	reply_release(&rp);
-	if (r < 0)
-		return -1;
-	f->off += off;
-	return (ssize_t)off;
+	if (fs->dead && !m->werr.kind)
+		m->werr = m->lost;
+	if (m->werr.kind)
+		return writes_done(fs, err);
+	f->off += len;
+	return (ssize_t)len;
 }
 
 static int m_set_attrs(struct fs *fs, const char *path, const struct fstat_ *st, struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	uint32_t id = begin(fs->msftp, &sb, FXP_SETSTAT);
+	uint32_t id = begin(fs->msftp, &sb, FXP_SETSTAT, 0);
 	put_str(&sb, path);
 	put_attrs(&sb, st, 0);
 	return simple(fs, &sb, id, "set the mode of", path, NULL, err);
@@ -791,9 +842,9 @@ static int m_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_e
 {
 	struct m_file *f = h;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	int r = 0;
-	if (st->mtime >= 0) {
-		uint32_t id = begin(fs->msftp, &sb, FXP_FSETSTAT);
+	int r = writes_done(fs, err);
+	if (r == 0 && st->mtime >= 0) {
+		uint32_t id = begin(fs->msftp, &sb, FXP_FSETSTAT, 0);
 		put_strn(&sb, f->h.buf, f->h.len);
 		put_attrs(&sb, st, 0);
 		r = simple(fs, &sb, id, "set the mode of", f->path, NULL, err);
@@ -807,6 +858,8 @@ static int m_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_e
 
 static int m_abandon(struct fs *fs, void *h)
 {
+	struct dp_error ignored;
+	writes_done(fs, &ignored);
 	return m_close_read(fs, h);
 }
 
@@ -814,7 +867,7 @@ static int plain_rename(struct fs *fs, const char *from, const char *to, long *c
 			struct dp_error *err)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	uint32_t id = begin(fs->msftp, &sb, FXP_RENAME);
+	uint32_t id = begin(fs->msftp, &sb, FXP_RENAME, 0);
 	put_str(&sb, from);
 	put_str(&sb, to);
 	return simple(fs, &sb, id, "rename a temporary file to", to, code, err);
@@ -827,7 +880,7 @@ static int m_rename(struct fs *fs, const char *from, const char *to, struct dp_e
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct dp_error ignored;
 	if (fs->msftp->posix_rename) {
-		uint32_t id = begin(fs->msftp, &sb, FXP_EXTENDED);
+		uint32_t id = begin(fs->msftp, &sb, FXP_EXTENDED, 0);
 		put_str(&sb, "posix-rename@openssh.com");
 		put_str(&sb, from);
 		put_str(&sb, to);
