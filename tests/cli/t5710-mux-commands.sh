@@ -27,6 +27,7 @@ cleanup() {
 	if [ -f "$TRASH/.pids" ]; then
 		while read -r p; do kill "$p" 2>/dev/null; done <"$TRASH/.pids"
 	fi
+	umount "$TB/cluster/work/t5710-$$/full" 2>/dev/null
 	rm -rf "$TRASH" "$TB/cluster/work/t5710-$$"
 }
 trap cleanup EXIT
@@ -203,6 +204,22 @@ test_expect_success 'cp through the master: a file replaced, -p keeps times, a m
 	dispatch cp box1:$R/up/a.txt got.txt && test "$(cat got.txt)" = new &&
 	test_expect_code 4 dispatch cp box1:$R/nothing-here x 2>err &&
 	test_grep "nothing-here" err
+'
+
+# A file system of 2 MB on the host (a tmpfs): the writes of a 6 MB upload fail in
+# the middle, those of a 2.5 MB one in its last 2 MB, while up to 64 of 32 kB are
+# in flight (sftp_mux.c's window: the last ones are answered when the file is
+# finished).
+test_expect_success 'cp through the master: writes that fail mid-file fail the file, nothing left' '
+	mkdir "$R/full" && mount -t tmpfs -o size=2m tmpfs "$R/full" && chown "$U" "$R/full" &&
+	head -c 6000000 /dev/urandom >six.bin && head -c 2500000 six.bin >end.bin &&
+	test_expect_code 1 dispatch cp six.bin box1:$R/full/six.bin 2>err &&
+	test_grep "six.bin" err &&
+	ls -A "$R/full" >left && test_must_be_empty left &&
+	test_expect_code 1 dispatch cp end.bin box1:$R/full/end.bin 2>err &&
+	test_grep "end.bin" err &&
+	ls -A "$R/full" >left && umount "$R/full" && test_must_be_empty left &&
+	dispatch cp six.bin box1:$R/six.bin && cmp six.bin "$R/six.bin"
 '
 
 # bound_socket PATH: a socket file that nothing listens on (as a master that died leaves)
