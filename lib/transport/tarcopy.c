@@ -52,12 +52,25 @@ struct item {
 	unsigned mode;
 };
 
-/* Failures as they come: to the caller's callback, the first kept. */
+/* Failures as they come: to the caller's callback, the first kept. While hold is
+ * set they wait in held[] instead (an upload's local ones, until the host said it
+ * took the stream: when it did not, the SFTP copy that follows says them itself). */
 struct tally {
 	const struct sftp_copy *c;
 	unsigned failures;
 	struct dp_error first;
+	bool hold;
+	struct dp_error *held;
+	size_t nheld;
 };
+
+static void tell(struct tally *t, const struct dp_error *e)
+{
+	if (!t->failures++)
+		t->first = *e;
+	if (t->c->failed)
+		t->c->failed(t->c->data, e);
+}
 
 _printf_(3, 4) static void failed(struct tally *t, int kind, const char *fmt, ...)
 {
@@ -66,10 +79,23 @@ _printf_(3, 4) static void failed(struct tally *t, int kind, const char *fmt, ..
 	va_start(ap, fmt);
 	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
 	va_end(ap);
-	if (!t->failures++)
-		t->first = e;
-	if (t->c->failed)
-		t->c->failed(t->c->data, &e);
+	if (!t->hold) {
+		tell(t, &e);
+		return;
+	}
+	t->held = xrealloc(t->held, (t->nheld + 1) * sizeof(*t->held));
+	t->held[t->nheld++] = e;
+}
+
+/* The held failures said (say true) or dropped; holding ends. */
+static void release_held(struct tally *t, bool say)
+{
+	for (size_t i = 0; say && i < t->nheld; i++)
+		tell(t, &t->held[i]);
+	free(t->held);
+	t->held = NULL;
+	t->nheld = 0;
+	t->hold = false;
 }
 
 struct up {
@@ -334,6 +360,7 @@ static enum outcome upload_one(struct up *u, struct ssh_session *s, const char *
 			      .on_stderr = gather_err, .data = u, .cancel = u->c->cancel };
 	if (ssh_exec_start(s, &x, &u->ch, err) < 0)
 		return STOP;
+	u->t.hold = true;
 	u->a = archive_write_new();
 	u->e = archive_entry_new();
 	if (!u->a || !u->e)
@@ -360,18 +387,22 @@ static enum outcome upload_one(struct up *u, struct ssh_session *s, const char *
 	int fr = ssh_exec_finish(u->ch, &status, &fe);
 	u->ch = NULL;
 	if (cancelled(u)) {
+		release_held(&u->t, false);
 		dp_err(err, DPE_FAIL, "interrupted");
 		return STOP;
 	}
 	struct dp_error *ce = u->chan_broken ? &u->chan_err : fr < 0 ? &fe : NULL;
 	if (ce && (ce->kind == DPE_CONNECT || ce->kind == DPE_TIMEOUT)) {
+		release_held(&u->t, false);
 		*err = *ce;
 		return STOP;
 	}
+	bool sftp_next = status == TAR_MISSING || status == TAR_EXISTS || status == TAR_NO_TEMP ||
+			 status == TAR_NO_MV_T || status == TAR_NOT_DIR;
+	release_held(&u->t, !sftp_next);        /* else SFTP's copy says them */
 	if (status == TAR_MISSING)
 		return NO_TAR;
-	if (status == TAR_EXISTS || status == TAR_NO_TEMP || status == TAR_NO_MV_T ||
-	    status == TAR_NOT_DIR)
+	if (sftp_next)
 		return FELL_BACK;
 	_cleanup_free_ char *into = marker_find(u->out.buf, MARK_CP_INTO);
 	if (status == 0 && into) {

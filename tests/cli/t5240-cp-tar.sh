@@ -116,7 +116,7 @@ test_expect_success '--json names every item once, under its final name' '
 	EOF
 '
 
-test_expect_success 'an unreadable file in a tree: named, the rest copied, exit 1, both ways' '
+test_expect_success 'an unreadable file in a tree: named once, the rest copied, exit 1, both ways' '
 	chmod 000 "$RHOME/$R/up/sub/f3" &&
 	test_expect_code 1 dispatch cp -r box1:$R/up part 2>err &&
 	chmod 644 "$RHOME/$R/up/sub/f3" &&
@@ -127,7 +127,11 @@ test_expect_success 'an unreadable file in a tree: named, the rest copied, exit 
 	test_expect_code 1 dispatch cp -r tree2 box1:$R/partup 2>err &&
 	test_grep "skipping .tree2/sub/pipe.: not a regular file" err &&
 	test "$(wc -l <err)" = 1 &&
-	test ! -e "$RHOME/$R/partup/sub/pipe" && test -f "$RHOME/$R/partup/sub/f6"
+	test ! -e "$RHOME/$R/partup/sub/pipe" && test -f "$RHOME/$R/partup/sub/f6" &&
+	test_expect_code 1 dispatch cp -r tree2 box1:$R/partup 2>/dev/null &&
+	test_expect_code 1 dispatch cp -r tree2 box1:$R/partup 2>err &&
+	test_grep "skipping .tree2/sub/pipe.: not a regular file" err &&
+	test "$(wc -l <err)" = 1
 '
 
 EPORT=$((DISPATCH_TESTBED_PORT_BASE + 35))

@@ -30,13 +30,14 @@ test_expect_success 'a busy --port fails before anything is submitted' '
 '
 
 test_expect_success 'box1: --detach --json, then attach; the cell runs on box1' '
-	(cd repo && dispatch --json notebook -H box1 --detach >../box.json 2>../box.err) &&
+	{ (cd repo && dispatch --json notebook -H box1 --detach >../box.json 2>../box.err) ||
+		{ cat box.err; false; }; } &&
 	job=$(jget box.json "d[\"job\"]") && echo "$job" >box.job &&
 	test "$(jget box.json "d[\"is_slurm\"]")" = False &&
 	test "$(jget box.json "d[\"local_url\"]")" = None &&
 	test "$(jget box.json "d[\"remote_port\"] > 0")" = True &&
 	test -n "$(jget box.json "d[\"log_path\"]")" && test -n "$(jget box.json "d[\"work_dir\"]")" &&
-	dispatch status "$job" | grep -q " RUNNING " &&
+	dispatch status "$job" >st && { grep -q " RUNNING " st || { cat st; false; }; } &&
 	lport=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
 	{ "$DISPATCH" notebook attach "$job" --cancel-on-exit --port "$lport" >boxatt.out 2>boxatt.err & } &&
 	echo $! >box.pid && track $! &&
