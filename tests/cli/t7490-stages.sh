@@ -23,9 +23,13 @@ ledger_jobs_cancelled_at_exit
 
 test_expect_success 'SLURM, two nodes: stage 2 of 3 fails; wait and status say so; the log marks each' '
 	# stage 2 fails on the first node (after the other had time for stage 1); srun
-	# then ends the other node, which waits in stage 2
-	job=$(dispatch submit -H hpc -p cpu -N 2 --stage "echo prep-\$(hostname)" \
-		--stage "if [ \"\$SLURM_NODEID\" = 0 ]; then sleep 2; echo train-fails; exit 3; fi; sleep 60" \
+	# then ends the other node, which waits in stage 2. The second node starts its
+	# stages 3 s late (its setup sleeps): the first task has written stage 1 done
+	# by then, which is this attempt, not an earlier one to resume from
+	job=$(dispatch submit -H hpc -p cpu -N 2 \
+		--setup "if [ \"\$SLURM_NODEID\" = 1 ]; then sleep 3; fi" \
+		--stage "echo prep-\$(hostname)" \
+		--stage "if [ \"\$SLURM_NODEID\" = 0 ]; then sleep 6; echo train-fails; exit 3; fi; sleep 60" \
 		--stage "echo eval") &&
 	test_expect_code 1 dispatch wait --timeout 120 "$job" >w &&
 	# (the job exit status: what srun made of both tasks ends, 3 or the signal)
