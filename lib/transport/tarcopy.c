@@ -296,18 +296,27 @@ static int add(struct up *u, const char *path, const char *rel, bool top)
 	return r;
 }
 
+/* The directory a path is in, trailing slashes ignored ("a/b/" -> "a", "b" -> ".",
+ * "/b" -> "/"); sftp_base_name is the rest. */
+static char *parent_dir(const char *path)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	while (n > 0 && path[n - 1] != '/')
+		n--;
+	if (n == 0)
+		return xstrdup(".");
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return xstrndup(path, n);
+}
+
 /* The script for one source: its settings, then tar_upload.sh. */
 static void upload_script(struct strbuf *sb, const char *dest, const char *base, bool many,
 			  bool preserve)
 {
-	_cleanup_free_ char *d = xstrdup(dest);
-	size_t n = strlen(d);
-	while (n > 1 && d[n - 1] == '/')
-		d[--n] = '\0';
-	char *slash = strrchr(d, '/');
-	_cleanup_free_ char *parent = !slash ? xstrdup(".") : slash == d ? xstrdup("/")
-				     : xstrndup(d, (size_t)(slash - d));
-	const char *name = slash ? slash + 1 : d;
+	_cleanup_free_ char *parent = parent_dir(dest), *name = sftp_base_name(dest);
 	strbuf_adds(sb, "d=");
 	sh_quote(sb, dest);
 	strbuf_adds(sb, "\nbase=");
@@ -833,13 +842,7 @@ int tar_extract_fd(int fd, const char *base, const char *dir, struct dp_error *e
 
 static void download_script(struct strbuf *sb, const char *src, const char *base)
 {
-	_cleanup_free_ char *s = xstrdup(src);
-	size_t n = strlen(s);
-	while (n > 1 && s[n - 1] == '/')
-		s[--n] = '\0';
-	char *slash = strrchr(s, '/');
-	_cleanup_free_ char *parent = !slash ? xstrdup(".") : slash == s ? xstrdup("/")
-				     : xstrndup(s, (size_t)(slash - s));
+	_cleanup_free_ char *parent = parent_dir(src);
 	_cleanup_free_ char *top = xasprintf("./%s", base);
 	strbuf_adds(sb, "command -v tar >/dev/null 2>&1 || exit 97\ncd ");
 	if (parent[0] == '-')
@@ -858,14 +861,9 @@ static enum outcome download_one(struct down *d, const char *target, struct dp_e
 	if (streq(base, ".") || streq(base, "..") || streq(base, "/"))
 		return FELL_BACK;
 	d->base = base;
-	_cleanup_free_ char *dir = xstrdup(target);
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		dir[--n] = '\0';
-	char *slash = strrchr(dir, '/');
-	_cleanup_free_ char *tmpl = !slash ? xstrdup(".dispatch-cp.XXXXXX")
-				    : xasprintf("%.*s/.dispatch-cp.XXXXXX",
-						(int)(slash == dir ? 1 : slash - dir), dir);
+	_cleanup_free_ char *dir = parent_dir(target);
+	_cleanup_free_ char *tmpl = xasprintf("%s%s.dispatch-cp.XXXXXX", streq(dir, "/") ? "" : dir,
+					      "/");
 	if (!mkdtemp(tmpl))
 		return FELL_BACK;       /* SFTP's copy says why it cannot write there */
 	d->tmpfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
