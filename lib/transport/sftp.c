@@ -882,9 +882,11 @@ static struct fstat_ wanted(const struct copy *cp, const struct fstat_ *st)
 	return want;
 }
 
-static char *join(const char *dir, const char *name)
+char *sftp_join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir);
+	if (!*name)
+		return xstrdup(dir);
 	if (n == 0 || streq(dir, "."))
 		return xstrdup(name);
 	return xasprintf("%s%s%s", dir, dir[n - 1] == '/' ? "" : "/", name);
@@ -1297,7 +1299,7 @@ static bool dest_entry(struct copy *cp, const char *dir, char **dnames, const st
 			*st = dsts[k];
 			return true;
 		}
-		_cleanup_free_ char *d = join(dir, name);
+		_cleanup_free_ char *d = sftp_join(dir, name);
 		struct dp_error ignored;
 		return cp->to->ops->stat(cp->to, d, false, st, &ignored) == 0;
 	}
@@ -1322,7 +1324,7 @@ static int remove_tree(struct copy *cp, const char *dest, const struct fstat_ *s
 			struct fstat_ in;
 			if (!dest_entry(cp, dest, names, sts, names[i], &in))
 				continue;
-			_cleanup_free_ char *d = join(dest, names[i]);
+			_cleanup_free_ char *d = sftp_join(dest, names[i]);
 			if (remove_tree(cp, d, &in) < 0)
 				return -1;
 		}
@@ -1381,7 +1383,7 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 	if (compare && cp->to->ops->list(cp->to, dest, &dnames, &dsts, &drefused, err) < 0)
 		return -1;
 	for (size_t i = 0; names && names[i]; i++) {
-		_cleanup_free_ char *s = join(src, names[i]), *d = join(dest, names[i]);
+		_cleanup_free_ char *s = sftp_join(src, names[i]), *d = sftp_join(dest, names[i]);
 		struct fstat_ dst_st;
 		bool have = compare && dest_entry(cp, dest, dnames, dsts, names[i], &dst_st);
 		if (copy_item(cp, s, d, false, sts ? &sts[i] : NULL, made == 1, have ? &dst_st : NULL) < 0)
@@ -1392,7 +1394,7 @@ static int copy_dir(struct copy *cp, const char *src, const char *dest, const st
 		if (strv_contains(names, dnames[k]) ||
 		    !dest_entry(cp, dest, dnames, dsts, dnames[k], &dst_st))
 			continue;
-		_cleanup_free_ char *d = join(dest, dnames[k]);
+		_cleanup_free_ char *d = sftp_join(dest, dnames[k]);
 		if (remove_tree(cp, d, &dst_st) < 0)
 			return -2;
 	}
@@ -1558,7 +1560,7 @@ static int copy_all(struct fs *from, struct fs *to, char *const *srcs, const cha
 		else if (streq(base, ".") || streq(base, "..") || streq(base, "/"))
 			d = xstrdup(dest);      /* "cp -r . host:dir" merges into dir */
 		else
-			d = join(dest, base);
+			d = sftp_join(dest, base);
 		if (copy_item(&cp, *s, d, true, NULL, false, NULL) < 0)
 			break;
 	}

@@ -29,6 +29,8 @@ struct fstat_ {
 /* The last component of a source path, trailing slashes ignored ("a/b/" -> "b"):
  * the name a source takes under a destination directory (sftp.c, tarcopy.c). */
 char *sftp_base_name(const char *path);
+/* dir/name, one '/' between; name alone for a dir "" or "."; dir alone for a name "". */
+char *sftp_join(const char *dir, const char *name);
 
 struct fs;
 struct fs_ops {

@@ -52,6 +52,12 @@ struct item {
 	unsigned mode;
 };
 
+/* What a source's stream held, told to c->copied once the tree is in place. */
+struct items {
+	struct item *v;
+	size_t n;
+};
+
 /* Failures as they come: to the caller's callback, the first kept. While hold is
  * set they wait in held[] instead (an upload's local ones, until the host said it
  * took the stream: when it did not, the SFTP copy that follows says them itself). */
@@ -108,8 +114,7 @@ struct up {
 	bool chan_broken;
 	char *changed;                  /* a file that shrank as it was read: the stream is cut */
 	bool cut;                       /* send nothing more */
-	struct item *items;
-	size_t nitems;
+	struct items items;
 	struct strbuf out, errout;
 	char buf[256 * 1024];
 };
@@ -167,22 +172,12 @@ static la_ssize_t stream_out(struct archive *a, void *data, const void *buf, siz
 	return (la_ssize_t)len;
 }
 
-static void keep(struct up *u, const char *src, const char *rel, enum sftp_item_type type,
-		 uint64_t bytes, unsigned mode)
+static void items_add(struct items *l, const char *src, const char *rel,
+		      enum sftp_item_type type, uint64_t bytes, unsigned mode)
 {
-	u->items = xrealloc(u->items, (u->nitems + 1) * sizeof(*u->items));
-	u->items[u->nitems++] = (struct item){ .src = xstrdup(src), .rel = xstrdup(rel),
-					       .type = type, .bytes = bytes, .mode = mode };
-}
-
-static char *join(const char *dir, const char *name)
-{
-	if (!*name)
-		return xstrdup(dir);
-	if (!*dir)
-		return xstrdup(name);
-	size_t n = strlen(dir);
-	return xasprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = (struct item){ .src = xstrdup(src), .rel = xstrdup(rel), .type = type,
+				      .bytes = bytes, .mode = mode };
 }
 
 static int add(struct up *u, const char *path, const char *rel, bool top);
@@ -228,7 +223,7 @@ static int add_dir(struct up *u, const char *path, const char *rel)
 	for (size_t i = 0; names && names[i]; i++) {
 		if (cancelled(u))
 			return -1;
-		_cleanup_free_ char *p = join(path, names[i]), *r = join(rel, names[i]);
+		_cleanup_free_ char *p = sftp_join(path, names[i]), *r = sftp_join(rel, names[i]);
 		if (add(u, p, r, false) < 0)
 			return -1;
 	}
@@ -291,7 +286,7 @@ static int add(struct up *u, const char *path, const char *rel, bool top)
 	if (r == 0 && type == SFTP_DIR)
 		r = add_dir(u, path, rel);
 	if (r == 0)
-		keep(u, path, rel, type, type == SFTP_FILE ? (uint64_t)st.st_size : 0,
+		items_add(&u->items, path, rel, type, type == SFTP_FILE ? (uint64_t)st.st_size : 0,
 		     (unsigned)st.st_mode & 07777);
 	return r;
 }
@@ -329,27 +324,25 @@ static void upload_script(struct strbuf *sb, const char *dest, const char *base,
 	strbuf_adds(sb, shfile_transport_tar_upload);
 }
 
-static void items_release(struct up *u)
+static void items_release(struct items *l)
 {
-	for (size_t i = 0; i < u->nitems; i++) {
-		free(u->items[i].src);
-		free(u->items[i].rel);
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].src);
+		free(l->v[i].rel);
 	}
-	free(u->items);
-	u->items = NULL;
-	u->nitems = 0;
+	free(l->v);
+	*l = (struct items){ 0 };
 }
 
-/* The copied items, once the tree is in place under dest. */
-static void report_items(struct up *u, const char *dest)
+/* The items, once the tree is in place under dest. */
+static void items_report(const struct sftp_copy *c, const struct items *l, const char *dest)
 {
-	for (size_t i = 0; i < u->nitems; i++) {
-		const struct item *it = &u->items[i];
-		_cleanup_free_ char *d = join(dest, it->rel);
+	for (size_t i = 0; i < l->n && c->copied; i++) {
+		const struct item *it = &l->v[i];
+		_cleanup_free_ char *d = sftp_join(dest, it->rel);
 		struct sftp_item si = { .src = it->src, .dest = d, .type = it->type,
 					.bytes = it->bytes, .mode = it->mode };
-		if (u->c->copied)
-			u->c->copied(u->c->data, &si);
+		c->copied(c->data, &si);
 	}
 }
 
@@ -415,8 +408,8 @@ static enum outcome upload_one(struct up *u, struct ssh_session *s, const char *
 		return FELL_BACK;
 	_cleanup_free_ char *into = marker_find(u->out.buf, MARK_CP_INTO);
 	if (status == 0 && into) {
-		_cleanup_free_ char *top = streq(into, "1") ? join(dest, base) : xstrdup(dest);
-		report_items(u, top);
+		_cleanup_free_ char *top = streq(into, "1") ? sftp_join(dest, base) : xstrdup(dest);
+		items_report(u->c, &u->items, top);
 		return COPIED;
 	}
 	_cleanup_free_ char *said = said_text(u->errout.buf);
@@ -451,7 +444,7 @@ int tar_upload(struct ssh_session *s, char *const *srcs, const char *dest,
 		if (sftp[i])
 			continue;
 		enum outcome o = upload_one(u, s, srcs[i], dest, n > 1, err);
-		items_release(u);
+		items_release(&u->items);
 		free(u->changed);
 		u->changed = NULL;
 		u->chan_broken = false;
@@ -489,12 +482,20 @@ struct down {
 	int rfd;                        /* the stream */
 	int tmpfd;                      /* the private directory */
 	struct tally t;
-	struct item *items;
-	size_t nitems;
+	struct items items;
 	struct dir_fix { char *rel; unsigned mode; struct timespec mtime; } *dirs;
 	size_t ndirs;
 	char buf[256 * 1024];
 };
+
+static void down_free(struct down *d)
+{
+	items_release(&d->items);
+	for (size_t k = 0; k < d->ndirs; k++)
+		free(d->dirs[k].rel);
+	free(d->dirs);
+	free(d);
+}
 
 /* the thread that runs the host's tar */
 struct down_run {
@@ -655,7 +656,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 			    shown_name, d->host, d->src, d->base);
 		return archive_read_data_skip(a) == ARCHIVE_OK ? 0 : -1;
 	}
-	_cleanup_free_ char *src = join(d->src, rel);
+	_cleanup_free_ char *src = sftp_join(d->src, rel);
 	_cleanup_free_ char *shown = printable(src);
 	mode_t type = archive_entry_filetype(e);
 	unsigned mode = (unsigned)archive_entry_perm(e) & 07777;
@@ -745,10 +746,7 @@ static int extract(struct down *d, struct archive *a, struct archive_entry *e)
 	}
 	if (it != SFTP_DIR && !hard && type != AE_IFREG && archive_read_data_skip(a) != ARCHIVE_OK)
 		return -1;
-	struct item k = { .src = xstrdup(src), .rel = xstrdup(rel), .type = it, .bytes = bytes,
-			  .mode = mode };
-	d->items = xrealloc(d->items, (d->nitems + 1) * sizeof(*d->items));
-	d->items[d->nitems++] = k;
+	items_add(&d->items, src, rel, it, bytes, mode);
 	return 0;
 }
 
@@ -831,12 +829,7 @@ int tar_extract_fd(int fd, const char *base, const char *dir, struct dp_error *e
 		}
 		close(d->tmpfd);
 	}
-	struct up u = { .items = d->items, .nitems = d->nitems };
-	items_release(&u);
-	for (size_t k = 0; k < d->ndirs; k++)
-		free(d->dirs[k].rel);
-	free(d->dirs);
-	free(d);
+	down_free(d);
 	return r;
 }
 
@@ -952,8 +945,7 @@ static enum outcome download_one(struct down *d, const char *target, struct dp_e
 		}
 	}
 	if (o == COPIED) {
-		struct up u = { .c = d->c, .items = d->items, .nitems = d->nitems };
-		report_items(&u, target);
+		items_report(d->c, &d->items, target);
 	}
 	remove_tree(d->tmpfd, "t");
 	close(d->tmpfd);
@@ -978,7 +970,7 @@ int tar_download(struct ssh_session *s, char *const *srcs, const char *dest,
 		return 0;       /* SFTP's copy says dest is not a directory */
 	for (size_t i = 0; i < n && !no_tar; i++) {
 		_cleanup_free_ char *base = sftp_base_name(srcs[i]);
-		_cleanup_free_ char *target = into ? join(dest, base) : xstrdup(dest);
+		_cleanup_free_ char *target = into ? sftp_join(dest, base) : xstrdup(dest);
 		if (lstat(target, &st) == 0 || errno != ENOENT)
 			continue;       /* there: SFTP merges */
 		struct down *d = xcalloc(1, sizeof(*d));
@@ -988,12 +980,7 @@ int tar_download(struct ssh_session *s, char *const *srcs, const char *dest,
 		if (d->t.failures && !failures)
 			first = d->t.first;
 		failures += d->t.failures;
-		struct up u = { .items = d->items, .nitems = d->nitems };
-		items_release(&u);
-		for (size_t k = 0; k < d->ndirs; k++)
-			free(d->dirs[k].rel);
-		free(d->dirs);
-		free(d);
+		down_free(d);
 		if (o == STOP) {
 			r = -1;
 			break;
