@@ -62,7 +62,8 @@ test_expect_success 'the leased GPU, the job processes, --procs with their GPU m
 	fi &&
 	dispatch top -n 1 "$job" >out &&
 	test "$(grep -c "^inner " out)" = 1 &&
-	test_grep "^$row  *[^ ]*$" out &&
+	# (HISTORY: empty until the sampler of the job wrote a first sample: later under load)
+	test_grep "^$row\( \+[^ ]*\)\?$" out &&
 	test_grep "^inner: [0-9]* process[es]* of the job, CPU [0-9]*%, RSS [0-9]* MiB$" out &&
 	dispatch top -n 1 --procs "$job" >out &&
 	test "$(grep -c "^inner  $(cat bus)  [0-9]*  *777  .*sleep$" out)" = 2
@@ -72,7 +73,7 @@ test_expect_success 'another user'"'"'s process on the job'"'"'s GPU: shared' '
 	job=$(cat job-a) &&
 	fake_smi_apps inner "1, $(cat uuid), 2048" &&
 	dispatch top -n 1 "$job" >out &&
-	test_grep "^inner  $(cat bus) .* shared  *[^ ]*$" out &&
+	test_grep "^inner  $(cat bus) .* shared\( \+[^ ]*\)\?$" out &&
 	test "$(grep -c "^inner " out)" = 1 &&
 	dispatch --json top -n 1 "$job" >j &&
 	test "$(jq_ "d[\"nodes\"][0][\"gpus\"][0][\"flag\"]" j)" = shared &&
