@@ -12,6 +12,7 @@
 #include "transport/ssh.h"
 
 static struct sftp_copy c;
+static long split_size;
 
 static const struct dp_option cp_options[] = {
 	OPT_BOOL('r', "recursive", &c.recursive, "copy directories and their contents"),
@@ -19,6 +20,10 @@ static const struct dp_option cp_options[] = {
 	OPT_BOOL('u', "update", &c.update, "skip files whose destination has the same size and modification time (times kept)"),
 	OPT_BOOL(0, "delete", &c.delete_extra, "with -r and --update: remove what the destination has that the source lacks"),
 	OPT_BOOL(0, "sftp", &c.sftp_only, "copy trees file by file over SFTP, never as one tar stream"),
+	OPT_INT(0, "connections", &c.connections, "K", "a large file over up to K connections at once "
+		"(default 2 with two cores or more; 1: one)", 1, 16),
+	OPT_SIZE(0, "split-size", &split_size, "SIZE", "what a large file is: SIZE bytes or more (default 64M)",
+		 .min = 1),
 	OPT_END,
 };
 
@@ -102,6 +107,8 @@ static void copied(void *data, const struct sftp_item *it)
 	cJSON_AddNumberToObject(o, "bytes", (double)it->bytes);
 	cJSON_AddStringToObject(o, "mode", mode);
 	cJSON_AddBoolToObject(o, "skipped", it->skipped);
+	if (it->type == SFTP_FILE && !it->skipped)
+		cJSON_AddNumberToObject(o, "connections", it->connections);
 	cJSON_AddItemToArray(st->items, o);
 }
 
@@ -191,6 +198,8 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 	c.failed = failed;
 	c.data = &st;
 	c.cancel = &cancel;
+	c.ssh = ctx->ssh;
+	c.split_size = (uint64_t)split_size;
 
 	struct dp_error err = { 0 };
 	struct ssh_session *s = ctx->session;
@@ -228,7 +237,7 @@ static int cp_fn(struct dp_ctx *ctx, const struct dp_args *args)
 const struct dispatch_cmd dispatch_cmd_cp = {
 	.name = "cp",
 	.summary = "copy files and directories to or from a host (SFTP)",
-	.usage = "[-r] [-p] [-u [--delete]] [--sftp] SRC... DEST",
+	.usage = "[-r] [-p] [-u [--delete]] [--sftp] [--connections K] [--split-size SIZE] SRC... DEST",
 	.description = "Copy files (and with -r, directories) between this machine and a host,\n"
 		       "on one SSH connection. Exactly one side is remote, written HOST:PATH;\n"
 		       "remote paths are relative to the remote home. With several sources,\n"
@@ -236,7 +245,10 @@ const struct dispatch_cmd dispatch_cmd_cp = {
 		       "as one tar stream where the host has tar (put in place once complete);\n"
 		       "the rest, and everything with --sftp, file by file over SFTP. --update\n"
 		       "copies only what changed (size or modification time), --delete removes\n"
-		       "what the source no longer has.",
+		       "what the source no longer has. A large file copied alone goes over\n"
+		       "several connections at once (--connections) where ssh logs in without\n"
+		       "asking anything, each connection's cipher on a core of its own; through\n"
+		       "an OpenSSH master, or after a password or passphrase, over one.",
 	.opts = cp_options,
 	.rules = cp_rules,
 	.min_args = 2,

@@ -39,8 +39,6 @@
  * while the window is reopened: with 2 MiB here, a 32 MiB upload over 50 ms took 2.7 s
  * against scp's 1.9 s; with 4 MiB, 1.9 s. */
 #define COPY_BUF (4 * 1024 * 1024)
-#define SFTP_TIMEOUT_S 120              /* nothing from the server for this long: connection lost */
-#define SFTP_TIMEOUT_MS (SFTP_TIMEOUT_S * 1000)
 
 /* ---- the local file system ---- */
 
@@ -293,7 +291,7 @@ static const char *fx_name(unsigned long code)
 }
 
 /* The failure of the last SFTP call: a status from the server, or a dead connection. */
-static int r_err(struct fs *fs, struct dp_error *err, const char *what, const char *path)
+int sftp_remote_err(struct fs *fs, struct dp_error *err, const char *what, const char *path)
 {
 	char *msg = NULL;
 	int code = libssh2_session_last_error(fs->ls, &msg, NULL, 0);
@@ -349,7 +347,7 @@ static int r_stat(struct fs *fs, const char *path, bool follow, struct fstat_ *s
 	if (AGAIN(fs, rc))
 		return FS_AGAIN;
 	if (rc != 0)
-		return r_err(fs, err, "stat", path);
+		return sftp_remote_err(fs, err, "stat", path);
 	stat_from_attrs(st, &a);
 	return 0;
 }
@@ -366,7 +364,7 @@ static int r_list(struct fs *fs, const char *path, char ***names, struct fstat_ 
 	NB_PTR(fs, d, libssh2_sftp_open_ex(fs->sftp, path, (unsigned)strlen(path), 0, 0,
 					   LIBSSH2_SFTP_OPENDIR));
 	if (!d)
-		return r_err(fs, err, "open directory", path);
+		return sftp_remote_err(fs, err, "open directory", path);
 	char name[4096];
 	LIBSSH2_SFTP_ATTRIBUTES a;
 	struct sftp_dirent *e = NULL;
@@ -388,7 +386,7 @@ static int r_list(struct fs *fs, const char *path, char ***names, struct fstat_ 
 		n++;
 	}
 	if (rc < 0)
-		r = r_err(fs, err, "read directory", path);
+		r = sftp_remote_err(fs, err, "read directory", path);
 	NB(fs, rc, libssh2_sftp_close_handle(d));
 	sftp_listing_check(ssh_session_name(fs->s), path, e, n, names, sts, refused);
 	free(e);
@@ -402,7 +400,7 @@ static int r_readlink(struct fs *fs, const char *path, char **target, struct dp_
 	NB(fs, n, libssh2_sftp_symlink_ex(fs->sftp, path, (unsigned)strlen(path), buf,
 					  sizeof(buf) - 1, LIBSSH2_SFTP_READLINK));
 	if (n < 0)
-		return r_err(fs, err, "read link", path);
+		return sftp_remote_err(fs, err, "read link", path);
 	*target = xstrndup(buf, (size_t)n);
 	return 0;
 }
@@ -434,7 +432,7 @@ static int r_symlink(struct fs *fs, const char *target, const char *path, struct
 					   (unsigned)strlen(path), LIBSSH2_SFTP_SYMLINK));
 	if (rc == 0 || r_link_is(fs, path, target))
 		return 0;
-	return r_err(fs, err, "create symlink", path);
+	return sftp_remote_err(fs, err, "create symlink", path);
 }
 
 static int r_mkdir(struct fs *fs, const char *path, struct dp_error *err)
@@ -447,7 +445,7 @@ static int r_mkdir(struct fs *fs, const char *path, struct dp_error *err)
 	struct dp_error ignored;
 	if (!fs->dead && r_stat(fs, path, true, &st, &ignored) == 0 && st.type == T_DIR)
 		return 0;
-	return r_err(fs, err, "create directory", path);
+	return sftp_remote_err(fs, err, "create directory", path);
 }
 
 /* An open remote file: read, or written under a temporary name. */
@@ -482,7 +480,7 @@ static int r_open_read(struct fs *fs, const char *path, void **h, struct dp_erro
 	if (AGAIN_PTR(fs, f))
 		return FS_AGAIN;
 	if (!f)
-		return r_err(fs, err, "open", path);
+		return sftp_remote_err(fs, err, "open", path);
 	*h = r_file_new(f, path, 0);
 	return 0;
 }
@@ -495,7 +493,7 @@ static ssize_t r_read(struct fs *fs, void *h, char *buf, size_t len, struct dp_e
 	if (AGAIN(fs, n))
 		return FS_AGAIN;
 	if (n < 0)
-		return r_err(fs, err, "read", f->path);
+		return sftp_remote_err(fs, err, "read", f->path);
 	return n;
 }
 
@@ -533,7 +531,7 @@ static int r_open_temp(struct fs *fs, const char *path, unsigned mode, char **tm
 			*h = r_file_new(f, *tmp, mode & 0777);
 			return 0;
 		}
-		r_err(fs, err, "create a file beside", path);
+		sftp_remote_err(fs, err, "create a file beside", path);
 		free(*tmp);
 		*tmp = NULL;
 		if (fs->dead || libssh2_sftp_last_error(fs->sftp) != LIBSSH2_FX_FAILURE)
@@ -550,7 +548,7 @@ static ssize_t r_write(struct fs *fs, void *h, const char *buf, size_t len, stru
 	if (AGAIN(fs, n))
 		return FS_AGAIN;
 	if (n < 0)
-		return r_err(fs, err, "write", f->path);
+		return sftp_remote_err(fs, err, "write", f->path);
 	return n;
 }
 
@@ -586,7 +584,7 @@ static int r_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_e
 		if (AGAIN(fs, rc))
 			return FS_AGAIN;
 		if (rc != 0) {
-			r_err(fs, err, "set the mode of", f->path);
+			sftp_remote_err(fs, err, "set the mode of", f->path);
 			f->failed = true;
 		}
 		f->step = FIN_CLOSE;
@@ -596,7 +594,7 @@ static int r_finish(struct fs *fs, void *h, const struct fstat_ *st, struct dp_e
 		if (AGAIN(fs, rc))
 			return FS_AGAIN;
 		if (rc != 0 && !f->failed) {
-			r_err(fs, err, "write", f->path);
+			sftp_remote_err(fs, err, "write", f->path);
 			f->failed = true;
 		}
 		rc = f->failed ? -1 : 0;
@@ -617,7 +615,7 @@ static int r_set_attrs(struct fs *fs, const char *path, const struct fstat_ *st,
 	attrs_of(&a, st);
 	NB(fs, rc, libssh2_sftp_stat_ex(fs->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_SETSTAT, &a));
 	if (rc != 0)
-		return r_err(fs, err, "set the mode of", path);
+		return sftp_remote_err(fs, err, "set the mode of", path);
 	return 0;
 }
 
@@ -667,7 +665,7 @@ static int r_rename(struct fs *fs, const char *from, const char *to, struct dp_e
 	}
 	fs->step = 0;
 	if (rc != 0)
-		return r_err(fs, err, "rename a temporary file to", to);
+		return sftp_remote_err(fs, err, "rename a temporary file to", to);
 	return 0;
 }
 
@@ -680,7 +678,7 @@ static int r_unlink(struct fs *fs, const char *path, struct dp_error *err)
 	if (AGAIN(fs, rc))
 		return FS_AGAIN;
 	if (rc != 0)
-		return r_err(fs, err, "remove", path);
+		return sftp_remote_err(fs, err, "remove", path);
 	return 0;
 }
 
@@ -693,7 +691,7 @@ static int r_rmdir(struct fs *fs, const char *path, struct dp_error *err)
 	if (AGAIN(fs, rc))
 		return FS_AGAIN;
 	if (rc != 0)
-		return r_err(fs, err, "remove directory", path);
+		return sftp_remote_err(fs, err, "remove directory", path);
 	return 0;
 }
 
@@ -793,6 +791,8 @@ struct job {
 	size_t cap, off, have;          /* the bytes not yet taken: buf[off, off + have) */
 	uint64_t got, done;
 	bool eof, failed;
+	bool ranges;                    /* a large file: over sftp_ranges.c's threads */
+	int connections;                /* ... that moved some of it */
 	struct dp_error err;
 };
 
@@ -895,7 +895,7 @@ char *sftp_join(const char *dir, const char *name)
 static void done_item(struct copy *cp, const char *src, const char *dest, enum sftp_item_type type,
 		      uint64_t bytes, unsigned mode)
 {
-	struct sftp_item it = { src, dest, type, bytes, mode, false };
+	struct sftp_item it = { src, dest, type, bytes, mode, false, type == SFTP_FILE };
 	if (cp->c->copied)
 		cp->c->copied(cp->c->data, &it);
 }
@@ -981,6 +981,67 @@ static int copy_step(struct copy *cp, struct job *j)
 	return moved || j->step == F_FINISH ? 1 : FS_AGAIN;
 }
 
+static void pool_drain(struct pool *p);
+
+struct ranges_job {
+	struct copy *cp;
+	struct job *j;
+};
+
+static void ranges_progress(void *data, uint64_t done)
+{
+	struct ranges_job *rj = data;
+	rj->cp->c->progress(rj->cp->c->data, rj->j->src, done, rj->j->st.size);
+}
+
+static int ranges_connections(const struct sftp_copy *c)
+{
+	if (c->connections > 0)
+		return c->connections;
+	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+}
+
+/* A large file alone (ranges_wanted): over several connections and threads
+ * (sftp_ranges.c), the walk waiting for them, as it waits for one file. */
+static int ranges_step(struct copy *cp, struct job *j)
+{
+	bool up = j->to->sftp != NULL;
+	struct fs *remote = up ? j->to : j->from;
+	struct r_file *rf = up ? j->out : j->in;
+	struct ranges_job rj = { cp, j };
+	pool_drain(cp->pool);           /* the walk's channel being opened, if any */
+	struct sftp_ranges r = {
+		.remote = remote,
+		.h = rf->h,
+		.path = rf->path,
+		.upload = up,
+		.fd = up ? (int)(intptr_t)j->in : ((struct l_file *)j->out)->fd,
+		.local = up ? j->src : j->tmp,
+		.size = j->st.size,
+		.connections = ranges_connections(cp->c),
+		.ssh = cp->c->ssh,
+		.progress = cp->c->progress ? ranges_progress : NULL,
+		.data = &rj,
+		.cancel = cp->c->cancel,
+	};
+	uint64_t copied = 0;
+	if (sftp_ranges_copy(&r, &copied, &j->connections, &j->err) < 0)
+		return job_fail(j);
+	j->got = j->done = copied;
+	j->eof = true;
+	if (cp->c->progress)
+		cp->c->progress(cp->c->data, j->src, copied, j->st.size);
+	j->step = F_FINISH;
+	return 1;
+}
+
+/* Whether a file goes over sftp_ranges.c: one alone, large, on libssh2's SFTP. */
+static bool ranges_wanted(const struct copy *cp, const struct fstat_ *st)
+{
+	uint64_t min = cp->c->split_size ? cp->c->split_size : SFTP_SPLIT_SIZE;
+	return cp->pool && !cp->to->msftp && !cp->from->msftp && st->size >= min;
+}
+
 /* Moves a file on: FS_AGAIN when it waits for a server, 1 when it moved (call
  * again), 0 when it is over (in place, or its failure reported and what it left
  * removed). An interrupt is seen between chunks only: a step that said FS_AGAIN has
@@ -1027,7 +1088,7 @@ static int file_step(struct copy *cp, struct job *j)
 		j->step = F_COPY;
 		return 1;
 	case F_COPY:
-		return copy_step(cp, j);
+		return j->ranges ? ranges_step(cp, j) : copy_step(cp, j);
 	case F_FINISH:
 		r = to->ops->finish(to, j->out, &j->want, &j->err);
 		if (r == FS_AGAIN)
@@ -1062,10 +1123,14 @@ static int file_step(struct copy *cp, struct job *j)
 		if (j->in && from->ops->close_read(from, j->in) == FS_AGAIN)
 			return FS_AGAIN;
 		j->in = NULL;
-		if (j->failed && !cp->stop)     /* after a failure that ended the copy: quiet */
-			item_failed(cp, &j->err);
-		else
-			done_item(cp, j->src, j->dest, SFTP_FILE, j->done, j->want.mode);
+		if (j->failed) {
+			if (!cp->stop)  /* after a failure that ended the copy: quiet */
+				item_failed(cp, &j->err);
+		} else if (cp->c->copied) {
+			struct sftp_item it = { j->src, j->dest, SFTP_FILE, j->done, j->want.mode, false,
+						j->ranges ? j->connections : 1 };
+			cp->c->copied(cp->c->data, &it);
+		}
 		return 0;
 	}
 	return 0;
@@ -1484,7 +1549,7 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 		    cp->to->ops->stat(cp->to, dest, true, &cur, &ignored) == 0)
 			dest_st = &cur;
 		if (up_to_date(cp, &st, dest_st)) {
-			struct sftp_item it = { src, dest, SFTP_FILE, 0, st.mode, true };
+			struct sftp_item it = { src, dest, SFTP_FILE, 0, st.mode, true, 0 };
 			if (cp->c->copied)
 				cp->c->copied(cp->c->data, &it);
 			return 0;
@@ -1492,8 +1557,11 @@ static int copy_item(struct copy *cp, const char *src, const char *dest, bool to
 		cp->writes++;
 		/* one file alone goes on the walk's channel at once: a channel of its own
 		 * would cost three round trips first */
-		if (top && !cp->many)
-			run_here(cp, job_new(cp, src, dest, &st, true));
+		if (top && !cp->many) {
+			struct job *j = job_new(cp, src, dest, &st, true);
+			j->ranges = ranges_wanted(cp, &st);
+			run_here(cp, j);
+		}
 		else
 			pool_add(cp, job_new(cp, src, dest, &st, !fresh));
 		return cp->stop ? -1 : 0;
@@ -1688,7 +1756,7 @@ int sftp_put_new(struct sftp_files *f, const char *path, const void *buf, size_t
 	LIBSSH2_SFTP_HANDLE *h = libssh2_sftp_open(f->fs.sftp, path,
 		LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, mode);
 	if (!h)
-		return r_err(&f->fs, err, "create", path);
+		return sftp_remote_err(&f->fs, err, "create", path);
 	struct r_file rf = { .h = h, .path = (char *)path };
 	const uint64_t total = len;
 	if (f->progress)
@@ -1708,7 +1776,7 @@ int sftp_put_new(struct sftp_files *f, const char *path, const void *buf, size_t
 			f->progress(f->progress_data, path, total - len, total);
 	}
 	if (libssh2_sftp_close(h) != 0)
-		return r_err(&f->fs, err, "write", path);
+		return sftp_remote_err(&f->fs, err, "write", path);
 	return 0;
 }
 
@@ -1735,7 +1803,7 @@ int sftp_rename_new(struct sftp_files *f, const char *from, const char *to, stru
 	if (libssh2_sftp_rename_ex(f->fs.sftp, from, (unsigned)strlen(from), to, (unsigned)strlen(to),
 				   LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE) == 0)
 		return 0;
-	r_err(&f->fs, err, "rename a temporary file to", to);
+	sftp_remote_err(&f->fs, err, "rename a temporary file to", to);
 	uint64_t size;
 	struct dp_error e2 = { 0 };
 	if (!f->fs.dead && sftp_size(f, to, &size, &e2) == 1)

@@ -23,6 +23,9 @@
 #include "base/error.h"
 
 struct ssh_session;
+struct ssh_ctx;
+
+#define SFTP_SPLIT_SIZE (64u << 20)
 
 enum sftp_item_type { SFTP_FILE, SFTP_DIR, SFTP_SYMLINK };
 
@@ -32,6 +35,7 @@ struct sftp_item {
 	uint64_t bytes;                 /* regular files: the size copied */
 	unsigned mode;                  /* permission bits */
 	bool skipped;                   /* --update: dest had the same size and time */
+	int connections;                /* regular files: how many connections moved bytes */
 };
 
 struct sftp_copy {
@@ -42,6 +46,15 @@ struct sftp_copy {
 					   the next copy can tell) */
 	bool sftp_only;                 /* never a tree as a tar stream (lib/transport/
 					   tarcopy.h): file by file over SFTP */
+	/* A regular file of at least split_size bytes (0: SFTP_SPLIT_SIZE), copied alone
+	 * on a direct connection, goes over up to `connections` connections at once (0:
+	 * two where there are two cores or more), each a thread with its own cipher
+	 * stream: the copy's own connection, and others opened like it through ssh in
+	 * batch mode where it logged in without asking anything (never a second prompt).
+	 * Whatever their number, the disk is then on threads of its own. */
+	int connections;
+	uint64_t split_size;
+	const struct ssh_ctx *ssh;      /* NULL: the copy's connection only */
 	bool delete_extra;              /* with update and recursive: remove what a copied
 					   directory's dest holds that its source does not
 					   (never through a symbolic link) */

@@ -7,6 +7,7 @@
 
 #include <libssh2.h>
 #include <libssh2_sftp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,6 +26,9 @@ struct fstat_ {
  * same arguments. Only the SFTP channels of the files in flight (sftp.c's pool) say
  * it; the local file system, the walk's SFTP session and SFTP through a master wait. */
 #define FS_AGAIN (-2)
+
+#define SFTP_TIMEOUT_S 120              /* nothing from the server for this long: connection lost */
+#define SFTP_TIMEOUT_MS (SFTP_TIMEOUT_S * 1000)
 
 /* The last component of a source path, trailing slashes ignored ("a/b/" -> "b"):
  * the name a source takes under a destination directory (sftp.c, tarcopy.c). */
@@ -102,6 +106,41 @@ struct sftp_dirent {
  * e's names (not e). The same for both remote file systems (sftp.c, sftp_mux.c). */
 void sftp_listing_check(const char *host, const char *dir, struct sftp_dirent *e, size_t n,
 			char ***names, struct fstat_ **sts, char ***refused);
+
+/* sftp.c: the failure of a libssh2 SFTP call on fs (what it tried, on path) as err
+ * says it: the server's status for a refusal (DPE_NOTFOUND or DPE_FAIL), else the
+ * connection is lost (DPE_CONNECT, fs->dead set). Returns -1. */
+int sftp_remote_err(struct fs *fs, struct dp_error *err, const char *what, const char *path);
+
+/* sftp_ranges.c: one large regular file between the local file system and an SFTP
+ * server reached with libssh2 (not a master), over up to `connections` connections
+ * (the copy's own and others opened like it, in batch mode, where it logged in
+ * without a prompt: ssh_session_unattended), each with a thread for the network and
+ * one for the disk. The files are open already: both ends of the copy, under their
+ * temporary name on the destination's side. */
+struct ssh_ctx;
+struct sftp_ranges {
+	struct fs *remote;              /* the copy's remote file system */
+	LIBSSH2_SFTP_HANDLE *h;         /* open on it: the source (download), or the
+					   temporary file (upload) */
+	const char *path;               /* h's path: the other connections open it too */
+	bool upload;
+	int fd;                         /* the local file: the source (upload), or the
+					   temporary file (download) */
+	const char *local;              /* fd's path, for messages */
+	uint64_t size;                  /* what is copied */
+	int connections;                /* at most this many (the copy's own included) */
+	const struct ssh_ctx *ssh;      /* how the others are opened; NULL: none */
+	void (*progress)(void *data, uint64_t done);    /* from the caller's thread */
+	void *data;
+	volatile sig_atomic_t *cancel;
+};
+/* 0 when the file is copied, with the bytes copied in *copied (size, or less when
+ * the source shrank meanwhile: the copy ends where it ended, as scp's) and how many
+ * connections moved some of them in *used; -1 with err
+ * (DPE_CONNECT when a connection was lost, remote->dead set when it was the copy's
+ * own; "interrupted" after cancel). */
+int sftp_ranges_copy(const struct sftp_ranges *r, uint64_t *copied, int *used, struct dp_error *err);
 
 /* ".NAME.dispatch-SUFFIX" in the directory of path (sftp.c) */
 char *sftp_temp_name(const char *path, const char *suffix);

@@ -232,6 +232,16 @@ int ssh_session_pump(struct ssh_session *s)
 	return 0;
 }
 
+bool ssh_session_unattended(const struct ssh_session *s)
+{
+	if (s->mux)
+		return false;
+	for (; s; s = s->via)
+		if (s->prompted)
+			return false;
+	return true;
+}
+
 bool ssh_session_closed(struct ssh_session *s)
 {
 	for (struct ssh_session *h = s; h->via; h = h->via) {

@@ -503,6 +503,7 @@ out:
 static int ask(struct auth *a, const char *prompt, bool echo, char *buf, size_t size)
 {
 	const struct ssh_ctx *ctx = a->s->ctx;
+	a->s->prompted = true;
 	return ctx->prompt(ctx->prompt_data, prompt, echo, buf, size);
 }
 
@@ -752,6 +753,7 @@ static LIBSSH2_USERAUTH_KBDINT_RESPONSE_FUNC(kbdint_cb)
 				strbuf_addch(&text, '\n');
 		}
 		strbuf_addf(&text, "(%s@%s) ", s->cfg.user, s->name);
+		s->prompted = true;
 		add_server_text(&text, (const char *)prompts[i].text, (int)prompts[i].length);
 		if (s->kbd_gave_up ||
 		    ctx->prompt(ctx->prompt_data, text.buf, prompts[i].echo, answer, sizeof(answer)) < 0) {

@@ -30,6 +30,7 @@ struct ssh_session {
 					   this session's own SSH windows) */
 	double connect_seconds;
 	bool kbd_gave_up;               /* ssh_auth.c: a keyboard-interactive prompt got no answer */
+	bool prompted;                  /* ssh_auth.c: logging in asked the user something */
 	char *offer[SSH_ALGS_NKINDS];   /* what was offered (ssh_algs.h kinds), for messages */
 	struct mux *mux;                /* through the user's OpenSSH master (ssh_mux.c): then
 					   there is no libssh2 session (ls NULL, fd -1) */
@@ -84,6 +85,11 @@ int ssh_session_wait(struct ssh_session *s, int ms);
  * (poll would not wake up for it: go round again at once), 0 when not, -1 when a hop
  * failed (the connection is lost). */
 int ssh_session_pump(struct ssh_session *s);
+/* Whether another connection like s can be opened without asking the user anything:
+ * s is direct (not through a master) and it logged in, and every ProxyJump hop
+ * before it, without a prompt (a key or the agent). A second connection opened in
+ * batch mode never prompts; this says it would not need to. */
+bool ssh_session_unattended(const struct ssh_session *s);
 /* Whether the server (or a ProxyJump hop) closed the connection and everything it
  * sent was read: its socket (or the hop's channel) is at its end, or reset. A poll
  * loop that sees nothing move while this is true will never see anything move: the

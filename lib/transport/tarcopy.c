@@ -341,7 +341,8 @@ static void items_report(const struct sftp_copy *c, const struct items *l, const
 		const struct item *it = &l->v[i];
 		_cleanup_free_ char *d = sftp_join(dest, it->rel);
 		struct sftp_item si = { .src = it->src, .dest = d, .type = it->type,
-					.bytes = it->bytes, .mode = it->mode };
+					.bytes = it->bytes, .mode = it->mode,
+					.connections = it->type == SFTP_FILE };
 		c->copied(c->data, &si);
 	}
 }
