@@ -937,11 +937,16 @@ static int copy_step(struct copy *cp, struct job *j)
 	bool moved = false;
 	if (!j->buf)            /* allocated once the file is on its way */
 		j->buf = xmalloc(j->cap ? j->cap : 1);
-	if (cancelled(cp)) {
+	/* Interrupted: what libssh2 was given to write is written first. It may have
+	 * sent a request in part (as the channel's window allowed), and any other
+	 * request sent on the channel before its end would be read by the server as the
+	 * rest of it: the file's close and the removal that follow would never be
+	 * answered. At most the buffer goes on. */
+	if (cancelled(cp) && !(j->have && j->to->sftp)) {
 		dp_err(&j->err, DPE_FAIL, "interrupted");
 		return job_fail(j);
 	}
-	if (!j->eof && j->have <= j->cap / 2) {
+	if (!j->eof && j->have <= j->cap / 2 && !cancelled(cp)) {
 		if (j->off) {
 			memmove(j->buf, j->buf + j->off, j->have);
 			j->off = 0;
@@ -1025,8 +1030,13 @@ static int ranges_step(struct copy *cp, struct job *j)
 		.cancel = cp->c->cancel,
 	};
 	uint64_t copied = 0;
-	if (sftp_ranges_copy(&r, &copied, &j->connections, &j->err) < 0)
+	int rc = sftp_ranges_copy(&r, &copied, &j->connections, &j->err);
+	if (rc < 0)
 		return job_fail(j);
+	if (rc > 0) {           /* no channel more: on the walk's, as other files */
+		j->ranges = false;
+		return 1;
+	}
 	j->got = j->done = copied;
 	j->eof = true;
 	if (cp->c->progress)

@@ -137,7 +137,8 @@ struct sftp_ranges {
 };
 /* 0 when the file is copied, with the bytes copied in *copied (size, or less when
  * the source shrank meanwhile: the copy ends where it ended, as scp's) and how many
- * connections moved some of them in *used; -1 with err
+ * connections moved some of them in *used; 1 when nothing was copied because the
+ * copy's own connection took no SFTP channel more (copy it the usual way); -1 with err
  * (DPE_CONNECT when a connection was lost, remote->dead set when it was the copy's
  * own; "interrupted" after cancel). */
 int sftp_ranges_copy(const struct sftp_ranges *r, uint64_t *copied, int *used, struct dp_error *err);

@@ -46,8 +46,7 @@ struct run;
 struct conn {
 	struct run *run;
 	struct ssh_session *s;          /* the copy's own (conn[0]) or opened here */
-	struct fs *fs;                  /* its SFTP: the copy's, or own_fs */
-	struct fs own_fs;
+	struct fs fs;                   /* its SFTP channel (on the copy's session, or its own) */
 	char *own_name;
 	LIBSSH2_SFTP_HANDLE *h;
 	int idle_ms;
@@ -71,6 +70,8 @@ struct run {
 	struct conn conn[MAX_CONNECTIONS];
 	int n;
 	int running;                    /* threads not yet over */
+	int first;                      /* conn[0]: 0 opening, 1 open, -1 it could not open
+					   (then no other connection takes a range) */
 	double open_deadline;           /* for the connections opened here */
 	uint64_t done;                  /* bytes on the far side: written to the disk
 					   (download), acknowledged by the server (upload) */
@@ -192,11 +193,13 @@ static void producer_over(struct run *run, struct conn *c)
 	unlock(run);
 }
 
-/* The server made c wait: 0 to try again, -1 when the copy stopped, -2 when the
- * connection is lost (nothing for SFTP_TIMEOUT_S, or closed). */
-static int conn_wait(struct conn *c)
+/* The server made c wait: 0 to try again, -1 when the copy stopped (or, cleaning
+ * up, when until passed), -2 when the connection is lost (nothing for
+ * SFTP_TIMEOUT_S, or closed). until 0: working, the copy's stop ends the wait. */
+static int conn_wait_until(struct conn *c, double until)
 {
-	if (stopped(c->run) || (c->run->r->cancel && *c->run->r->cancel))
+	if (until ? monotonic_seconds() > until :
+	    stopped(c->run) || (c->run->r->cancel && *c->run->r->cancel))
 		return -1;
 	int q = ssh_session_pump(c->s);
 	if (q > 0)
@@ -213,6 +216,11 @@ static int conn_wait(struct conn *c)
 	return -2;
 }
 
+static int conn_wait(struct conn *c)
+{
+	return conn_wait_until(c, 0);
+}
+
 /* A libssh2 call on c failed (rc, or EAGAIN with the wait's verdict w): the copy
  * fails with what the server or the connection said, unless it stopped already. */
 static void conn_failed(struct conn *c, int w, const char *what)
@@ -220,7 +228,7 @@ static void conn_failed(struct conn *c, int w, const char *what)
 	struct dp_error e = { 0 };
 	if (w == -1)
 		return;
-	sftp_remote_err(c->fs, &e, what, c->run->r->path);
+	sftp_remote_err(&c->fs, &e, what, c->run->r->path);
 	fail(c->run, &e);
 }
 
@@ -241,7 +249,7 @@ static int local_failed(struct run *run, const char *what)
 static void down_net(struct conn *c)
 {
 	struct run *run = c->run;
-	uint64_t at = c == run->conn ? 0 : UINT64_MAX;  /* where the handle reads next */
+	uint64_t at = 0;        /* where the handle reads next */
 	for (;;) {
 		uint64_t off;
 		size_t len, got = 0;
@@ -346,22 +354,28 @@ out:
 	return NULL;
 }
 
-/* The window holds buf[woff, woff + have), the bytes up to wnext; libssh2 has sent
+/* The window holds win[woff, woff + have), the bytes up to wnext; libssh2 has sent
  * them (or is sending), and takes more appended at the end as it goes (sftp.c's
  * copy_step). A chunk of another range waits until the window is empty: then the
- * handle moves to its offset. */
+ * handle moves to its offset.
+ *
+ * Once the copy stopped, what the window holds is still written (drained), unless
+ * this connection is lost: libssh2 sends a request in pieces as the channel's window
+ * allows, and any request sent before the rest of it (the file's close) would be
+ * read by the server as part of it, never to be answered. */
 static void up_net(struct conn *c)
 {
 	struct run *run = c->run;
 	char *win = xmalloc(WINDOW);
 	size_t woff = 0, have = 0;
-	uint64_t wnext = c == run->conn ? 0 : UINT64_MAX;
+	uint64_t wnext = 0;
+	double drain_until = 0;
 	for (;;) {
 		bool seek = false, end = false;
 		lock(run);
 		while (!have && !c->nfull && !c->producer_done && !run->stop)
 			pthread_cond_wait(&run->cond, &run->lock);
-		while (have <= WINDOW / 2 && c->nfull) {
+		while (have <= WINDOW / 2 && c->nfull && !run->stop) {
 			struct chunk *ch = &c->full[c->full_head];
 			if (ch->off != wnext && have)
 				break;
@@ -377,7 +391,9 @@ static void up_net(struct conn *c)
 			c->nfull--;
 			spare_back(run, c, ch->buf);
 		}
-		end = run->stop || (!have && c->producer_done && !c->nfull);
+		end = !have && (run->stop || (c->producer_done && !c->nfull));
+		if (run->stop && !drain_until)
+			drain_until = monotonic_seconds() + SFTP_TIMEOUT_S;
 		unlock(run);
 		if (end)
 			break;
@@ -385,8 +401,15 @@ static void up_net(struct conn *c)
 			libssh2_sftp_seek64(c->h, wnext - have);
 		ssize_t n = libssh2_sftp_write(c->h, win + woff, have);
 		int w = 0;
-		if (n == LIBSSH2_ERROR_EAGAIN && (w = conn_wait(c)) == 0)
-			continue;
+		if (n == LIBSSH2_ERROR_EAGAIN) {
+			w = conn_wait_until(c, drain_until);
+			if (w == -1 && !drain_until) {  /* it stopped meanwhile */
+				drain_until = monotonic_seconds() + SFTP_TIMEOUT_S;
+				continue;
+			}
+			if (w == 0)
+				continue;
+		}
 		if (n < 0) {
 			conn_failed(c, w, "write");
 			break;
@@ -422,50 +445,58 @@ static void conn_run(struct conn *c)
 	c->has_disk = false;
 }
 
-/* Another connection like the copy's, in batch mode (never a prompt), its SFTP and
- * the file open on it: 0, or -1 when any of that failed (the copy goes on without
- * it). */
+/* conn[0] works on the copy's own connection, the others on connections like it
+ * opened here, in batch mode (never a prompt); each on an SFTP channel of its own
+ * (the copy's stays as it was, for what it does next), with the file open on it: 0,
+ * or -1 when any of that failed (the copy goes on without this connection). */
 static int conn_open(struct conn *c)
 {
 	struct run *run = c->run;
 	const struct sftp_ranges *r = run->r;
-	struct ssh_ctx ctx = *r->ssh;
-	struct dp_error e = { 0 };
-	ctx.batch_mode = true;
-	ctx.prompt = NULL;
-	ctx.attempts = 1;
-	ctx.deadline = run->open_deadline;
-	if (ssh_session_open(&ctx, ssh_session_name(r->remote->s), &c->s, &e) < 0)
-		return -1;
+	if (c == run->conn) {
+		c->s = r->remote->s;
+	} else {
+		struct ssh_ctx ctx = *r->ssh;
+		struct dp_error e = { 0 };
+		ctx.batch_mode = true;
+		ctx.prompt = NULL;
+		ctx.attempts = 1;
+		ctx.deadline = run->open_deadline;
+		if (ssh_session_open(&ctx, ssh_session_name(r->remote->s), &c->s, &e) < 0)
+			return -1;
+	}
 	LIBSSH2_SESSION *ls = ssh_session_libssh2(c->s);
 	libssh2_session_set_blocking(ls, 0);
 	c->own_name = xasprintf("%s:", ssh_session_name(c->s));
-	c->own_fs = (struct fs){ .name = c->own_name, .s = c->s, .ls = ls };
-	c->fs = &c->own_fs;
+	c->fs = (struct fs){ .name = c->own_name, .s = c->s, .ls = ls };
 	do
-		c->fs->sftp = libssh2_sftp_init(ls);
-	while (!c->fs->sftp && libssh2_session_last_errno(ls) == LIBSSH2_ERROR_EAGAIN && conn_wait(c) == 0);
-	if (!c->fs->sftp)
+		c->fs.sftp = libssh2_sftp_init(ls);
+	while (!c->fs.sftp && libssh2_session_last_errno(ls) == LIBSSH2_ERROR_EAGAIN && conn_wait(c) == 0);
+	if (!c->fs.sftp)
 		return -1;
 	unsigned long flags = r->upload ? LIBSSH2_FXF_WRITE : LIBSSH2_FXF_READ;
 	do
-		c->h = libssh2_sftp_open_ex(c->fs->sftp, r->path, (unsigned)strlen(r->path), flags, 0,
+		c->h = libssh2_sftp_open_ex(c->fs.sftp, r->path, (unsigned)strlen(r->path), flags, 0,
 					    LIBSSH2_SFTP_OPENFILE);
 	while (!c->h && libssh2_session_last_errno(ls) == LIBSSH2_ERROR_EAGAIN && conn_wait(c) == 0);
 	return c->h ? 0 : -1;
 }
 
-/* Ends what conn_open opened: in an orderly way after a success (an upload's file
- * closed by its server before the copy renames it), at once after a failure. */
+/* Ends what conn_open opened: the file closed (an upload's by its server before the
+ * copy renames it), the SFTP channel, the connection. Bounded, as every wait. */
 static void conn_close(struct conn *c)
 {
-	if (c->h && !stopped(c->run))
-		while (libssh2_sftp_close_handle(c->h) == LIBSSH2_ERROR_EAGAIN && conn_wait(c) == 0)
+	double until = monotonic_seconds() + (c->fs.dead ? 1 : 10);
+	if (c->h)
+		while (libssh2_sftp_close_handle(c->h) == LIBSSH2_ERROR_EAGAIN && conn_wait_until(c, until) == 0)
 			;
-	if (c->fs && c->fs->sftp && !stopped(c->run))
-		while (libssh2_sftp_shutdown(c->fs->sftp) == LIBSSH2_ERROR_EAGAIN && conn_wait(c) == 0)
+	if (c->fs.sftp)
+		while (libssh2_sftp_shutdown(c->fs.sftp) == LIBSSH2_ERROR_EAGAIN && conn_wait_until(c, until) == 0)
 			;
-	ssh_session_free(c->s);
+	if (c->fs.dead && c == c->run->conn)
+		c->run->r->remote->dead = true; /* the copy's own connection is lost */
+	if (c != c->run->conn)
+		ssh_session_free(c->s);
 	free(c->own_name);
 }
 
@@ -477,21 +508,36 @@ static void thread_over(struct run *run)
 	unlock(run);
 }
 
-static void *first_thread(void *arg)
+static void first_is(struct run *run, int state)
 {
-	struct conn *c = arg;
-	conn_run(c);
-	thread_over(c->run);
-	return NULL;
+	lock(run);
+	run->first = state;
+	pthread_cond_broadcast(&run->cond);
+	unlock(run);
 }
 
-static void *other_thread(void *arg)
+/* The others take their ranges from conn[0]'s: they wait until it is open. */
+static bool first_open(struct run *run)
+{
+	lock(run);
+	while (!run->first && !run->stop)
+		pthread_cond_wait(&run->cond, &run->lock);
+	bool open = run->first > 0 && !run->stop;
+	unlock(run);
+	return open;
+}
+
+static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
-	if (conn_open(c) == 0)
+	struct run *run = c->run;
+	int r = conn_open(c);
+	if (c == run->conn)
+		first_is(run, r == 0 ? 1 : -1);
+	if (r == 0 && first_open(run))
 		conn_run(c);
 	conn_close(c);
-	thread_over(c->run);
+	thread_over(run);
 	return NULL;
 }
 
@@ -564,15 +610,11 @@ int sftp_ranges_copy(const struct sftp_ranges *r, uint64_t *copied, int *used, s
 		for (c->nspare = 0; c->nspare < CHUNKS; c->nspare++)
 			c->spare[c->nspare] = xmalloc(CHUNK_MAX);
 	}
-	struct conn *first = &run->conn[0];
-	first->s = r->remote->s;
-	first->fs = r->remote;
-	first->h = r->h;
-	first->end = r->size;
+	run->conn[0].end = r->size;
 	for (int i = 0; i < run->n; i++) {
 		struct conn *c = &run->conn[i];
 		run->running++;
-		c->has_thread = pthread_create(&c->thread, NULL, i ? other_thread : first_thread, c) == 0;
+		c->has_thread = pthread_create(&c->thread, NULL, conn_thread, c) == 0;
 		if (!c->has_thread) {
 			run->running--;
 			if (i == 0) {
@@ -592,7 +634,7 @@ int sftp_ranges_copy(const struct sftp_ranges *r, uint64_t *copied, int *used, s
 	}
 	if (!run->failed && run->eof < r->size)
 		cut_at_eof(run);
-	int rc = run->failed ? -1 : 0;
+	int rc = run->failed ? -1 : run->first < 0 ? 1 : 0;
 	if (rc < 0)
 		*err = run->err;
 	*copied = run->eof;

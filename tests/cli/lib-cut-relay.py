@@ -30,13 +30,17 @@ lock = threading.Lock()
 
 
 def reset(socks):
+    # SO_LINGER 0: the close sends RST, as a dead path or a killed process would; the
+    # shutdown first wakes the other direction's thread out of its recv (a close
+    # alone would wait for that recv to return before it takes effect)
     for s in socks:
         try:
-            # SO_LINGER 0: close sends RST, as a dead path or a killed process would
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            s.close()
+            s.shutdown(socket.SHUT_RD)
         except OSError:
             pass
+    for s in socks:
+        s.close()
 
 
 def pump(a, b, conn):
@@ -74,7 +78,12 @@ def serve(client, number):
         client.close()
         return
     print("conn %d: relayed" % number, file=sys.stderr, flush=True)
-    server = socket.create_connection(("127.0.0.1", target))
+    try:
+        server = socket.create_connection(("127.0.0.1", target))
+    except OSError as e:
+        print("conn %d: %s" % (number, e), file=sys.stderr, flush=True)
+        client.close()
+        return
     conn = {"bytes": 0, "cut": number == cut}
     threading.Thread(target=pump, args=(client, server, conn), daemon=True).start()
     threading.Thread(target=pump, args=(server, client, conn), daemon=True).start()
