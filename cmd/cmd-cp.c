@@ -238,8 +238,8 @@ const struct dispatch_cmd dispatch_cmd_cp = {
 	.name = "cp",
 	.summary = "copy files and directories to or from a host (SFTP)",
 	.usage = "[-r] [-p] [-u [--delete]] [--sftp] [--connections K] [--split-size SIZE] SRC... DEST",
-	.description = "Copy files (and with -r, directories) between this machine and a host,\n"
-		       "on one SSH connection. Exactly one side is remote, written HOST:PATH;\n"
+	.description = "Copy files (and with -r, directories) between this machine and a host.\n"
+		       "Exactly one side is remote, written HOST:PATH;\n"
 		       "remote paths are relative to the remote home. With several sources,\n"
 		       "DEST is a directory. A directory whose target does not exist yet goes\n"
 		       "as one tar stream where the host has tar (put in place once complete);\n"

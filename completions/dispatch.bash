@@ -40,8 +40,14 @@ _dispatch() {
 		;;
 	cp)
 		case $prev in
+		--connections)
+			COMPREPLY=()
+			return ;;
+		--split-size)
+			COMPREPLY=()
+			return ;;
 		esac
-		COMPREPLY=($(compgen -W ' -r --recursive -p --preserve -u --update --delete --sftp -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
+		COMPREPLY=($(compgen -W ' -r --recursive -p --preserve -u --update --delete --sftp --connections --split-size -i --inventory -F --ssh-config --json -v --verbose -q --quiet -h --help' -- "$cur"))
 		;;
 	forward)
 		case $prev in

@@ -32,6 +32,8 @@ complete -c dispatch -n '__fish_seen_subcommand_from cp' -s p -l preserve -d 'ke
 complete -c dispatch -n '__fish_seen_subcommand_from cp' -s u -l update -d 'skip files whose destination has the same size and modification time (times kept)'
 complete -c dispatch -n '__fish_seen_subcommand_from cp' -l delete -d 'with -r and --update  remove what the destination has that the source lacks'
 complete -c dispatch -n '__fish_seen_subcommand_from cp' -l sftp -d 'copy trees file by file over SFTP, never as one tar stream'
+complete -c dispatch -n '__fish_seen_subcommand_from cp' -l connections -x -d 'a large file over up to K connections at once (default 2 with two cores or more; 1  one)'
+complete -c dispatch -n '__fish_seen_subcommand_from cp' -l split-size -x -d 'what a large file is  SIZE bytes or more (default 64M)'
 complete -c dispatch -n '__fish_seen_subcommand_from forward' -l background -d 'detach once the forward works, and print its PID'
 complete -c dispatch -n '__fish_seen_subcommand_from hostlist' -l expand -d 'one host a line, as scontrol show hostnames'
 complete -c dispatch -n '__fish_seen_subcommand_from hostlist' -l fold -d 'one hostlist for all the hosts, as scontrol show hostlist'

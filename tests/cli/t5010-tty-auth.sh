@@ -137,6 +137,26 @@ test_expect_success 'kbd1: end of input (Ctrl-D) at the prompt gives up at once'
 	test_grep -F "keyboard-interactive: no answer given" tty
 '
 
+# A large file goes over several connections only where logging in asked nothing: a
+# second connection would ask again (or, in batch mode, fail a login on the server).
+test_expect_success 'cp of a large file after a prompt: one prompt, one connection, both ways' '
+	head -c 12582912 /dev/urandom >large &&
+	for host in kbd1 pass1; do
+		before=$(grep -c "Connection from" "$TB/sshd/$host/log") &&
+		prompt=$(test $host = kbd1 && echo "$KBD_PROMPT" || echo "$PASS_PROMPT") &&
+		secret=$(test $host = kbd1 && echo "$KBDFILE" || echo "$PASSFILE") &&
+		asks=$(test $host = kbd1 && echo "Password:" || echo "Enter passphrase") &&
+		on_tty --expect "$prompt" --send-file "$secret" -- \
+			"$DISPATCH" -F "$TRASH/cfg" cp --split-size 1M --connections 4 large $host:t5010-large &&
+		test "$(grep -c "$asks" tty)" = 1 &&
+		on_tty --expect "$prompt" --send-file "$secret" -- \
+			"$DISPATCH" -F "$TRASH/cfg" cp --split-size 1M --connections 4 $host:t5010-large back-$host &&
+		test "$(grep -c "$asks" tty)" = 1 &&
+		test "$(grep -c "Connection from" "$TB/sshd/$host/log")" = $((before + 2)) &&
+		cmp large back-$host || return 1
+	done
+'
+
 test_expect_success 'Ctrl-C at a secret prompt: dispatch ends by SIGINT, the terminal echoes again' '
 	test_expect_code 130 on_tty --expect "$KBD_PROMPT" --send "\x03" -- \
 		"$DISPATCH" -F "$TRASH/cfg" run -H kbd1 -- echo never &&

@@ -114,6 +114,18 @@ test_expect_success 'one connection cut in the middle of an upload, then of a do
 	nothing_left
 '
 
+# The copy's own connection cut: the temporary file there cannot be removed (nothing
+# reaches the host any more), but nothing has the final name.
+test_expect_success 'the copy s own connection cut in an upload: 255, nothing under the final name' '
+	relay cutfirst 8388608 0 1 8388608 &&
+	test_expect_code 255 dispatch -F cutfirst.cfg cp --split-size 8M big cutfirst:$R/cut1 2>err &&
+	test_grep "cut" cutfirst.relay &&
+	test_grep "connection to .cutfirst. lost" err &&
+	test ! -e "$RHOME/$R/cut1" &&
+	rm -f "$RHOME/$R"/.cut1.dispatch-* &&
+	nothing_left
+'
+
 test_expect_success 'Ctrl-C in a download over two connections: 130, nothing left' '
 	relay slowint 4194304 0 0 0 &&
 	{ dispatch -F slowint.cfg cp --split-size 8M slowint:$R/big int 2>err & } &&
