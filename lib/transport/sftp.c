@@ -1045,11 +1045,15 @@ static int ranges_step(struct copy *cp, struct job *j)
 	return 1;
 }
 
-/* Whether a file goes over sftp_ranges.c: one alone, large, on libssh2's SFTP. */
+/* Whether a file goes over sftp_ranges.c: one alone, large, on libssh2's SFTP. An
+ * upload's temporary file has its final mode from its creation, and the other
+ * connections open it again to write: not one without the owner's write bit. */
 static bool ranges_wanted(const struct copy *cp, const struct fstat_ *st)
 {
 	uint64_t min = cp->c->split_size ? cp->c->split_size : SFTP_SPLIT_SIZE;
-	return cp->pool && !cp->to->msftp && !cp->from->msftp && st->size >= min;
+	bool up = cp->to->sftp != NULL;
+	return cp->pool && !cp->to->msftp && !cp->from->msftp && st->size >= min &&
+	       !(up && !(wanted(cp, st).mode & 0200));
 }
 
 /* Moves a file on: FS_AGAIN when it waits for a server, 1 when it moved (call

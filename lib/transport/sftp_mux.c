@@ -623,6 +623,12 @@ struct m_file {
 	char *path;
 	uint64_t off;
 	bool eof;
+	/* Reads in flight (m_read): rpending of them, ids from rfirst on, their lengths
+	 * in the ring rlen from rhead; rsent: the offset after the last byte asked for. */
+	size_t rpending, rhead;
+	uint32_t rfirst;
+	uint32_t rlen[MAX_INFLIGHT];
+	uint64_t rsent;
 };
 
 static void m_file_free(struct m_file *f)
@@ -650,59 +656,98 @@ static int m_open_read(struct fs *fs, const char *path, void **h, struct dp_erro
 	return 0;
 }
 
-/* Up to len bytes from f's offset: the requests all at once, the answers in order.
- * A short answer (the end of the file) makes the rest of the answers void. */
+/* The oldest read in flight: its answer, and its length asked for in *want. */
+static int next_read(struct fs *fs, struct m_file *f, struct reply *rp, uint32_t *want,
+		     struct dp_error *err)
+{
+	*want = f->rlen[f->rhead];
+	int c = next_reply(fs->msftp, f->rfirst, rp, err);
+	f->rfirst++;
+	f->rhead = (f->rhead + 1) % MAX_INFLIGHT;
+	f->rpending--;
+	return c;
+}
+
+/* The reads still in flight answered, their answers dropped (the end of the file
+ * came before them, a read failed, or the file is closed). */
+static void drop_reads(struct fs *fs, struct m_file *f)
+{
+	struct reply rp = { .pkt = STRBUF_INIT };
+	struct dp_error ignored;
+	uint32_t want;
+	while (f->rpending && !fs->dead)
+		if (next_read(fs, f, &rp, &want, &ignored) < 0)
+			fs->dead = true;
+	f->rpending = 0;
+	reply_release(&rp);
+}
+
+/* Up to len bytes from f's offset, through a sliding window as m_write's: the
+ * requests for [off, off + len) go out up to MAX_INFLIGHT in flight, the answers are
+ * taken in order until half of them are left (or all, once nothing more may be
+ * asked for), and those stay in flight for the next call: the pipeline never
+ * empties while the file lasts (asking for a buffer and waiting for every answer
+ * emptied it every 2 MiB). No request goes past off + len, which the copy keeps
+ * within the file's size. A short answer is the end of the file (as it was): the
+ * answers after it are void, and the next call asks again from there. */
 static ssize_t m_read(struct fs *fs, void *h, char *buf, size_t len, struct dp_error *err)
 {
 	struct m_file *f = h;
 	struct msftp *m = fs->msftp;
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct reply rp = { .pkt = STRBUF_INIT };
-	uint32_t first = 0;
-	size_t nreq = 0, got = 0;
+	uint64_t until = f->off + len;
+	size_t got = 0;
 	bool short_ = false;
 	int r = 0;
 
 	if (f->eof)
 		return 0;
-	for (size_t off = 0; off < len && nreq < MAX_INFLIGHT; off += CHUNK, nreq++) {
-		uint32_t id = begin(m, &sb, FXP_READ, 0);
-		if (!nreq)
-			first = id;
-		put_strn(&sb, f->h.buf, f->h.len);
-		put_u64(&sb, f->off + off);
-		put_u32(&sb, (uint32_t)(len - off < CHUNK ? len - off : CHUNK));
-		end(m, &sb);
+	if (f->rsent < f->off)
+		f->rsent = f->off;
+	while (f->rpending < MAX_INFLIGHT && f->rsent < until) {
+		uint32_t n = until - f->rsent < CHUNK ? (uint32_t)(until - f->rsent) : CHUNK;
+		size_t at = m->obuf.len;
+		uint32_t id = begin(m, &m->obuf, FXP_READ, at);
+		if (!f->rpending)
+			f->rfirst = id;
+		put_strn(&m->obuf, f->h.buf, f->h.len);
+		put_u64(&m->obuf, f->rsent);
+		put_u32(&m->obuf, n);
+		end_in_place(&m->obuf, at);
+		f->rlen[(f->rhead + f->rpending++) % MAX_INFLIGHT] = n;
+		f->rsent += n;
 	}
-	for (size_t i = 0; i < nreq; i++) {
-		size_t want = len - i * CHUNK < CHUNK ? len - i * CHUNK : CHUNK;
-		int c = next_reply(m, first + (uint32_t)i, &rp, err);
-		const uint8_t *s;
-		uint32_t n;
-		if (c == 0 && rp.type == FXP_DATA && get_str(&rp, &s, &n) && n <= want) {
-			if (!short_) {
-				memcpy(buf + got, s, n);
-				got += n;
-				short_ = n < want;
-			}
-			continue;
+	while (f->rpending && got + f->rlen[f->rhead] <= len &&
+	       (!got || f->rpending > MAX_INFLIGHT / 2 || f->rsent >= until)) {
+		uint32_t want, n;
+		const uint8_t *d;
+		int c = next_read(fs, f, &rp, &want, err);
+		if (c == 0 && rp.type == FXP_DATA && get_str(&rp, &d, &n) && n <= want) {
+			memcpy(buf + got, d, n);
+			got += n;
+			if (n == want)
+				continue;
+			short_ = true;          /* the end (then the next read says so) */
+			break;
 		}
 		long code;
-		int e = failed(fs, c, &rp, "read", f->path, &code, err);
-		if (code == FX_EOF) {
-			short_ = true;
-			f->eof = got == 0;
-			continue;
-		}
-		if (!r)
-			r = e;
-		if (fs->dead)
-			break;
+		r = failed(fs, c, &rp, "read", f->path, &code, err);
+		if (code == FX_EOF)
+			r = 0;
+		f->eof = true;
+		break;
 	}
+	if (!got && f->rpending && !f->eof && !short_ && r == 0)
+		r = dp_err(err, DPE_FAIL, "cannot read '%s%s': %zu bytes asked for, under a read in flight",
+			   fs->name, f->path, len);
 	reply_release(&rp);
+	if (f->eof || short_)
+		drop_reads(fs, f);
 	if (r < 0)
 		return -1;
 	f->off += got;
+	if (short_)
+		f->rsent = f->off;
 	return (ssize_t)got;
 }
 
@@ -710,6 +755,7 @@ static int m_close_read(struct fs *fs, void *h)
 {
 	struct m_file *f = h;
 	struct dp_error ignored;
+	drop_reads(fs, f);
 	if (!fs->dead)
 		close_handle(fs, &f->h, f->path, &ignored);
 	m_file_free(f);

@@ -90,6 +90,15 @@ test_expect_success '--connections 1, and a file under --split-size: one login' 
 	nothing_left
 '
 
+test_expect_success 'a read-only file up: one connection (the others could not open it to write)' '
+	head -c 20971520 big >ro && chmod 444 ro &&
+	dispatch -F kcfg --json cp --split-size 8M ro cpconn:$R/ro >ro.json &&
+	test "$(connections ro.json)" = 1 &&
+	cmp ro "$RHOME/$R/ro" &&
+	test "$(stat -c %a "$RHOME/$R/ro")" = 444 &&
+	nothing_left
+'
+
 test_expect_success 'a server that takes one login at a time: the file whole over one connection' '
 	relay single 8388608 1 0 0 &&
 	dispatch -F single.cfg --json cp --split-size 8M big single:$R/single >single.json &&

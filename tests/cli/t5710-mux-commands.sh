@@ -222,6 +222,15 @@ test_expect_success 'cp through the master: writes that fail mid-file fail the f
 	dispatch cp six.bin box1:$R/six.bin && cmp six.bin "$R/six.bin"
 '
 
+# Reads keep a sliding window of requests in flight across calls (sftp_mux.c): files
+# of many windows, of odd sizes, of one byte and of none come back whole.
+test_expect_success 'cp through the master: files of many windows, odd sizes, one byte, none, down' '
+	head -c 9437201 /dev/urandom >odd.bin && printf x >one.bin && : >none.bin &&
+	for f in odd.bin one.bin none.bin six.bin; do
+		dispatch cp $f box1:$R/$f && dispatch cp box1:$R/$f back-$f && cmp $f back-$f || return 1
+	done
+'
+
 # bound_socket PATH: a socket file that nothing listens on (as a master that died leaves)
 bound_socket() {
 	python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$1"
