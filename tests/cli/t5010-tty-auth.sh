@@ -139,10 +139,12 @@ test_expect_success 'kbd1: end of input (Ctrl-D) at the prompt gives up at once'
 
 # A large file goes over several connections only where logging in asked nothing: a
 # second connection would ask again (or, in batch mode, fail a login on the server).
+# pass1 is box1's sshd with the encrypted key.
 test_expect_success 'cp of a large file after a prompt: one prompt, one connection, both ways' '
 	head -c 12582912 /dev/urandom >large &&
 	for host in kbd1 pass1; do
-		before=$(grep -c "Connection from" "$TB/sshd/$host/log") &&
+		sshd=$(test $host = kbd1 && echo kbd1 || echo box1) &&
+		before=$(grep -c "Connection from" "$TB/sshd/$sshd/log") &&
 		prompt=$(test $host = kbd1 && echo "$KBD_PROMPT" || echo "$PASS_PROMPT") &&
 		secret=$(test $host = kbd1 && echo "$KBDFILE" || echo "$PASSFILE") &&
 		asks=$(test $host = kbd1 && echo "Password:" || echo "Enter passphrase") &&
@@ -152,7 +154,7 @@ test_expect_success 'cp of a large file after a prompt: one prompt, one connecti
 		on_tty --expect "$prompt" --send-file "$secret" -- \
 			"$DISPATCH" -F "$TRASH/cfg" cp --split-size 1M --connections 4 $host:t5010-large back-$host &&
 		test "$(grep -c "$asks" tty)" = 1 &&
-		test "$(grep -c "Connection from" "$TB/sshd/$host/log")" = $((before + 2)) &&
+		test "$(grep -c "Connection from" "$TB/sshd/$sshd/log")" = $((before + 2)) &&
 		cmp large back-$host || return 1
 	done
 '
