@@ -40,7 +40,7 @@ logins() { grep -c "Accepted publickey for $U" "$TB/sshd/cpconn/log" || true; }
 relay() {
 	{ python3 "$TEST_SRCDIR/tests/cli/lib-cut-relay.py" "$TRASH/$1.port" $CPORT "$2" "$3" "$4" "$5" 120 \
 		>/dev/null 2>"$1.relay" </dev/null & } &&
-	for _ in $(seq 250); do test -s "$1.port" && break; sleep 0.02; done &&
+	for _ in $(seq 500); do test -s "$1.port" && break; sleep 0.02; done &&
 	printf "Host %s\n\tHostName 127.0.0.1\n\tPort %s\n\tHostKeyAlias [127.0.0.1]:%s\n" \
 		"$1" "$(cat "$1.port")" $CPORT >"$1.cfg" &&
 	sed "s/^Host cpconn\$/Host cpconn $1/" kcfg >>"$1.cfg"
@@ -145,6 +145,7 @@ test_expect_success 'Ctrl-C in a download over two connections: 130, nothing lef
 	rc=0 && { wait $pid || rc=$?; } &&
 	{ test "$rc" = 130 || { echo "rc=$rc"; cat err; false; }; } &&
 	test_grep "interrupted" err &&
+	test "$(wc -l <err)" = 1 &&
 	test ! -e int &&
 	nothing_left
 '
@@ -166,6 +167,7 @@ test_expect_success 'Ctrl-C in an upload, alone and over two connections: 130, n
 		pkill -INT -f -- "-F slowup.cfg cp --split-size $split" &&
 		rc=0 && { wait $pid || rc=$?; } &&
 		{ test "$rc" = 130 || { echo "rc=$rc"; cat err; false; }; } &&
+		test_grep "interrupted" err && test "$(wc -l <err)" = 1 &&
 		test ! -e "$RHOME/$R/intup" &&
 		nothing_left || return 1
 	done
