@@ -121,9 +121,10 @@ int sftp_remote_err(struct fs *fs, struct dp_error *err, const char *what, const
 struct ssh_ctx;
 struct sftp_ranges {
 	struct fs *remote;              /* the copy's remote file system */
-	LIBSSH2_SFTP_HANDLE *h;         /* open on it: the source (download), or the
-					   temporary file (upload) */
-	const char *path;               /* h's path: the other connections open it too */
+	LIBSSH2_SFTP_HANDLE *h;         /* the file open on it: the source (download), or
+					   the temporary file (upload: cut there when the
+					   source shrank) */
+	const char *path;               /* h's path: every connection opens it again */
 	bool upload;
 	int fd;                         /* the local file: the source (upload), or the
 					   temporary file (download) */

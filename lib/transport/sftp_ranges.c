@@ -14,7 +14,12 @@
  * (upload), through CHUNKS buffers. Memory is bounded: CHUNKS chunks, and for an
  * upload a send window, per connection.
  *
- * A failure anywhere (a connection lost, the disk full) stops every thread; the
+ * Every connection works on an SFTP channel of its own, the copy's own connection
+ * too: the channel the copy opened the file on stays as it was, whatever happens
+ * here, for what the copy does next (close, rename, or remove the temporary file).
+ *
+ * A failure anywhere (a connection lost, the disk full) or an interrupt stops every
+ * thread; an upload still writes what libssh2 was given (see up_net), and the
  * caller removes the temporary file as after any failed copy.
  */
 #include <errno.h>
