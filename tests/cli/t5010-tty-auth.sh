@@ -156,7 +156,8 @@ test_expect_success 'cp of a large file after a prompt: one prompt, one connecti
 		test "$(grep -c "$asks" tty)" = 1 &&
 		test "$(grep -c "Connection from" "$TB/sshd/$sshd/log")" = $((before + 2)) &&
 		cmp large back-$host || return 1
-	done
+	done &&
+	rm -f "$(getent passwd "$DISPATCH_TESTBED_USER" | cut -d: -f6)/t5010-large"
 '
 
 test_expect_success 'Ctrl-C at a secret prompt: dispatch ends by SIGINT, the terminal echoes again' '
