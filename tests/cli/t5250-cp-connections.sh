@@ -2,12 +2,14 @@
 # t5250: dispatch cp of one large file over several connections at once
 # (lib/transport/sftp_ranges.c) against real sshd (tests/testbed), through
 # tests/cli/lib-cut-relay.py where the test needs the connections slowed, refused or
-# cut: the same bytes both ways, one SFTP session per connection and --json saying
-# how many moved bytes; --connections 1 and a file under --split-size on one; a
-# server that takes one login at a time gets the file whole on one; one connection
-# cut in the middle, both ways: exit 255, nothing under the final name, no temporary
-# file left on either side; Ctrl-C in a download and in an upload (alone too): exit
-# 130, nothing left; a full disk on either side: the file named, exit 1, nothing left.
+# cut: the same bytes both ways, one login per connection and --json saying how many
+# moved bytes; --connections 1, a file under --split-size and a read-only upload on
+# one; a server that takes one login at a time gets the file whole on one; the second
+# connection cut in the middle, both ways: exit 255, nothing under the final name, no
+# temporary file left on either side; the copy's own connection cut: exit 255,
+# nothing under the final name; Ctrl-C in a download and in an upload (alone too):
+# exit 130, one line, nothing left; a full disk on either side: the file named, exit
+# 1, nothing left.
 # Shares t5200's test bed instance (DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5200
 # tests/testbed/down removes it).
 . "$(dirname "$0")/lib.sh"
