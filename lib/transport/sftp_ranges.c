@@ -131,21 +131,25 @@ static bool take_range(struct run *run, struct conn *c)
 	return true;
 }
 
-/* Under the lock: the next piece of c's range, [*off, *off + *len) with *len at
- * most max, and an empty chunk for it (waiting for one); NULL when the range is over
- * and none can be taken, or the copy stopped. */
+/* The next piece of c's range, [*off, *off + *len) with *len at most max, and an
+ * empty chunk for it (waiting for one); NULL when the range is over and none can be
+ * taken, or the copy stopped. */
 static char *next_piece(struct run *run, struct conn *c, size_t max, uint64_t *off, size_t *len)
 {
-	if (c->pos >= c->end && !take_range(run, c))
-		return NULL;
-	while (!c->nspare && !run->stop)
-		pthread_cond_wait(&run->cond, &run->lock);
-	if (run->stop)
-		return NULL;
-	*off = c->pos;
-	*len = c->end - c->pos < max ? (size_t)(c->end - c->pos) : max;
-	c->pos += *len;
-	return c->spare[--c->nspare];
+	char *buf = NULL;
+	lock(run);
+	if (c->pos < c->end || take_range(run, c)) {
+		while (!c->nspare && !run->stop)
+			pthread_cond_wait(&run->cond, &run->lock);
+		if (!run->stop) {
+			*off = c->pos;
+			*len = c->end - c->pos < max ? (size_t)(c->end - c->pos) : max;
+			c->pos += *len;
+			buf = c->spare[--c->nspare];
+		}
+	}
+	unlock(run);
+	return buf;
 }
 
 /* Under the lock: a piece done, handed to the other thread (or an empty one back). */
@@ -258,9 +262,7 @@ static void down_net(struct conn *c)
 	for (;;) {
 		uint64_t off;
 		size_t len, got = 0;
-		lock(run);
 		char *buf = next_piece(run, c, CHUNK_MAX, &off, &len);
-		unlock(run);
 		if (!buf)
 			break;
 		if (off != at)
@@ -328,9 +330,7 @@ static void *up_disk(void *arg)
 	for (;;) {
 		uint64_t off;
 		size_t len, got = 0;
-		lock(run);
 		char *buf = next_piece(run, c, CHUNK, &off, &len);
-		unlock(run);
 		if (!buf)
 			break;
 		while (got < len) {

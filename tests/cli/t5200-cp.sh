@@ -29,12 +29,8 @@ test_expect_success 'paths with a colon after a slash, or starting with ./ or /,
 	test_grep "no remote side" err
 '
 
-export DISPATCH_TESTBED_SLURM=0
-export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5200
-export DISPATCH_TESTBED_PORT_BASE=25000 DISPATCH_TESTBED_PREFIX=dtc5 DISPATCH_TESTBED_NET=10.158 DISPATCH_TESTBED_FAN=2
-testbed_up
-TB=$DISPATCH_TESTBED_DIR
-RHOME=$(getent passwd "$DISPATCH_TESTBED_USER" | cut -d: -f6)
+. "$TEST_SRCDIR/tests/cli/lib-cp.sh"
+cp_testbed
 # Remote paths of this run: under the test user's home, which every testbed host
 # shares (one file system), removed at the end.
 R=t5200.$$

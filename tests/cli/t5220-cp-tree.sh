@@ -13,12 +13,8 @@
 # /tmp/dispatch-testbed-t5200 tests/testbed/down removes it).
 . "$(dirname "$0")/lib.sh"
 
-export DISPATCH_TESTBED_SLURM=0
-export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5200
-export DISPATCH_TESTBED_PORT_BASE=25000 DISPATCH_TESTBED_PREFIX=dtc5 DISPATCH_TESTBED_NET=10.158 DISPATCH_TESTBED_FAN=2
-testbed_up
-TB=$DISPATCH_TESTBED_DIR
-RHOME=$(getent passwd "$DISPATCH_TESTBED_USER" | cut -d: -f6)
+. "$TEST_SRCDIR/tests/cli/lib-cp.sh"
+cp_testbed
 R=t5220.$$
 trap 'chmod -R u+rwx "$RHOME/$R" 2>/dev/null; dispatch run -H box1 -- "rm -rf $R" >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
 dispatch run -H box1 -- "mkdir $R"
@@ -143,8 +139,6 @@ test_expect_success 'an unwritable directory in the middle of an upload: each fi
 
 # sshds of our own (as t5200's): a server that allows fewer sessions, and one
 # killed in the middle of a tree upload.
-. "$TEST_SRCDIR/tests/cli/lib-cp.sh"
-
 test_expect_success 'a server that refuses more sessions: the copy goes on with those it gave' '
 	own_sshd cpmax1 $((DISPATCH_TESTBED_PORT_BASE + 32)) "MaxSessions 1" &&
 	own_sshd cpmax3 $((DISPATCH_TESTBED_PORT_BASE + 33)) "MaxSessions 3" &&

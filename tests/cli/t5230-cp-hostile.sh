@@ -15,13 +15,8 @@
 # umask unless -p (as scp); both transports. Shares t5200's test bed instance.
 . "$(dirname "$0")/lib.sh"
 
-export DISPATCH_TESTBED_SLURM=0
-export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5200
-export DISPATCH_TESTBED_PORT_BASE=25000 DISPATCH_TESTBED_PREFIX=dtc5 DISPATCH_TESTBED_NET=10.158 DISPATCH_TESTBED_FAN=2
-testbed_up
-TB=$DISPATCH_TESTBED_DIR
-U=$DISPATCH_TESTBED_USER
-RHOME=$(getent passwd "$U" | cut -d: -f6)
+. "$TEST_SRCDIR/tests/cli/lib-cp.sh"
+cp_testbed
 R=t5230.$$
 HPORT=$((DISPATCH_TESTBED_PORT_BASE + 34))
 hostile_down() { (. "$TEST_SRCDIR/tests/testbed/lib.sh" && tb_sshd_down cphostile) 2>/dev/null; }

@@ -15,15 +15,9 @@
 # tests/testbed/down removes it).
 . "$(dirname "$0")/lib.sh"
 
-export DISPATCH_TESTBED_SLURM=0
-export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5200
-export DISPATCH_TESTBED_PORT_BASE=25000 DISPATCH_TESTBED_PREFIX=dtc5 DISPATCH_TESTBED_NET=10.158 DISPATCH_TESTBED_FAN=2
-testbed_up
-TB=$DISPATCH_TESTBED_DIR
-U=$DISPATCH_TESTBED_USER
-RHOME=$(getent passwd "$U" | cut -d: -f6)
-R=t5240.$$
 . "$TEST_SRCDIR/tests/cli/lib-cp.sh"
+cp_testbed
+R=t5240.$$
 cleanup() {
 	own_down cptarkill
 	own_down cptarevil

@@ -14,16 +14,10 @@
 # tests/testbed/down removes it).
 . "$(dirname "$0")/lib.sh"
 
-export DISPATCH_TESTBED_SLURM=0
-export DISPATCH_TESTBED_DIR=/tmp/dispatch-testbed-t5200
-export DISPATCH_TESTBED_PORT_BASE=25000 DISPATCH_TESTBED_PREFIX=dtc5 DISPATCH_TESTBED_NET=10.158 DISPATCH_TESTBED_FAN=2
-testbed_up
-TB=$DISPATCH_TESTBED_DIR
-U=$DISPATCH_TESTBED_USER
-RHOME=$(getent passwd "$U" | cut -d: -f6)
+. "$TEST_SRCDIR/tests/cli/lib-cp.sh"
+cp_testbed
 R=t5250.$$
 CPORT=$((DISPATCH_TESTBED_PORT_BASE + 38))
-. "$TEST_SRCDIR/tests/cli/lib-cp.sh"
 cleanup() {
 	own_down cpconn
 	pkill -f -- "lib-cut-relay.py $TRASH/" 2>/dev/null
